@@ -1,0 +1,56 @@
+import type { EventDef, PayloadOf, ParsedRequestOf, RequestOf, ResponseOf, Route } from '#contracts';
+
+/** What travels with every message besides its payload. */
+export interface MessageContext {
+  /** Carried in message headers across every hop; logged with every line. */
+  readonly correlationId: string;
+}
+
+export interface RequestOptions {
+  /** How long to wait for a reply before SERVICE_TIMEOUT (504). */
+  readonly timeoutMs?: number;
+  readonly context?: MessageContext;
+}
+
+export type Handler<R extends Route> = (payload: ParsedRequestOf<R>, ctx: MessageContext) => Promise<ResponseOf<R>>;
+
+export interface ServeOptions {
+  /** Queue group; defaults to the route's service name so instances share the work. */
+  readonly queue?: string;
+}
+
+export interface Served {
+  /** Stop taking new requests and finish those in flight. */
+  drain(): Promise<void>;
+}
+
+/** A durable event as read back from its stream. */
+export interface StoredEvent<P = unknown> {
+  readonly subject: string;
+  readonly seq: number;
+  readonly time: string;
+  readonly payload: P;
+}
+
+/**
+ * The bus port. Adapters validate payloads with the route's schemas, once on each side:
+ * the serving side parses requests (applying defaults) and its replies, the requesting side
+ * parses replies. Handler errors cross as ErrorBody and are rethrown as AlfredError.
+ * No responder is SERVICE_UNAVAILABLE; no reply in time is SERVICE_TIMEOUT.
+ */
+export interface Bus {
+  readonly kind: 'nats' | 'in-process';
+  request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>>;
+  serve<R extends Route>(route: R, handler: Handler<R>, options?: ServeOptions): Served;
+  /**
+   * Appends an event durably (JetStream in NATS mode, an fsynced log in-process) before resolving.
+   * `key` is appended to the subject as one more token (e.g. a memory id); `msgId` deduplicates.
+   */
+  publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void>;
+  /** Reads back, in order, the stored events of a stream whose subject matches `filter` (NATS wildcards). */
+  readEvents(stream: string, filter: string): AsyncIterable<StoredEvent>;
+  /** Drains subscriptions and closes connections, within the deadline. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+export const BUS = Symbol('BUS');

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/** Agent names follow the skill-name rules: lowercase letters, digits, single hyphens. */
+export const AgentName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'agent names are 1-64 lowercase letters, digits and single hyphens');
+
+export const TenantId = z.string().min(1).max(128);
+
+/** Who a request acts for; every store query filters on both, never ranks by them. */
+export const Scope = z.object({ tenant: TenantId, agent: AgentName });
+export type Scope = z.infer<typeof Scope>;
+
+export const IsoTimestamp = z.iso.datetime({ offset: true });
+export const IsoDate = z.iso.date();
+
+export const Health = z.object({
+  status: z.enum(['healthy', 'degraded', 'unhealthy']),
+  version: z.string(),
+  timestamp: z.string(),
+});
+export type Health = z.infer<typeof Health>;
+
+/** A service's own health report over the bus. */
+export const ServiceHealth = z.object({
+  service: z.string(),
+  instance: z.string(),
+  ready: z.boolean(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+export type ServiceHealth = z.infer<typeof ServiceHealth>;
+
+export const Empty = z.object({}).strict();
+
+/** Query-string integers arrive as strings: coerce, then range-check. */
+export function queryInt(min: number, max: number, fallback: number) {
+  return z.coerce.number().int().min(min).max(max).default(fallback);
+}

@@ -1,0 +1,5 @@
+export * from './common.js';
+export * from './errors.js';
+export * from './memory.js';
+export * from './route.js';
+export * from './system.js';
