@@ -76,6 +76,8 @@ export interface Collection {
 export interface VectorStore {
   readonly kind: 'lancedb' | 'qdrant';
   open(spec: CollectionSpec): Promise<Collection>;
+  /** The embedder id and dimension a collection was made with; undefined when it does not exist. */
+  describe(name: string): Promise<{ embedderId: string; dimension: number } | undefined>;
   /** Drops and recreates a collection for a new embedder (the reindex path). */
   recreate(spec: CollectionSpec): Promise<Collection>;
   close(): Promise<void>;
