@@ -1,1 +1,2 @@
 export * from './reachability.js';
+export * from './anthropic-loopback.js';

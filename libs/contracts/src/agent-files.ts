@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { AgentName, IsoTimestamp } from './common.js';
+
+export const AGENT_FILE_MAX = 1_000_000;
+
+/** The versioned files every agent has; the wire names the file by kind, the store by its markdown name. */
+export const AgentFileKind = z.enum(['user', 'soul', 'memory'], {
+  error: 'file must be one of user, soul, memory',
+});
+export type AgentFileKind = z.infer<typeof AgentFileKind>;
+
+export const agentFileName = {
+  user: 'USER.md',
+  soul: 'SOUL.md',
+  memory: 'MEMORY.md',
+} as const satisfies Record<AgentFileKind, string>;
+
+/** GET /agents/{agent}/files/{file}: version 0 with the default header when never written. */
+export const AgentFileView = z.object({
+  agent: AgentName,
+  file: AgentFileKind,
+  content: z.string(),
+  version: z.number().int().min(0),
+  updated_at: IsoTimestamp.nullable(),
+});
+export type AgentFileView = z.infer<typeof AgentFileView>;
+
+/** One kept version of an agent file; the digest is sha256 of the content, hex. */
+export const AgentFileHistoryEntry = z.object({
+  version: z.number().int().min(1),
+  at: IsoTimestamp,
+  reason: z.string(),
+  size: z.number().int().min(0),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+});
+export type AgentFileHistoryEntry = z.infer<typeof AgentFileHistoryEntry>;
+
+/** GET /agents/{agent}/files/{file}/history: newest first. */
+export const AgentFileHistory = z.object({
+  agent: AgentName,
+  file: AgentFileKind,
+  versions: z.array(AgentFileHistoryEntry),
+});
+export type AgentFileHistory = z.infer<typeof AgentFileHistory>;
+
+/** POST /agents/{agent}/files/{file}/restore body. */
+export const AgentFileRestoreBody = z.strictObject({
+  version: z.number().int().min(1, 'version must be 1 or more'),
+});
+export type AgentFileRestoreBody = z.infer<typeof AgentFileRestoreBody>;
+
+export const AgentFileRestored = z.object({
+  agent: AgentName,
+  file: AgentFileKind,
+  version: z.number().int().min(1),
+  restored_from: z.number().int().min(1),
+});
+export type AgentFileRestored = z.infer<typeof AgentFileRestored>;

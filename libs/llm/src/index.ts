@@ -1,0 +1,4 @@
+export * from './llm.types.js';
+export * from './llm-client.js';
+export * from './llm-error.mapper.js';
+export * from './token-estimate.js';

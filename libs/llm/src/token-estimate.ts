@@ -1,0 +1,52 @@
+import type { ContentBlock } from '#contracts';
+import type { LlmMessage, LlmTool, SystemPrompt } from './llm.types.js';
+
+/**
+ * The estimate used when no model is configured (or as a quick pre-check), stated so callers can say so:
+ * - text: one token per 4 characters, rounded up (English prose averages ~4 chars/token);
+ * - each message: +4 tokens of role/framing overhead;
+ * - tool_use / tool_result blocks: their JSON (name, id, input / content) at the same 4 chars/token, +8 framing;
+ * - tools: their JSON definition at 4 chars/token; a system prompt: its text plus 4.
+ */
+export const TOKEN_ESTIMATE_RULE = '~4 characters per token, +4 per message, +8 per tool block';
+
+const CHARS_PER_TOKEN = 4;
+const MESSAGE_OVERHEAD = 4;
+const TOOL_BLOCK_OVERHEAD = 8;
+
+export interface EstimateInput {
+  readonly system?: SystemPrompt | string;
+  readonly messages?: readonly LlmMessage[];
+  readonly tools?: readonly LlmTool[];
+}
+
+function textTokens(text: string): number {
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
+}
+
+function blockTokens(block: ContentBlock): number {
+  if (block.type === 'text') return textTokens(block.text);
+  if (block.type === 'tool_use') return TOOL_BLOCK_OVERHEAD + textTokens(JSON.stringify({ id: block.id, name: block.name, input: block.input }));
+  const content = typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? '');
+  return TOOL_BLOCK_OVERHEAD + textTokens(block.tool_use_id) + textTokens(content);
+}
+
+function messageTokens(message: LlmMessage): number {
+  const body = typeof message.content === 'string' ? textTokens(message.content) : message.content.reduce((n, b) => n + blockTokens(b), 0);
+  return MESSAGE_OVERHEAD + body;
+}
+
+function systemTokens(system: SystemPrompt | string): number {
+  const text = typeof system === 'string' ? system : [...system.stable, system.volatile ?? ''].join('');
+  return text.length === 0 ? 0 : MESSAGE_OVERHEAD + textTokens(text);
+}
+
+/** Estimates tokens of a text, a message list, or a whole request (see TOKEN_ESTIMATE_RULE). */
+export function estimateTokens(input: string | readonly LlmMessage[] | EstimateInput): number {
+  if (typeof input === 'string') return textTokens(input);
+  if (Array.isArray(input)) return (input as readonly LlmMessage[]).reduce((n, m) => n + messageTokens(m), 0);
+  const req = input as EstimateInput;
+  const messages = (req.messages ?? []).reduce((n, m) => n + messageTokens(m), 0);
+  const tools = (req.tools ?? []).reduce((n, t) => n + textTokens(JSON.stringify(t)), 0);
+  return messages + tools + (req.system ? systemTokens(req.system) : 0);
+}
