@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/** Thrown at boot when the environment does not fit a service's schema; lists every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment with a schema keyed by variable names; the only reader of process.env. */
+export function parseEnv<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  const result = schema.safeParse(present);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
+}
+
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const port = z.coerce.number().int().min(0).max(65535);
+const url = (protocols: RegExp) => z.url({ protocol: protocols });
+
+/** Variables every service reads. */
+export const baseEnv = {
+  NATS_URL: url(/^(nats|tls|ws|wss)$/).optional(),
+  ALFRED_DATA_DIR: z.string().default('./.alfred/data'),
+  ALFRED_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ALFRED_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9_-]+\.$/, 'a subject prefix is letters, digits, _ or - ending with a dot')
+    .optional(),
+  ALFRED_BUS_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
+  ALFRED_HEALTH_PORT: port.optional(),
+  ALFRED_SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+};
+
+/** Variables of services that embed text (memory, skill-registry). */
+export const embeddingEnv = {
+  ALFRED_EMBEDDER: z.enum(['auto', 'onnx', 'openai', 'hash']).default('auto'),
+  ALFRED_EMBEDDINGS_MODEL_DIR: z.string().optional(),
+  ALFRED_EMBEDDINGS_URL: url(/^https?$/).optional(),
+  ALFRED_EMBEDDINGS_MODEL: z.string().default('text-embedding-3-small'),
+  ALFRED_EMBEDDINGS_API_KEY: z.string().optional(),
+  QDRANT_URL: url(/^https?$/).optional(),
+  QDRANT_API_KEY: z.string().optional(),
+};
+
+/** Variables of services that call the model. */
+export const llmEnv = {
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_BASE_URL: url(/^https?$/).optional(),
+  ALFRED_MODEL: z.string().default('claude-sonnet-4-5'),
+};
+
+/** Variables of services that keep session context. */
+export const redisEnv = {
+  REDIS_URL: url(/^rediss?$/).optional(),
+};
+
+export const envHelpers = { bool, port, url };

@@ -1,0 +1,5 @@
+export * from './bus-handlers.js';
+export * from './health.js';
+export * from './service-host.js';
+export * from './process.js';
+export * from './standalone.js';

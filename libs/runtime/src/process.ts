@@ -1,0 +1,35 @@
+import { ConfigError } from '#config';
+import type { Logger } from '#logging';
+
+/** Prints a configuration failure (every bad variable) and exits; other start-up failures are rethrown. */
+export function exitOnConfigError(service: string, err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${service}: ${err.message}\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
+/** On SIGTERM/SIGINT: stop taking work, drain, close, within the deadline; a second signal exits at once. */
+export function onShutdown(logger: Logger, deadlineMs: number, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      logger.error({ deadlineMs }, 'shutdown deadline passed; exiting');
+      process.exit(1);
+    }, deadlineMs);
+    timer.unref();
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', handler);
+  process.once('SIGINT', handler);
+}

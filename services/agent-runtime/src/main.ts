@@ -1,0 +1,4 @@
+import { runStandalone } from '#runtime';
+import { agentRuntimeService } from './agent-runtime.module.js';
+
+await runStandalone(agentRuntimeService);

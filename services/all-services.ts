@@ -1,0 +1,17 @@
+import type { ServiceDefinition } from '#runtime';
+import { agentRuntimeService } from './agent-runtime/src/agent-runtime.module.js';
+import { compactorService } from './compactor/src/compactor.module.js';
+import { distillerService } from './distiller/src/distiller.module.js';
+import { learnerService } from './learner/src/learner.module.js';
+import { memoryService } from './memory/src/memory.module.js';
+import { skillRegistryService } from './skill-registry/src/skill-registry.module.js';
+
+/** Every bus service, in start order (the gateway is hosted separately, last). The composition root's list. */
+export const ALL_SERVICES: ReadonlyArray<ServiceDefinition<any>> = [
+  memoryService,
+  skillRegistryService,
+  compactorService,
+  distillerService,
+  learnerService,
+  agentRuntimeService,
+];

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { baseEnv, ConfigError, envHelpers, parseEnv } from '#config';
+
+/** `key=tenant` pairs separated by commas; a bare key belongs to the tenant `default`. */
+const apiKeys = z
+  .string()
+  .transform((raw, ctx) => {
+    const keys = new Map<string, string>();
+    for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
+      const [key, tenant = 'default'] = entry.split('=').map((s) => s.trim());
+      if (!key || key.length < 16) {
+        ctx.addIssue({ code: 'custom', message: 'each API key must be at least 16 characters' });
+        return z.NEVER;
+      }
+      keys.set(key, tenant);
+    }
+    return keys;
+  });
+
+export const gatewayEnvSchema = z.object({
+  ...baseEnv,
+  ALFRED_API_HOST: z.string().default('127.0.0.1'),
+  ALFRED_API_PORT: envHelpers.port.default(8080),
+  ALFRED_API_KEYS: apiKeys.optional(),
+  ALFRED_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+});
+export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/** Parses the gateway's environment; off loopback, API keys are mandatory. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
+  const config = parseEnv(gatewayEnvSchema, env);
+  if (!LOOPBACK.test(config.ALFRED_API_HOST) && !config.ALFRED_API_KEYS?.size) {
+    throw new ConfigError([
+      `ALFRED_API_KEYS: required when ALFRED_API_HOST (${config.ALFRED_API_HOST}) is not a loopback address; ` +
+        'set ALFRED_API_KEYS=key=tenant,... or bind to 127.0.0.1',
+    ]);
+  }
+  return config;
+}

@@ -1,0 +1,66 @@
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { healthRoute, ServiceName, type ApiInfo, type Health } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import type { z } from 'zod';
+import type { FastifyReply } from 'fastify';
+import { API_ENDPOINTS, API_VERSION } from '../api-info.js';
+
+/** Services whose answer decides readiness: without them the API cannot serve its core. */
+const CORE_SERVICES: readonly ServiceName[] = [ServiceName.Memory];
+const HEALTH_TIMEOUT_MS = 1000;
+
+@Controller()
+export class SystemController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  @Get()
+  info(): z.infer<typeof ApiInfo> {
+    return { name: 'Alfred Internal API', version: API_VERSION, endpoints: [...API_ENDPOINTS] };
+  }
+
+  /** The seed's health answer, plus which services answered. */
+  @Get('health')
+  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<Health & { services: Record<string, string> }> {
+    const services = await this.probeServices();
+    const coreDown = CORE_SERVICES.some((s) => services[s] !== 'up');
+    const anyDown = Object.values(services).some((s) => s !== 'up');
+    if (coreDown) void reply.status(503);
+    return {
+      status: coreDown ? 'unhealthy' : anyDown ? 'degraded' : 'healthy',
+      version: API_VERSION,
+      timestamp: new Date().toISOString(),
+      services,
+    };
+  }
+
+  @Get('health/live')
+  live() {
+    return { live: true };
+  }
+
+  @Get('health/ready')
+  async ready(@Res({ passthrough: true }) reply: FastifyReply) {
+    const services = await this.probeServices(CORE_SERVICES);
+    const ready = Object.values(services).every((s) => s === 'up');
+    if (!ready) void reply.status(503);
+    return { ready, services };
+  }
+
+  private async probeServices(names: readonly ServiceName[] = allServices()): Promise<Record<string, string>> {
+    const entries = await Promise.all(
+      names.map(async (name) => {
+        try {
+          const h = await this.bus.request(healthRoute(name), {}, { timeoutMs: HEALTH_TIMEOUT_MS });
+          return [name, h.ready ? 'up' : 'not-ready'] as const;
+        } catch {
+          return [name, 'down'] as const;
+        }
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+}
+
+function allServices(): ServiceName[] {
+  return Object.values(ServiceName).filter((s) => s !== ServiceName.Gateway);
+}

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { BUS, type Bus } from '#bus';
+import { LOGGER, PinoNestLogger, type Logger } from '#logging';
+import type { GatewayConfig } from './config.js';
+import { MemoriesController } from './controllers/memories.controller.js';
+import { SystemController } from './controllers/system.controller.js';
+import { ErrorFilter } from './http/error.filter.js';
+import { installAuth, installErrorHandlers } from './http/fastify-setup.js';
+
+@Global()
+@Module({})
+export class GatewayModule {
+  static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
+    return {
+      module: GatewayModule,
+      controllers: [SystemController, MemoriesController],
+      providers: [
+        { provide: BUS, useValue: deps.bus },
+        { provide: LOGGER, useValue: deps.logger },
+      ],
+    };
+  }
+}
+
+/** Builds the HTTP API on fastify; the caller decides when to listen. */
+export async function createGatewayApp(
+  config: GatewayConfig,
+  deps: { bus: Bus; logger: Logger },
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.ALFRED_BODY_LIMIT_BYTES,
+    logger: false,
+    // Keep `?tag=a&tag=b` from silently picking one value: arrays fail validation with a clear message.
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
+    logger: new PinoNestLogger(deps.logger.child({ context: 'Nest' })),
+    abortOnError: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  installAuth(fastify, config.ALFRED_API_KEYS);
+  installErrorHandlers(fastify, deps.logger);
+  app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
+  await app.init();
+  return app;
+}

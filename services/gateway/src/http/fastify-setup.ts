@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { ErrorCode } from '#contracts';
+import { AlfredError } from '#errors';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '#logging';
+
+const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready']);
+const CORRELATION_HEADER = 'x-correlation-id';
+
+/** Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. */
+export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, string> | undefined): void {
+  const entries = [...(keys ?? new Map<string, string>()).entries()].map(([k, t]) => [Buffer.from(k), t] as const);
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const incoming = req.headers[CORRELATION_HEADER];
+    const correlationId = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    reply.header(CORRELATION_HEADER, correlationId);
+    req.alfred = { tenant: 'default', correlationId };
+    if (entries.length === 0 || OPEN_PATHS.has(req.url.split('?')[0]!)) return;
+    const presented = bearer(req) ?? header(req, 'x-api-key');
+    const tenant = presented === undefined ? undefined : matchKey(entries, presented);
+    if (tenant === undefined) {
+      throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');
+    }
+    req.alfred.tenant = tenant;
+  });
+}
+
+function matchKey(entries: ReadonlyArray<readonly [Buffer, string]>, presented: string): string | undefined {
+  const candidate = Buffer.from(presented);
+  // Compare against every key in constant time so timing does not reveal which prefix matched.
+  let tenant: string | undefined;
+  for (const [key, t] of entries) {
+    if (key.length === candidate.length && timingSafeEqual(key, candidate)) tenant = t;
+  }
+  return tenant;
+}
+
+function bearer(req: FastifyRequest): string | undefined {
+  const auth = header(req, 'authorization');
+  const match = auth?.match(/^Bearer\s+(.+)$/i);
+  return match?.[1]?.trim();
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/**
+ * Errors raised before a Nest handler runs (body parsing, size limits, media types, unknown routes)
+ * answer in the API's error format too.
+ */
+export function installErrorHandlers(app: FastifyInstance, logger: Logger): void {
+  app.setErrorHandler((err: FastifyError | AlfredError, req, reply) => {
+    const alfred = toAlfredError(err);
+    if (alfred.status >= 500) logger.error({ err, correlationId: req.alfred?.correlationId }, 'request failed');
+    void reply.status(alfred.status).send(alfred.toBody());
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const alfred = new AlfredError(ErrorCode.RouteNotFound, `no route ${req.method} ${req.url.split('?')[0]}`);
+    void reply.status(404).send(alfred.toBody());
+  });
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ErrorCode.UnsupportedMediaType,
+  FST_ERR_CTP_BODY_TOO_LARGE: ErrorCode.PayloadTooLarge,
+  FST_ERR_CTP_INVALID_JSON_BODY: ErrorCode.InvalidJson,
+  FST_ERR_CTP_EMPTY_JSON_BODY: ErrorCode.InvalidJson,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ErrorCode.BadRequest,
+};
+
+export function toAlfredError(err: unknown): AlfredError {
+  if (err instanceof AlfredError) return err;
+  const e = err as FastifyError & { type?: string };
+  const mapped = e.code ? FASTIFY_CODES[e.code] : undefined;
+  if (mapped) return new AlfredError(mapped, describeFastifyError(mapped, e));
+  if (e instanceof SyntaxError || e.type === 'entity.parse.failed') {
+    return new AlfredError(ErrorCode.InvalidJson, `malformed JSON body: ${e.message}`);
+  }
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new AlfredError(ErrorCode.BadRequest, e.message);
+  }
+  return new AlfredError(ErrorCode.Internal, 'internal error', undefined, { cause: err });
+}
+
+function describeFastifyError(code: ErrorCode, e: FastifyError): string {
+  switch (code) {
+    case ErrorCode.UnsupportedMediaType:
+      return 'unsupported media type: send application/json';
+    case ErrorCode.PayloadTooLarge:
+      return 'request body is too large';
+    case ErrorCode.InvalidJson:
+      return `malformed JSON body: ${e.message}`;
+    default:
+      return e.message;
+  }
+}

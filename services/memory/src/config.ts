@@ -1,0 +1,9 @@
+import { z } from 'zod';
+import { baseEnv, embeddingEnv, parseEnv } from '#config';
+
+export const memoryEnvSchema = z.object({ ...baseEnv, ...embeddingEnv });
+export type MemoryConfig = z.output<typeof memoryEnvSchema>;
+
+export function loadMemoryConfig(env: NodeJS.ProcessEnv): MemoryConfig {
+  return parseEnv(memoryEnvSchema, env);
+}

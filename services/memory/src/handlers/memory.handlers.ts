@@ -1,0 +1,32 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { MemoryRoutes } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { BusHandlers } from '#runtime';
+import { MemoryService } from '../memory.service.js';
+import { Reindexer } from '../reindexer.js';
+
+/** Memory operations on the bus: parse (done by the adapter), call the logic, answer. */
+@Injectable()
+export class MemoryHandlers extends BusHandlers {
+  constructor(
+    @Inject(BUS) bus: Bus,
+    private readonly memories: MemoryService,
+    private readonly reindexer: Reindexer,
+  ) {
+    super(bus);
+  }
+
+  protected register(): void {
+    const m = this.memories;
+    this.handle(MemoryRoutes.create, (p) => m.create(p.scope, p.memory, p.source));
+    this.handle(MemoryRoutes.batchCreate, (p) => m.batchCreate(p.scope, p.memories, p.source));
+    this.handle(MemoryRoutes.get, (p) => m.get(p.scope, p.id));
+    this.handle(MemoryRoutes.update, (p) => m.update(p.scope, p.id, p.patch));
+    this.handle(MemoryRoutes.delete, (p) => m.delete(p.scope, p.id));
+    this.handle(MemoryRoutes.batchDelete, (p) => m.batchDelete(p.scope, p.ids));
+    this.handle(MemoryRoutes.list, (p) => m.list(p.scope, p.query));
+    this.handle(MemoryRoutes.search, (p) => m.search(p.scope, p.query));
+    this.handle(MemoryRoutes.history, (p) => m.history(p.scope, p.id));
+    this.handle(MemoryRoutes.reindex, () => this.reindexer.reindex());
+  }
+}

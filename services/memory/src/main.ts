@@ -1,0 +1,4 @@
+import { runStandalone } from '#runtime';
+import { memoryService } from './memory.module.js';
+
+await runStandalone(memoryService);

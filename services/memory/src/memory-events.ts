@@ -1,0 +1,29 @@
+import { MEMORY_STREAM, MemoryEvents, type MemoryChange } from '#contracts';
+import type { Bus } from '#bus';
+
+/** Where every memory change is recorded durably, and read back as history. */
+export interface MemoryEventLog {
+  record(change: MemoryChange): Promise<void>;
+  history(id: string): Promise<MemoryChange[]>;
+}
+
+/** The memory event stream on the bus: JetStream in NATS mode, an fsynced log in-process. */
+export class BusMemoryEventLog implements MemoryEventLog {
+  constructor(private readonly bus: Bus) {}
+
+  record(change: MemoryChange): Promise<void> {
+    return this.bus.publish(MemoryEvents[change.kind], change, {
+      key: change.id,
+      // The version makes redelivery of the same change a no-op on the stream.
+      msgId: `${change.id}:${change.version}:${change.kind}`,
+    });
+  }
+
+  async history(id: string): Promise<MemoryChange[]> {
+    const changes: MemoryChange[] = [];
+    for await (const e of this.bus.readEvents(MEMORY_STREAM, `alfred.memory.*.v1.${id}`)) {
+      changes.push(e.payload as MemoryChange);
+    }
+    return changes;
+  }
+}

@@ -1,0 +1,60 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ServiceName } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { EMBEDDER, type Embedder } from '#embeddings';
+import { LOGGER, type Logger } from '#logging';
+import type { ServiceDefinition } from '#runtime';
+import { VECTOR_STORE, type VectorStore } from '#vector-store';
+import { loadMemoryConfig, type MemoryConfig } from './config.js';
+import { createEmbedderFromConfig, createVectorStoreFromConfig } from './memory.providers.js';
+import { BusMemoryEventLog } from './memory-events.js';
+import { MemoryHandlers } from './handlers/memory.handlers.js';
+import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
+import { MemoryService } from './memory.service.js';
+import { Reindexer } from './reindexer.js';
+
+@Module({})
+export class MemoryModule {
+  static forRoot(config: MemoryConfig): DynamicModule {
+    return {
+      module: MemoryModule,
+      providers: [
+        {
+          provide: EMBEDDER,
+          inject: [LOGGER],
+          useFactory: (logger: Logger) => createEmbedderFromConfig(config, logger),
+        },
+        {
+          provide: VECTOR_STORE,
+          useFactory: () => createVectorStoreFromConfig(config),
+        },
+        {
+          provide: MemoryRepository,
+          inject: [VECTOR_STORE, EMBEDDER],
+          useFactory: async (store: VectorStore, embedder: Embedder) =>
+            new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension))),
+        },
+        {
+          provide: MemoryService,
+          inject: [MemoryRepository, EMBEDDER, BUS],
+          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus) =>
+            new MemoryService(repo, embedder, new BusMemoryEventLog(bus)),
+        },
+        Reindexer,
+        MemoryHandlers,
+        {
+          provide: 'MEMORY_STORE_CLOSER',
+          inject: [VECTOR_STORE],
+          useFactory: (store: VectorStore) => ({ onApplicationShutdown: () => store.close() }),
+        },
+      ],
+    };
+  }
+}
+
+/** The memory service as its hosts start it. */
+export const memoryService: ServiceDefinition<MemoryConfig> = {
+  name: ServiceName.Memory,
+  loadConfig: loadMemoryConfig,
+  module: (config) => MemoryModule.forRoot(config),
+};

@@ -1,0 +1,36 @@
+import { join } from 'node:path';
+import type { embeddingEnv } from '#config';
+import { createEmbedder, type Embedder } from '#embeddings';
+import type { Logger } from '#logging';
+import { LanceDbStore, QdrantStore, type VectorStore } from '#vector-store';
+import type { z } from 'zod';
+
+type EmbeddingConfig = { [K in keyof typeof embeddingEnv]: z.output<(typeof embeddingEnv)[K]> } & { ALFRED_DATA_DIR: string };
+
+/** The configured embedder; the lexical fallback is announced once, with the command that fixes it. */
+export async function createEmbedderFromConfig(config: EmbeddingConfig, logger: Logger): Promise<Embedder> {
+  const { embedder, notice } = await createEmbedder({
+    kind: config.ALFRED_EMBEDDER,
+    modelDir: config.ALFRED_EMBEDDINGS_MODEL_DIR ?? join(config.ALFRED_DATA_DIR, 'models', 'default'),
+    ...(config.ALFRED_EMBEDDINGS_URL
+      ? {
+          openai: {
+            url: config.ALFRED_EMBEDDINGS_URL,
+            model: config.ALFRED_EMBEDDINGS_MODEL,
+            ...(config.ALFRED_EMBEDDINGS_API_KEY ? { apiKey: config.ALFRED_EMBEDDINGS_API_KEY } : {}),
+          },
+        }
+      : {}),
+  });
+  if (notice) logger.warn({ embedder: embedder.id }, notice);
+  else logger.info({ embedder: embedder.id, dimension: embedder.dimension }, 'embedder ready');
+  return embedder;
+}
+
+/** Qdrant when QDRANT_URL is set, else LanceDB under the data dir. */
+export function createVectorStoreFromConfig(config: EmbeddingConfig): VectorStore {
+  if (config.QDRANT_URL) {
+    return new QdrantStore({ url: config.QDRANT_URL, ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}) });
+  }
+  return new LanceDbStore({ dir: join(config.ALFRED_DATA_DIR, 'vectors') });
+}

@@ -1,0 +1,120 @@
+import type { Memory, MemoryListQuery, MemorySource, Scope } from '#contracts';
+import type { Collection, CollectionSpec, Condition, Doc, StoredDoc } from '#vector-store';
+
+/** A memory as stored: the API fields plus what the store keeps about it. */
+export interface MemoryRecord extends Memory {
+  readonly version: number;
+}
+
+export const MEMORY_COLLECTION = 'memories';
+
+export function memoryCollectionSpec(embedderId: string, dimension: number): CollectionSpec {
+  return {
+    name: MEMORY_COLLECTION,
+    embedderId,
+    dimension,
+    fields: {
+      importance: 'number',
+      tags: 'string[]',
+      source: 'string',
+      date: 'string',
+      timestamp: 'string',
+      updated_at: 'string',
+      version: 'number',
+    },
+  };
+}
+
+/** Maps memories to documents of the vector store and back; no logic of its own. */
+export class MemoryRepository {
+  constructor(private readonly collection: Collection) {}
+
+  async save(scope: Scope, records: readonly MemoryRecord[], vectors: readonly Float32Array[]): Promise<void> {
+    await this.collection.upsert(records.map((r, i) => toDoc(scope, r, vectors[i]!)));
+  }
+
+  async get(scope: Scope, id: string): Promise<MemoryRecord | undefined> {
+    const [doc] = await this.collection.get(scope, [id]);
+    return doc ? fromDoc(doc) : undefined;
+  }
+
+  delete(scope: Scope, ids: readonly string[]): Promise<string[]> {
+    return this.collection.delete(scope, ids);
+  }
+
+  async list(scope: Scope, query: MemoryListQuery): Promise<{ records: MemoryRecord[]; total: number }> {
+    const where: Condition[] = [];
+    if (query.date) where.push({ field: 'date', op: 'eq', value: query.date });
+    if (query.tag) where.push({ field: 'tags', op: 'contains', value: query.tag });
+    if (query.source) where.push({ field: 'source', op: 'eq', value: query.source });
+    const { docs, total } = await this.collection.list(
+      { ...scope, where },
+      {
+        // Dates sort by the full timestamp so that memories of one day keep their order.
+        sortBy: query.sort_by === 'date' ? 'timestamp' : 'importance',
+        order: query.sort_order,
+        limit: query.limit,
+        offset: query.offset,
+      },
+    );
+    return { records: docs.map(fromDoc), total };
+  }
+
+  async search(
+    scope: Scope,
+    query: { vector: Float32Array; text: string; limit: number; minScore: number; source?: MemorySource },
+  ): Promise<{ hits: Array<{ record: MemoryRecord; score: number }>; total: number }> {
+    const where: Condition[] = query.source ? [{ field: 'source', op: 'eq', value: query.source }] : [];
+    const { hits, total } = await this.collection.search(
+      { ...scope, where },
+      { vector: query.vector, text: query.text, limit: query.limit, minScore: query.minScore },
+    );
+    return { hits: hits.map((h) => ({ record: fromDoc(h.doc), score: h.score })), total };
+  }
+
+  async *scanAll(pageSize: number): AsyncIterable<Array<{ scope: Scope; record: MemoryRecord }>> {
+    for await (const page of this.collection.scanAll(pageSize)) {
+      yield page.map((doc) => ({ scope: { tenant: doc.tenant, agent: doc.agent }, record: fromDoc(doc) }));
+    }
+  }
+}
+
+function toDoc(scope: Scope, r: MemoryRecord, vector: Float32Array): Doc {
+  return {
+    id: r.id,
+    tenant: scope.tenant,
+    agent: scope.agent,
+    text: r.content,
+    vector,
+    fields: {
+      importance: r.importance,
+      tags: [...r.tags],
+      source: r.source,
+      date: r.date,
+      timestamp: r.timestamp,
+      updated_at: r.updated_at ?? null,
+      version: r.version,
+    },
+  };
+}
+
+function fromDoc(doc: StoredDoc): MemoryRecord {
+  const f = doc.fields;
+  return {
+    id: doc.id,
+    content: doc.text,
+    date: String(f.date),
+    timestamp: String(f.timestamp),
+    ...(typeof f.updated_at === 'string' && f.updated_at ? { updated_at: f.updated_at } : {}),
+    importance: Number(f.importance),
+    tags: Array.isArray(f.tags) ? [...f.tags] : [],
+    source: f.source === 'memory' ? 'memory' : 'daily',
+    version: Number(f.version ?? 1),
+  };
+}
+
+/** The API view of a record (drops what only the store needs). */
+export function toMemory(r: MemoryRecord): Memory {
+  const { version: _version, ...memory } = r;
+  return memory;
+}

@@ -1,0 +1,201 @@
+import {
+  ErrorCode,
+  MemoryCreateBody,
+  type MemoryChange,
+  type MemoryCreated,
+  type MemoryListQuery,
+  type MemorySource,
+  type MemoryUpdateBody,
+  type Scope,
+  type SearchQuery,
+  type SearchResponse,
+} from '#contracts';
+import { AlfredError } from '#errors';
+import type { Embedder } from '#embeddings';
+import { randomUUID } from 'node:crypto';
+import type { MemoryEventLog } from './memory-events.js';
+import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
+
+/** Importance nudges ranking without leaving 0..1: a 1.0 memory keeps its full score, a 0.0 one keeps 90%. */
+const IMPORTANCE_WEIGHT = 0.1;
+
+/**
+ * Memory logic: a write is acknowledged only after the store holds it and its change event is on the
+ * durable stream; if the event cannot be recorded the store write is undone and the caller gets an error.
+ */
+export class MemoryService {
+  constructor(
+    private readonly repo: MemoryRepository,
+    private readonly embedder: Embedder,
+    private readonly events: MemoryEventLog,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async create(scope: Scope, body: MemoryCreateBody, source: MemorySource): Promise<MemoryCreated> {
+    const [created] = await this.createMany(scope, [body], source);
+    return created!;
+  }
+
+  async batchCreate(scope: Scope, items: readonly unknown[], source: MemorySource) {
+    const valid: MemoryCreateBody[] = [];
+    const errors: Array<{ index: number; error: string }> = [];
+    items.forEach((item, index) => {
+      const parsed = MemoryCreateBody.safeParse(item);
+      if (parsed.success) valid.push(parsed.data);
+      else errors.push({ index, error: parsed.error.issues.map(describeIssue).join('; ') });
+    });
+    const memories = valid.length ? await this.createMany(scope, valid, source) : [];
+    return { created: memories.length, memories, errors };
+  }
+
+  async get(scope: Scope, id: string) {
+    return toMemory(await this.mustGet(scope, id));
+  }
+
+  async update(scope: Scope, id: string, patch: MemoryUpdateBody) {
+    const before = await this.mustGet(scope, id);
+    const after: MemoryRecord = {
+      ...before,
+      content: patch.content ?? before.content,
+      importance: patch.importance ?? before.importance,
+      tags: patch.tags ?? before.tags,
+      updated_at: this.now().toISOString(),
+      version: before.version + 1,
+    };
+    const [vector] = await this.embedder.embed([after.content]);
+    await this.repo.save(scope, [after], [vector!]);
+    await this.recordOrUndo(scope, change('updated', scope, after), () => this.restore(scope, before));
+    return { id, timestamp: after.timestamp, updated_at: after.updated_at!, content: after.content, importance: after.importance, tags: after.tags };
+  }
+
+  async delete(scope: Scope, id: string) {
+    const before = await this.mustGet(scope, id);
+    await this.deleteRecords(scope, [before]);
+    return { id, deleted: true as const, timestamp: this.now().toISOString() };
+  }
+
+  async batchDelete(scope: Scope, ids: readonly string[]) {
+    const unique = [...new Set(ids)];
+    const found = (await Promise.all(unique.map((id) => this.repo.get(scope, id)))).filter(
+      (r): r is MemoryRecord => r !== undefined,
+    );
+    await this.deleteRecords(scope, found);
+    const foundIds = new Set(found.map((r) => r.id));
+    return {
+      deleted: found.length,
+      not_found: unique.filter((id) => !foundIds.has(id)),
+      timestamp: this.now().toISOString(),
+    };
+  }
+
+  async list(scope: Scope, query: MemoryListQuery) {
+    const { records, total } = await this.repo.list(scope, query);
+    return {
+      memories: records.map(toMemory),
+      pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + records.length < total },
+    };
+  }
+
+  async search(scope: Scope, query: SearchQuery): Promise<SearchResponse> {
+    const started = performance.now();
+    const [vector] = await this.embedder.embed([query.q]);
+    // Ask the store for a wider window with the lowest score that weighting could still lift over min_score.
+    const { hits, total } = await this.repo.search(scope, {
+      vector: vector!,
+      text: query.q,
+      limit: query.limit * 2,
+      minScore: query.min_score * (1 - IMPORTANCE_WEIGHT),
+      ...(query.source ? { source: query.source } : {}),
+    });
+    const ranked = hits
+      .map(({ record, score }) => ({ ...toMemory(record), score: weighted(score, record.importance) }))
+      .filter((r) => r.score >= query.min_score)
+      .sort((a, b) => b.score - a.score);
+    return {
+      results: ranked.slice(0, query.limit),
+      query: query.q,
+      total: total - (hits.length - ranked.length),
+      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
+    };
+  }
+
+  async history(scope: Scope, id: string) {
+    const changes = (await this.events.history(id)).filter((c) => c.tenant === scope.tenant && c.agent === scope.agent);
+    if (changes.length === 0) throw AlfredError.notFound('Memory', id);
+    return { id, events: changes.map(({ tenant: _t, agent: _a, ...rest }) => rest) };
+  }
+
+  private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource) {
+    const at = this.now().toISOString();
+    const records: MemoryRecord[] = bodies.map((b) => ({
+      id: randomUUID(),
+      content: b.content,
+      date: at.slice(0, 10),
+      timestamp: at,
+      importance: b.importance,
+      tags: dedupe(b.tags),
+      source,
+      version: 1,
+    }));
+    const vectors = await this.embedder.embed(records.map((r) => r.content));
+    await this.repo.save(scope, records, vectors);
+    await this.recordOrUndo(
+      scope,
+      records.map((r) => change('created', scope, r)),
+      () => this.repo.delete(scope, records.map((r) => r.id)),
+    );
+    return records.map((r) => ({ id: r.id, timestamp: r.timestamp, content: r.content, importance: r.importance, tags: r.tags }));
+  }
+
+  private async deleteRecords(scope: Scope, records: readonly MemoryRecord[]) {
+    if (records.length === 0) return;
+    await this.repo.delete(scope, records.map((r) => r.id));
+    const at = this.now().toISOString();
+    await this.recordOrUndo(
+      scope,
+      records.map((r) => ({ ...change('deleted', scope, r), version: r.version + 1, at, memory: undefined })),
+      () => this.restore(scope, ...records),
+    );
+  }
+
+  private async recordOrUndo(scope: Scope, changes: MemoryChange | MemoryChange[], undo: () => Promise<unknown>) {
+    try {
+      for (const c of Array.isArray(changes) ? changes : [changes]) await this.events.record(c);
+    } catch (err) {
+      await undo().catch(() => undefined);
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        `the change to ${scope.agent}'s memories could not be recorded durably and was not applied`,
+        undefined,
+        { cause: err },
+      );
+    }
+  }
+
+  private async restore(scope: Scope, ...records: MemoryRecord[]) {
+    const vectors = await this.embedder.embed(records.map((r) => r.content));
+    await this.repo.save(scope, records, vectors);
+  }
+
+  private async mustGet(scope: Scope, id: string): Promise<MemoryRecord> {
+    const record = await this.repo.get(scope, id);
+    if (!record) throw AlfredError.notFound('Memory', id);
+    return record;
+  }
+}
+
+function change(kind: MemoryChange['kind'], scope: Scope, r: MemoryRecord): MemoryChange {
+  return { kind, id: r.id, tenant: scope.tenant, agent: scope.agent, version: r.version, at: r.updated_at ?? r.timestamp, memory: toMemory(r) };
+}
+
+function weighted(score: number, importance: number): number {
+  return Math.min(1, Math.max(0, score * (1 - IMPORTANCE_WEIGHT + IMPORTANCE_WEIGHT * importance)));
+}
+
+function dedupe(tags: readonly string[]): string[] {
+  return [...new Set(tags)];
+}
+
+function describeIssue(issue: { path: PropertyKey[]; message: string }): string {
+  return issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
+}

@@ -1,0 +1,33 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { EMBEDDER, type Embedder } from '#embeddings';
+import { VECTOR_STORE, type StoredDoc, type VectorStore } from '#vector-store';
+import { memoryCollectionSpec } from './memory.repository.js';
+
+const PAGE = 256;
+
+/** Re-embeds every memory from its stored content with the current embedder. */
+@Injectable()
+export class Reindexer {
+  constructor(
+    @Inject(VECTOR_STORE) private readonly store: VectorStore,
+    @Inject(EMBEDDER) private readonly embedder: Embedder,
+  ) {}
+
+  async reindex(): Promise<{ reindexed: number; embedder: string; duration_ms: number }> {
+    const started = performance.now();
+    const target = memoryCollectionSpec(this.embedder.id, this.embedder.dimension);
+    const stored = await this.store.describe(target.name);
+    if (!stored) return { reindexed: 0, embedder: this.embedder.id, duration_ms: 0 };
+    const source = await this.store.open({ ...target, embedderId: stored.embedderId, dimension: stored.dimension });
+    // Read everything before the collection is recreated: the store is the only copy besides the event stream.
+    const docs: StoredDoc[] = [];
+    for await (const page of source.scanAll(PAGE)) docs.push(...page);
+    const fresh = await this.store.recreate(target);
+    for (let i = 0; i < docs.length; i += PAGE) {
+      const batch = docs.slice(i, i + PAGE);
+      const vectors = await this.embedder.embed(batch.map((d) => d.text));
+      await fresh.upsert(batch.map((d, j) => ({ ...d, vector: vectors[j]! })));
+    }
+    return { reindexed: docs.length, embedder: this.embedder.id, duration_ms: Math.round(performance.now() - started) };
+  }
+}

@@ -1,0 +1,4 @@
+import { runStandalone } from '#runtime';
+import { skillRegistryService } from './skill-registry.module.js';
+
+await runStandalone(skillRegistryService);
