@@ -3,5 +3,7 @@ export * from './errors.js';
 export * from './memory.js';
 export * from './route.js';
 export * from './system.js';
+export * from './skills.js';
 export * from './sessions.js';
 export * from './agent-files.js';
+export * from './executable-skills.js';
