@@ -1,0 +1,3 @@
+export * from './embedder.js';
+export * from './text-features.js';
+export * from './hashing.embedder.js';

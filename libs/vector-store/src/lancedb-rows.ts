@@ -1,0 +1,111 @@
+import {
+  Int8,
+  Field,
+  FixedSizeList,
+  Float32,
+  Float64,
+  List,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  Utf8,
+  makeData,
+  vectorFromArray,
+  type Data,
+  type DataType,
+} from 'apache-arrow';
+import type { CollectionSpec, Doc, FieldType, FieldValue, StoredDoc } from './vector-store.js';
+
+/** Schema metadata key holding the embedder id and dimension, so they travel with the table. */
+export const META_KEY = 'alfred';
+export const BASE_COLUMNS = ['id', 'tenant', 'agent', 'text'] as const;
+
+export interface StoredMeta {
+  readonly embedderId: string;
+  readonly dimension: number;
+  readonly fields: Readonly<Record<string, FieldType>>;
+}
+
+/** Spec fields live in `f_<name>` columns so they can never collide with id/tenant/agent/text/vector. */
+export const fieldColumn = (field: string): string => (field === 'id' ? 'id' : `f_${field}`);
+
+function arrowType(type: FieldType): DataType {
+  switch (type) {
+    case 'string':
+      return new Utf8();
+    case 'number':
+      return new Float64();
+    case 'boolean':
+      // Int8 0/1/null: arrow JS's IPC writer emits an empty buffer for an all-null Bool column, which Lance rejects.
+      return new Int8();
+    case 'string[]':
+      return new List(new Field('item', new Utf8(), true));
+  }
+}
+
+export function tableSchema(spec: CollectionSpec): Schema {
+  const meta: StoredMeta = { embedderId: spec.embedderId, dimension: spec.dimension, fields: spec.fields };
+  return new Schema(
+    [
+      ...BASE_COLUMNS.map((name) => new Field(name, new Utf8(), false)),
+      new Field('vector', new FixedSizeList(spec.dimension, new Field('item', new Float32(), true)), false),
+      ...Object.entries(spec.fields).map(([name, type]) => new Field(fieldColumn(name), arrowType(type), true)),
+    ],
+    new Map([[META_KEY, JSON.stringify(meta)]]),
+  );
+}
+
+export function readMeta(schema: Schema): StoredMeta | undefined {
+  const raw = schema.metadata.get(META_KEY);
+  return raw === undefined ? undefined : (JSON.parse(raw) as StoredMeta);
+}
+
+/** Columns to select for reads (no vector). */
+export function docColumns(spec: CollectionSpec): string[] {
+  return [...BASE_COLUMNS, ...Object.keys(spec.fields).map(fieldColumn)];
+}
+
+export function toRow(spec: CollectionSpec, doc: Doc): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text, vector: doc.vector };
+  for (const field of Object.keys(spec.fields)) row[fieldColumn(field)] = toCell(doc.fields[field]);
+  return row;
+}
+
+function toCell(value: FieldValue | undefined): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value ?? null;
+}
+
+function fromArrow(type: FieldType, value: unknown): FieldValue {
+  if (value === null || value === undefined) return null;
+  if (type === 'string[]') return Array.from(value as Iterable<string>);
+  if (type === 'boolean') return value !== 0;
+  return value as FieldValue;
+}
+
+export function fromRow(spec: CollectionSpec, row: Record<string, unknown>): StoredDoc {
+  const fields: Record<string, FieldValue> = {};
+  for (const [field, type] of Object.entries(spec.fields)) fields[field] = fromArrow(type, row[fieldColumn(field)]);
+  return { id: row.id as string, tenant: row.tenant as string, agent: row.agent as string, text: row.text as string, fields };
+}
+
+/** The vector column of a row as a Float32Array (arrow returns a Vector). */
+export function rowVector(row: Record<string, unknown>): Float32Array {
+  const v = row.vector as { toArray(): Float32Array } | Float32Array | number[];
+  if (v instanceof Float32Array) return v;
+  if (Array.isArray(v)) return Float32Array.from(v);
+  return Float32Array.from(v.toArray());
+}
+
+function columnData(field: Field, values: readonly unknown[]): Data {
+  const vector = vectorFromArray(values as unknown[], field.type as DataType);
+  return vector.data.length === 1 ? vector.data[0]! : vectorFromArray([...vector] as unknown[], field.type as DataType).data[0]!;
+}
+
+/** Builds an Arrow table with exactly the table's schema (field order, nullability, metadata). */
+export function toArrowTable(schema: Schema, rows: readonly Record<string, unknown>[]): Table {
+  const children = schema.fields.map((field) => columnData(field, rows.map((r) => r[field.name])));
+  const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
+  return new Table(schema, [new RecordBatch(schema, data)]);
+}

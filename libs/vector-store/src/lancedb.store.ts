@@ -1,0 +1,114 @@
+import { connect, type Connection, type Table } from '@lancedb/lancedb';
+import { ErrorCode } from '#contracts';
+import { AlfredError } from '#errors';
+import { assertValidSpec, embedderMismatch } from './collection-spec.js';
+import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
+import { readMeta, tableSchema } from './lancedb-rows.js';
+import type { CollectionSpec, VectorStore } from './vector-store.js';
+
+export interface LanceDbStoreOptions {
+  /** Directory holding the tables (created if missing). */
+  readonly dir: string;
+  readonly tuning?: Partial<LanceDbTuning>;
+}
+
+/**
+ * The embedded vector store: one LanceDB table per collection under `dir`. The embedder id, dimension
+ * and field types are kept in the table's Arrow schema metadata, so they cannot drift from the data.
+ */
+export class LanceDbStore implements VectorStore {
+  readonly kind = 'lancedb' as const;
+  private readonly tuning: LanceDbTuning;
+  private db: Promise<Connection> | undefined;
+  private readonly open_ = new Map<string, Promise<LanceDbCollection>>();
+
+  constructor(private readonly options: LanceDbStoreOptions) {
+    this.tuning = { ...DEFAULT_LANCEDB_TUNING, ...options.tuning };
+  }
+
+  open(spec: CollectionSpec): Promise<LanceDbCollection> {
+    assertValidSpec(spec);
+    const cached = this.open_.get(spec.name);
+    if (cached !== undefined) return cached.then((c) => (this.assertSameSpec(c.spec, spec), c));
+    const opening = this.openOrCreate(spec);
+    this.open_.set(spec.name, opening);
+    opening.catch(() => this.open_.delete(spec.name));
+    return opening;
+  }
+
+  async describe(name: string): Promise<{ embedderId: string; dimension: number } | undefined> {
+    const db = await this.connection();
+    if (!(await db.tableNames()).includes(name)) return undefined;
+    const table = await db.openTable(name);
+    try {
+      const meta = readMeta(await table.schema());
+      return meta === undefined ? undefined : { embedderId: meta.embedderId, dimension: meta.dimension };
+    } finally {
+      table.close();
+    }
+  }
+
+  async recreate(spec: CollectionSpec): Promise<LanceDbCollection> {
+    assertValidSpec(spec);
+    const db = await this.connection();
+    const cached = this.open_.get(spec.name);
+    this.open_.delete(spec.name);
+    if (cached !== undefined) await (await cached.catch(() => undefined))?.close();
+    if ((await db.tableNames()).includes(spec.name)) await db.dropTable(spec.name);
+    return this.open(spec);
+  }
+
+  async close(): Promise<void> {
+    const collections = await Promise.allSettled(this.open_.values());
+    this.open_.clear();
+    for (const c of collections) if (c.status === 'fulfilled') await c.value.close();
+    if (this.db !== undefined) (await this.db).close();
+    this.db = undefined;
+  }
+
+  private connection(): Promise<Connection> {
+    this.db ??= connect(this.options.dir);
+    return this.db;
+  }
+
+  private async openOrCreate(spec: CollectionSpec): Promise<LanceDbCollection> {
+    const db = await this.connection();
+    const exists = (await db.tableNames()).includes(spec.name);
+    const table = exists ? await db.openTable(spec.name) : await this.create(db, spec);
+    const schema = await table.schema();
+    const meta = readMeta(schema);
+    if (meta === undefined) {
+      table.close();
+      throw new AlfredError(ErrorCode.Internal, `table ${spec.name} in ${this.options.dir} has no Alfred metadata; it was not made by Alfred`);
+    }
+    if (meta.embedderId !== spec.embedderId || meta.dimension !== spec.dimension) {
+      table.close();
+      throw embedderMismatch(spec, meta);
+    }
+    try {
+      this.assertSameSpec({ ...spec, fields: meta.fields }, spec);
+    } catch (err) {
+      table.close();
+      throw err;
+    }
+    return new LanceDbCollection(spec, table, tableSchema(spec), this.tuning).init();
+  }
+
+  private async create(db: Connection, spec: CollectionSpec): Promise<Table> {
+    const table = await db.createEmptyTable(spec.name, tableSchema(spec), { mode: 'create', existOk: false });
+    await LanceDbCollection.createIndexes(table, spec);
+    return table;
+  }
+
+  /** Field changes need a migration (reindex); refusing beats silently writing into a different shape. */
+  private assertSameSpec(stored: CollectionSpec, wanted: CollectionSpec): void {
+    if (stored.embedderId !== wanted.embedderId || stored.dimension !== wanted.dimension) throw embedderMismatch(wanted, stored);
+    const a = JSON.stringify(Object.entries(stored.fields).sort());
+    const b = JSON.stringify(Object.entries(wanted.fields).sort());
+    if (a !== b) {
+      throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} has fields ${a} but ${b} were asked for; run \`alfred reindex\``, {
+        collection: wanted.name,
+      });
+    }
+  }
+}
