@@ -123,6 +123,11 @@ export class LanceDbCollection implements Collection {
     if (page.length > 0) yield page;
   }
 
+  /** Columns that carry an index (for diagnostics and tests). */
+  async indexedColumns(): Promise<string[]> {
+    return (await this.table.listIndices()).flatMap((i) => i.columns);
+  }
+
   /** Waits for queued writes and maintenance, then releases the table. */
   async close(): Promise<void> {
     await this.queue.catch(() => undefined);
