@@ -1,0 +1,174 @@
+import { Redis } from 'ioredis';
+import { SessionMessage, type Scope, type SessionAppendResult, type SessionList, type SessionTokens, type SessionView } from '#contracts';
+import { AlfredError } from '#errors';
+import { checkSessionId, newSession, page, safeSegment, versionConflict } from './session-record.js';
+import * as lua from './redis-session.scripts.js';
+import type { CreateSessionOptions, ListSessionsOptions, ReplaceMessagesOptions, SessionStore } from './session-store.js';
+
+export interface RedisSessionStoreOptions {
+  /** A connection URL (the store owns and closes its connection) or a client (the caller closes it). */
+  readonly redis: string | Redis;
+  /** Prefix of every key, e.g. a unique one per test. */
+  readonly keyPrefix?: string;
+}
+
+interface Keys {
+  readonly meta: string;
+  readonly messages: string;
+  readonly skills: string;
+  readonly lease: string;
+  readonly index: string;
+}
+
+/**
+ * Sessions in Redis: a hash of metadata, a list of messages (RPUSH inside a Lua script, so appends from any
+ * instance are atomic and ordered) and a set of loaded skills per session; a sorted set indexes an agent's sessions.
+ */
+export class RedisSessionStore implements SessionStore {
+  private readonly redis: Redis;
+  private readonly owned: boolean;
+  private readonly prefix: string;
+
+  constructor(options: RedisSessionStoreOptions) {
+    this.owned = typeof options.redis === 'string';
+    this.redis = typeof options.redis === 'string' ? new Redis(options.redis, { lazyConnect: false }) : options.redis;
+    this.prefix = options.keyPrefix ?? 'alfred:';
+  }
+
+  async create(scope: Scope, options: CreateSessionOptions = {}): Promise<SessionView> {
+    const view = newSession(scope, options.metadata);
+    const k = this.keys(scope, view.id);
+    await this.redis
+      .multi()
+      .hset(k.meta, {
+        id: view.id,
+        agent: view.agent,
+        version: 0,
+        created_at: view.created_at,
+        updated_at: view.updated_at,
+        active_skill: 'null',
+        metadata: JSON.stringify(view.metadata),
+        tokens: 'null',
+      })
+      .zadd(k.index, Date.parse(view.created_at), view.id)
+      .exec();
+    return view;
+  }
+
+  async get(scope: Scope, id: string): Promise<SessionView> {
+    checkSessionId(id);
+    const k = this.keys(scope, id);
+    const res = await this.redis.multi().hgetall(k.meta).lrange(k.messages, 0, -1).smembers(k.skills).exec();
+    const [meta, messages, skills] = (res ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    }) as [Record<string, string>, string[], string[]];
+    if (!meta || Object.keys(meta).length === 0) throw AlfredError.notFound('session', id);
+    return { ...this.summary(meta, messages.length, skills), messages: messages.map((m) => JSON.parse(m) as SessionMessage) };
+  }
+
+  async append(scope: Scope, id: string, messages: readonly SessionMessage[]): Promise<SessionAppendResult> {
+    checkSessionId(id);
+    const k = this.keys(scope, id);
+    const args = [new Date().toISOString(), ...messages.map((m) => JSON.stringify(m))];
+    const [version, length] = (await this.redis.eval(lua.APPEND, 2, k.meta, k.messages, ...args)) as number[];
+    if (version === -1) throw AlfredError.notFound('session', id);
+    return { id, version, message_count: length, appended: messages.length };
+  }
+
+  async replace(scope: Scope, id: string, options: ReplaceMessagesOptions): Promise<number> {
+    checkSessionId(id);
+    const k = this.keys(scope, id);
+    const tokens = options.tokens ? JSON.stringify({ ...options.tokens, at_version: options.expectedVersion + 1 }) : '';
+    const args = [options.expectedVersion, new Date().toISOString(), tokens, ...options.messages.map((m) => JSON.stringify(m))];
+    const [version, current] = (await this.redis.eval(lua.REPLACE, 2, k.meta, k.messages, ...args)) as number[];
+    if (version === -2) throw AlfredError.notFound('session', id);
+    if (version === -1) throw versionConflict(id, options.expectedVersion, current);
+    return version;
+  }
+
+  async setActiveSkill(scope: Scope, id: string, skill: string | null): Promise<void> {
+    checkSessionId(id);
+    const k = this.keys(scope, id);
+    const ok = await this.redis.eval(lua.SET_SKILL, 2, k.meta, k.skills, new Date().toISOString(), JSON.stringify(skill), skill ?? '');
+    if (ok === 0) throw AlfredError.notFound('session', id);
+  }
+
+  async setTokens(scope: Scope, id: string, tokens: SessionTokens): Promise<void> {
+    checkSessionId(id);
+    const k = this.keys(scope, id);
+    const ok = await this.redis.eval(lua.SET_FIELD, 1, k.meta, 'tokens', JSON.stringify(tokens), new Date().toISOString());
+    if (ok === 0) throw AlfredError.notFound('session', id);
+  }
+
+  async delete(scope: Scope, id: string): Promise<boolean> {
+    checkSessionId(id);
+    const k = this.keys(scope, id);
+    const res = await this.redis.multi().del(k.meta, k.messages, k.skills, k.lease).zrem(k.index, id).exec();
+    return Number(res?.[0]?.[1] ?? 0) > 0;
+  }
+
+  async list(scope: Scope, options: ListSessionsOptions = {}): Promise<SessionList> {
+    const index = this.keys(scope, '-').index;
+    const ids = await this.redis.zrevrange(index, 0, -1);
+    const pipe = this.redis.pipeline();
+    for (const id of ids) {
+      const k = this.keys(scope, id);
+      pipe.hgetall(k.meta).llen(k.messages).smembers(k.skills);
+    }
+    const res = (await pipe.exec()) ?? [];
+    const sessions = ids.flatMap((_, i) => {
+      const meta = res[i * 3]?.[1] as Record<string, string>;
+      if (!meta || Object.keys(meta).length === 0) return [];
+      return [this.summary(meta, res[i * 3 + 1]?.[1] as number, res[i * 3 + 2]?.[1] as string[])];
+    });
+    return { sessions: page(sessions, options.offset, options.limit), total: sessions.length };
+  }
+
+  async acquireLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
+    checkSessionId(id);
+    return (await this.redis.eval(lua.LEASE_ACQUIRE, 1, this.keys(scope, id).lease, owner, Math.ceil(ttlMs))) === 1;
+  }
+
+  async renewLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
+    checkSessionId(id);
+    return (await this.redis.eval(lua.LEASE_RENEW, 1, this.keys(scope, id).lease, owner, Math.ceil(ttlMs))) === 1;
+  }
+
+  async releaseLease(scope: Scope, id: string, owner: string): Promise<boolean> {
+    checkSessionId(id);
+    return (await this.redis.eval(lua.LEASE_RELEASE, 1, this.keys(scope, id).lease, owner)) === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await this.redis.quit();
+  }
+
+  private keys(scope: Scope, id: string): Keys {
+    const owner = `${safeSegment(scope.tenant)}:${scope.agent}`;
+    // The hash tag keeps one session's keys in one cluster slot, as its Lua scripts need.
+    const base = `${this.prefix}session:${owner}:{${id}}`;
+    return {
+      meta: `${base}:meta`,
+      messages: `${base}:messages`,
+      skills: `${base}:skills`,
+      lease: `${base}:lease`,
+      index: `${this.prefix}sessions:${owner}`,
+    };
+  }
+
+  private summary(meta: Record<string, string>, count: number, skills: string[]) {
+    return {
+      id: meta.id,
+      agent: meta.agent,
+      version: Number(meta.version),
+      message_count: count,
+      active_skill: JSON.parse(meta.active_skill ?? 'null') as string | null,
+      loaded_skills: [...skills].sort(),
+      metadata: JSON.parse(meta.metadata ?? '{}') as Record<string, unknown>,
+      tokens: JSON.parse(meta.tokens ?? 'null') as SessionTokens | null,
+      created_at: meta.created_at,
+      updated_at: meta.updated_at,
+    };
+  }
+}

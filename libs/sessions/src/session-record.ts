@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, SessionId, type Scope, type SessionSummary, type SessionView } from '#contracts';
+import { AlfredError } from '#errors';
+
+/** Refuses ids that are not session-id shaped before they reach a key or a path. */
+export function checkSessionId(id: string): void {
+  if (!SessionId.safeParse(id).success) throw AlfredError.notFound('session', id);
+}
+
+export function newSession(scope: Scope, metadata: Record<string, unknown> = {}): SessionView {
+  const now = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    agent: scope.agent,
+    version: 0,
+    message_count: 0,
+    active_skill: null,
+    loaded_skills: [],
+    metadata,
+    tokens: null,
+    created_at: now,
+    updated_at: now,
+    messages: [],
+  };
+}
+
+export function summaryOf(view: SessionView): SessionSummary {
+  const { messages: _messages, ...summary } = view;
+  return summary;
+}
+
+export function versionConflict(id: string, expected: number, actual: number): AlfredError {
+  return new AlfredError(
+    ErrorCode.Conflict,
+    `session ${id} changed since it was read (expected version ${expected}, now ${actual})`,
+    { id, expected_version: expected, version: actual },
+  );
+}
+
+/** A file- and key-safe form of a tenant id: percent-encoding, with dots encoded too (no `..`). */
+export function safeSegment(value: string): string {
+  return encodeURIComponent(value).replace(/\./g, '%2E');
+}
+
+export function page<T>(items: readonly T[], offset = 0, limit = 100): T[] {
+  return items.slice(offset, offset + limit);
+}

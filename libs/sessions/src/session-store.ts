@@ -1,0 +1,44 @@
+import type { Scope, SessionAppendResult, SessionList, SessionMessage, SessionTokens, SessionView } from '#contracts';
+
+export interface CreateSessionOptions {
+  readonly metadata?: Record<string, unknown>;
+}
+
+export interface ReplaceMessagesOptions {
+  readonly messages: readonly SessionMessage[];
+  /** The version the caller read; the replace is refused with CONFLICT when it moved. */
+  readonly expectedVersion: number;
+  /** The token count of the new messages; stored at the new version. */
+  readonly tokens?: Omit<SessionTokens, 'at_version'>;
+}
+
+export interface ListSessionsOptions {
+  readonly limit?: number;
+  readonly offset?: number;
+}
+
+/**
+ * Where sessions live: every call is scoped to a tenant and an agent. `version` moves with every change of the
+ * messages (append, replace), so a compactor can replace them only if nobody appended since it read them.
+ */
+export interface SessionStore {
+  create(scope: Scope, options?: CreateSessionOptions): Promise<SessionView>;
+  /** NOT_FOUND when the session does not exist for this scope. */
+  get(scope: Scope, id: string): Promise<SessionView>;
+  /** Appends atomically: concurrent appends from any instance never lose a message. */
+  append(scope: Scope, id: string, messages: readonly SessionMessage[]): Promise<SessionAppendResult>;
+  /** Replaces all messages (compaction); returns the new version. */
+  replace(scope: Scope, id: string, options: ReplaceMessagesOptions): Promise<number>;
+  /** Sets the active skill; a named skill also joins `loaded_skills`, which compaction keeps. */
+  setActiveSkill(scope: Scope, id: string, skill: string | null): Promise<void>;
+  setTokens(scope: Scope, id: string, tokens: SessionTokens): Promise<void>;
+  /** True when the session existed. */
+  delete(scope: Scope, id: string): Promise<boolean>;
+  /** Newest first. */
+  list(scope: Scope, options?: ListSessionsOptions): Promise<SessionList>;
+  /** One holder at a time; true when `owner` now holds the lease (re-acquiring your own lease extends it). */
+  acquireLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean>;
+  renewLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean>;
+  releaseLease(scope: Scope, id: string, owner: string): Promise<boolean>;
+  close(): Promise<void>;
+}
