@@ -4,7 +4,7 @@ import type { ShadowedSkill, SkillProblem, SkillSource, SkippedSkill } from '#co
 import { parseSkillFile } from './frontmatter.parser.js';
 import { DEFAULT_DIGEST_LIMITS, digestFiles, IGNORED_DIRS, listSkillFiles, type DigestLimits } from './skill-files.js';
 import { countLines, validateSkill, ValidationMode } from './skill.validator.js';
-import { isInside } from './path-containment.js';
+import { isInside, settle } from './path-containment.js';
 import type { LoadedSkill } from './skill.types.js';
 
 /** A folder skills are discovered in; earlier roots win over later ones. */
@@ -127,11 +127,12 @@ async function entryKind(entry: { isDirectory(): boolean; isFile(): boolean; isS
 
 /** Loads one candidate leniently (or strictly); returns the skill or why it was skipped. */
 export async function loadCandidate(candidate: SkillCandidate, root: SkillRoot, options: DiscoveryOptions = {}) {
-  const text = await readFile(candidate.file, 'utf8').catch((err: Error) => err);
-  if (text instanceof Error) {
-    const problem: SkillProblem = { severity: 'warning', field: 'file', message: `cannot read: ${text.message}`, file: candidate.file };
+  const read = await settle(readFile(candidate.file, 'utf8'));
+  if (!read.ok) {
+    const problem: SkillProblem = { severity: 'warning', field: 'file', message: `cannot read: ${read.error.message}`, file: candidate.file };
     return { skipped: { path: candidate.file, reason: problem.message, problems: [problem] } satisfies SkippedSkill };
   }
+  const text = read.value;
   const parsed = parseSkillFile(text, candidate.file);
   const mode = options.mode ?? ValidationMode.Lenient;
   const result = validateSkill(parsed, { file: candidate.file, expectedName: candidate.expectedName, mode });

@@ -3,6 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
 import type { SkillProblem, SkillValidationReport } from '#contracts';
 import { parseSkillFile } from './frontmatter.parser.js';
+import { settle } from './path-containment.js';
 import { findSkillCandidates, type SkillCandidate } from './skill-discovery.js';
 import { validateSkill, ValidationMode } from './skill.validator.js';
 
@@ -19,12 +20,12 @@ const USAGE = 'usage: alfred skills validate <dir|SKILL.md>... [--json]';
 
 /** Strictly validates one skill file; never throws. */
 export async function validateSkillFile(candidate: SkillCandidate): Promise<SkillValidationReport> {
-  const text = await readFile(candidate.file, 'utf8').catch((err: Error) => err);
-  if (text instanceof Error) {
-    const problem: SkillProblem = { severity: 'error', field: 'file', message: `cannot read: ${text.message}`, file: candidate.file };
+  const read = await settle(readFile(candidate.file, 'utf8'));
+  if (!read.ok) {
+    const problem: SkillProblem = { severity: 'error', field: 'file', message: `cannot read: ${read.error.message}`, file: candidate.file };
     return { skill: null, path: candidate.file, valid: false, errors: [problem], warnings: [] };
   }
-  const parsed = parseSkillFile(text, candidate.file);
+  const parsed = parseSkillFile(read.value, candidate.file);
   const result = validateSkill(parsed, { file: candidate.file, expectedName: candidate.expectedName, mode: ValidationMode.Strict });
   const fmName = parsed.frontmatter?.name;
   return {
@@ -70,11 +71,12 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
   const reports: SkillValidationReport[] = [];
   for (const target of targets) {
     const abs = resolve(io.cwd, target);
-    const found = await candidatesFor(abs).catch((err: NodeJS.ErrnoException) => err);
-    if (found instanceof Error) {
-      io.err(`${target}: ${found.code === 'ENOENT' ? 'no such file or directory' : found.message}`);
+    const settled = await settle(candidatesFor(abs));
+    if (!settled.ok) {
+      io.err(`${target}: ${settled.error.code === 'ENOENT' ? 'no such file or directory' : settled.error.message}`);
       return ExitCode.Usage;
     }
+    const found = settled.value;
     if (found.candidates.length === 0) {
       const problem: SkillProblem = { severity: 'error', field: 'discovery', message: 'no SKILL.md found', file: abs };
       reports.push({ skill: null, path: abs, valid: false, errors: [problem], warnings: found.problems });
