@@ -31,7 +31,7 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(options: RedisSessionStoreOptions) {
     this.owned = typeof options.redis === 'string';
-    this.redis = typeof options.redis === 'string' ? new Redis(options.redis, { lazyConnect: false }) : options.redis;
+    this.redis = typeof options.redis === 'string' ? new Redis(options.redis) : options.redis;
     this.prefix = options.keyPrefix ?? 'alfred:';
   }
 
