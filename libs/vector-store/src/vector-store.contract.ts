@@ -145,7 +145,7 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         await c.upsert([
           doc(a, 'lexical', 'the zebra crossing on main street', { source: 'daily' }, axisVector(3)),
           doc(a, 'semantic', 'a striped horse of the savanna', {}, axisVector(0, 0.2)),
-          doc(a, 'both', 'zebra herds of the savanna', {}, axisVector(0, 0.5)),
+          doc(a, 'both', 'zebra herds of the savanna', {}, axisVector(0, 0.3)),
           doc(a, 'unrelated', 'quarterly revenue report', {}, axisVector(5)),
         ]);
         return c;

@@ -1,0 +1,111 @@
+import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
+import { assertSortable, assertValidDoc } from './collection-spec.js';
+import { fuse, type Candidate } from './fusion.js';
+import { fromPayload, payloadKey, pointId, scopeConditions, sparseQuery, toFilter, toPoint } from './qdrant-mapping.js';
+import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
+
+type Sortable = string | number | boolean | null;
+const SCROLL_PAGE = 1000;
+
+/** One Qdrant collection: named vectors `dense` (cosine) and `bm25` (sparse, idf modifier). */
+export class QdrantCollection implements Collection {
+  constructor(
+    readonly spec: CollectionSpec,
+    private readonly client: QdrantClient,
+    private readonly name: string,
+  ) {}
+
+  async upsert(docs: readonly Doc[]): Promise<void> {
+    if (docs.length === 0) return;
+    for (const doc of docs) assertValidDoc(this.spec, doc);
+    await this.client.upsert(this.name, { wait: true, points: docs.map((d) => toPoint(this.spec, d)) });
+  }
+
+  async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
+    if (ids.length === 0) return [];
+    const points = await this.client.retrieve(this.name, { ids: ids.map((id) => pointId(scope, id)), with_payload: true, with_vector: false });
+    return points.map((p) => fromPayload(this.spec, p.payload)).filter((d) => d.tenant === scope.tenant && d.agent === scope.agent);
+  }
+
+  async delete(scope: DocScope, ids: readonly string[]): Promise<string[]> {
+    const found = (await this.get(scope, ids)).map((d) => d.id);
+    if (found.length > 0) await this.client.delete(this.name, { wait: true, points: found.map((id) => pointId(scope, id)) });
+    return found;
+  }
+
+  /** Qdrant orders only by indexed numbers: fetch matching ids and sort keys, sort here, then read the page. */
+  async list(filter: Filter, options: ListOptions): Promise<{ docs: StoredDoc[]; total: number }> {
+    assertSortable(this.spec, options.sortBy);
+    const key = payloadKey(options.sortBy);
+    const keys: { id: string; value: Sortable }[] = [];
+    for await (const points of this.scroll(toFilter(this.spec, filter), ['doc_id', key])) {
+      for (const p of points) keys.push({ id: p.payload?.doc_id as string, value: (p.payload?.[key] as Sortable | undefined) ?? null });
+    }
+    const dir = options.order === 'asc' ? 1 : -1;
+    keys.sort((a, b) => compareNullsLast(a.value, b.value, dir) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const pageIds = keys.slice(options.offset, options.offset + options.limit).map((k) => k.id);
+    const byId = new Map((await this.get(filter, pageIds)).map((d) => [d.id, d]));
+    return { docs: pageIds.flatMap((id) => byId.get(id) ?? []), total: keys.length };
+  }
+
+  async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
+    const qfilter = toFilter(this.spec, filter);
+    const pool = Math.max(options.limit * 5, 100);
+    const [dense, lexical] = await Promise.all([this.dense(qfilter, options.vector, pool), this.lexical(qfilter, options, pool)]);
+    const fused = fuse<StoredDoc>([...dense, ...lexical], (d) => d.id, options.minScore);
+    return { hits: fused.slice(0, options.limit).map(({ item, score }) => ({ doc: item, score })), total: fused.length };
+  }
+
+  async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
+    for await (const points of this.scroll(undefined, true, pageSize)) yield points.map((p) => fromPayload(this.spec, p.payload));
+  }
+
+  /** Documents in one scope: used by tests and diagnostics. */
+  async count(scope: DocScope): Promise<number> {
+    return (await this.client.count(this.name, { filter: { must: scopeConditions(scope) }, exact: true })).count;
+  }
+
+  private async dense(filter: Schemas['Filter'], vector: Float32Array, pool: number): Promise<Candidate<StoredDoc>[]> {
+    if (!vector.some((x) => x !== 0)) return [];
+    const res = await this.client.query(this.name, { query: Array.from(vector), using: 'dense', filter, limit: pool, with_payload: true });
+    return res.points.map((p) => ({ item: fromPayload(this.spec, p.payload), cosine: p.score }));
+  }
+
+  private async lexical(filter: Schemas['Filter'], options: SearchOptions, pool: number): Promise<Candidate<StoredDoc>[]> {
+    const sparse = sparseQuery(options.text);
+    if (sparse.indices.length === 0) return [];
+    const res = await this.client.query(this.name, { query: sparse, using: 'bm25', filter, limit: pool, with_payload: true, with_vector: ['dense'] });
+    return res.points.map((p) => {
+      const dense = (p.vector as Record<string, number[]> | undefined)?.dense;
+      return { item: fromPayload(this.spec, p.payload), bm25: p.score, cosine: dense === undefined ? undefined : cosine(options.vector, dense) };
+    });
+  }
+
+  private async *scroll(filter: Schemas['Filter'] | undefined, withPayload: boolean | string[], limit = SCROLL_PAGE) {
+    let offset: Schemas['ExtendedPointId'] | null | undefined;
+    do {
+      const page = await this.client.scroll(this.name, { filter, limit, offset: offset ?? undefined, with_payload: withPayload, with_vector: false });
+      if (page.points.length > 0) yield page.points;
+      offset = page.next_page_offset as Schemas['ExtendedPointId'] | null | undefined;
+    } while (offset !== null && offset !== undefined);
+  }
+}
+
+function compareNullsLast(a: Sortable, b: Sortable, dir: number): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return (a < b ? -1 : 1) * dir;
+}
+
+function cosine(a: Float32Array, b: readonly number[]): number | undefined {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i]!;
+    na += a[i] * a[i];
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? undefined : dot / Math.sqrt(na * nb);
+}
