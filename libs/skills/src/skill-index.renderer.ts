@@ -29,17 +29,30 @@ export function escapeXml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
 }
 
-function render(entries: IndexEntry[], format: IndexFormat): string {
-  if (entries.length === 0) return '';
-  if (format === IndexFormat.Markdown) {
-    return ['## Available skills', ...entries.map((e) => `- **${e.name}** — ${e.description}`)].join('\n') + '\n';
-  }
-  const skills = entries.map(
-    (e) =>
-      `  <skill>\n    <name>${escapeXml(e.name)}</name>\n    <description>${escapeXml(e.description)}</description>\n` +
-      `    <location>${escapeXml(e.location)}</location>\n  </skill>`,
+function renderEntry(e: IndexEntry, format: IndexFormat): string {
+  if (format === IndexFormat.Markdown) return `- **${e.name}** — ${e.description}`;
+  return (
+    `  <skill>\n    <name>${escapeXml(e.name)}</name>\n    <description>${escapeXml(e.description)}</description>\n` +
+    `    <location>${escapeXml(e.location)}</location>\n  </skill>`
   );
-  return ['<available_skills>', ...skills, '</available_skills>'].join('\n') + '\n';
+}
+
+const FRAME: Record<IndexFormat, string[]> = {
+  markdown: ['## Available skills'],
+  xml: ['<available_skills>', '</available_skills>'],
+};
+
+function joinLines(lines: string[], format: IndexFormat): string {
+  if (lines.length === 0) return '';
+  const [head, ...tail] = FRAME[format];
+  return [head, ...lines, ...tail].join('\n') + '\n';
+}
+
+/** Length of joinLines(lines) without building the string. */
+function joinedLength(lines: string[], format: IndexFormat): number {
+  if (lines.length === 0) return 0;
+  const sum = (parts: string[]) => parts.reduce((n, p) => n + p.length + 1, 0);
+  return sum(FRAME[format]) + sum(lines);
 }
 
 function firstSentence(text: string): string {
@@ -64,30 +77,24 @@ const byName = (a: IndexEntry, b: IndexEntry) => (a.name < b.name ? -1 : a.name 
 export function renderIndex(all: IndexEntry[], format: IndexFormat, options: RenderOptions = {}): RenderedIndex {
   const sorted = all.map((e) => ({ ...e, description: oneLine(e.description) })).sort(byName);
   const budget = options.budget ?? Infinity;
-  const fits = (entries: IndexEntry[]) => render(entries, format).length <= budget;
-  const done = (entries: IndexEntry[], dropped: string[] = []): RenderedIndex => ({
-    text: render(entries, format),
-    truncated: { shortened: entries.filter((e, i) => e.description !== sortedKept(sorted, entries)[i]).length, dropped },
-  });
-  if (fits(sorted)) return done(sorted);
-  const shortenings = [firstSentence, ...SHORTEN_STEPS.map((n) => (t: string) => ellipsis(firstSentence(t), n))];
   let current = sorted;
+  let lines = sorted.map((e) => renderEntry(e, format));
+  const shortenings = [firstSentence, ...SHORTEN_STEPS.map((n) => (t: string) => ellipsis(firstSentence(t), n))];
   for (const shorten of shortenings) {
+    if (joinedLength(lines, format) <= budget) break;
     current = sorted.map((e) => ({ ...e, description: shorten(e.description) }));
-    if (fits(current)) return done(current);
+    lines = current.map((e) => renderEntry(e, format));
   }
-  const dropOrder = [...current].sort((a, b) => b.rank - a.rank || byName(b, a));
+  const keep = current.map(() => true);
+  let length = joinedLength(lines, format);
   const dropped: string[] = [];
-  for (const victim of dropOrder) {
-    current = current.filter((e) => e.name !== victim.name);
-    dropped.push(victim.name);
-    if (fits(current)) break;
+  const dropOrder = current.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || byName(b.e, a.e));
+  for (const { e, i } of dropOrder) {
+    if (length <= budget) break;
+    keep[i] = false;
+    dropped.push(e.name);
+    length = dropped.length === current.length ? 0 : length - (lines[i].length + 1);
   }
-  return done(current, dropped);
-}
-
-/** The original (one-line) descriptions of the entries still present, in their order. */
-function sortedKept(sorted: IndexEntry[], kept: IndexEntry[]): string[] {
-  const original = new Map(sorted.map((e) => [e.name, e.description]));
-  return kept.map((e) => original.get(e.name) ?? e.description);
+  const shortened = current.filter((e, i) => keep[i] && e.description !== sorted[i].description).length;
+  return { text: joinLines(lines.filter((_, i) => keep[i]), format), truncated: { shortened, dropped } };
 }

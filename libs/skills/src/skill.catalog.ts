@@ -102,11 +102,11 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
 
   private indexEntries() {
     const rankOf = new Map(this.options.roots.map((r, i) => [r.dir, i]));
-    const locationOf = this.options.locationOf ?? ((s: SkillSummary) => s.location);
+    const locationOf = this.options.locationOf;
     return this.state.skills.map((s) => ({
       name: s.name,
       description: s.description,
-      location: locationOf(toSummary(s)),
+      location: locationOf ? locationOf(toSummary(s)) : s.location,
       rank: rankOf.get(s.root) ?? this.options.roots.length,
     }));
   }
