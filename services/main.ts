@@ -1,6 +1,6 @@
 import { createLogger } from '#logging';
 import { exitOnConfigError, onShutdown } from '#runtime';
-import { startEmbedded } from './embedded.js';
+import { startEmbedded } from './composite.js';
 import { loadGatewayConfig, type GatewayConfig } from './gateway/src/config.js';
 
 /** `npm start`: every service and the gateway in one process on the embedded default. */

@@ -5,7 +5,8 @@ import type { Logger } from '#logging';
 import { LanceDbStore, QdrantStore, type VectorStore } from '#vector-store';
 import type { z } from 'zod';
 
-type EmbeddingConfig = { [K in keyof typeof embeddingEnv]: z.output<(typeof embeddingEnv)[K]> } & { ALFRED_DATA_DIR: string };
+/** The parsed embedding variables of a service's config (memory, skill-registry). */
+export type EmbeddingConfig = z.output<z.ZodObject<typeof embeddingEnv>> & { ALFRED_DATA_DIR: string };
 
 /** The configured embedder; the lexical fallback is announced once, with the command that fixes it. */
 export async function createEmbedderFromConfig(config: EmbeddingConfig, logger: Logger): Promise<Embedder> {

@@ -3,3 +3,4 @@ export * from './health.js';
 export * from './service-host.js';
 export * from './process.js';
 export * from './standalone.js';
+export * from './embedding.providers.js';

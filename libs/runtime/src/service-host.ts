@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Global, Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { z } from 'zod';
 import { healthRoute, type ServiceName } from '#contracts';
 import { BUS, type Bus, type Served } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
@@ -19,6 +20,8 @@ export const SERVICE_CONTEXT = Symbol('SERVICE_CONTEXT');
 /** A service as the hosts see it: its name, its parsed config, and the Nest module that implements it. */
 export interface ServiceDefinition<C = unknown> {
   readonly name: ServiceName;
+  /** The environment variables it reads, keyed by name (docker-compose is checked against these). */
+  readonly envSchema: z.ZodObject;
   readonly loadConfig: (env: NodeJS.ProcessEnv) => C;
   readonly module: (config: C) => DynamicModule;
   /** Checks that must pass before the instance reports ready; resolved from its application context. */

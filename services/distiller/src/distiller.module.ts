@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { baseEnv, parseEnv } from '#config';
+import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import type { ServiceDefinition } from '#runtime';
 
-export const distillerEnvSchema = z.object({ ...baseEnv });
+export const distillerEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
 /** The distiller service: a shell that starts, answers health and stops cleanly until its issue lands. */
@@ -17,6 +17,7 @@ export class DistillerModule {
 
 export const distillerService: ServiceDefinition<DistillerConfig> = {
   name: ServiceName.Distiller,
+  envSchema: distillerEnvSchema,
   loadConfig: (env) => parseEnv(distillerEnvSchema, env),
   module: (config) => DistillerModule.forRoot(config),
 };

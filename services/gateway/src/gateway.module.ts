@@ -8,7 +8,7 @@ import type { GatewayConfig } from './config.js';
 import { MemoriesController } from './controllers/memories.controller.js';
 import { SystemController } from './controllers/system.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
-import { installAuth, installErrorHandlers } from './http/fastify-setup.js';
+import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
 
 @Global()
 @Module({})
@@ -39,10 +39,11 @@ export async function createGatewayApp(
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
     logger: new PinoNestLogger(deps.logger.child({ context: 'Nest' })),
     abortOnError: false,
+    bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
   installAuth(fastify, config.ALFRED_API_KEYS);
-  installErrorHandlers(fastify, deps.logger);
+  acceptOnlyJson(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   await app.init();
   return app;

@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { baseEnv, parseEnv } from '#config';
+import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import type { ServiceDefinition } from '#runtime';
 
-export const learnerEnvSchema = z.object({ ...baseEnv });
+export const learnerEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv });
 export type LearnerConfig = z.output<typeof learnerEnvSchema>;
 
 /** The learner service: a shell that starts, answers health and stops cleanly until its issue lands. */
@@ -17,6 +17,7 @@ export class LearnerModule {
 
 export const learnerService: ServiceDefinition<LearnerConfig> = {
   name: ServiceName.Learner,
+  envSchema: learnerEnvSchema,
   loadConfig: (env) => parseEnv(learnerEnvSchema, env),
   module: (config) => LearnerModule.forRoot(config),
 };

@@ -3,10 +3,9 @@ import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
-import type { ServiceDefinition } from '#runtime';
+import { createEmbedderFromConfig, createVectorStoreFromConfig, type ServiceDefinition } from '#runtime';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
-import { loadMemoryConfig, type MemoryConfig } from './config.js';
-import { createEmbedderFromConfig, createVectorStoreFromConfig } from './memory.providers.js';
+import { loadMemoryConfig, memoryEnvSchema, type MemoryConfig } from './config.js';
 import { BusMemoryEventLog } from './memory-events.js';
 import { MemoryHandlers } from './handlers/memory.handlers.js';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
@@ -55,6 +54,7 @@ export class MemoryModule {
 /** The memory service as its hosts start it. */
 export const memoryService: ServiceDefinition<MemoryConfig> = {
   name: ServiceName.Memory,
+  envSchema: memoryEnvSchema,
   loadConfig: loadMemoryConfig,
   module: (config) => MemoryModule.forRoot(config),
 };

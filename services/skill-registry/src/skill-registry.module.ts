@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { baseEnv, parseEnv } from '#config';
+import { baseEnv, embeddingEnv, parseEnv } from '#config';
 import type { ServiceDefinition } from '#runtime';
 
-export const skillRegistryEnvSchema = z.object({ ...baseEnv });
+export const skillRegistryEnvSchema = z.object({ ...baseEnv, ...embeddingEnv });
 export type SkillRegistryConfig = z.output<typeof skillRegistryEnvSchema>;
 
 /** The skill-registry service: a shell that starts, answers health and stops cleanly until its issue lands. */
@@ -17,6 +17,7 @@ export class SkillRegistryModule {
 
 export const skillRegistryService: ServiceDefinition<SkillRegistryConfig> = {
   name: ServiceName.SkillRegistry,
+  envSchema: skillRegistryEnvSchema,
   loadConfig: (env) => parseEnv(skillRegistryEnvSchema, env),
   module: (config) => SkillRegistryModule.forRoot(config),
 };

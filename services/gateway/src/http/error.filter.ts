@@ -33,6 +33,8 @@ export class ErrorFilter implements ExceptionFilter {
 
   private toAlfred(exception: unknown, req: FastifyRequest): AlfredError {
     if (exception instanceof HttpException) {
+      // Nest wraps fastify's own errors (body parsing, limits, media type); their codes say more.
+      if (exception.cause !== undefined) return toAlfredError(exception.cause);
       const status = exception.getStatus();
       const code = HTTP_CODES[status] ?? (status >= 500 ? ErrorCode.Internal : ErrorCode.BadRequest);
       const message = status === 404 ? `no route ${req.method} ${req.url.split('?')[0]}` : exception.message;

@@ -3,7 +3,6 @@ import { timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '#logging';
 
 const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready']);
 const CORRELATION_HEADER = 'x-correlation-id';
@@ -48,19 +47,11 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * Errors raised before a Nest handler runs (body parsing, size limits, media types, unknown routes)
- * answer in the API's error format too.
+ * Only JSON bodies are accepted: fastify's text/plain parser is removed, so any other media type
+ * is a 415 (Nest's own parsers are off: `bodyParser: false`).
  */
-export function installErrorHandlers(app: FastifyInstance, logger: Logger): void {
-  app.setErrorHandler((err: FastifyError | AlfredError, req, reply) => {
-    const alfred = toAlfredError(err);
-    if (alfred.status >= 500) logger.error({ err, correlationId: req.alfred?.correlationId }, 'request failed');
-    void reply.status(alfred.status).send(alfred.toBody());
-  });
-  app.setNotFoundHandler((req, reply) => {
-    const alfred = new AlfredError(ErrorCode.RouteNotFound, `no route ${req.method} ${req.url.split('?')[0]}`);
-    void reply.status(404).send(alfred.toBody());
-  });
+export function acceptOnlyJson(app: FastifyInstance): void {
+  app.removeContentTypeParser(['text/plain']);
 }
 
 const FASTIFY_CODES: Record<string, ErrorCode> = {

@@ -1,0 +1,111 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import type { Logger } from '#logging';
+import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
+import { loadGatewayConfig } from '../services/gateway/src/config.js';
+import { load, timeSequential, type BenchRow } from './load.js';
+
+const SECTION = 'memory';
+
+/** A bare fastify handler: the floor every gateway number is compared with, measured in the same run. */
+async function bareHandler(): Promise<BenchRow[]> {
+  const app = Fastify({ logger: false });
+  const memory = { id: randomUUID(), content: 'User prefers dark mode', importance: 0.5, tags: [], source: 'daily' };
+  app.get('/memories/:id', async () => memory);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const url = `http://127.0.0.1:${port}/memories/${memory.id}`;
+  try {
+    return [
+      await load(SECTION, 'bare fastify GET', 'none', { url, connections: 1 }),
+      await load(SECTION, 'bare fastify GET', 'none', { url, connections: 16 }),
+    ];
+  } finally {
+    await app.close();
+  }
+}
+
+async function start(mode: 'embedded' | 'nats', dataDir: string, logger: Logger, natsUrl?: string): Promise<RunningAlfred> {
+  const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_BUS_TIMEOUT_MS: '30000' };
+  const options = { env, gateway: loadGatewayConfig(env), logger, port: 0 };
+  return mode === 'embedded'
+    ? startEmbedded(options)
+    : startOverNats({ ...options, natsUrl: natsUrl!, subjectPrefix: `bench-${randomUUID().slice(0, 8)}.` });
+}
+
+async function post(url: string, body: unknown, agent = 'bench') {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-alfred-agent': agent }, body: JSON.stringify(body) });
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<any>;
+}
+
+/** POST, GET by id and search through the gateway in one mode. */
+async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, natsUrl?: string): Promise<BenchRow[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), `alfred-bench-${mode}-`));
+  const alfred = await start(mode, dataDir, logger, natsUrl);
+  try {
+    const seeded = await post(`${alfred.url}/memories/batch`, {
+      memories: Array.from({ length: 500 }, (_, i) => ({ content: `seed memory ${i} about topic ${i % 37}`, importance: (i % 10) / 10 })),
+    });
+    const id = seeded.memories[0].id as string;
+    const headers = { 'content-type': 'application/json', 'x-alfred-agent': 'bench' };
+    const rows: BenchRow[] = [];
+    rows.push(await load(SECTION, 'GET /memories/{id}', mode, { url: `${alfred.url}/memories/${id}`, headers, connections: 1 }));
+    rows.push(await load(SECTION, 'GET /memories/{id}', mode, { url: `${alfred.url}/memories/${id}`, headers, connections: 16 }));
+    rows.push(
+      await load(SECTION, 'POST /memories', mode, {
+        url: `${alfred.url}/memories`,
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ content: 'The user likes espresso in the morning', importance: 0.6, tags: ['coffee'] }),
+        connections: 4,
+      }),
+    );
+    rows.push(await load(SECTION, 'GET /search (≈1.5k memories)', mode, { url: `${alfred.url}/search?q=topic%2012%20memory`, headers, connections: 1 }));
+    return rows;
+  } finally {
+    await alfred.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** /search latency as the collection grows, with the hashing embedder, embedded mode. */
+async function searchScale(logger: Logger, sizes: readonly number[]): Promise<BenchRow[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-scale-'));
+  const alfred = await start('embedded', dataDir, logger);
+  const rows: BenchRow[] = [];
+  const words = ['alpha', 'budget', 'coffee', 'deploy', 'editor', 'fastify', 'garden', 'holiday', 'invoice', 'jazz', 'kotlin', 'lunch'];
+  let stored = 0;
+  try {
+    for (const size of sizes) {
+      const started = performance.now();
+      while (stored < size) {
+        const n = Math.min(500, size - stored);
+        const memories = Array.from({ length: n }, (_, i) => {
+          const k = stored + i;
+          return { content: `note ${k}: ${words[k % 12]} ${words[(k * 7) % 12]} ${words[(k * 5) % 12]} item ${k % 997}`, importance: (k % 10) / 10 };
+        });
+        await post(`${alfred.url}/memories/batch`, { memories });
+        stored += n;
+      }
+      const fill = Math.round(performance.now() - started);
+      const queries = ['coffee deploy', 'invoice for the holiday', 'kotlin editor item 42', 'jazz lunch'];
+      const t = await timeSequential(200, (i) => fetch(`${alfred.url}/search?q=${encodeURIComponent(queries[i % 4]!)}`, { headers: { 'x-alfred-agent': 'bench' } }).then((r) => r.text()));
+      rows.push({ section: SECTION, name: `GET /search at ${size} memories`, mode: 'embedded', connections: 1, rps: Math.round(1000 / t.mean), p50: t.p50, p99: t.p99, errors: 0, note: `filled in ${fill} ms` });
+    }
+    return rows;
+  } finally {
+    await alfred.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function memoryBench(ctx: { logger: Logger; natsUrl?: string; quick: boolean }): Promise<BenchRow[]> {
+  const rows = [...(await bareHandler()), ...(await gatewayRows('embedded', ctx.logger))];
+  if (ctx.natsUrl) rows.push(...(await gatewayRows('nats', ctx.logger, ctx.natsUrl)));
+  rows.push(...(await searchScale(ctx.logger, ctx.quick ? [1000, 10_000] : [1000, 10_000, 100_000])));
+  return rows;
+}

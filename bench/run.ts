@@ -1,0 +1,45 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem, loadavg, hostname } from 'node:os';
+import { createLogger } from '#logging';
+import type { BenchRow } from './load.js';
+import { memoryBench } from './memory.bench.js';
+
+/**
+ * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
+ * with the machine's context. ALFRED_BENCH_QUICK=1 skips the largest sizes.
+ */
+const quick = process.env.ALFRED_BENCH_QUICK === '1';
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const logger = createLogger({ service: 'bench', level: 'silent' });
+
+async function natsReachable(url: string): Promise<boolean> {
+  const { connect } = await import('node:net');
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const s = connect({ host: u.hostname, port: Number(u.port || 4222) });
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+}
+
+const context = {
+  at: new Date().toISOString(),
+  host: hostname(),
+  node: process.version,
+  cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+  memory_gb: Math.round(totalmem() / 2 ** 30),
+  loadavg_at_start: loadavg().map((l) => Math.round(l * 100) / 100),
+  quick,
+};
+
+const nats = (await natsReachable(natsUrl)) ? natsUrl : undefined;
+if (!nats) console.log(`NATS not reachable at ${natsUrl}: NATS-mode rows are skipped`);
+const rows: BenchRow[] = [...(await memoryBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) }))];
+
+console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — ${context.cpus}, ${context.memory_gb} GB\n`);
+console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));
+await mkdir(new URL('./results/', import.meta.url), { recursive: true }).catch(() => undefined);
+const out = new URL(`../../bench/results/${context.at.replace(/[:.]/g, '-')}.json`, import.meta.url);
+await writeFile(out, JSON.stringify({ context, rows }, null, 2));
+console.log(`\nwritten to ${out.pathname}`);
+process.exit(0);

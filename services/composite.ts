@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { InProcessBus, NatsBus, type Bus } from '#bus';
+import type { Logger } from '#logging';
+import { hostService, type HostedService } from '#runtime';
+import { ALL_SERVICES } from './all-services.js';
+import type { GatewayConfig } from './gateway/src/config.js';
+import { createGatewayApp } from './gateway/src/gateway.module.js';
+
+/** Every service and the gateway running in this process. */
+export interface RunningAlfred {
+  readonly app: NestFastifyApplication;
+  readonly services: readonly HostedService[];
+  /** The base URL the gateway listens on. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export interface CompositeOptions {
+  readonly env: NodeJS.ProcessEnv;
+  readonly gateway: GatewayConfig;
+  readonly logger: Logger;
+  /** Overrides ALFRED_API_PORT (0 picks a free port). */
+  readonly port?: number;
+  /** The bus each service (and `gateway`) uses: one shared in-process bus, or a connection each. */
+  readonly busFor: (name: string) => Promise<Bus>;
+}
+
+/** Hosts every service and then the gateway, each on the bus `busFor` gives it. */
+export async function startComposite(options: CompositeOptions): Promise<RunningAlfred> {
+  const { gateway, logger } = options;
+  const buses = new Set<Bus>();
+  const services: HostedService[] = [];
+  const busFor = async (name: string) => {
+    const bus = await options.busFor(name);
+    buses.add(bus);
+    return bus;
+  };
+  const stopAll = async () => {
+    for (const s of [...services].reverse()) await s.stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
+    for (const b of buses) await b.close().catch(() => undefined);
+  };
+  try {
+    for (const def of ALL_SERVICES) {
+      const config = def.loadConfig(options.env);
+      const ctx = { service: def.name, instance: `${def.name}-${process.pid}`, bus: await busFor(def.name), logger: logger.child({ service: def.name }) };
+      services.push(await hostService(def, config, ctx));
+    }
+    const app = await createGatewayApp(gateway, { bus: await busFor('gateway'), logger: logger.child({ service: 'gateway' }) });
+    await app.listen({ host: gateway.ALFRED_API_HOST, port: options.port ?? gateway.ALFRED_API_PORT });
+    const address = app.getHttpServer().address();
+    const port = typeof address === 'object' && address ? address.port : gateway.ALFRED_API_PORT;
+    const host = gateway.ALFRED_API_HOST.includes(':') ? `[${gateway.ALFRED_API_HOST}]` : gateway.ALFRED_API_HOST;
+    return {
+      app,
+      services,
+      url: `http://${host}:${port}`,
+      async stop() {
+        await app.close();
+        await stopAll();
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** `npm start`'s shape: one in-process bus whose event logs live under the data dir. */
+export function startEmbedded(options: Omit<CompositeOptions, 'busFor'>): Promise<RunningAlfred> {
+  const bus = new InProcessBus({
+    dataDir: join(options.gateway.ALFRED_DATA_DIR, 'bus'),
+    defaultTimeoutMs: options.gateway.ALFRED_BUS_TIMEOUT_MS,
+    logger: options.logger,
+  });
+  return startComposite({ ...options, busFor: async () => bus });
+}
+
+/** Every service on its own NATS connection in this process: the distributed wiring, for tests and benchmarks. */
+export function startOverNats(options: Omit<CompositeOptions, 'busFor'> & { natsUrl: string; subjectPrefix?: string }): Promise<RunningAlfred> {
+  return startComposite({
+    ...options,
+    busFor: (name) =>
+      NatsBus.connect({
+        url: options.natsUrl,
+        name: `alfred-${name}-${process.pid}`,
+        subjectPrefix: options.subjectPrefix,
+        defaultTimeoutMs: options.gateway.ALFRED_BUS_TIMEOUT_MS,
+        logger: options.logger,
+      }),
+  });
+}
