@@ -43,10 +43,10 @@ export async function startComposite(options: CompositeOptions): Promise<Running
   try {
     for (const def of ALL_SERVICES) {
       const config = def.loadConfig(options.env);
-      const ctx = { service: def.name, instance: `${def.name}-${process.pid}`, bus: await busFor(def.name), logger: logger.child({ service: def.name }) };
+      const ctx = { service: def.name, instance: `${def.name}-${process.pid}`, bus: await busFor(def.name), logger: logger.child({ component: def.name }) };
       services.push(await hostService(def, config, ctx));
     }
-    const app = await createGatewayApp(gateway, { bus: await busFor('gateway'), logger: logger.child({ service: 'gateway' }) });
+    const app = await createGatewayApp(gateway, { bus: await busFor('gateway'), logger: logger.child({ component: 'gateway' }) });
     await app.listen({ host: gateway.ALFRED_API_HOST, port: options.port ?? gateway.ALFRED_API_PORT });
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : gateway.ALFRED_API_PORT;

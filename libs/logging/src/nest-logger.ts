@@ -1,11 +1,14 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Logger } from './logger.js';
 
-/** Routes Nest's own log lines into pino so every line is JSON. */
+/**
+ * Routes Nest's own log lines into pino so every line is JSON. Nest's start-up chatter (route
+ * mapping, module init) goes to debug; warnings and errors stay visible.
+ */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
   log(message: unknown, context?: string) {
-    this.logger.info({ context }, String(message));
+    this.logger.debug({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string) {
     this.logger.error({ context, trace }, String(message));

@@ -56,7 +56,7 @@ export interface HostedService {
 export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: ServiceContext): Promise<HostedService> {
   const root = { module: class HostRoot {}, imports: [CoreModule.forRoot(ctx), def.module(config)] };
   const app = await NestFactory.createApplicationContext(root, {
-    logger: new PinoNestLogger(ctx.logger.child({ context: 'Nest' })),
+    logger: new PinoNestLogger(ctx.logger),
     abortOnError: false,
   });
   app.enableShutdownHooks([]);

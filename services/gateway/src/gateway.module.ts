@@ -37,7 +37,7 @@ export async function createGatewayApp(
     routerOptions: { ignoreTrailingSlash: true },
   });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
-    logger: new PinoNestLogger(deps.logger.child({ context: 'Nest' })),
+    logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,
   });
