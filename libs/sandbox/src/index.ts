@@ -1,0 +1,6 @@
+export * from './address-policy.js';
+export * from './fetch-guard.js';
+export { sandboxArgv } from './sandbox-process.js';
+export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-protocol.js';
+export * from './skill-digest.js';
+export * from './skill-runner.js';

@@ -1,0 +1,125 @@
+import { access, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ErrorCode } from '#contracts';
+import { AlfredError } from '#errors';
+import { SkillRunner } from './skill-runner.js';
+import { SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
+
+describe(SkillRunner.name, () => {
+  let ws: SkillWorkspace;
+  let runner: SkillRunner;
+
+  beforeAll(async () => {
+    ws = await SkillWorkspace.create();
+    runner = new SkillRunner({ dataRoot: ws.dataRoot, secrets: { WEATHER_KEY: 'k-123', SERVICE_TOKEN: 'never-for-skills' } });
+  });
+  afterAll(() => ws.dispose());
+
+  describe('execute', () => {
+    it('should run a skill with defaults applied and record the execution', async () => {
+      const { dir, manifest } = await ws.addSkill(
+        'greet',
+        `export async function execute(args: { name: string; times: number }, ctx: { log(m: string): void }) {
+          console.log('printing to stdout');
+          ctx.log('greeting ' + args.name);
+          return { success: true, result: { text: ('hello ' + args.name + ' ').repeat(args.times).trim() } };
+        }`,
+        { parameters: { name: { type: 'string', default: 'world' }, times: { type: 'integer', minimum: 1, maximum: 3, default: 2 } } },
+      );
+      const { result, record } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: true, result: { text: 'hello world hello world' } });
+      expect(record).toMatchObject({ skillId: 'greet', version: '1.0.0', outcome: 'succeeded', caller: TEST_CALLER, logs: ['greeting world'] });
+      expect(record.stdout).toBe('printing to stdout\n');
+      expect(record.digest).toMatch(/^sha256:[a-f0-9]{64}$/);
+    });
+    it('should give a skill only the secrets its manifest names', async () => {
+      const { dir, manifest } = await ws.addSkill(
+        'env-reader',
+        `export async function execute(args: unknown, ctx: { env: Record<string, string> }) {
+          return { success: true, result: { ctx: ctx.env, proc: { ...process.env } } };
+        }`,
+        { permissions: { env: ['WEATHER_KEY', 'NOT_CONFIGURED'] } },
+      );
+      const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: true, result: { ctx: { WEATHER_KEY: 'k-123' }, proc: { WEATHER_KEY: 'k-123' } } });
+    });
+
+    it('should read and write files inside the allowed roots', async () => {
+      const { dir, manifest } = await ws.addSkill(
+        'notes',
+        `export async function execute(args: { text: string }, ctx: any) {
+          await ctx.writeFile('self/sub/note.txt', args.text);
+          await ctx.writeFile('shared/reports/latest.md', '# ' + args.text);
+          const template = await ctx.readFile('skill/template.txt');
+          return { success: true, result: template + ':' + (await ctx.readFile('self/sub/note.txt')) };
+        }`,
+        { parameters: { text: { type: 'string', required: true } }, permissions: { fs: { write: ['self', 'shared/reports'] } } },
+      );
+      await import('node:fs/promises').then((fs) => fs.writeFile(path.join(dir, 'template.txt'), 'tpl'));
+      const { result } = await runner.execute(dir, manifest, { text: 'remember' }, TEST_CALLER);
+      expect(result).toEqual({ success: true, result: 'tpl:remember' });
+      expect(await readFile(path.join(ws.dataRoot, 'skill-data', 'notes', 'sub', 'note.txt'), 'utf8')).toBe('remember');
+      expect(await readFile(path.join(ws.dataRoot, 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
+    });
+
+    it('should refuse invalid arguments with field details before anything runs', async () => {
+      const { dir, manifest } = await ws.addSkill(
+        'strict-args',
+        `export async function execute(args: unknown, ctx: any) { await ctx.writeFile('self/ran.txt', 'ran'); return { success: true }; }`,
+        {
+          parameters: { size: { type: 'string', enum: ['small', 'large'], required: true }, count: { type: 'integer', maximum: 5 } },
+          permissions: { fs: { write: ['self'] } },
+        },
+      );
+      const attempt = runner.execute(dir, manifest, { size: 'huge', count: 9, extra: true }, TEST_CALLER);
+      await expect(attempt).rejects.toBeInstanceOf(AlfredError);
+      await expect(attempt).rejects.toMatchObject({ code: ErrorCode.ValidationFailed, message: expect.stringMatching(/size: .*count: .*/) });
+      const issues = ((await attempt.catch((e: AlfredError) => e)) as AlfredError).details as { issues: { path: string }[] };
+      expect(issues.issues.map((i) => i.path).sort()).toEqual(['', 'count', 'size']);
+      await expect(access(path.join(ws.dataRoot, 'skill-data', 'strict-args', 'ran.txt'))).rejects.toThrow(/ENOENT/);
+    });
+
+    it('should reject a result that is not {success, result?, error?}', async () => {
+      const { dir, manifest } = await ws.addSkill('bad-shape', `export async function execute() { return { ok: true }; }`);
+      const { result, record } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result.success).toBe(false);
+      expect(result.error).toMatch(/^invalid result: expected \{success: boolean, result\?, error\?: string\}/);
+      expect(record.outcome).toBe('invalid_result');
+    });
+
+    it("should reject a result that does not match the manifest's result schema", async () => {
+      const { dir, manifest } = await ws.addSkill('bad-result', `export async function execute() { return { success: true, result: { url: 42 } }; }`, {
+        result: { type: 'object', properties: { url: { type: 'string', required: true } } },
+      });
+      const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: false, error: expect.stringMatching(/^invalid result: result does not match the manifest's result schema: url: /) });
+    });
+
+    it('should turn a throw into a failed result with its message', async () => {
+      const { dir, manifest } = await ws.addSkill('thrower', `export async function execute() { throw new Error('upstream said no'); }`);
+      const { result, record } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: false, error: 'upstream said no' });
+      expect(record).toMatchObject({ outcome: 'threw', error: 'upstream said no' });
+    });
+
+    it('should report a skill without an execute export', async () => {
+      const { dir, manifest } = await ws.addSkill('no-export', `export const nothing = 1;`);
+      const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: false, error: 'execute.ts must export a function execute(args, ctx)' });
+    });
+
+    it('should refuse a result larger than the cap', async () => {
+      const small = new SkillRunner({ dataRoot: ws.dataRoot, limits: { resultBytes: 1000 } });
+      const { dir, manifest } = await ws.addSkill('big-result', `export async function execute() { return { success: true, result: 'x'.repeat(5000) }; }`);
+      const { result } = await small.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: false, error: 'result exceeds 1000 bytes' });
+    });
+
+    it('should keep a skill failure as a failed outcome', async () => {
+      const { dir, manifest } = await ws.addSkill('soft-fail', `export async function execute() { return { success: false, error: 'no data today' }; }`);
+      const { result, record } = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      expect(result).toEqual({ success: false, error: 'no data today' });
+      expect(record.outcome).toBe('failed');
+    });
+  });
+});
