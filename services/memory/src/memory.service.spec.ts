@@ -1,0 +1,109 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InProcessBus } from '#bus';
+import { HashingEmbedder } from '#embeddings';
+import { LanceDbStore } from '#vector-store';
+import { AlfredError } from '#errors';
+import { BusMemoryEventLog, type MemoryEventLog } from './memory-events.js';
+import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
+import { MemoryService } from './memory.service.js';
+
+const scope = { tenant: 't1', agent: 'alfred' };
+const quietLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+describe(MemoryService.name, () => {
+  let dir: string;
+  let store: LanceDbStore;
+  let bus: InProcessBus;
+  let repo: MemoryRepository;
+  let events: MemoryEventLog;
+  let service: MemoryService;
+  const embedder = new HashingEmbedder({ dimension: 64 });
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'alfred-memory-'));
+    store = new LanceDbStore({ dir: join(dir, 'vectors') });
+    bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quietLogger });
+    repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
+    events = new BusMemoryEventLog(bus);
+    service = new MemoryService(repo, embedder, events);
+  });
+
+  afterEach(async () => {
+    await bus.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('create', () => {
+    it('should store a daily memory and record a created event', async () => {
+      const m = await service.create(scope, { content: 'likes tea', importance: 0.7, tags: ['drink', 'drink'] }, 'daily');
+      expect(m.tags).toEqual(['drink']);
+      expect(await service.get(scope, m.id)).toMatchObject({ content: 'likes tea', source: 'daily', date: m.timestamp.slice(0, 10) });
+      expect((await events.history(m.id)).map((c) => c.kind)).toEqual(['created']);
+    });
+
+    it('should undo the write and refuse when the change cannot be recorded durably', async () => {
+      const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
+      const fragile = new MemoryService(repo, embedder, failing);
+      await expect(fragile.create(scope, { content: 'lost?', importance: 0.5, tags: [] }, 'daily')).rejects.toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+      });
+      expect((await service.list(scope, listAll)).pagination.total).toBe(0);
+    });
+  });
+
+  describe('update', () => {
+    it('should keep the previous content when recording the update fails', async () => {
+      const m = await service.create(scope, { content: 'original', importance: 0.5, tags: [] }, 'daily');
+      const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
+      await expect(new MemoryService(repo, embedder, failing).update(scope, m.id, { content: 'changed' })).rejects.toBeInstanceOf(AlfredError);
+      expect((await service.get(scope, m.id)).content).toBe('original');
+    });
+
+    it('should bump the version with every change', async () => {
+      const m = await service.create(scope, { content: 'a', importance: 0.5, tags: [] }, 'daily');
+      await service.update(scope, m.id, { content: 'b' });
+      await service.update(scope, m.id, { importance: 0.9 });
+      const versions = (await events.history(m.id)).map((c) => c.version);
+      expect(versions).toEqual([1, 2, 3]);
+    });
+  });
+
+  describe('batchCreate', () => {
+    it('should create valid items in one pass and report invalid ones by index', async () => {
+      const result = await service.batchCreate(scope, [{ content: 'ok' }, { content: 5 }, { content: 'fine', importance: 7 }], 'memory');
+      expect(result.created).toBe(1);
+      expect(result.errors.map((e) => e.index)).toEqual([1, 2]);
+      expect(result.errors[1]!.error).toMatch(/importance/);
+      expect((await service.list(scope, { ...listAll, source: 'memory' })).pagination.total).toBe(1);
+    });
+  });
+
+  describe('search', () => {
+    it('should rank by relevance with importance as a gentle boost and honour min_score', async () => {
+      await service.batchCreate(scope, [
+        { content: 'deploys go through the staging cluster first', importance: 0.2 },
+        { content: 'deploys go through the staging cluster first', importance: 1.0 },
+        { content: 'favourite colour is green', importance: 1.0 },
+      ], 'daily');
+      const res = await service.search(scope, { q: 'staging deploys', limit: 10, min_score: 0 });
+      expect(res.results[0]!.importance).toBe(1);
+      expect(res.results[1]!.importance).toBe(0.2);
+      expect(res.results[0]!.score).toBeGreaterThan(res.results[1]!.score);
+      const strict = await service.search(scope, { q: 'staging deploys', limit: 10, min_score: res.results[1]!.score + 1e-6 });
+      expect(strict.results.every((r) => r.score > res.results[1]!.score)).toBe(true);
+      expect(strict.total).toBe(strict.results.length);
+    });
+  });
+
+  describe('history', () => {
+    it('should be 404 for another agent', async () => {
+      const m = await service.create(scope, { content: 'mine', importance: 0.5, tags: [] }, 'daily');
+      await expect(service.history({ ...scope, agent: 'other' }, m.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+  });
+});
+
+const listAll = { limit: 100, offset: 0, sort_by: 'date' as const, sort_order: 'desc' as const };
