@@ -18,6 +18,12 @@ const COMMANDS = [
     run: 'runValidateCommand',
     summary: 'validate SKILL.md skills strictly: alfred skills validate <dir|SKILL.md>... [--json]',
   },
+  {
+    words: ['reindex'],
+    module: 'dist/services/memory/src/reindex.command.js',
+    run: 'runReindexCommand',
+    summary: 're-embed every stored memory with the configured embedder (memory service stopped)',
+  },
 ];
 
 function ensureNode() {

@@ -1,9 +1,13 @@
 import { ConfigError } from '#config';
+import { isAlfredError } from '#errors';
 import type { Logger } from '#logging';
 
-/** Prints a configuration failure (every bad variable) and exits; other start-up failures are rethrown. */
+/**
+ * Prints a start-up failure that the operator can fix (bad configuration: every bad variable; a
+ * domain refusal such as an embedder mismatch: its message) and exits; anything else is rethrown.
+ */
 export function exitOnConfigError(service: string, err: unknown): never {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || isAlfredError(err)) {
     process.stderr.write(`${service}: ${err.message}\n`);
     process.exit(1);
   }
