@@ -87,12 +87,17 @@ class SandboxRun {
       child.stderr!.setEncoding('utf8').on('data', (text: string) => this.onOutput('stderr', text));
       this.readLogLines(child.stdio[4] as NodeJS.ReadableStream);
       child.on('message', (message) => this.onMessage(message));
-      child.on('error', (err) => this.kill({ kind: 'crashed', reason: `the sandbox process failed: ${err.message}` }));
+      child.on('error', (err) => {
+        this.kill({ kind: 'crashed', reason: `the sandbox process failed: ${err.message}` });
+        // A process that never started emits no 'close'.
+        if (child.pid === undefined) resolve({ end: this.end!, output: this.output.snapshot() });
+      });
       child.on('close', (code, signal) => {
         this.stopTimers();
         resolve({ end: this.end ?? this.exitReason(code, signal), output: this.output.snapshot() });
       });
-      this.sendToChild({ type: 'run', entry: this.spec.entry, args: this.spec.args, roots: this.spec.roots, readable: this.spec.readable, writable: this.spec.writable, maxResultBytes: this.spec.limits.resultBytes, maxFileBytes: this.spec.limits.fileBytes });
+      const { entry, args, roots, readable, writable, limits } = this.spec;
+      this.sendToChild({ type: 'run', entry, args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes });
       this.timers.push(setTimeout(() => this.kill({ kind: 'timed_out' }), this.spec.timeoutMs));
       this.timers.push(setInterval(() => void this.checkMemory(), MEMORY_POLL_MS));
     });
