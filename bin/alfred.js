@@ -24,6 +24,12 @@ const COMMANDS = [
     run: 'runReindexCommand',
     summary: 're-embed every stored memory with the configured embedder (memory service stopped)',
   },
+  {
+    words: ['models'],
+    module: 'dist/services/memory/src/models.command.js',
+    run: 'runModelsCommand',
+    summary: 'models pull: fetch the default local sentence-embedding model into the data dir',
+  },
 ];
 
 function ensureNode() {

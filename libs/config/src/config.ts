@@ -45,20 +45,32 @@ export const embeddingEnv = {
   ALFRED_EMBEDDINGS_URL: url(/^https?$/).optional(),
   ALFRED_EMBEDDINGS_MODEL: z.string().default('text-embedding-3-small'),
   ALFRED_EMBEDDINGS_API_KEY: z.string().optional(),
+  /** Where `alfred models pull` downloads from (a Hugging Face-layout hub or mirror). */
+  ALFRED_MODEL_HUB_URL: url(/^https?$/).default('https://huggingface.co'),
   QDRANT_URL: url(/^https?$/).optional(),
   QDRANT_API_KEY: z.string().optional(),
 };
+
+/** The model used when ALFRED_MODEL is unset (a current id from the SDK's model list); #llm uses it too. */
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 
 /** Variables of services that call the model. */
 export const llmEnv = {
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: url(/^https?$/).optional(),
-  ALFRED_MODEL: z.string().default('claude-sonnet-4-5'),
+  ALFRED_MODEL: z.string().default(DEFAULT_MODEL),
+  /** Per attempt; the SDK retries 429/5xx ALFRED_MODEL_MAX_RETRIES times with backoff. */
+  ALFRED_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  ALFRED_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  /** true: refuse model work without ANTHROPIC_API_KEY (503 MODEL_NOT_CONFIGURED) instead of the deterministic fallbacks. */
+  ALFRED_REQUIRE_MODEL: bool.default(false),
 };
 
 /** Variables of services that keep session context. */
 export const redisEnv = {
   REDIS_URL: url(/^rediss?$/).optional(),
+  /** Prefix of every Redis key (e.g. one per deployment or test run). */
+  ALFRED_REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,64}$/, 'a Redis prefix is 1-64 letters, digits, :, _ or -').default('alfred:'),
 };
 
 export const envHelpers = { bool, port, url };

@@ -6,3 +6,4 @@ export * from './onnx.embedder.js';
 export * from './cached.embedder.js';
 export * from './embedder.factory.js';
 export * from './testing/tiny-onnx-model.js';
+export * from './model-pull.js';

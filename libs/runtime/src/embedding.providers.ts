@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { embeddingEnv } from '#config';
-import { createEmbedder, type Embedder } from '#embeddings';
+import { createEmbedder, DEFAULT_MODEL, type Embedder } from '#embeddings';
 import type { Logger } from '#logging';
 import { LanceDbStore, QdrantStore, type VectorStore } from '#vector-store';
 import type { z } from 'zod';
@@ -8,11 +8,16 @@ import type { z } from 'zod';
 /** The parsed embedding variables of a service's config (memory, skill-registry). */
 export type EmbeddingConfig = z.output<z.ZodObject<typeof embeddingEnv>> & { ALFRED_DATA_DIR: string };
 
+/** The local model folder: ALFRED_EMBEDDINGS_MODEL_DIR, else where `alfred models pull` puts the default model. */
+export function modelDirOf(config: EmbeddingConfig): string {
+  return config.ALFRED_EMBEDDINGS_MODEL_DIR ?? join(config.ALFRED_DATA_DIR, 'models', DEFAULT_MODEL.folder);
+}
+
 /** The configured embedder; the lexical fallback is announced once, with the command that fixes it. */
 export async function createEmbedderFromConfig(config: EmbeddingConfig, logger: Logger): Promise<Embedder> {
   const { embedder, notice } = await createEmbedder({
     kind: config.ALFRED_EMBEDDER,
-    modelDir: config.ALFRED_EMBEDDINGS_MODEL_DIR ?? join(config.ALFRED_DATA_DIR, 'models', 'default'),
+    modelDir: modelDirOf(config),
     ...(config.ALFRED_EMBEDDINGS_URL
       ? {
           openai: {
