@@ -5,5 +5,4 @@ export * from './openai.embedder.js';
 export * from './onnx.embedder.js';
 export * from './cached.embedder.js';
 export * from './embedder.factory.js';
-export * from './testing/tiny-onnx-model.js';
 export * from './model-pull.js';
