@@ -59,7 +59,6 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
     logger: new PinoNestLogger(ctx.logger),
     abortOnError: false,
   });
-  app.enableShutdownHooks([]);
   await app.init();
   const checks: ReadinessCheck[] = [{ name: 'bus', check: () => true }, ...(def.readiness?.(app) ?? [])];
   const ready = () => readiness(checks);

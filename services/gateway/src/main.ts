@@ -28,7 +28,9 @@ const bus = await NatsBus.connect({
 });
 const app = await createGatewayApp(config, { bus, logger });
 await app.listen({ host: config.ALFRED_API_HOST, port: config.ALFRED_API_PORT });
-logger.info({ host: config.ALFRED_API_HOST, port: config.ALFRED_API_PORT }, 'gateway listening');
+const address = app.getHttpServer().address();
+const port = typeof address === 'object' && address ? address.port : config.ALFRED_API_PORT;
+logger.info({ host: config.ALFRED_API_HOST, port }, `gateway listening on http://${config.ALFRED_API_HOST}:${port}`);
 onShutdown(logger, config.ALFRED_SHUTDOWN_DEADLINE_MS, async () => {
   await app.close();
   await bus.close(config.ALFRED_SHUTDOWN_DEADLINE_MS);

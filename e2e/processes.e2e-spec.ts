@@ -1,0 +1,84 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { describeWithNats, testServers } from '#testing';
+import { client } from './harness.js';
+
+const repo = new URL('..', import.meta.url).pathname;
+const describeNats = await describeWithNats();
+
+/** Starts a built entry point as its own process; resolves once a log line matches `ready`. */
+function launch(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
+  const child = spawn(process.execPath, [join(repo, entry)], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry} not ready:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = output.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match, output: () => output });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+/** The built artefacts run as users run them: `npm start`'s entry, and each service as its own process. */
+describe('built processes', () => {
+  let dir: string;
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')], { stdio: 'inherit' });
+    dir = await mkdtemp(join(tmpdir(), 'alfred-proc-'));
+  }, 120_000);
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('should serve from dist/services/main.js and shut down cleanly on SIGTERM', async () => {
+    const env = { ALFRED_DATA_DIR: join(dir, 'embedded'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash' };
+    const { child, match } = await launch('dist/services/main.js', env, /Alfred is listening on (http:\/\/[\d.:]+)/);
+    const api = client(match[1]!);
+    expect((await api.get('/health')).body.status).toBe('healthy');
+    expect((await api.post('/memories', { content: 'from a real process' })).status).toBe(201);
+    expect(await stop(child)).toBe(0);
+  }, 60_000);
+
+  it('should refuse to start on a non-loopback address without API keys', async () => {
+    const env = { ALFRED_DATA_DIR: join(dir, 'refused'), ALFRED_API_HOST: '0.0.0.0' };
+    await expect(launch('dist/services/main.js', env, /never/)).rejects.toThrow(/exited with 1[\s\S]*ALFRED_API_KEYS/);
+  }, 60_000);
+
+  describeNats('over NATS', () => {
+    it('should run the memory service and the gateway as separate processes', async () => {
+      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: `proc-${randomUUID().slice(0, 8)}.`, ALFRED_EMBEDDER: 'hash' };
+      const memory = await launch('dist/services/memory/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'memory') }, /service started/);
+      const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
+      try {
+        const port = gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1];
+        expect(port).toBeDefined();
+        const api = client(`http://127.0.0.1:${port}`);
+        const created = await api.post('/memories', { content: 'crossed NATS between two processes' });
+        expect(created.status).toBe(201);
+        expect((await api.get(`/memories/${created.body.id}`)).body.content).toBe('crossed NATS between two processes');
+      } finally {
+        expect(await stop(gateway.child)).toBe(0);
+        expect(await stop(memory.child)).toBe(0);
+      }
+    }, 60_000);
+  });
+});
