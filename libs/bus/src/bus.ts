@@ -1,4 +1,6 @@
 import type { EventDef, PayloadOf, ParsedRequestOf, RequestOf, ResponseOf, Route } from '#contracts';
+import type { z } from 'zod';
+import type { QueueDef, WorkQueue } from './queue.js';
 
 /** What travels with every message besides its payload. */
 export interface MessageContext {
@@ -49,6 +51,8 @@ export interface Bus {
   publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void>;
   /** Reads back, in order, the stored events of a stream whose subject matches `filter` (NATS wildcards). */
   readEvents(stream: string, filter: string): AsyncIterable<StoredEvent>;
+  /** A durable job queue (JetStream work queue in NATS mode, an fsynced log in-process). */
+  queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P>;
   /** Drains subscriptions and closes connections, within the deadline. */
   close(deadlineMs?: number): Promise<void>;
 }

@@ -1,2 +1,4 @@
 export * from './reachability.js';
 export * from './anthropic-loopback.js';
+export * from './poll.js';
+export * from './bus-contract.js';

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route } from '#contracts';
+import type { z } from 'zod';
+import type { Bus, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent } from './bus.js';
+import {
+  consoleLogger,
+  decodeReply,
+  handleRequest,
+  parseWith,
+  timedOut,
+  unavailable,
+  type BusLogger,
+  type WireReply,
+} from './codec.js';
+import { InProcessEventStore } from './in-process-event-store.js';
+import { InProcessWorkQueue } from './in-process-work-queue.js';
+import type { QueueDef, WorkQueue } from './queue.js';
+import { keyedSubject } from './subject.js';
+
+export interface InProcessBusOptions {
+  /** Events live in `<dataDir>/events`, work queues in `<dataDir>/queues`. */
+  readonly dataDir: string;
+  readonly defaultTimeoutMs?: number;
+  readonly logger?: BusLogger;
+}
+
+type Responder = (data: string, ctx: MessageContext) => Promise<WireReply>;
+
+interface Group {
+  readonly members: Responder[];
+  next: number;
+}
+
+/**
+ * The embedded bus: the same schemas, JSON round trip and error semantics as NATS, dispatched in-process.
+ * Every queue group of a subject gets the request (one member each, round-robin); the first reply wins.
+ */
+export class InProcessBus implements Bus {
+  readonly kind = 'in-process' as const;
+  private readonly subjects = new Map<string, Map<string, Group>>();
+  private readonly served = new Set<Served>();
+  private readonly events: InProcessEventStore;
+  private readonly queues = new Map<string, InProcessWorkQueue<z.ZodType>>();
+  private readonly logger: BusLogger;
+  private readonly defaultTimeoutMs: number;
+
+  constructor(private readonly options: InProcessBusOptions) {
+    this.logger = options.logger ?? consoleLogger;
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
+    this.events = new InProcessEventStore(join(options.dataDir, 'events'));
+  }
+
+  async request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
+    const ctx = { correlationId: options?.context?.correlationId ?? randomUUID() };
+    const responders = this.pick(route.subject);
+    if (responders.length === 0) throw unavailable(route);
+    const data = JSON.stringify(payload) ?? 'null';
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timedOut(route, timeoutMs)), timeoutMs);
+    });
+    try {
+      const reply = await Promise.race([...responders.map((respond) => respond(data, ctx)), timeout]);
+      return decodeReply(route, reply);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  serve<R extends Route>(route: R, handler: Handler<R>, options?: ServeOptions): Served {
+    const inFlight = new Set<Promise<WireReply>>();
+    const responder: Responder = (data, ctx) => {
+      const run = handleRequest(route, handler, data, ctx, this.logger);
+      inFlight.add(run);
+      void run.finally(() => inFlight.delete(run));
+      return run;
+    };
+    const group = this.group(route.subject, options?.queue ?? route.service);
+    group.members.push(responder);
+    const served: Served = {
+      drain: async () => {
+        const at = group.members.indexOf(responder);
+        if (at >= 0) group.members.splice(at, 1);
+        this.served.delete(served);
+        await Promise.allSettled([...inFlight]);
+      },
+    };
+    this.served.add(served);
+    return served;
+  }
+
+  async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void> {
+    const parsed = parseWith(event.payload, payload);
+    const json = JSON.parse(JSON.stringify(parsed)) as unknown;
+    await this.events.append(event.stream, keyedSubject(event.subject, options.key), json, options.msgId);
+  }
+
+  readEvents(stream: string, filter: string): AsyncIterable<StoredEvent> {
+    return this.events.read(stream, filter);
+  }
+
+  queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P> {
+    let queue = this.queues.get(def.name);
+    if (!queue) {
+      queue = new InProcessWorkQueue<z.ZodType>(def, join(this.options.dataDir, 'queues'), this.logger);
+      this.queues.set(def.name, queue);
+    }
+    return queue as unknown as WorkQueue<P>;
+  }
+
+  async close(deadlineMs = 10_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, deadlineMs);
+    });
+    const drained = Promise.allSettled([...this.served].map((s) => s.drain()));
+    await Promise.race([drained, deadline]);
+    clearTimeout(timer);
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.events.close();
+  }
+
+  private group(subject: string, queue: string): Group {
+    let groups = this.subjects.get(subject);
+    if (!groups) this.subjects.set(subject, (groups = new Map()));
+    let group = groups.get(queue);
+    if (!group) groups.set(queue, (group = { members: [], next: 0 }));
+    return group;
+  }
+
+  private pick(subject: string): Responder[] {
+    const picked: Responder[] = [];
+    for (const group of this.subjects.get(subject)?.values() ?? []) {
+      if (group.members.length === 0) continue;
+      picked.push(group.members[group.next++ % group.members.length]!);
+    }
+    return picked;
+  }
+}

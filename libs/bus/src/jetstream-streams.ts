@@ -1,0 +1,60 @@
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+
+/** Deduplication window for message ids. */
+export const DUPLICATE_WINDOW_MS = 2 * 60_000;
+
+export interface StreamSpec {
+  readonly name: string;
+  readonly subjects: readonly string[];
+  readonly retention?: RetentionPolicy;
+}
+
+export const isStreamNotFound = (err: unknown) =>
+  err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound;
+
+/** Creates streams on first use and widens their subjects when another definition shares them; cached. */
+export class JetStreamStreams {
+  private readonly ensured = new Map<string, Promise<void>>();
+
+  constructor(private readonly jsm: () => Promise<JetStreamManager>) {}
+
+  ensure(spec: StreamSpec): Promise<void> {
+    const key = `${spec.name}|${spec.subjects.join(',')}`;
+    let done = this.ensured.get(key);
+    if (!done) {
+      done = this.create(spec).catch((err: unknown) => {
+        this.ensured.delete(key);
+        throw err;
+      });
+      this.ensured.set(key, done);
+    }
+    return done;
+  }
+
+  private async create(spec: StreamSpec): Promise<void> {
+    const jsm = await this.jsm();
+    try {
+      const info = await jsm.streams.info(spec.name);
+      const missing = spec.subjects.filter((s) => !info.config.subjects.includes(s));
+      if (missing.length > 0) {
+        await jsm.streams.update(spec.name, { ...info.config, subjects: [...info.config.subjects, ...missing] });
+      }
+    } catch (err) {
+      if (!isStreamNotFound(err)) throw err;
+      await jsm.streams.add({
+        name: spec.name,
+        subjects: [...spec.subjects],
+        storage: StorageType.File,
+        retention: spec.retention ?? RetentionPolicy.Limits,
+        duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+      });
+    }
+  }
+}

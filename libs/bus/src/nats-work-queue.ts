@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { AckPolicy, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
+import { headers as natsHeaders, nanos } from '@nats-io/transport-node';
+import type { z } from 'zod';
+import { BusHeader } from './codec.js';
+import type { JetStreamContext } from './nats.bus.js';
+import {
+  checkJobPayload,
+  queueUnavailable,
+  reportDead,
+  runJob,
+  type ConsumeOptions,
+  type Consuming,
+  type JobHandler,
+  type QueueDef,
+  type WorkQueue,
+} from './queue.js';
+
+const encoder = new TextEncoder();
+
+/**
+ * A JetStream work queue: a work-queue stream, one durable pull consumer per queue with explicit acks
+ * and max_deliver; retries are naks with the queue's backoff, permanent failures are terminated.
+ */
+export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
+  private readonly consumers = new Set<Consuming>();
+  private readonly streamName: string;
+  private readonly subject: string;
+
+  constructor(
+    readonly def: QueueDef<P>,
+    private readonly ctx: JetStreamContext,
+  ) {
+    this.streamName = ctx.stream(def.stream);
+    this.subject = ctx.subject(def.subject);
+  }
+
+  async enqueue(payload: z.input<P>, options: { msgId: string; context?: { correlationId: string } }): Promise<void> {
+    checkJobPayload(this.def, payload);
+    const h = natsHeaders();
+    h.set(BusHeader.CorrelationId, options.context?.correlationId ?? randomUUID());
+    try {
+      await this.ensureStream();
+      await this.ctx.js.publish(this.subject, encoder.encode(JSON.stringify(payload)), { msgID: options.msgId, headers: h });
+    } catch (err) {
+      throw queueUnavailable(this.def, err);
+    }
+  }
+
+  async consume(handler: JobHandler<P>, options: ConsumeOptions = {}): Promise<Consuming> {
+    await this.ensureStream();
+    await this.ensureConsumer();
+    const concurrency = Math.max(1, options.concurrency ?? 1);
+    const consumer = await this.ctx.js.consumers.get(this.streamName, this.def.name);
+    const messages = await consumer.consume({ max_messages: concurrency });
+    const running = new Set<Promise<void>>();
+    const loop = (async () => {
+      for await (const msg of messages) {
+        const run = this.settle(msg, handler, options)
+          .catch((err: unknown) => this.ctx.logger.error({ queue: this.def.name, err: String(err) }, 'could not settle a job'))
+          .finally(() => running.delete(run));
+        running.add(run);
+        while (running.size >= concurrency) await Promise.race(running);
+      }
+    })();
+    const consuming: Consuming = {
+      stop: async () => {
+        this.consumers.delete(consuming);
+        await messages.close();
+        await loop;
+        await Promise.allSettled([...running]);
+      },
+    };
+    this.consumers.add(consuming);
+    return consuming;
+  }
+
+  /** Stops every consumer of this queue in this process. */
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.consumers].map((c) => c.stop()));
+  }
+
+  private ensureStream(): Promise<void> {
+    return this.ctx.streams.ensure({ name: this.streamName, subjects: [this.subject], retention: RetentionPolicy.Workqueue });
+  }
+
+  private async ensureConsumer(): Promise<void> {
+    const jsm = await this.ctx.jsm();
+    const config = {
+      ack_policy: AckPolicy.Explicit,
+      max_deliver: this.def.maxDeliver,
+      ack_wait: nanos(this.def.ackWaitMs),
+      filter_subject: this.subject,
+    };
+    try {
+      await jsm.consumers.info(this.streamName, this.def.name);
+      await jsm.consumers.update(this.streamName, this.def.name, config);
+    } catch {
+      await jsm.consumers.add(this.streamName, { durable_name: this.def.name, ...config });
+    }
+  }
+
+  private async settle(msg: JsMsg, handler: JobHandler<P>, options: ConsumeOptions): Promise<void> {
+    const ctx = {
+      attempt: msg.info.deliveryCount,
+      correlationId: msg.headers?.get(BusHeader.CorrelationId) || randomUUID(),
+    };
+    let raw: unknown;
+    try {
+      raw = msg.json();
+    } catch {
+      raw = msg.string();
+    }
+    // keep a long job from being redelivered while it still runs
+    const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 2));
+    const outcome = await runJob(this.def, handler, raw, ctx, this.ctx.logger).finally(() => clearInterval(heartbeat));
+    if (outcome.kind === 'ack') {
+      await msg.ackAck();
+    } else if (outcome.kind === 'retry') {
+      msg.nak(outcome.delayMs);
+    } else {
+      msg.term(outcome.reason);
+      await reportDead(options, raw, outcome.reason, ctx, this.ctx.logger);
+    }
+  }
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  connect,
+  headers as natsHeaders,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+  type Msg,
+  type NatsConnection,
+} from '@nats-io/transport-node';
+import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type ResponseOf, type Route } from '#contracts';
+import { AlfredError } from '#errors';
+import type { z } from 'zod';
+import type { Bus, Handler, RequestOptions, ServeOptions, Served, StoredEvent } from './bus.js';
+import { BusHeader, consoleLogger, decodeReply, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
+import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
+import { NatsWorkQueue } from './nats-work-queue.js';
+import type { QueueDef, WorkQueue } from './queue.js';
+import { keyedSubject, sanitizeStreamName, streamSubjectFor } from './subject.js';
+
+export interface NatsBusOptions {
+  readonly url: string;
+  /** Connection name shown by the server (service and instance). */
+  readonly name: string;
+  /** Prepended to every subject and (sanitized) to every stream name, to isolate tests or deployments. */
+  readonly subjectPrefix?: string;
+  readonly defaultTimeoutMs?: number;
+  readonly logger?: BusLogger;
+}
+
+/** What the NATS work queue needs from the bus that owns it. */
+export interface JetStreamContext {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: () => Promise<JetStreamManager>;
+  readonly streams: JetStreamStreams;
+  readonly logger: BusLogger;
+  subject(subject: string): string;
+  stream(name: string): string;
+}
+
+const encoder = new TextEncoder();
+
+/** The distributed bus: NATS core request/reply in queue groups, JetStream for events and work queues. */
+export class NatsBus implements Bus, JetStreamContext {
+  readonly kind = 'nats' as const;
+  readonly js: JetStreamClient;
+  readonly streams: JetStreamStreams;
+  readonly logger: BusLogger;
+  private readonly served = new Set<Served>();
+  private readonly queues = new Map<string, NatsWorkQueue<z.ZodType>>();
+  private readonly prefix: string;
+  private readonly defaultTimeoutMs: number;
+  private manager?: Promise<JetStreamManager>;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    options: NatsBusOptions,
+  ) {
+    this.prefix = options.subjectPrefix ?? '';
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
+    this.logger = options.logger ?? consoleLogger;
+    this.js = jetstream(nc);
+    this.streams = new JetStreamStreams(() => this.jsm());
+  }
+
+  /** Connects, waiting for the server if it is not up yet. */
+  static async connect(options: NatsBusOptions): Promise<NatsBus> {
+    const nc = await connect({ servers: options.url, name: options.name, waitOnFirstConnect: true });
+    return new NatsBus(nc, options);
+  }
+
+  isConnected(): boolean {
+    return !this.nc.isClosed() && !this.nc.isDraining();
+  }
+
+  jsm(): Promise<JetStreamManager> {
+    this.manager ??= jetstreamManager(this.nc);
+    return this.manager;
+  }
+
+  subject(subject: string): string {
+    return `${this.prefix}${subject}`;
+  }
+
+  stream(name: string): string {
+    return sanitizeStreamName(`${this.prefix}${name}`);
+  }
+
+  async request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    const timeout = options?.timeoutMs ?? this.defaultTimeoutMs;
+    const h = natsHeaders();
+    h.set(BusHeader.CorrelationId, options?.context?.correlationId ?? randomUUID());
+    let reply: Msg;
+    try {
+      reply = await this.nc.request(this.subject(route.subject), encoder.encode(JSON.stringify(payload) ?? 'null'), {
+        timeout,
+        headers: h,
+      });
+    } catch (err) {
+      throw this.requestFailure(route, timeout, err);
+    }
+    return decodeReply(route, { data: reply.string(), isError: reply.headers?.get(BusHeader.Error) === '1' });
+  }
+
+  serve<R extends Route>(route: R, handler: Handler<R>, options?: ServeOptions): Served {
+    const inFlight = new Set<Promise<void>>();
+    const respond = async (msg: Msg) => {
+      const ctx = { correlationId: msg.headers?.get(BusHeader.CorrelationId) || randomUUID() };
+      const reply = await handleRequest(route, handler, msg.string(), ctx, this.logger);
+      const h = natsHeaders();
+      h.set(BusHeader.CorrelationId, ctx.correlationId);
+      if (reply.isError) h.set(BusHeader.Error, '1');
+      if (!msg.respond(encoder.encode(reply.data), { headers: h })) {
+        this.logger.warn({ correlationId: ctx.correlationId, subject: route.subject }, 'request had no reply subject');
+      }
+    };
+    const sub = this.nc.subscribe(this.subject(route.subject), {
+      queue: options?.queue ?? route.service,
+      callback: (err, msg) => {
+        if (err) return this.logger.error({ subject: route.subject, err: String(err) }, 'subscription failed');
+        const run = respond(msg).catch((e: unknown) =>
+          this.logger.error({ subject: route.subject, err: String(e) }, 'could not send a reply'),
+        );
+        inFlight.add(run);
+        void run.finally(() => inFlight.delete(run));
+      },
+    });
+    const served: Served = {
+      drain: async () => {
+        this.served.delete(served);
+        if (!sub.isClosed() && !this.nc.isClosed()) await sub.drain();
+        await Promise.allSettled([...inFlight]);
+      },
+    };
+    this.served.add(served);
+    return served;
+  }
+
+  async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void> {
+    const parsed = parseWith(event.payload, payload);
+    const subject = this.subject(keyedSubject(event.subject, options.key));
+    try {
+      await this.streams.ensure({ name: this.stream(event.stream), subjects: [this.subject(streamSubjectFor(event))] });
+      await this.js.publish(subject, encoder.encode(JSON.stringify(parsed)), { msgID: options.msgId });
+    } catch (err) {
+      throw new AlfredError(ErrorCode.ServiceUnavailable, `could not store event ${subject} on ${event.stream}`, undefined, {
+        cause: err,
+      });
+    }
+  }
+
+  async *readEvents(stream: string, filter: string): AsyncIterable<StoredEvent> {
+    const name = this.stream(stream);
+    let consumer;
+    try {
+      consumer = await this.js.consumers.get(name, {
+        filter_subjects: this.subject(filter),
+        deliver_policy: DeliverPolicy.All,
+      });
+      if ((await consumer.info(true)).num_pending === 0) return;
+    } catch (err) {
+      if (isStreamNotFound(err)) return;
+      throw err;
+    }
+    const messages = await consumer.consume();
+    try {
+      for await (const m of messages) {
+        yield { subject: m.subject.slice(this.prefix.length), seq: m.seq, time: m.time.toISOString(), payload: m.json() };
+        if (m.info.pending === 0) break;
+      }
+    } finally {
+      await messages.close();
+    }
+  }
+
+  queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P> {
+    let queue = this.queues.get(def.name);
+    if (!queue) {
+      queue = new NatsWorkQueue<z.ZodType>(def, this);
+      this.queues.set(def.name, queue);
+    }
+    return queue as unknown as WorkQueue<P>;
+  }
+
+  /** Stops taking work, lets in-flight handlers finish, then drains the connection; forced after the deadline. */
+  async close(deadlineMs = 10_000): Promise<void> {
+    if (this.nc.isClosed()) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), deadlineMs);
+    });
+    const graceful = (async () => {
+      await Promise.allSettled([...this.served].map((s) => s.drain()));
+      await Promise.allSettled([...this.queues.values()].map((q) => q.stop()));
+      await this.nc.drain();
+    })();
+    const outcome = await Promise.race([graceful, deadline]);
+    clearTimeout(timer);
+    if (outcome === 'late') {
+      this.logger.warn({ deadlineMs }, 'bus did not drain in time; closing');
+      await this.nc.close();
+    }
+  }
+
+  private requestFailure(route: Route, timeoutMs: number, err: unknown): AlfredError {
+    const causes = [err, (err as { cause?: unknown })?.cause];
+    if (causes.some((e) => e instanceof NoRespondersError) || (err instanceof RequestError && err.isNoResponders())) {
+      return unavailable(route);
+    }
+    if (causes.some((e) => e instanceof TimeoutError)) return timedOut(route, timeoutMs);
+    return new AlfredError(ErrorCode.ServiceUnavailable, `request to ${route.subject} failed: ${String(err)}`, undefined, {
+      cause: err,
+    });
+  }
+}

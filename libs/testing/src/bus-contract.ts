@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import { event, route, ServiceName } from '#contracts';
+import { AlfredError } from '#errors';
+import { PermanentError, queueDef, type Bus, type BusLogger, type StoredEvent } from '#bus';
+import { z } from 'zod';
+import { gate, pollUntil } from './poll.js';
+
+/** One bus under test, with whatever it needs cleaned up afterwards. */
+export interface BusFixture {
+  readonly bus: Bus;
+  dispose(): Promise<void>;
+}
+
+export interface LogLine {
+  readonly level: 'error' | 'warn';
+  readonly obj: Record<string, unknown>;
+  readonly msg: string;
+}
+
+const Echo = route(
+  ServiceName.Memory,
+  'contract-echo',
+  z.object({ text: z.string(), count: z.number().int().min(0).max(10).default(3) }),
+  z.object({ text: z.string(), count: z.number(), correlationId: z.string() }),
+);
+const Nobody = route(ServiceName.Learner, 'contract-nobody', z.object({}), z.object({}));
+const Thing = z.object({ id: z.string(), n: z.number().int() });
+const thingCreated = event('contract-thing', 'created', 'CONTRACT_THINGS', Thing);
+const thingDeleted = event('contract-thing', 'deleted', 'CONTRACT_THINGS', Thing);
+
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+async function caught(promise: Promise<unknown>): Promise<AlfredError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof AlfredError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/**
+ * The bus port's behaviour, run against every adapter: the in-process bus in unit tests, NATS in
+ * integration tests. `create` gets a logger that records what the adapter logs.
+ */
+export function busContract(create: (logger: BusLogger) => Promise<BusFixture>): void {
+  let fixture: BusFixture;
+  let bus: Bus;
+  let logs: LogLine[];
+
+  beforeEach(async () => {
+    logs = [];
+    const record = (level: LogLine['level']) => (obj: object, msg: string) =>
+      logs.push({ level, obj: obj as Record<string, unknown>, msg });
+    fixture = await create({ error: record('error'), warn: record('warn') });
+    bus = fixture.bus;
+  });
+  afterEach(() => fixture.dispose());
+
+  describe('request', () => {
+    const echo = () =>
+      bus.serve(Echo, async (p, ctx) => ({ text: p.text, count: p.count, correlationId: ctx.correlationId }));
+
+    it('should apply request defaults and return the parsed reply', async () => {
+      echo();
+      await expect(bus.request(Echo, { text: 'hi' })).resolves.toMatchObject({ text: 'hi', count: 3 });
+    });
+
+    it('should carry the correlation id to the handler', async () => {
+      echo();
+      const reply = await bus.request(Echo, { text: 'x' }, { context: { correlationId: 'corr-42' } });
+      expect(reply.correlationId).toBe('corr-42');
+    });
+
+    it('should answer an out-of-range number with VALIDATION_FAILED and the issue path', async () => {
+      echo();
+      const err = await caught(bus.request(Echo, { text: 'x', count: 99 }));
+      expect(err.code).toBe('VALIDATION_FAILED');
+      expect(err.details).toEqual({ issues: [expect.objectContaining({ path: 'count' })] });
+    });
+
+    it('should answer a wrong type with BAD_REQUEST', async () => {
+      echo();
+      const err = await caught(bus.request(Echo, { text: 5 } as never));
+      expect(err.code).toBe('BAD_REQUEST');
+      expect(err.message).toContain('text');
+    });
+
+    it('should rethrow an AlfredError from the handler with its code and details', async () => {
+      bus.serve(Echo, async () => {
+        throw AlfredError.notFound('memory', 'm-1');
+      });
+      const err = await caught(bus.request(Echo, { text: 'x' }));
+      expect([err.code, err.message, err.details]).toEqual(['NOT_FOUND', 'memory m-1 not found', { id: 'm-1' }]);
+    });
+
+    it('should hide an unexpected error behind INTERNAL_ERROR and log it once with the correlation id', async () => {
+      bus.serve(Echo, async () => {
+        throw new Error('secret database detail');
+      });
+      const err = await caught(bus.request(Echo, { text: 'x' }, { context: { correlationId: 'corr-err' } }));
+      expect(err.code).toBe('INTERNAL_ERROR');
+      expect(err.message).not.toContain('secret');
+      expect(logs.filter((l) => l.level === 'error')).toEqual([
+        expect.objectContaining({ obj: expect.objectContaining({ correlationId: 'corr-err' }) }),
+      ]);
+    });
+
+    it('should refuse a reply that breaks the response schema with INTERNAL_ERROR', async () => {
+      bus.serve(Echo, async () => ({ text: 1 }) as never);
+      await expect(caught(bus.request(Echo, { text: 'x' }))).resolves.toMatchObject({ code: 'INTERNAL_ERROR' });
+    });
+
+    it('should fail with SERVICE_UNAVAILABLE when nothing serves the subject', async () => {
+      const err = await caught(bus.request(Nobody, {}));
+      expect(err.code).toBe('SERVICE_UNAVAILABLE');
+      expect(err.message).toBe(`no learner instance is answering ${Nobody.subject}`);
+    });
+
+    it('should fail with SERVICE_TIMEOUT when the handler is slower than the timeout', async () => {
+      const held = gate();
+      bus.serve(Echo, async (p) => {
+        await held.promise;
+        return { text: p.text, count: p.count, correlationId: '' };
+      });
+      const err = await caught(bus.request(Echo, { text: 'x' }, { timeoutMs: 150 }));
+      held.open();
+      expect(err.code).toBe('SERVICE_TIMEOUT');
+    });
+  });
+
+  describe('serve', () => {
+    it('should share the work among handlers of one queue group', async () => {
+      const seen = new Set<string>();
+      for (const who of ['a', 'b']) {
+        bus.serve(Echo, async (p) => {
+          seen.add(who);
+          return { text: who, count: p.count, correlationId: '' };
+        });
+      }
+      for (let i = 0; i < 40 && seen.size < 2; i++) await bus.request(Echo, { text: 'x' });
+      expect([...seen].sort()).toEqual(['a', 'b']);
+    });
+
+    it('should run requests concurrently', async () => {
+      const held = gate();
+      let started = 0;
+      bus.serve(Echo, async (p) => {
+        started++;
+        await held.promise;
+        return { text: p.text, count: p.count, correlationId: '' };
+      });
+      const replies = Promise.all([bus.request(Echo, { text: '1' }), bus.request(Echo, { text: '2' })]);
+      await pollUntil(() => started === 2, 3_000, 'both handlers to start');
+      held.open();
+      await expect(replies).resolves.toHaveLength(2);
+    });
+
+    it('should finish in-flight requests on drain and take no new ones', async () => {
+      const held = gate();
+      let started = false;
+      const served = bus.serve(Echo, async (p) => {
+        started = true;
+        await held.promise;
+        return { text: p.text, count: p.count, correlationId: '' };
+      });
+      const reply = bus.request(Echo, { text: 'in-flight' });
+      await pollUntil(() => started, 3_000, 'the handler to start');
+      let drained = false;
+      const draining = served.drain().then(() => (drained = true));
+      held.open();
+      await expect(reply).resolves.toMatchObject({ text: 'in-flight' });
+      await draining;
+      expect(drained).toBe(true);
+      await expect(caught(bus.request(Nobody, {}))).resolves.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(caught(bus.request(Echo, { text: 'late' }))).resolves.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    });
+  });
+
+  describe('publish', () => {
+    it('should store events and read them back in order, filtered by key', async () => {
+      await bus.publish(thingCreated, { id: 'a', n: 1 }, { key: 'a', msgId: 'a-1' });
+      await bus.publish(thingCreated, { id: 'b', n: 1 }, { key: 'b', msgId: 'b-1' });
+      await bus.publish(thingDeleted, { id: 'a', n: 2 }, { key: 'a', msgId: 'a-2' });
+      const forA = await collect(bus.readEvents('CONTRACT_THINGS', 'alfred.contract-thing.*.v1.a'));
+      expect(forA.map((e: StoredEvent) => [e.subject, e.payload])).toEqual([
+        ['alfred.contract-thing.created.v1.a', { id: 'a', n: 1 }],
+        ['alfred.contract-thing.deleted.v1.a', { id: 'a', n: 2 }],
+      ]);
+      expect(forA[0]!.seq).toBeLessThan(forA[1]!.seq);
+      expect(Number.isNaN(Date.parse(forA[0]!.time))).toBe(false);
+      await expect(collect(bus.readEvents('CONTRACT_THINGS', 'alfred.contract-thing.>'))).resolves.toHaveLength(3);
+    });
+
+    it('should store a repeated message id once', async () => {
+      await bus.publish(thingCreated, { id: 'a', n: 1 }, { key: 'a', msgId: 'same' });
+      await bus.publish(thingCreated, { id: 'a', n: 1 }, { key: 'a', msgId: 'same' });
+      await expect(collect(bus.readEvents('CONTRACT_THINGS', '>'))).resolves.toHaveLength(1);
+    });
+
+    it('should refuse a payload that breaks the event schema', async () => {
+      const err = await caught(bus.publish(thingCreated, { id: 'a', n: 1.5 }, { key: 'a', msgId: 'bad' }));
+      expect(err.code).toBe('BAD_REQUEST');
+      await expect(collect(bus.readEvents('CONTRACT_THINGS', '>'))).resolves.toEqual([]);
+    });
+
+    it('should read nothing from a stream that does not exist', async () => {
+      await expect(collect(bus.readEvents('CONTRACT_NONE', '>'))).resolves.toEqual([]);
+    });
+  });
+
+  describe('queue', () => {
+    const jobs = () =>
+      queueDef({
+        name: `contract-jobs-${randomUUID().slice(0, 8)}`,
+        stream: 'CONTRACT_JOBS',
+        subject: 'alfred.jobs.contract.v1',
+        payload: z.object({ id: z.string(), failTimes: z.number().int().default(0), permanent: z.boolean().default(false) }),
+        maxDeliver: 3,
+        backoffMs: [50, 100],
+        ackWaitMs: 5_000,
+      });
+
+    it('should retry a failing job with backoff until it succeeds', async () => {
+      const queue = bus.queue(jobs());
+      const attempts: number[] = [];
+      const done: string[] = [];
+      const consuming = await queue.consume(async (job, ctx) => {
+        attempts.push(ctx.attempt);
+        if (ctx.attempt <= job.failTimes) throw new Error('transient');
+        done.push(job.id);
+      });
+      await queue.enqueue({ id: 'j1', failTimes: 2 }, { msgId: 'j1' });
+      await pollUntil(() => done.length === 1, 5_000, 'the job to succeed');
+      await consuming.stop();
+      expect(attempts).toEqual([1, 2, 3]);
+    });
+
+    it('should give up a permanently failing job at once and report it dead', async () => {
+      const queue = bus.queue(jobs());
+      const dead: [unknown, string][] = [];
+      let attempts = 0;
+      const consuming = await queue.consume(
+        async () => {
+          attempts++;
+          throw new PermanentError('cannot ever work');
+        },
+        { onDead: (payload, reason) => void dead.push([payload, reason]) },
+      );
+      await queue.enqueue({ id: 'p1' }, { msgId: 'p1' });
+      await pollUntil(() => dead.length === 1, 5_000, 'the job to be dead');
+      await consuming.stop();
+      expect(attempts).toBe(1);
+      expect(dead[0]).toEqual([{ id: 'p1' }, expect.stringContaining('cannot ever work')]);
+    });
+
+    it('should report a job dead after max deliveries', async () => {
+      const queue = bus.queue(jobs());
+      const dead: string[] = [];
+      let attempts = 0;
+      const consuming = await queue.consume(
+        async () => {
+          attempts++;
+          throw new AlfredError('SERVICE_UNAVAILABLE', 'still down');
+        },
+        { onDead: (_p, reason) => void dead.push(reason) },
+      );
+      await queue.enqueue({ id: 'd1' }, { msgId: 'd1' });
+      await pollUntil(() => dead.length === 1, 5_000, 'the job to be dead');
+      await consuming.stop();
+      expect([attempts, dead[0]]).toEqual([3, expect.stringContaining('gave up after 3 attempts')]);
+    });
+
+    it('should run a job enqueued twice with one message id once', async () => {
+      const queue = bus.queue(jobs());
+      const done: string[] = [];
+      await queue.enqueue({ id: 'x' }, { msgId: 'dup' });
+      await queue.enqueue({ id: 'x' }, { msgId: 'dup' });
+      await queue.enqueue({ id: 'y' }, { msgId: 'other' });
+      const consuming = await queue.consume(async (job) => void done.push(job.id), { concurrency: 2 });
+      await pollUntil(() => done.includes('y') && done.includes('x'), 5_000, 'both jobs');
+      await consuming.stop();
+      expect(done.sort()).toEqual(['x', 'y']);
+    });
+
+    it('should refuse to enqueue an invalid payload', async () => {
+      const err = await caught(bus.queue(jobs()).enqueue({ id: 7 } as never, { msgId: 'bad' }));
+      expect(err.code).toBe('BAD_REQUEST');
+    });
+  });
+}
