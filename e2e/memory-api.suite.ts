@@ -93,6 +93,13 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.body.error.code).toBe('ROUTE_NOT_FOUND');
     });
 
+    it('should carry a correlation id: echo the caller\'s, or make one', async () => {
+      const given = await api.get('/memories', { 'x-correlation-id': 'trace-abc-123' });
+      expect(given.headers.get('x-correlation-id')).toBe('trace-abc-123');
+      const made = await api.get('/memories');
+      expect(made.headers.get('x-correlation-id')).toMatch(/^[0-9a-f-]{36}$/);
+    });
+
     it('should refuse an invalid agent name', async () => {
       const res = await api.get('/memories', as('Not An Agent!'));
       expect(res.status).toBe(400);

@@ -8,7 +8,7 @@ import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadMemoryConfig, memoryEnvSchema, type MemoryConfig } from './config.js';
 import { BusMemoryEventLog } from './memory-events.js';
 import { MemoryHandlers } from './handlers/memory.handlers.js';
-import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
+import { MEMORY_COLLECTION, MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 import { Reindexer } from './reindexer.js';
 
@@ -57,4 +57,8 @@ export const memoryService: ServiceDefinition<MemoryConfig> = {
   envSchema: memoryEnvSchema,
   loadConfig: loadMemoryConfig,
   module: (config) => MemoryModule.forRoot(config),
+  readiness: (app) => {
+    const store = app.get<VectorStore>(VECTOR_STORE);
+    return [{ name: 'vector-store', check: async () => (await store.describe(MEMORY_COLLECTION)) !== undefined }];
+  },
 };
