@@ -7,3 +7,4 @@ export * from './skills.js';
 export * from './sessions.js';
 export * from './agent-files.js';
 export * from './executable-skills.js';
+export * from './capabilities.js';

@@ -13,8 +13,9 @@ import type {
 } from './llm.types.js';
 import { estimateTokens } from './token-estimate.js';
 
-/** A current model id from the SDK's model list. */
-export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+import { DEFAULT_MODEL } from '#config';
+
+export { DEFAULT_MODEL };
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 
 export interface LlmClientOptions {

@@ -3,15 +3,28 @@ import { z } from 'zod';
 import { ServiceName } from '#contracts';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import type { ServiceDefinition } from '#runtime';
+import { createSessionStore, type SessionStore } from '#sessions';
+import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
 
 export const agentRuntimeEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv });
 export type AgentRuntimeConfig = z.output<typeof agentRuntimeEnvSchema>;
 
-/** The agent-runtime service: a shell that starts, answers health and stops cleanly until its issue lands. */
+/** The agent-runtime service: serves sessions over the bus (the agent loop comes with its own issue). */
 @Module({})
 export class AgentRuntimeModule {
-  static forRoot(_config: AgentRuntimeConfig): DynamicModule {
-    return { module: AgentRuntimeModule, providers: [] };
+  static forRoot(config: AgentRuntimeConfig): DynamicModule {
+    return {
+      module: AgentRuntimeModule,
+      providers: [
+        { provide: SESSION_STORE, useFactory: () => createSessionStore(config) },
+        {
+          provide: 'SESSION_STORE_CLOSER',
+          inject: [SESSION_STORE],
+          useFactory: (store: SessionStore) => ({ onApplicationShutdown: () => store.close() }),
+        },
+        SessionHandlers,
+      ],
+    };
   }
 }
 

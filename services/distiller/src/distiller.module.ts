@@ -1,17 +1,85 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
+import { createAgentFileStore, type AgentFileStore } from '#agent-files';
+import { BUS, type Bus } from '#bus';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
+import { createLlmClient } from '#llm';
+import { LOGGER, type Logger } from '#logging';
 import type { ServiceDefinition } from '#runtime';
+import { createSessionStore, type SessionStore } from '#sessions';
+import { DistillJobs, distillQueue } from './distill-jobs.js';
+import { DistillerService } from './distiller.service.js';
+import { FileJobRepository } from './file-job.repository.js';
+import { DistillerHandlers } from './handlers/distiller.handlers.js';
+import { JOB_REPOSITORY, type JobRepository } from './job.repository.js';
+import { RedisJobRepository } from './redis-job.repository.js';
 
-export const distillerEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv });
+const msList = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
+  .transform((s) => s.split(',').map(Number));
+
+export const distillerEnvSchema = z.object({
+  ...baseEnv,
+  ...redisEnv,
+  ...llmEnv,
+  /** How long POST /distill waits for its job before answering 202 with the job id. */
+  ALFRED_DISTILL_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  /** Deliveries of a job before it fails, the first included. */
+  ALFRED_DISTILL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  /** Delay before retry n (the last entry repeats). */
+  ALFRED_DISTILL_BACKOFF_MS: msList.default([1_000, 5_000, 30_000, 120_000]),
+  ALFRED_DISTILL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+});
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
-/** The distiller service: a shell that starts, answers health and stops cleanly until its issue lands. */
+const AGENT_FILES = Symbol('AGENT_FILES');
+const SESSIONS = Symbol('SESSIONS');
+
+/** The distiller service: insights into MEMORY.md and memories, as durable jobs. */
 @Module({})
 export class DistillerModule {
-  static forRoot(_config: DistillerConfig): DynamicModule {
-    return { module: DistillerModule, providers: [] };
+  static forRoot(config: DistillerConfig): DynamicModule {
+    return {
+      module: DistillerModule,
+      providers: [
+        { provide: AGENT_FILES, useFactory: () => createAgentFileStore(config) },
+        { provide: SESSIONS, useFactory: () => createSessionStore(config) },
+        {
+          provide: JOB_REPOSITORY,
+          useFactory: (): JobRepository =>
+            config.REDIS_URL ? new RedisJobRepository(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new FileJobRepository(config.ALFRED_DATA_DIR),
+        },
+        {
+          provide: DistillJobs,
+          inject: [BUS, AGENT_FILES, SESSIONS, JOB_REPOSITORY, LOGGER],
+          useFactory: async (bus: Bus, files: AgentFileStore, sessions: SessionStore, repo: JobRepository, logger: Logger) => {
+            const distiller = new DistillerService(bus, files, sessions, createLlmClient(config), config.ALFRED_REQUIRE_MODEL);
+            const options = {
+              waitMs: config.ALFRED_DISTILL_WAIT_MS,
+              maxAttempts: config.ALFRED_DISTILL_MAX_ATTEMPTS,
+              backoffMs: config.ALFRED_DISTILL_BACKOFF_MS,
+              concurrency: config.ALFRED_DISTILL_CONCURRENCY,
+            };
+            const jobs = new DistillJobs(distillQueue(bus, options), repo, distiller, logger.child({ context: DistillJobs.name }), options);
+            await jobs.start();
+            return jobs;
+          },
+        },
+        {
+          provide: 'DISTILLER_CLOSER',
+          inject: [DistillJobs, AGENT_FILES, SESSIONS, JOB_REPOSITORY],
+          useFactory: (jobs: DistillJobs, files: AgentFileStore, sessions: SessionStore, repo: JobRepository) => ({
+            beforeApplicationShutdown: () => jobs.stop(),
+            onApplicationShutdown: async () => {
+              await Promise.all([files.close(), sessions.close(), repo.close()]);
+            },
+          }),
+        },
+        DistillerHandlers,
+      ],
+    };
   }
 }
 

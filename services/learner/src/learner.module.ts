@@ -1,17 +1,48 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
+import { createAgentFileStore, type AgentFileStore } from '#agent-files';
+import { BUS, type Bus } from '#bus';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
+import { createLlmClient } from '#llm';
 import type { ServiceDefinition } from '#runtime';
+import { AGENT_FILE_STORE, LearnerHandlers } from './handlers/learner.handlers.js';
+import { LearnerService } from './learner.service.js';
 
-export const learnerEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv });
+export const learnerEnvSchema = z.object({
+  ...baseEnv,
+  ...redisEnv,
+  ...llmEnv,
+  /** Observations with a lower confidence are recorded as pending memories without changing the file. */
+  ALFRED_LEARN_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.5),
+});
 export type LearnerConfig = z.output<typeof learnerEnvSchema>;
 
-/** The learner service: a shell that starts, answers health and stops cleanly until its issue lands. */
+/** The learner service: USER.md / SOUL.md updates (Claude, or an appended observation without a model) and file versions. */
 @Module({})
 export class LearnerModule {
-  static forRoot(_config: LearnerConfig): DynamicModule {
-    return { module: LearnerModule, providers: [] };
+  static forRoot(config: LearnerConfig): DynamicModule {
+    return {
+      module: LearnerModule,
+      providers: [
+        { provide: AGENT_FILE_STORE, useFactory: () => createAgentFileStore(config) },
+        {
+          provide: LearnerService,
+          inject: [AGENT_FILE_STORE, BUS],
+          useFactory: (files: AgentFileStore, bus: Bus) =>
+            new LearnerService(files, createLlmClient(config), bus, {
+              minConfidence: config.ALFRED_LEARN_MIN_CONFIDENCE,
+              requireModel: config.ALFRED_REQUIRE_MODEL,
+            }),
+        },
+        {
+          provide: 'AGENT_FILE_STORE_CLOSER',
+          inject: [AGENT_FILE_STORE],
+          useFactory: (files: AgentFileStore) => ({ onApplicationShutdown: () => files.close() }),
+        },
+        LearnerHandlers,
+      ],
+    };
   }
 }
 

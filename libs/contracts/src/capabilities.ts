@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileView } from './agent-files.js';
+import { IsoTimestamp, Scope } from './common.js';
+import { route, ServiceName } from './route.js';
+import {
+  SessionAppendResult,
+  SessionDeleted,
+  SessionId,
+  SessionList,
+  SessionMessage,
+  SessionMetadata,
+  SessionView,
+} from './sessions.js';
+
+export const OBSERVATION_MAX = 10_000;
+export const INSTRUCTIONS_MAX = 4_000;
+
+// ---------- /distill ----------
+
+/** POST /distill body (seed: scope defaults to recent). */
+export const DistillBody = z.strictObject({
+  scope: z.enum(['recent', 'all'], { error: 'scope must be recent or all' }).default('recent'),
+  focus: z.string().trim().min(1, 'focus cannot be empty').max(500).optional(),
+  since: IsoTimestamp.optional(),
+});
+export type DistillBody = z.infer<typeof DistillBody>;
+
+/** The seed's 200 answer of /distill (and a completed job's result). */
+export const DistillCompleted = z.object({
+  status: z.literal('completed'),
+  insights_added: z.number().int().min(0),
+  memory_file: z.string(),
+  processed_memories: z.number().int().min(0),
+  duration_ms: z.number().int().min(0),
+  /** Where the insights came from: the model, or the deterministic clustering fallback. */
+  method: z.enum(['model', 'clustering']).optional(),
+});
+export type DistillCompleted = z.infer<typeof DistillCompleted>;
+
+/** The seed's 202 answer: the work goes on as a job. */
+export const DistillAccepted = z.object({ status: z.literal('processing'), job_id: z.string() });
+export const DistillReply = z.discriminatedUnion('status', [DistillCompleted, DistillAccepted]);
+export type DistillReply = z.infer<typeof DistillReply>;
+
+export const JobId = z.string().regex(/^job-[a-z]+-[0-9a-f]{32}$/, 'not a job id');
+export const JobStatus = z.enum(['queued', 'running', 'completed', 'failed']);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+/** GET /jobs/{id}: the state of async work, visible only to the tenant and agent that started it. */
+export const JobView = z.object({
+  job_id: z.string(),
+  kind: z.literal('distill'),
+  agent: z.string(),
+  status: JobStatus,
+  attempts: z.number().int().min(0),
+  request: DistillBody,
+  result: DistillCompleted.nullable(),
+  error: z.string().nullable(),
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp,
+});
+export type JobView = z.infer<typeof JobView>;
+
+// ---------- /learn ----------
+
+const codeIssue = (alfredCode: string, message: string) => ({ message, params: { alfredCode } });
+
+/** POST /learn body: a bad target is 400 INVALID_TARGET, an empty or missing observation 422 INVALID_OBSERVATION. */
+export const LearnBody = z.strictObject({
+  target: z
+    .unknown()
+    .refine((t) => t === 'user' || t === 'soul', codeIssue('INVALID_TARGET', 'target must be "user" or "soul"'))
+    .transform((t) => t as 'user' | 'soul'),
+  observation: z
+    .unknown()
+    .refine((o) => typeof o === 'string' && o.trim().length > 0, codeIssue('INVALID_OBSERVATION', 'Observation cannot be empty'))
+    .transform((o) => (o as string).trim())
+    .pipe(z.string().max(OBSERVATION_MAX)),
+  confidence: z.number().min(0, 'confidence must be between 0.0 and 1.0').max(1, 'confidence must be between 0.0 and 1.0').optional(),
+});
+export type LearnBody = z.infer<typeof LearnBody>;
+
+export const LearnUpdated = z.object({
+  status: z.literal('updated'),
+  file: z.string(),
+  changes: z.array(z.string()),
+  /** The version kept from before the change, e.g. `USER.md@v3` (restore it with POST .../restore). */
+  backup_created: z.string(),
+  version: z.number().int().min(1),
+});
+export const LearnNoChange = z.object({
+  status: z.literal('no_change'),
+  file: z.string(),
+  reason: z.string(),
+  /** Set when a low-confidence observation was recorded as a pending memory instead of changing the file. */
+  pending_memory_id: z.string().optional(),
+});
+export const LearnResult = z.discriminatedUnion('status', [LearnUpdated, LearnNoChange]);
+export type LearnResult = z.infer<typeof LearnResult>;
+
+// ---------- /compact ----------
+
+/** POST /compact body; the session may instead be named by the X-Alfred-Session header. */
+export const CompactBody = z.strictObject({
+  session_id: SessionId.optional(),
+  instructions: z.string().max(INSTRUCTIONS_MAX).optional(),
+  preserve_recent: z.number().int().min(0, 'preserve_recent must be 0 or more').max(10_000).optional(),
+});
+export type CompactBody = z.infer<typeof CompactBody>;
+
+export const CompactResult = z.object({
+  status: z.literal('completed'),
+  tokens_before: z.number().int().min(0),
+  tokens_after: z.number().int().min(0),
+  tokens_saved: z.number().int(),
+  summary: z.string(),
+  messages_compacted: z.number().int().min(0),
+  /** `model` (count-tokens endpoint) or `estimate` (see the summary / TOKEN_ESTIMATE_RULE). */
+  token_source: z.enum(['model', 'estimate']),
+  /** The session version after compaction. */
+  session_version: z.number().int().min(0),
+});
+export type CompactResult = z.infer<typeof CompactResult>;
+
+// ---------- bus routes ----------
+
+const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, ...shape });
+
+/** Sessions, served by agent-runtime (any instance can read and extend any session). */
+export const SessionRoutes = {
+  create: route(ServiceName.AgentRuntime, 'session-create', scoped({ metadata: SessionMetadata.optional() }), SessionView),
+  get: route(ServiceName.AgentRuntime, 'session-get', scoped({ id: SessionId }), SessionView),
+  append: route(
+    ServiceName.AgentRuntime,
+    'session-append',
+    scoped({ id: SessionId, messages: z.array(SessionMessage).min(1) }),
+    SessionAppendResult,
+  ),
+  delete: route(ServiceName.AgentRuntime, 'session-delete', scoped({ id: SessionId }), SessionDeleted),
+  list: route(
+    ServiceName.AgentRuntime,
+    'session-list',
+    scoped({ limit: z.number().int().min(1).max(100).default(20), offset: z.number().int().min(0).default(0) }),
+    SessionList,
+  ),
+} as const;
+
+export const CompactorRoutes = {
+  compact: route(
+    ServiceName.Compactor,
+    'compact',
+    scoped({ session_id: SessionId, instructions: z.string().max(INSTRUCTIONS_MAX).optional(), preserve_recent: z.number().int().min(0).optional() }),
+    CompactResult,
+  ),
+} as const;
+
+export const DistillerRoutes = {
+  /** Starts (or joins an identical running) job and waits briefly: completed, or processing with its job id. */
+  distill: route(ServiceName.Distiller, 'distill', scoped({ request: DistillBody }), DistillReply),
+  job: route(ServiceName.Distiller, 'job', scoped({ id: z.string().min(1).max(128) }), JobView),
+} as const;
+
+const fileRef = scoped({ file: AgentFileKind });
+
+/** Learning and the versioned agent files, served by the learner. */
+export const LearnerRoutes = {
+  learn: route(ServiceName.Learner, 'learn', scoped({ request: LearnBody }), LearnResult),
+  fileGet: route(ServiceName.Learner, 'file-get', fileRef, AgentFileView),
+  fileHistory: route(ServiceName.Learner, 'file-history', fileRef, AgentFileHistory),
+  fileRestore: route(ServiceName.Learner, 'file-restore', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileRestored),
+} as const;
+
+/** GET /sessions query. */
+export const SessionListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  offset: z.coerce.number().int().min(0).default(0),
+});

@@ -1,0 +1,33 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { LearnerRoutes } from '#contracts';
+import type { AgentFileStore } from '#agent-files';
+import { BUS, type Bus } from '#bus';
+import { BusHandlers } from '#runtime';
+import { LearnerService } from '../learner.service.js';
+
+export const AGENT_FILE_STORE = Symbol('AGENT_FILE_STORE');
+
+/** Learning and the versioned agent files on the bus. */
+@Injectable()
+export class LearnerHandlers extends BusHandlers {
+  constructor(
+    @Inject(BUS) bus: Bus,
+    private readonly learner: LearnerService,
+    @Inject(AGENT_FILE_STORE) private readonly files: AgentFileStore,
+  ) {
+    super(bus);
+  }
+
+  protected register(): void {
+    const f = this.files;
+    this.handle(LearnerRoutes.learn, (p, ctx) => this.learner.learn(p.scope, p.request, ctx));
+    this.handle(LearnerRoutes.fileGet, async (p) => ({ agent: p.scope.agent, file: p.file, ...(await f.read(p.scope, p.file)) }));
+    this.handle(LearnerRoutes.fileHistory, async (p) => ({ agent: p.scope.agent, file: p.file, versions: await f.history(p.scope, p.file) }));
+    this.handle(LearnerRoutes.fileRestore, async (p) => ({
+      agent: p.scope.agent,
+      file: p.file,
+      version: await f.restore(p.scope, p.file, p.version),
+      restored_from: p.version,
+    }));
+  }
+}
