@@ -76,15 +76,20 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     const consumer: Consumer<P> = { handler, options, running: new Set() };
     this.consumer = consumer;
     this.pump();
-    return { stop: () => this.stop(consumer) };
+    return { stop: () => this.stopConsumer(consumer) };
+  }
+
+  /** Stops the consumer and waits for its running jobs. */
+  async stop(): Promise<void> {
+    if (this.consumer) await this.stopConsumer(this.consumer);
   }
 
   async close(): Promise<void> {
-    if (this.consumer) await this.stop(this.consumer);
+    await this.stop();
     await this.log.close();
   }
 
-  private async stop(consumer: Consumer<P>): Promise<void> {
+  private async stopConsumer(consumer: Consumer<P>): Promise<void> {
     if (this.consumer === consumer) this.consumer = undefined;
     clearTimeout(this.timer);
     await Promise.all(consumer.running);

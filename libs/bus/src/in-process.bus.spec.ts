@@ -76,6 +76,19 @@ describe(InProcessBus.name, () => {
     });
   });
 
+  describe('close', () => {
+    it('should give up waiting for a stuck handler at the deadline and say so', async () => {
+      const warnings: string[] = [];
+      const bus = new InProcessBus({ dataDir, logger: { ...quiet, warn: (_o, msg) => void warnings.push(msg) } });
+      const route = { subject: 'alfred.memory.stuck.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}) };
+      bus.serve(route, () => new Promise(() => undefined));
+      const request = bus.request(route, {}, { timeoutMs: 1_000 }).catch((err: unknown) => err);
+      await bus.close(50);
+      expect(warnings).toEqual(['bus did not drain in time; closing']);
+      await expect(request).resolves.toMatchObject({ code: 'SERVICE_TIMEOUT' });
+    });
+  });
+
   describe('queue', () => {
     const def = queueDef({
       name: 'restart-jobs',

@@ -110,13 +110,19 @@ export class InProcessBus implements Bus {
     return queue as unknown as WorkQueue<P>;
   }
 
+  /** Stops taking work and waits for running handlers and jobs, up to the deadline; then closes the files. */
   async close(deadlineMs = 10_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, deadlineMs);
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), deadlineMs);
     });
-    const drained = Promise.allSettled([...this.served].map((s) => s.drain()));
-    await Promise.race([drained, deadline]);
+    const drained = Promise.allSettled([
+      ...[...this.served].map((s) => s.drain()),
+      ...[...this.queues.values()].map((q) => q.stop()),
+    ]);
+    if ((await Promise.race([drained, deadline])) === 'late') {
+      this.logger.warn({ deadlineMs }, 'bus did not drain in time; closing');
+    }
     clearTimeout(timer);
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.events.close();

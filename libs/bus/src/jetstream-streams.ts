@@ -38,7 +38,7 @@ export class JetStreamStreams {
     return done;
   }
 
-  private async create(spec: StreamSpec): Promise<void> {
+  private async create(spec: StreamSpec, attempt = 1): Promise<void> {
     const jsm = await this.jsm();
     try {
       const info = await jsm.streams.info(spec.name);
@@ -48,13 +48,19 @@ export class JetStreamStreams {
       }
     } catch (err) {
       if (!isStreamNotFound(err)) throw err;
-      await jsm.streams.add({
-        name: spec.name,
-        subjects: [...spec.subjects],
-        storage: StorageType.File,
-        retention: spec.retention ?? RetentionPolicy.Limits,
-        duplicate_window: nanos(DUPLICATE_WINDOW_MS),
-      });
+      try {
+        await jsm.streams.add({
+          name: spec.name,
+          subjects: [...spec.subjects],
+          storage: StorageType.File,
+          retention: spec.retention ?? RetentionPolicy.Limits,
+          duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+        });
+      } catch (addErr) {
+        // another instance may have created it between our info and add: look again, once
+        if (attempt > 1) throw addErr;
+        await this.create(spec, attempt + 1);
+      }
     }
   }
 }
