@@ -7,3 +7,4 @@ export { LanceDbCollection, DEFAULT_LANCEDB_TUNING, type LanceDbTuning } from '.
 export * from './qdrant.store.js';
 export { QdrantCollection } from './qdrant.collection.js';
 export { pointId, sparseDoc, sparseQuery } from './qdrant-mapping.js';
+export * from './bench-data.js';

@@ -14,9 +14,11 @@ export interface LanceDbTuning {
   readonly optimizeEveryRows: number;
   /** IVF partitions probed per vector query once the index exists. */
   readonly nprobes: number;
+  /** IVF_FLAT is exact within probed partitions; HNSW_SQ is faster on large tables (TOOLCHAIN: avoid IVF_PQ, poor recall). */
+  readonly vectorIndex: 'ivf_flat' | 'hnsw_sq';
 }
 
-export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = { vectorIndexMinRows: 50_000, optimizeEveryRows: 2_000, nprobes: 20 };
+export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = { vectorIndexMinRows: 50_000, optimizeEveryRows: 2_000, nprobes: 20, vectorIndex: 'ivf_flat' };
 
 type Row = Record<string, unknown>;
 
@@ -159,7 +161,7 @@ export class LanceDbCollection implements Collection {
     this.pendingRows += rows;
     if (this.pendingRows < this.tuning.optimizeEveryRows) return;
     this.pendingRows = 0;
-    void this.serial(() => this.maintain()).catch((err: unknown) => {
+    void this.maintain().catch((err: unknown) => {
       this.lastMaintenanceError = err;
     });
   }
@@ -167,10 +169,20 @@ export class LanceDbCollection implements Collection {
   /** The last background optimize/index failure, if any (the data itself stays correct without it). */
   lastMaintenanceError: unknown;
 
-  /** Builds the vector index once the table is large enough, compacts fragments and folds new rows into indexes. */
-  async maintain(): Promise<void> {
-    if (!this.hasVectorIndex && (await this.table.countRows()) >= this.tuning.vectorIndexMinRows) {
-      await this.table.createIndex('vector', { config: Index.ivfFlat({ distanceType: 'cosine' }) });
+  /** Builds the vector index once the table is large enough, compacts fragments and folds new rows into indexes; queued behind writes. */
+  maintain(): Promise<void> {
+    return this.serial(() => this.runMaintenance());
+  }
+
+  private async runMaintenance(): Promise<void> {
+    const rows = this.hasVectorIndex ? 0 : await this.table.countRows();
+    if (!this.hasVectorIndex && rows >= this.tuning.vectorIndexMinRows) {
+      const numPartitions = Math.max(1, Math.round(Math.sqrt(rows)));
+      const config =
+        this.tuning.vectorIndex === 'hnsw_sq'
+          ? Index.hnswSq({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(rows / 50_000)) })
+          : Index.ivfFlat({ distanceType: 'cosine', numPartitions });
+      await this.table.createIndex('vector', { config });
       this.hasVectorIndex = true;
     }
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
