@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { describeWithRedis, testServers } from '#testing';
+import { FileJobRepository } from './file-job.repository.js';
+import type { JobRecord, JobRepository } from './job.repository.js';
+import { RedisJobRepository } from './redis-job.repository.js';
+
+const describeRedis = await describeWithRedis();
+
+const job = (dedupe: string): JobRecord => {
+  const now = new Date().toISOString();
+  return {
+    job_id: `job-distill-${randomUUID().replaceAll('-', '')}`,
+    kind: 'distill',
+    tenant: 't',
+    agent: 'a',
+    dedupe_key: dedupe,
+    status: 'queued',
+    attempts: 0,
+    request: { scope: 'all' },
+    result: null,
+    error: null,
+    created_at: now,
+    updated_at: now,
+  };
+};
+
+function contract(name: string, open: () => Promise<{ repo: JobRepository; cleanup: () => Promise<void> }>) {
+  describe(name, () => {
+    let repo: JobRepository;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => ({ repo, cleanup } = await open()));
+    afterEach(async () => {
+      await repo.close();
+      await cleanup();
+    });
+
+    it('should hand out one unfinished job per dedupe key, even to concurrent submits', async () => {
+      const results = await Promise.all([job('k'), job('k'), job('k')].map((j) => repo.submit(j)));
+      expect(results.filter((r) => r.created)).toHaveLength(1);
+      expect(new Set(results.map((r) => r.job.job_id)).size).toBe(1);
+    });
+
+    it('should start a new job once the previous one finished', async () => {
+      const first = await repo.submit(job('k2'));
+      await repo.update(first.job.job_id, { status: 'completed' });
+      const second = await repo.submit(job('k2'));
+      expect(second.created).toBe(true);
+      await repo.release('k2', second.job.job_id);
+      expect((await repo.submit(job('k2'))).created).toBe(true);
+    });
+
+    it('should keep updates and last runs', async () => {
+      const { job: j } = await repo.submit(job('k3'));
+      await repo.update(j.job_id, { status: 'running', attempts: 2 });
+      expect(await repo.get(j.job_id)).toMatchObject({ status: 'running', attempts: 2 });
+      expect(await repo.update('job-distill-missing', { status: 'failed' })).toBeUndefined();
+      await repo.setLastRun({ tenant: 't', agent: 'a' }, '2026-01-01T00:00:00.000Z');
+      expect(await repo.lastRun({ tenant: 't', agent: 'a' })).toBe('2026-01-01T00:00:00.000Z');
+    });
+  });
+}
+
+contract(FileJobRepository.name, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'alfred-jobs-'));
+  return { repo: new FileJobRepository(dir), cleanup: () => rm(dir, { recursive: true, force: true }) };
+});
+
+describeRedis('with Redis', () => {
+  contract(RedisJobRepository.name, async () => {
+    const prefix = `it-${randomUUID().slice(0, 8)}:`;
+    const cleanup = async () => {
+      const redis = new Redis(testServers.redisUrl);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    };
+    return { repo: new RedisJobRepository(testServers.redisUrl, prefix), cleanup };
+  });
+});
