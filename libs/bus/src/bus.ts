@@ -1,4 +1,4 @@
-import type { EventDef, PayloadOf, ParsedRequestOf, RequestOf, ResponseOf, Route } from '#contracts';
+import type { EventDef, PayloadOf, ParsedRequestOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
 import type { z } from 'zod';
 import type { QueueDef, WorkQueue } from './queue.js';
 
@@ -34,6 +34,18 @@ export interface StoredEvent<P = unknown> {
   readonly payload: P;
 }
 
+/** A live subscription to a topic: payloads as they arrive, until closed (by the reader or the bus). */
+export interface TopicSubscription<P> extends AsyncIterable<P> {
+  /** The next payload, or undefined when closed or when `timeoutMs` passes without one. */
+  next(timeoutMs?: number): Promise<P | undefined>;
+  close(): void;
+}
+
+export interface TopicOptions {
+  /** Appended to the topic's subject as one more token (e.g. a turn id). */
+  readonly key?: string;
+}
+
 /**
  * The bus port. Adapters validate payloads with the route's schemas, once on each side:
  * the serving side parses requests (applying defaults) and its replies, the requesting side
@@ -51,6 +63,13 @@ export interface Bus {
   publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void>;
   /** Reads back, in order, the stored events of a stream whose subject matches `filter` (NATS wildcards). */
   readEvents(stream: string, filter: string): AsyncIterable<StoredEvent>;
+  /**
+   * Non-durable fan-out (core NATS publish; in-process dispatch): every current listener of the topic and key
+   * gets the payload, validated with the topic's schema; nothing is stored, a message with no listener is gone.
+   */
+  emit<T extends TopicDef>(topic: T, payload: TopicPayloadOf<T>, options?: TopicOptions): Promise<void>;
+  /** Listens to a topic and key; resolves once the subscription is in place, so nothing emitted afterwards is missed. */
+  listen<T extends TopicDef>(topic: T, options?: TopicOptions): Promise<TopicSubscription<TopicPayloadOf<T>>>;
   /** A durable job queue (JetStream work queue in NATS mode, an fsynced log in-process). */
   queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P>;
   /** Drains subscriptions and closes connections, within the deadline. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route } from '#contracts';
+import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
 import type { z } from 'zod';
-import type { Bus, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent } from './bus.js';
+import type { Bus, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
 import {
   consoleLogger,
   decodeReply,
@@ -17,6 +17,7 @@ import { InProcessEventStore } from './in-process-event-store.js';
 import { InProcessWorkQueue } from './in-process-work-queue.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject } from './subject.js';
+import { TopicBuffer } from './topic-subscription.js';
 
 export interface InProcessBusOptions {
   /** Events live in `<dataDir>/events`, work queues in `<dataDir>/queues`. */
@@ -42,6 +43,7 @@ export class InProcessBus implements Bus {
   private readonly served = new Set<Served>();
   private readonly events: InProcessEventStore;
   private readonly queues = new Map<string, InProcessWorkQueue<z.ZodType>>();
+  private readonly listeners = new Map<string, Set<TopicBuffer<unknown>>>();
   private readonly logger: BusLogger;
   private readonly defaultTimeoutMs: number;
 
@@ -101,6 +103,24 @@ export class InProcessBus implements Bus {
     return this.events.read(stream, filter);
   }
 
+  async emit<T extends TopicDef>(topic: T, payload: TopicPayloadOf<T>, options?: TopicOptions): Promise<void> {
+    const text = JSON.stringify(parseWith(topic.payload, payload));
+    const subject = options?.key === undefined ? topic.subject : keyedSubject(topic.subject, options.key);
+    for (const listener of this.listeners.get(subject) ?? []) listener.push(text);
+  }
+
+  async listen<T extends TopicDef>(topic: T, options?: TopicOptions): Promise<TopicSubscription<TopicPayloadOf<T>>> {
+    const subject = options?.key === undefined ? topic.subject : keyedSubject(topic.subject, options.key);
+    let set = this.listeners.get(subject);
+    if (!set) this.listeners.set(subject, (set = new Set()));
+    const buffer: TopicBuffer<unknown> = new TopicBuffer(subject, topic.payload, this.logger, () => {
+      set.delete(buffer);
+      if (set.size === 0 && this.listeners.get(subject) === set) this.listeners.delete(subject);
+    });
+    set.add(buffer);
+    return buffer as TopicSubscription<TopicPayloadOf<T>>;
+  }
+
   queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P> {
     let queue = this.queues.get(def.name);
     if (!queue) {
@@ -124,6 +144,7 @@ export class InProcessBus implements Bus {
       this.logger.warn({ deadlineMs }, 'bus did not drain in time; closing');
     }
     clearTimeout(timer);
+    for (const set of [...this.listeners.values()]) for (const listener of [...set]) listener.close();
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.events.close();
   }

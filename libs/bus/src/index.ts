@@ -5,3 +5,4 @@ export * from './nats.bus.js';
 export * from './queue.js';
 export * from './subject.js';
 export * from './zod-error.js';
+export * from './topic-subscription.js';

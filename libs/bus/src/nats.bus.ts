@@ -9,15 +9,16 @@ import {
   type Msg,
   type NatsConnection,
 } from '@nats-io/transport-node';
-import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type ResponseOf, type Route } from '#contracts';
+import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type ResponseOf, type Route, type TopicDef, type TopicPayloadOf } from '#contracts';
 import { AlfredError } from '#errors';
 import type { z } from 'zod';
-import type { Bus, Handler, RequestOptions, ServeOptions, Served, StoredEvent } from './bus.js';
+import type { Bus, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
 import { BusHeader, consoleLogger, decodeReply, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject, sanitizeStreamName, streamSubjectFor } from './subject.js';
+import { TopicBuffer } from './topic-subscription.js';
 
 export interface NatsBusOptions {
   readonly url: string;
@@ -50,6 +51,7 @@ export class NatsBus implements Bus, JetStreamContext {
   readonly logger: BusLogger;
   private readonly served = new Set<Served>();
   private readonly queues = new Map<string, NatsWorkQueue<z.ZodType>>();
+  private readonly listeners = new Set<TopicBuffer<unknown>>();
   private readonly prefix: string;
   private readonly defaultTimeoutMs: number;
   private manager?: Promise<JetStreamManager>;
@@ -175,6 +177,35 @@ export class NatsBus implements Bus, JetStreamContext {
     }
   }
 
+  async emit<T extends TopicDef>(topic: T, payload: TopicPayloadOf<T>, options?: TopicOptions): Promise<void> {
+    const parsed = parseWith(topic.payload, payload);
+    const subject = options?.key === undefined ? topic.subject : keyedSubject(topic.subject, options.key);
+    try {
+      this.nc.publish(this.subject(subject), encoder.encode(JSON.stringify(parsed)));
+    } catch (err) {
+      throw new AlfredError(ErrorCode.ServiceUnavailable, `could not emit on ${subject}`, undefined, { cause: err });
+    }
+  }
+
+  async listen<T extends TopicDef>(topic: T, options?: TopicOptions): Promise<TopicSubscription<TopicPayloadOf<T>>> {
+    const subject = options?.key === undefined ? topic.subject : keyedSubject(topic.subject, options.key);
+    let buffer: TopicBuffer<unknown> | undefined;
+    const sub = this.nc.subscribe(this.subject(subject), {
+      callback: (err, msg) => {
+        if (err) return buffer?.close();
+        buffer?.push(msg.string());
+      },
+    });
+    buffer = new TopicBuffer(subject, topic.payload, this.logger, () => {
+      this.listeners.delete(buffer!);
+      if (!sub.isClosed()) sub.unsubscribe();
+    });
+    this.listeners.add(buffer);
+    // The server knows the subscription once a round trip after it has completed.
+    await this.nc.flush();
+    return buffer as TopicSubscription<TopicPayloadOf<T>>;
+  }
+
   queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P> {
     let queue = this.queues.get(def.name);
     if (!queue) {
@@ -194,11 +225,13 @@ export class NatsBus implements Bus, JetStreamContext {
     const graceful = (async () => {
       await Promise.allSettled([...this.served].map((s) => s.drain()));
       await Promise.allSettled([...this.queues.values()].map((q) => q.stop()));
+      for (const listener of [...this.listeners]) listener.close();
       await this.nc.drain();
     })();
     const outcome = await Promise.race([graceful, deadline]);
     clearTimeout(timer);
     if (outcome === 'late') {
+      for (const listener of [...this.listeners]) listener.close();
       this.logger.warn({ deadlineMs }, 'bus did not drain in time; closing');
       await this.nc.close();
     }

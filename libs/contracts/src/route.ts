@@ -15,10 +15,20 @@ export interface EventDef<P extends z.ZodType = z.ZodType> {
   readonly payload: P;
 }
 
+/**
+ * A non-durable fan-out subject (core NATS, nothing stored): every current listener gets each message.
+ * For live progress (turn events) and control signals; a key may follow the subject as one more token.
+ */
+export interface TopicDef<P extends z.ZodType = z.ZodType> {
+  readonly subject: string;
+  readonly payload: P;
+}
+
 export const ServiceName = {
   Gateway: 'gateway',
   Memory: 'memory',
   SkillRegistry: 'skill-registry',
+  SkillRunner: 'skill-runner',
   AgentRuntime: 'agent-runtime',
   Compactor: 'compactor',
   Distiller: 'distiller',
@@ -39,6 +49,11 @@ export function event<P extends z.ZodType>(entity: string, pastTense: string, st
   return { subject: `alfred.${entity}.${pastTense}.v1`, stream, payload };
 }
 
+export function topic<P extends z.ZodType>(service: ServiceName, name: string, payload: P): TopicDef<P> {
+  return { subject: `alfred.${service}.${name}.v1`, payload };
+}
+
+export type TopicPayloadOf<T extends TopicDef> = z.output<T['payload']>;
 export type RequestOf<R extends Route> = z.input<R['request']>;
 export type ParsedRequestOf<R extends Route> = z.output<R['request']>;
 export type ResponseOf<R extends Route> = z.output<R['response']>;

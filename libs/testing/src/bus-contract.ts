@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { event, route, ServiceName } from '#contracts';
+import { event, route, ServiceName, topic } from '#contracts';
 import { AlfredError } from '#errors';
 import { PermanentError, queueDef, type Bus, type BusLogger, type StoredEvent } from '#bus';
 import { z } from 'zod';
@@ -27,6 +27,7 @@ const Nobody = route(ServiceName.Learner, 'contract-nobody', z.object({}), z.obj
 const Thing = z.object({ id: z.string(), n: z.number().int() });
 const thingCreated = event('contract-thing', 'created', 'CONTRACT_THINGS', Thing);
 const thingDeleted = event('contract-thing', 'deleted', 'CONTRACT_THINGS', Thing);
+const Ticks = topic(ServiceName.AgentRuntime, 'contract-ticks', z.object({ n: z.number().int() }));
 
 export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -179,6 +180,42 @@ export function busContract(create: (logger: BusLogger) => Promise<BusFixture>):
       expect(drained).toBe(true);
       await expect(caught(bus.request(Nobody, {}))).resolves.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(caught(bus.request(Echo, { text: 'late' }))).resolves.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    });
+  });
+
+  describe('emit and listen', () => {
+    it('should deliver every payload, in order, to every listener of the key', async () => {
+      const [a, b] = await Promise.all([bus.listen(Ticks, { key: 'k1' }), bus.listen(Ticks, { key: 'k1' })]);
+      const other = await bus.listen(Ticks, { key: 'k2' });
+      for (let n = 0; n < 5; n++) await bus.emit(Ticks, { n }, { key: 'k1' });
+      for (const listener of [a, b]) {
+        const got: number[] = [];
+        for (let i = 0; i < 5; i++) got.push((await listener.next(2_000))!.n);
+        expect(got).toEqual([0, 1, 2, 3, 4]);
+      }
+      expect(await other.next(50)).toBeUndefined();
+      [a, b, other].forEach((l) => l.close());
+    });
+
+    it('should end the iteration of a closed listener and deliver nothing more to it', async () => {
+      const listener = await bus.listen(Ticks);
+      await bus.emit(Ticks, { n: 1 });
+      const seen: number[] = [];
+      for await (const tick of listener) {
+        seen.push(tick.n);
+        listener.close();
+      }
+      await bus.emit(Ticks, { n: 2 });
+      expect(seen).toEqual([1]);
+      expect(await listener.next(50)).toBeUndefined();
+    });
+
+    it('should refuse to emit a payload that breaks the topic schema', async () => {
+      await expect(caught(bus.emit(Ticks, { n: 1.5 }))).resolves.toMatchObject({ code: 'BAD_REQUEST' });
+    });
+
+    it('should refuse a key that is not one subject token', async () => {
+      await expect(caught(bus.listen(Ticks, { key: 'a.b' }))).resolves.toMatchObject({ code: 'BAD_REQUEST' });
     });
   });
 
