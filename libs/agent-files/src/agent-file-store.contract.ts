@@ -124,5 +124,20 @@ export function agentFileStoreContract(name: string, describeFn: jest.Describe, 
         expect((await rejection(store.restore(scope, 'soul', 9))).code).toBe(ErrorCode.NotFound);
       });
     });
+
+    describe('deleteAll', () => {
+      it("should remove every file and version of the agent and keep other agents' files", async () => {
+        await store.write(scope, 'user', 'u', { reason: 'r' });
+        await store.write(scope, 'soul', 's', { reason: 'r' });
+        await store.write({ ...scope, agent: 'keep' }, 'user', 'kept', { reason: 'r' });
+
+        expect(await store.deleteAll(scope)).toBe(2);
+
+        expect((await fx.peer.read(scope, 'user')).version).toBe(0);
+        expect(await fx.peer.history(scope, 'soul')).toEqual([]);
+        expect((await fx.peer.read({ ...scope, agent: 'keep' }, 'user')).content).toBe('kept');
+        expect(await store.deleteAll(scope)).toBe(0);
+      });
+    });
   });
 }

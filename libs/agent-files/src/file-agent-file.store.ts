@@ -1,5 +1,6 @@
+import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { agentFileName, AgentFileHistoryEntry, ErrorCode, type AgentFileKind, type Scope } from '#contracts';
+import { agentFileName, AgentFileHistoryEntry, AgentFileKind, ErrorCode, type Scope } from '#contracts';
 import { AlfredError } from '#errors';
 import { z } from 'zod';
 import { readIfExists, withLock, writeFileAtomic } from './atomic-file.js';
@@ -62,6 +63,13 @@ export class FileAgentFileStore implements AgentFileStore {
   async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number } = {}): Promise<number> {
     const old = await this.readVersion(scope, file, version);
     return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion });
+  }
+
+  async deleteAll(scope: Scope): Promise<number> {
+    let written = 0;
+    for (const file of AgentFileKind.options) if ((await this.index(scope, file)).length > 0) written++;
+    await rm(this.dir(scope), { recursive: true, force: true });
+    return written;
   }
 
   async close(): Promise<void> {}

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { AgentFileHistoryEntry, AgentFileKind, Scope } from '#contracts';
+import { AgentFileKind, type AgentFileHistoryEntry, type Scope } from '#contracts';
 import { checkContent, defaultContent, entryFor, fileConflict, restoreReason, safeSegment, versionNotFound } from './agent-file-record.js';
 import type { AgentFileContent, AgentFileStore, AgentFileVersion, AgentFileWriteOptions } from './agent-file-store.js';
 
@@ -71,6 +71,16 @@ export class RedisAgentFileStore implements AgentFileStore {
   async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number } = {}): Promise<number> {
     const old = await this.readVersion(scope, file, version);
     return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion });
+  }
+
+  async deleteAll(scope: Scope): Promise<number> {
+    let written = 0;
+    for (const file of AgentFileKind.options) {
+      const k = this.keys(scope, file);
+      const [[, head]] = (await this.redis.multi().exists(k.head).del(k.head, k.contents, k.meta).exec()) as [[unknown, number]];
+      written += head;
+    }
+    return written;
   }
 
   async close(): Promise<void> {
