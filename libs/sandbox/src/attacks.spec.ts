@@ -4,7 +4,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SkillExecutionOutcome, SkillManifestInput } from '#contracts';
 import { SkillRunner } from './skill-runner.js';
-import { SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
+import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 interface Attack {
   name: string;
@@ -17,7 +17,8 @@ interface Attack {
 const fn = (body: string) => `export async function execute(args: any, ctx: any) {\n${body}\n}`;
 const HOSTILE = { timeoutMs: 1500, memoryMb: 32 };
 
-describe('SkillRunner attack suite', () => {
+// Every attack runs in a fresh process per execution and again through the warm pool (kept-alive processes).
+describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool size $warm)', ({ warm }) => {
   let ws: SkillWorkspace;
   let runner: SkillRunner;
   let loopback: Server;
@@ -26,7 +27,7 @@ describe('SkillRunner attack suite', () => {
 
   beforeAll(async () => {
     ws = await SkillWorkspace.create();
-    runner = new SkillRunner({ dataRoot: ws.dataRoot, limits: { outputHardCapBytes: 256 * 1024 } });
+    runner = new SkillRunner({ dataRoot: ws.dataRoot, limits: { outputHardCapBytes: 256 * 1024 }, warmPoolSize: warm });
     const victim = await ws.addSkill('victim', fn('return { success: true };'));
     await writeFile(path.join(victim.dir, 'secret.txt'), 'victim secret');
     await writeFile(path.join(victim.dir, 'secret.ts'), 'export const secret = "victim secret";');
@@ -41,6 +42,7 @@ describe('SkillRunner attack suite', () => {
   });
 
   afterAll(async () => {
+    runner.close();
     await new Promise((resolve) => loopback.close(resolve));
     await ws.dispose();
   });
@@ -96,7 +98,7 @@ describe('SkillRunner attack suite', () => {
     expect(result.error).toMatch(error);
     expect(record.outcome).toBe(outcome);
     await expectHealthy();
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 
   it('should follow no symlink out of the skill folder', async () => {
     const skill = await ws.addSkill('symlinker', fn(`return { success: true, result: await ctx.readFile('skill/leak.txt') };`));
@@ -104,7 +106,7 @@ describe('SkillRunner attack suite', () => {
     const { result } = await runner.execute(skill.dir, skill.manifest, {}, TEST_CALLER);
     expect(result).toEqual({ success: false, error: 'skill/leak.txt resolves outside its root "skill"' });
     await expectHealthy();
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 
   it('should not import a module through a symlink out of the skill folder', async () => {
     const skill = await ws.addSkill('symlink-importer', fn(`return { success: true, result: (await import('./leak.ts')).secret };`));
@@ -113,7 +115,7 @@ describe('SkillRunner attack suite', () => {
     expect(result.success).toBe(false);
     expect(result.error).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
     await expectHealthy();
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 
   it("should not show the service's environment to a skill", async () => {
     process.env.ALFRED_FAKE_SERVICE_SECRET = 'service-only';
@@ -124,13 +126,13 @@ describe('SkillRunner attack suite', () => {
       delete process.env.ALFRED_FAKE_SERVICE_SECRET;
     }
     await expectHealthy();
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 
   it('should leave no raw stream or IPC handles within reach', async () => {
     const probe = fn(`return { success: true, result: [typeof (process.stdout as any)._handle, typeof (console as any)._stdout?._handle, typeof (process as any)._getActiveHandles, typeof (process as any).channel, typeof (process as any).send, typeof (process as any).binding] };`);
     const { result } = await run('handle-prober', probe);
     expect(result).toEqual({ success: true, result: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined'] });
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 
   it('should refuse loopback fetches without opening a connection', async () => {
     const hosts = [`127.0.0.1:${loopbackPort}`, `localhost:${loopbackPort}`];
@@ -140,5 +142,5 @@ describe('SkillRunner attack suite', () => {
     }
     expect(loopbackHits).toBe(0);
     await expectHealthy();
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 });

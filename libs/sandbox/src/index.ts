@@ -4,3 +4,4 @@ export { sandboxArgv } from './sandbox-process.js';
 export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-protocol.js';
 export * from './skill-digest.js';
 export * from './skill-runner.js';
+export { WarmPool, type WarmPoolOptions } from './warm-pool.js';

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sandboxArgv } from './sandbox-process.js';
+import { SANDBOX_TEST_TIMEOUT_MS } from './testing/skill-fixtures.js';
 
 /** Runs a probe script under exactly the flags a skill gets, without the bootstrap's own lockdown. */
 async function probe(argv: string[]): Promise<Record<string, string>> {
@@ -68,11 +69,11 @@ describe('sandboxArgv', () => {
       addon: 'ERR_DLOPEN_DISABLED',
       binding: 'ERR_ACCESS_DENIED',
     });
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 
   it('should refuse paths that could widen a grant', () => {
     expect(() => sandboxArgv({ bootstrapPath: '/b/boot.ts', skillDir: '/skills/a,/etc', roots: { skill: '/skills/a,/etc' }, readable: ['skill'], writable: [], memoryMb: 32 })).toThrow(
       /unusable sandbox path/,
     );
-  });
+  }, SANDBOX_TEST_TIMEOUT_MS);
 });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode } from '#contracts';
@@ -6,6 +7,7 @@ import { AlfredError } from '#errors';
 import type { FetchGuard } from './fetch-guard.js';
 import { OutputCapture } from './output-capture.js';
 import { ChildMessage, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
+import { MarkerSplitter } from './stream-marker.js';
 
 /** Everything one sandboxed run needs; all paths are real (symlink-free) absolute paths. */
 export interface SandboxSpec {
@@ -29,11 +31,16 @@ export interface SandboxSpec {
 export interface SandboxOutcome {
   end: SandboxEnd;
   output: ReturnType<OutputCapture['snapshot']>;
+  /** True when the process ended the run cleanly and may take another run of the same skill version. */
+  reusable: boolean;
+  pid: number | undefined;
 }
 
 const OOM_MARKERS = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
 const RESULT_EXIT_GRACE_MS = 1000;
 const MEMORY_POLL_MS = 20;
+/** Output a kept-alive process may write between runs before it is killed. */
+const IDLE_OUTPUT_CAP = 64 * 1024;
 
 /** Node flags for a run: the permission model with reads/writes only where allowed, and heap caps. */
 export function sandboxArgv(spec: Pick<SandboxSpec, 'bootstrapPath' | 'skillDir' | 'roots' | 'readable' | 'writable' | 'memoryMb'>): string[] {
@@ -55,70 +62,169 @@ export function sandboxArgv(spec: Pick<SandboxSpec, 'bootstrapPath' | 'skillDir'
   ];
 }
 
-/** Runs one skill execution in a fresh child process and reports how it ended. */
+/** Runs one skill execution in a fresh child process that exits after it, and reports how it ended. */
 export function runSandboxed(spec: SandboxSpec): Promise<SandboxOutcome> {
-  return new SandboxRun(spec).start();
+  return new SandboxRun(spec, new SandboxProcess(spec), false).start();
+}
+
+/** Runs one execution in a process that stays up afterwards if it ended cleanly (the warm pool's runs). */
+export function runWarm(spec: SandboxSpec, proc: SandboxProcess): Promise<SandboxOutcome> {
+  return new SandboxRun(spec, proc, true).start();
+}
+
+/**
+ * One permission-restricted child. Used once, or kept alive by the warm pool for more runs of the same
+ * skill version: output between runs belongs to no run and is discarded (past a small cap, the process dies).
+ */
+export class SandboxProcess {
+  readonly child: ChildProcess;
+  runs = 0;
+  private run?: SandboxRun;
+  private exited = false;
+  private idleOutput = 0;
+  private logCarry = '';
+  private readonly exitListeners: Array<() => void> = [];
+
+  constructor(spec: Pick<SandboxSpec, 'nodePath' | 'skillDir' | 'env' | 'bootstrapPath' | 'roots' | 'readable' | 'writable' | 'memoryMb'>) {
+    this.child = spawn(spec.nodePath, sandboxArgv(spec), {
+      cwd: spec.skillDir,
+      env: spec.env,
+      // fd 4 carries ctx.log lines (JSON strings), written synchronously by the child like stdout.
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
+      detached: true,
+      serialization: 'json',
+    });
+    const child = this.child;
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => (this.run ? this.run.onStream('stdout', text) : this.onIdle(text)));
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => (this.run ? this.run.onStream('stderr', text) : this.onIdle(text)));
+    const log = child.stdio[4] as NodeJS.ReadableStream;
+    log.setEncoding('utf8');
+    log.on('data', (text: string) => this.onLogData(text));
+    child.on('message', (message) => this.run?.onMessage(message));
+    child.on('error', (err) => this.run?.onSpawnError(err));
+    child.on('close', (code, signal) => {
+      this.exited = true;
+      this.run?.onClose(code, signal);
+      for (const listener of this.exitListeners.splice(0)) listener();
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return !this.exited && this.child.connected && this.child.pid !== undefined;
+  }
+
+  onExit(listener: () => void): void {
+    if (this.exited) listener();
+    else this.exitListeners.push(listener);
+  }
+
+  attach(run: SandboxRun): void {
+    this.runs++;
+    this.run = run;
+  }
+
+  detach(): void {
+    this.run = undefined;
+  }
+
+  send(message: Record<string, unknown>): void {
+    if (this.child.connected) this.child.send(message, () => undefined);
+  }
+
+  kill(): void {
+    const pid = this.child.pid;
+    if (pid === undefined || this.exited) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      this.child.kill('SIGKILL');
+    }
+  }
+
+  private onLogData(text: string): void {
+    const lines = (this.logCarry + text).split('\n');
+    this.logCarry = lines.pop() ?? '';
+    for (const line of lines) {
+      if (this.run) this.run.onLogLine(line);
+      else this.onIdle(line);
+    }
+    if (this.logCarry.length > IDLE_OUTPUT_CAP && !this.run) this.kill();
+    else if (this.run && this.logCarry.length > this.run.hardCap) this.run.onOversizedLine();
+  }
+
+  private onIdle(text: string): void {
+    this.idleOutput += text.length;
+    if (this.idleOutput > IDLE_OUTPUT_CAP) this.kill();
+  }
 }
 
 class SandboxRun {
-  private child?: ChildProcess;
   private end?: SandboxEnd;
+  private resultIn = false;
+  private killed = false;
+  private done?: (outcome: SandboxOutcome) => void;
   private readonly output: OutputCapture;
   private readonly aborter = new AbortController();
   private readonly timers: NodeJS.Timeout[] = [];
+  private readonly nonce = randomUUID();
+  private readonly split: Record<'stdout' | 'stderr', MarkerSplitter>;
+  private logMarkerSeen = false;
   private fetches = 0;
 
-  constructor(private readonly spec: SandboxSpec) {
+  constructor(
+    private readonly spec: SandboxSpec,
+    private readonly proc: SandboxProcess,
+    private readonly keepAlive: boolean,
+  ) {
     this.output = new OutputCapture(spec.limits.outputBytes, spec.limits.outputHardCapBytes);
+    const marker = `\0${this.nonce}\n`;
+    this.split = { stdout: new MarkerSplitter(marker), stderr: new MarkerSplitter(marker) };
+  }
+
+  get hardCap(): number {
+    return this.spec.limits.outputHardCapBytes;
   }
 
   start(): Promise<SandboxOutcome> {
     return new Promise((resolve) => {
-      const child = spawn(this.spec.nodePath, sandboxArgv(this.spec), {
-        cwd: this.spec.skillDir,
-        env: this.spec.env,
-        // fd 4 carries ctx.log lines (JSON strings), written synchronously by the child like stdout.
-        stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
-        detached: true,
-        serialization: 'json',
-      });
-      this.child = child;
-      child.stdout!.setEncoding('utf8').on('data', (text: string) => this.onOutput('stdout', text));
-      child.stderr!.setEncoding('utf8').on('data', (text: string) => this.onOutput('stderr', text));
-      this.readLogLines(child.stdio[4] as NodeJS.ReadableStream);
-      child.on('message', (message) => this.onMessage(message));
-      child.on('error', (err) => {
-        this.kill({ kind: 'crashed', reason: `the sandbox process failed: ${err.message}` });
-        // A process that never started emits no 'close'.
-        if (child.pid === undefined) resolve({ end: this.end!, output: this.output.snapshot() });
-      });
-      child.on('close', (code, signal) => {
-        this.stopTimers();
-        resolve({ end: this.end ?? this.exitReason(code, signal), output: this.output.snapshot() });
-      });
+      this.done = resolve;
+      this.proc.attach(this);
+      if (!this.proc.alive && this.proc.pid !== undefined) {
+        this.end = { kind: 'crashed', reason: 'the sandbox process ended before the run started' };
+        return this.finish(false);
+      }
       const { entry, args, roots, readable, writable, limits } = this.spec;
-      this.sendToChild({ type: 'run', entry, args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes });
+      this.proc.send({
+        type: 'run', entry, args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes,
+        nonce: this.nonce, keepAlive: this.keepAlive,
+      });
       this.timers.push(setTimeout(() => this.kill({ kind: 'timed_out' }), this.spec.timeoutMs));
       this.timers.push(setInterval(() => void this.checkMemory(), MEMORY_POLL_MS));
     });
   }
 
-  private onOutput(stream: 'stdout' | 'stderr' | 'log', text: string): void {
-    if (!this.output.add(stream, text)) this.kill({ kind: 'output_limit' });
+  onStream(stream: 'stdout' | 'stderr', text: string): void {
+    this.onOutput(stream, this.keepAlive ? this.split[stream].push(text) : text);
+    if (this.keepAlive && this.split[stream].seen) this.maybeDone();
   }
 
-  private readLogLines(stream: NodeJS.ReadableStream): void {
-    let carry = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (text: string) => {
-      const lines = (carry + text).split('\n');
-      carry = lines.pop() ?? '';
-      for (const line of lines) this.onOutput('log', decodeLogLine(line));
-      if (carry.length > this.spec.limits.outputHardCapBytes) this.kill({ kind: 'output_limit' });
-    });
+  onLogLine(line: string): void {
+    if (this.keepAlive && line === `\0${this.nonce}`) {
+      this.logMarkerSeen = true;
+      return this.maybeDone();
+    }
+    if (!this.logMarkerSeen) this.onOutput('log', decodeLogLine(line));
   }
 
-  private onMessage(raw: unknown): void {
+  onOversizedLine(): void {
+    this.kill({ kind: 'output_limit' });
+  }
+
+  onMessage(raw: unknown): void {
     const parsed = ChildMessage.safeParse(raw);
     if (!parsed.success) return this.kill({ kind: 'crashed', reason: 'the sandbox sent a malformed message' });
     const message = parsed.data;
@@ -132,33 +238,61 @@ class SandboxRun {
     }
   }
 
+  onSpawnError(err: Error): void {
+    this.kill({ kind: 'crashed', reason: `the sandbox process failed: ${err.message}` });
+    // A process that never started emits no 'close'.
+    if (this.proc.pid === undefined) this.finish(false);
+  }
+
+  onClose(code: number | null, signal: NodeJS.Signals | null): void {
+    for (const stream of ['stdout', 'stderr'] as const) if (this.keepAlive) this.onOutput(stream, this.split[stream].flush());
+    this.end ??= this.exitReason(code, signal);
+    this.finish(false);
+  }
+
+  private onOutput(stream: 'stdout' | 'stderr' | 'log', text: string): void {
+    if (text && !this.output.add(stream, text)) this.kill({ kind: 'output_limit' });
+  }
+
   private settle(end: SandboxEnd): void {
     this.end ??= end;
-    // The bootstrap exits by itself after answering; this only catches a child that does not.
+    this.resultIn = true;
+    // A single-use child exits by itself after answering; a kept-alive one writes its end markers.
     this.timers.push(setTimeout(() => this.kill(end), RESULT_EXIT_GRACE_MS));
+    if (this.keepAlive) this.maybeDone();
+  }
+
+  private maybeDone(): void {
+    if (this.resultIn && !this.killed && this.split.stdout.seen && this.split.stderr.seen && this.logMarkerSeen) this.finish(true);
+  }
+
+  private finish(reusable: boolean): void {
+    if (!this.done) return;
+    const done = this.done;
+    this.done = undefined;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.aborter.abort();
+    this.proc.detach();
+    done({ end: this.end!, output: this.output.snapshot(), reusable: reusable && !this.killed, pid: this.proc.pid });
   }
 
   private async onFetch(message: Extract<ChildMessage, { type: 'fetch' }>): Promise<void> {
     const { id, request } = message;
     if (++this.fetches > this.spec.limits.fetchesPerRun) {
-      return this.sendToChild({ type: 'fetch-reply', id, error: `more than ${this.spec.limits.fetchesPerRun} fetches in one run` });
+      return this.proc.send({ type: 'fetch-reply', id, error: `more than ${this.spec.limits.fetchesPerRun} fetches in one run` });
     }
     try {
       const body = request.body === undefined ? undefined : Buffer.from(request.body, 'base64');
       const response = await this.spec.guard.fetch({ ...request, body }, this.spec.allowedHosts, this.aborter.signal);
       const encoded = Buffer.from(response.body).toString('base64');
-      this.sendToChild({ type: 'fetch-reply', id, status: response.status, statusText: response.statusText, url: response.url, headers: response.headers, body: encoded });
+      this.proc.send({ type: 'fetch-reply', id, status: response.status, statusText: response.statusText, url: response.url, headers: response.headers, body: encoded });
     } catch (err) {
-      this.sendToChild({ type: 'fetch-reply', id, error: (err as Error).message });
+      this.proc.send({ type: 'fetch-reply', id, error: (err as Error).message });
     }
   }
 
-  private sendToChild(message: Record<string, unknown>): void {
-    if (this.child?.connected) this.child.send(message, () => undefined);
-  }
-
   private async checkMemory(): Promise<void> {
-    const pid = this.child?.pid;
+    const pid = this.proc.pid;
     if (pid === undefined || this.end) return;
     const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
     const rssKb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? 0);
@@ -167,14 +301,9 @@ class SandboxRun {
 
   private kill(end: SandboxEnd): void {
     this.end ??= end;
+    this.killed = true;
     this.aborter.abort();
-    const pid = this.child?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      this.child?.kill('SIGKILL');
-    }
+    this.proc.kill();
   }
 
   private exitReason(code: number | null, signal: NodeJS.Signals | null): SandboxEnd {
@@ -182,11 +311,6 @@ class SandboxRun {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const lastLine = this.output.tail().trim().split('\n').at(-1);
     return { kind: 'crashed', reason: `the skill process ${how} before returning a result${lastLine ? `: ${lastLine}` : ''}` };
-  }
-
-  private stopTimers(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.aborter.abort();
   }
 }
 

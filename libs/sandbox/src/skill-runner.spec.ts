@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { SkillRunner } from './skill-runner.js';
-import { SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
+import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 describe(SkillRunner.name, () => {
   let ws: SkillWorkspace;
@@ -31,7 +31,7 @@ describe(SkillRunner.name, () => {
       expect(record).toMatchObject({ skillId: 'greet', version: '1.0.0', outcome: 'succeeded', caller: TEST_CALLER, logs: ['greeting world'] });
       expect(record.stdout).toBe('printing to stdout\n');
       expect(record.digest).toMatch(/^sha256:[a-f0-9]{64}$/);
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
     it('should give a skill only the secrets its manifest names', async () => {
       const { dir, manifest } = await ws.addSkill(
         'env-reader',
@@ -42,7 +42,7 @@ describe(SkillRunner.name, () => {
       );
       const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: true, result: { ctx: { WEATHER_KEY: 'k-123' }, proc: { WEATHER_KEY: 'k-123' } } });
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should read and write files inside the allowed roots', async () => {
       const { dir, manifest } = await ws.addSkill(
@@ -60,7 +60,7 @@ describe(SkillRunner.name, () => {
       expect(result).toEqual({ success: true, result: 'tpl:remember' });
       expect(await readFile(path.join(ws.dataRoot, 'skill-data', 'notes', 'sub', 'note.txt'), 'utf8')).toBe('remember');
       expect(await readFile(path.join(ws.dataRoot, 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should refuse invalid arguments with field details before anything runs', async () => {
       const { dir, manifest } = await ws.addSkill(
@@ -77,7 +77,7 @@ describe(SkillRunner.name, () => {
       const issues = ((await attempt.catch((e: AlfredError) => e)) as AlfredError).details as { issues: { path: string }[] };
       expect(issues.issues.map((i) => i.path).sort()).toEqual(['', 'count', 'size']);
       await expect(access(path.join(ws.dataRoot, 'skill-data', 'strict-args', 'ran.txt'))).rejects.toThrow(/ENOENT/);
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should reject a result that is not {success, result?, error?}', async () => {
       const { dir, manifest } = await ws.addSkill('bad-shape', `export async function execute() { return { ok: true }; }`);
@@ -85,7 +85,7 @@ describe(SkillRunner.name, () => {
       expect(result.success).toBe(false);
       expect(result.error).toMatch(/^invalid result: expected \{success: boolean, result\?, error\?: string\}/);
       expect(record.outcome).toBe('invalid_result');
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it("should reject a result that does not match the manifest's result schema", async () => {
       const { dir, manifest } = await ws.addSkill('bad-result', `export async function execute() { return { success: true, result: { url: 42 } }; }`, {
@@ -93,33 +93,33 @@ describe(SkillRunner.name, () => {
       });
       const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: false, error: expect.stringMatching(/^invalid result: result does not match the manifest's result schema: url: /) });
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should turn a throw into a failed result with its message', async () => {
       const { dir, manifest } = await ws.addSkill('thrower', `export async function execute() { throw new Error('upstream said no'); }`);
       const { result, record } = await runner.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: false, error: 'upstream said no' });
       expect(record).toMatchObject({ outcome: 'threw', error: 'upstream said no' });
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should report a skill without an execute export', async () => {
       const { dir, manifest } = await ws.addSkill('no-export', `export const nothing = 1;`);
       const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: false, error: 'execute.ts must export a function execute(args, ctx)' });
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should refuse a result larger than the cap', async () => {
       const small = new SkillRunner({ dataRoot: ws.dataRoot, limits: { resultBytes: 1000 } });
       const { dir, manifest } = await ws.addSkill('big-result', `export async function execute() { return { success: true, result: 'x'.repeat(5000) }; }`);
       const { result } = await small.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: false, error: 'result exceeds 1000 bytes' });
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should keep a skill failure as a failed outcome', async () => {
       const { dir, manifest } = await ws.addSkill('soft-fail', `export async function execute() { return { success: false, error: 'no data today' }; }`);
       const { result, record } = await runner.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: false, error: 'no data today' });
       expect(record.outcome).toBe('failed');
-    });
+    }, SANDBOX_TEST_TIMEOUT_MS);
   });
 });

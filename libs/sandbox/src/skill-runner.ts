@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +14,10 @@ import {
 } from '#contracts';
 import { AlfredError } from '#errors';
 import { FetchGuard } from './fetch-guard.js';
-import { runSandboxed, type SandboxOutcome } from './sandbox-process.js';
+import { runSandboxed, runWarm, sandboxArgv, SandboxProcess, type SandboxOutcome, type SandboxSpec } from './sandbox-process.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { skillDigest } from './skill-digest.js';
+import { WarmPool } from './warm-pool.js';
 
 export interface SkillRunnerOptions {
   /** Absolute directory holding `skill-data/<id>` (root `self`) and `shared/<name>` (roots `shared/<name>`). */
@@ -27,6 +28,11 @@ export interface SkillRunnerOptions {
   limits?: Partial<SandboxLimits>;
   /** The Node 24 binary that runs skills; defaults to the one running the service. */
   nodePath?: string;
+  /**
+   * Idle processes kept alive per skill version (same id, digest and sandbox) for its next runs; 0 (the
+   * default) runs every execution in a fresh process. Different skills or versions never share a process.
+   */
+  warmPoolSize?: number;
 }
 
 /** One execution: what the caller gets back and what the audit trail records. */
@@ -43,6 +49,7 @@ export class SkillRunner {
   private readonly guard: FetchGuard;
   private readonly secrets: Readonly<Record<string, string>>;
   private readonly nodePath: string;
+  private readonly pool: WarmPool;
 
   constructor(private readonly options: SkillRunnerOptions) {
     if (!path.isAbsolute(options.dataRoot)) throw new AlfredError(ErrorCode.BadRequest, 'dataRoot must be an absolute path');
@@ -50,6 +57,17 @@ export class SkillRunner {
     this.guard = options.fetchGuard ?? new FetchGuard();
     this.secrets = options.secrets ?? {};
     this.nodePath = options.nodePath ?? process.execPath;
+    this.pool = new WarmPool({ perKey: options.warmPoolSize ?? 0 });
+  }
+
+  /** Kills the idle warm processes; runs in flight finish on their own. */
+  close(): void {
+    this.pool.close();
+  }
+
+  /** Idle warm processes (pid and key), for tests and diagnostics. */
+  warmProcesses(): Array<{ key: string; pid: number | undefined }> {
+    return this.pool.idlePids();
   }
 
   /** Validates the arguments (throws VALIDATION_FAILED, nothing runs), runs the skill and validates its result. */
@@ -63,7 +81,7 @@ export class SkillRunner {
       throw new AlfredError(ErrorCode.NotFound, `skill ${manifest.id} has no execute.ts`, { skillDir });
     }
     const [digest, roots] = await Promise.all([skillDigest(realDir), this.prepareRoots(manifest, realDir)]);
-    const outcome = await runSandboxed({
+    const outcome = await this.run(manifest.id, digest, {
       nodePath: this.nodePath,
       bootstrapPath: BOOTSTRAP,
       skillDir: realDir,
@@ -81,6 +99,16 @@ export class SkillRunner {
     });
     const { result, outcome: kind } = interpret(outcome.end, manifest);
     return { result, record: this.record(manifest, digest, parsedCaller, startedAt, kind, result, outcome) };
+  }
+
+  private async run(id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
+    if (!this.pool.enabled) return runSandboxed(spec);
+    const key = createHash('sha256').update(JSON.stringify([id, digest, spec.nodePath, sandboxArgv(spec), spec.env, spec.skillDir])).digest('hex');
+    const proc = this.pool.take(key) ?? new SandboxProcess(spec);
+    const outcome = await runWarm(spec, proc);
+    if (outcome.reusable) this.pool.give(key, proc);
+    else proc.kill();
+    return outcome;
   }
 
   private parseArgs(manifest: SkillManifest, args: unknown): Record<string, unknown> {

@@ -19,6 +19,10 @@ interface RunMessage {
   writable: string[];
   maxResultBytes: number;
   maxFileBytes: number;
+  /** Written alone on fd 1, 2 and 4 after the run, so the host knows where this run's output ends. */
+  nonce: string;
+  /** Stay up for the next run of the same skill version (warm pool) instead of exiting. */
+  keepAlive: boolean;
 }
 
 interface FetchReply {
@@ -62,7 +66,9 @@ Object.freeze(safe);
 
 const pendingFetches = new Map<number, { resolve: (reply: FetchReply) => void }>();
 let nextFetchId = 1;
-let finished = false;
+let current: RunMessage | undefined;
+let lockedDown = false;
+let exiting = false;
 
 if (!send) realProcess.exit(70);
 realProcess.on('disconnect', () => realProcess.exit(71));
@@ -70,11 +76,15 @@ realProcess.on('uncaughtException', (err) => finish({ type: 'threw', message: `u
 realProcess.on('unhandledRejection', (err) => finish({ type: 'threw', message: `unhandled rejection: ${describe(err)}` }));
 realProcess.on('message', (message: RunMessage | FetchReply) => {
   if (message.type === 'fetch-reply') pendingFetches.get(message.id)?.resolve(message);
-  else if (message.type === 'run') void run(message);
+  else if (message.type === 'run' && !current) {
+    current = message;
+    void run(message);
+  }
 });
 
 async function run(message: RunMessage): Promise<void> {
-  lockDown();
+  if (!lockedDown) lockDown();
+  lockedDown = true;
   const ctx = buildContext(message);
   try {
     const mod = (await import(pathToFileURL(message.entry).href)) as { execute?: unknown };
@@ -89,9 +99,18 @@ async function run(message: RunMessage): Promise<void> {
 }
 
 function finish(message: { type: 'result'; json: string } | { type: 'threw'; message: string }): void {
-  if (finished) return;
-  finished = true;
-  send!(message, undefined, {}, () => realProcess.exit(0));
+  const run = current;
+  // An error between runs of a kept-alive process (a skill's stray timer) ends the process.
+  if (!run) return void realProcess.exit(72);
+  if (!run.keepAlive) {
+    if (exiting) return;
+    exiting = true;
+    return void send!(message, undefined, {}, () => realProcess.exit(0));
+  }
+  current = undefined;
+  const marker = `\0${run.nonce}\n`;
+  for (const fd of [STDOUT_FD, STDERR_FD, LOG_FD]) writeOut(fd, marker);
+  send!(message);
 }
 
 function lockDown(): void {

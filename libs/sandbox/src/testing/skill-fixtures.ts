@@ -35,3 +35,9 @@ export class SkillWorkspace {
 }
 
 export const TEST_CALLER = { tenant: 'test', agent: 'tester' } as const;
+
+/**
+ * Jest's per-test timeout for sandbox tests. Each attack keeps its own short kill timeout (the manifest's
+ * timeoutMs); this only keeps a loaded CI machine (many suites on two cores) from failing a slow spawn.
+ */
+export const SANDBOX_TEST_TIMEOUT_MS = 30_000;
