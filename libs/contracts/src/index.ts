@@ -7,4 +7,5 @@ export * from './skills.js';
 export * from './sessions.js';
 export * from './agent-files.js';
 export * from './executable-skills.js';
+export * from './executable-skill-routes.js';
 export * from './capabilities.js';
