@@ -29,7 +29,6 @@ export const ServiceName = {
   Memory: 'memory',
   SkillRegistry: 'skill-registry',
   SkillRunner: 'skill-runner',
-  SkillRunner: 'skill-runner',
   AgentRuntime: 'agent-runtime',
   Compactor: 'compactor',
   Distiller: 'distiller',
