@@ -7,7 +7,7 @@ import { RedisAgentFileStore } from '#agent-files';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
-import { AnthropicLoopback, describeWithNats, describeWithRedis, pollUntil, testServers } from '#testing';
+import { AnthropicLoopback, deleteStreamsWithPrefix, describeWithNats, describeWithRedis, pollUntil, testServers } from '#testing';
 import { memoryService } from '../services/memory/src/memory.module.js';
 import { distillerService } from '../services/distiller/src/distiller.module.js';
 
@@ -57,6 +57,7 @@ describeNats('distill jobs over NATS and Redis', () => {
       for (const s of hosted.reverse()) await s.stop().catch(() => undefined);
       for (const b of buses) await b.close();
       await model.close();
+      await deleteStreamsWithPrefix(testServers.natsUrl, `${prefix}.`);
       await rm(dataDir, { recursive: true, force: true });
     });
 

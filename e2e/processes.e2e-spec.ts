@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
 import { client } from './harness.js';
 
 const repo = new URL('..', import.meta.url).pathname;
@@ -65,7 +65,8 @@ describe('built processes', () => {
 
   describeNats('over NATS', () => {
     it('should run the memory service and the gateway as separate processes', async () => {
-      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: `proc-${randomUUID().slice(0, 8)}.`, ALFRED_EMBEDDER: 'hash' };
+      const prefix = `proc-${randomUUID().slice(0, 8)}.`;
+      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash' };
       const memory = await launch('dist/services/memory/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'memory') }, /service started/);
       const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
       try {
@@ -78,6 +79,7 @@ describe('built processes', () => {
       } finally {
         expect(await stop(gateway.child)).toBe(0);
         expect(await stop(memory.child)).toBe(0);
+        await deleteStreamsWithPrefix(testServers.natsUrl, prefix);
       }
     }, 60_000);
   });

@@ -6,7 +6,7 @@ import { healthRoute, ServiceName } from '#contracts';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService } from '#runtime';
-import { describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
 import { memoryService } from '../services/memory/src/memory.module.js';
 
 const logger = createLogger({ service: 'e2e', level: 'silent' });
@@ -34,6 +34,7 @@ describeNats('memory service instances in one queue group', () => {
   afterAll(async () => {
     for (const h of hosted) await h.stop();
     for (const b of buses) await b.close();
+    await deleteStreamsWithPrefix(testServers.natsUrl, prefix);
     await rm(dir, { recursive: true, force: true });
   });
 

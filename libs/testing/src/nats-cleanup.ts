@@ -1,0 +1,23 @@
+import { NatsBus, sanitizeStreamName } from '#bus';
+
+/**
+ * Deletes the JetStream streams a test created under its subject prefix, so repeated runs do not
+ * leave storage behind on the shared NATS server.
+ */
+export async function deleteStreamsWithPrefix(natsUrl: string, subjectPrefix: string): Promise<string[]> {
+  const bus = await NatsBus.connect({ url: natsUrl, name: 'test-cleanup' });
+  try {
+    const jsm = await bus.jsm();
+    const prefix = sanitizeStreamName(subjectPrefix);
+    const deleted: string[] = [];
+    for await (const info of jsm.streams.list()) {
+      if (info.config.name.startsWith(prefix)) {
+        await jsm.streams.delete(info.config.name);
+        deleted.push(info.config.name);
+      }
+    }
+    return deleted;
+  } finally {
+    await bus.close();
+  }
+}
