@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { route, ServiceName } from './route.js';
 
 /** Agent Skills name rule: 1-64 lowercase letters, digits and single inner hyphens. */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -111,8 +112,9 @@ export type SkillValidationReport = z.infer<typeof SkillValidationReport>;
 
 /** POST /skills: a new SKILL.md skill in the project root; validated strictly before anything is written. */
 export const SkillCreateBody = z.strictObject({
-  name: z.string().min(1).max(200),
-  description: z.string().min(1).max(10_000),
+  // Lengths and the name rule are checked by the strict skill validator (422 with every problem).
+  name: z.string().max(200),
+  description: z.string().max(10_000),
   body: z.string().max(1_000_000).default(''),
   license: z.string().max(200).optional(),
   compatibility: z.string().max(10_000).optional(),
@@ -127,3 +129,91 @@ export const SkillChanges = z.object({
   changed: z.array(z.string()),
 });
 export type SkillChanges = z.infer<typeof SkillChanges>;
+
+/** A rendered level-1 index and what the size budget cost it. */
+export const RenderedSkillIndex = z.object({
+  text: z.string(),
+  truncated: z.object({ shortened: z.number().int().min(0), dropped: z.array(z.string()) }),
+});
+export type RenderedSkillIndex = z.infer<typeof RenderedSkillIndex>;
+
+export const SkillIndexFormat = z.enum(['json', 'markdown', 'xml']);
+export type SkillIndexFormat = z.infer<typeof SkillIndexFormat>;
+
+/** GET /skills query: `format` picks the JSON index or one rendered prompt block; `budget` overrides the configured size budget. */
+export const SkillIndexQuery = z.strictObject({
+  format: SkillIndexFormat.default('json'),
+  budget: z.coerce.number().int().min(0).max(10_000_000).optional(),
+});
+export type SkillIndexQuery = z.infer<typeof SkillIndexQuery>;
+
+/** The registry's full level-1 answer: every skill, what was shadowed or skipped, root problems, and both renderings. */
+export const SkillRegistryIndex = SkillIndexResponse.extend({
+  warnings: z.array(SkillProblem),
+  budget: z.number().int().nullable(),
+  rendered: z.object({ markdown: RenderedSkillIndex, xml: RenderedSkillIndex }),
+});
+export type SkillRegistryIndex = z.infer<typeof SkillRegistryIndex>;
+
+/** GET /skills?format=markdown|xml */
+export const SkillIndexText = RenderedSkillIndex.extend({
+  format: z.enum(['markdown', 'xml']),
+  budget: z.number().int().nullable(),
+});
+export type SkillIndexText = z.infer<typeof SkillIndexText>;
+
+export const SKILL_SEARCH_LIMIT_MAX = 50;
+
+/** GET /skills/search */
+export const SkillSearchQuery = z.strictObject({
+  q: z.string().trim().min(1, 'Query cannot be empty').max(2000),
+  limit: z.coerce.number().int().min(1).max(SKILL_SEARCH_LIMIT_MAX).default(5),
+  min_score: z.coerce.number().min(0).max(1).default(0),
+});
+export type SkillSearchQuery = z.infer<typeof SkillSearchQuery>;
+
+export const SkillSearchHit = z.object({
+  name: z.string(),
+  description: z.string(),
+  source: SkillSource,
+  location: z.string(),
+  version: z.string(),
+  score: z.number().min(0).max(1),
+});
+export type SkillSearchHit = z.infer<typeof SkillSearchHit>;
+
+export const SkillSearchResponse = z.object({
+  results: z.array(SkillSearchHit),
+  query: z.string(),
+  total: z.number().int().min(0),
+  search_time_ms: z.number(),
+});
+export type SkillSearchResponse = z.infer<typeof SkillSearchResponse>;
+
+/** POST /skills/reload: what changed on disk and how many skills were (re-)embedded for search. */
+export const SkillReloadResult = SkillChanges.extend({
+  skills: z.number().int().min(0),
+  indexed: z.number().int().min(0),
+  duration_ms: z.number(),
+});
+export type SkillReloadResult = z.infer<typeof SkillReloadResult>;
+
+/** A skill's level-3 resource path: relative to its folder, checked for containment by the registry. */
+export const SkillResourcePath = z.string().min(1).max(4096);
+
+/** A skill name as a path segment or request field; any string the registry can look up (unknown ones get suggestions). */
+export const SkillPathName = z.string().min(1).max(256);
+
+const R = ServiceName.SkillRegistry;
+const ByName = z.object({ name: SkillPathName });
+
+/** Skill-registry operations. Skills are shared capabilities of the deployment, not per-tenant data. */
+export const SkillRoutes = {
+  index: route(R, 'index', z.object({ budget: z.number().int().min(0).optional() }), SkillRegistryIndex),
+  get: route(R, 'get', ByName, SkillBodyResponse),
+  resources: route(R, 'resources', ByName, SkillResourceList),
+  resource: route(R, 'resource', ByName.extend({ path: SkillResourcePath }), SkillResourceContent),
+  search: route(R, 'search', z.object({ query: SkillSearchQuery }), SkillSearchResponse),
+  reload: route(R, 'reload', z.object({}), SkillReloadResult),
+  create: route(R, 'create', z.object({ skill: SkillCreateBody }), SkillBodyResponse),
+} as const;

@@ -79,6 +79,22 @@ describe(SkillCatalog.name, () => {
       await writeSkill(project.dir, 'second', 'second');
       await until(() => (catalog.has('second') ? true : undefined));
     });
+
+    it('should notice a root that appears later without any reload', async () => {
+      const deep = { dir: join(tmp, 'project2', '.alfred', 'skills'), source: 'project' as const };
+      await mkdir(join(tmp, 'project2'));
+      const late = new SkillCatalog({ roots: [deep], debounceMs: 50 });
+      try {
+        await late.reload();
+        late.watch();
+        await writeSkill(deep.dir, 'arrived', 'arrived');
+        await until(() => (late.has('arrived') ? true : undefined));
+        await writeSkill(deep.dir, 'second', 'second');
+        await until(() => (late.has('second') ? true : undefined));
+      } finally {
+        await late.close();
+      }
+    });
   });
 
   describe('renderIndexMarkdown', () => {

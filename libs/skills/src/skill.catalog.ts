@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import {
   ErrorCode,
   type SkillBodyResponse,
@@ -40,6 +41,7 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
   private byName = new Map<string, LoadedSkill>();
   private pending: Promise<SkillChanges> = Promise.resolve({ added: [], removed: [], changed: [] });
   private readonly watchers = new Map<string, FSWatcher>();
+  private readonly ancestorWatchers = new Map<string, { dir: string; watcher: FSWatcher }>();
   private watching = false;
   private timer: NodeJS.Timeout | undefined;
 
@@ -159,7 +161,13 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
 
   private armWatchers(): void {
     for (const root of this.options.roots) {
-      if (this.watchers.has(root.dir) || !existsSync(root.dir)) continue;
+      if (this.watchers.has(root.dir)) continue;
+      if (!existsSync(root.dir)) {
+        this.watchAncestor(root.dir);
+        continue;
+      }
+      this.ancestorWatchers.get(root.dir)?.watcher.close();
+      this.ancestorWatchers.delete(root.dir);
       try {
         const watcher = watch(root.dir, { recursive: true }, () => this.schedule());
         watcher.on('error', (err) => this.dropWatcher(root.dir, err));
@@ -167,6 +175,38 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
       } catch (err) {
         this.emit('watch-error', err as Error);
       }
+    }
+  }
+
+  /**
+   * A root that does not exist yet (a project without `.alfred/skills`) is noticed when it appears:
+   * its nearest existing ancestor is watched, not recursively, for the one entry on the way down.
+   */
+  private watchAncestor(rootDir: string): void {
+    let child = rootDir;
+    let parent = dirname(rootDir);
+    while (!existsSync(parent) && parent !== dirname(parent)) {
+      child = parent;
+      parent = dirname(parent);
+    }
+    const current = this.ancestorWatchers.get(rootDir);
+    if (current?.dir === parent) return;
+    current?.watcher.close();
+    this.ancestorWatchers.delete(rootDir);
+    const next = basename(child);
+    try {
+      const watcher = watch(parent, (_event, filename) => {
+        if (filename !== null && filename.toString() !== next) return;
+        if (this.watching) this.armWatchers();
+        this.schedule();
+      });
+      watcher.on('error', () => {
+        watcher.close();
+        this.ancestorWatchers.delete(rootDir);
+      });
+      this.ancestorWatchers.set(rootDir, { dir: parent, watcher });
+    } catch {
+      // The ancestor vanished in between; the next reload tries again.
     }
   }
 
@@ -195,6 +235,8 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     clearTimeout(this.timer);
     for (const watcher of this.watchers.values()) watcher.close();
     this.watchers.clear();
+    for (const { watcher } of this.ancestorWatchers.values()) watcher.close();
+    this.ancestorWatchers.clear();
     await this.pending.catch(() => undefined);
   }
 }

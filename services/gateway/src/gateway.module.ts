@@ -7,9 +7,11 @@ import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
 import { CapabilitiesController } from './controllers/capabilities.controller.js';
+import { ExecutableSkillsController } from './controllers/executable-skills.controller.js';
 import { JobsController } from './controllers/jobs.controller.js';
 import { MemoriesController } from './controllers/memories.controller.js';
 import { SessionsController } from './controllers/sessions.controller.js';
+import { SkillsController } from './controllers/skills.controller.js';
 import { SystemController } from './controllers/system.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
@@ -20,7 +22,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },

@@ -1,0 +1,60 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { SkillCreateBody, SkillIndexQuery, SkillPathName, SkillResourcePath, SkillRoutes, SkillSearchQuery } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { CallerParam, type Caller } from '../http/caller.js';
+import { parseInput } from '../http/validation.js';
+
+/** A name in the path; the registry answers an unknown one with NOT_FOUND and close valid names. */
+const skillName = (raw: string): string => parseInput(SkillPathName, raw);
+
+/**
+ * Skills: the level-1 index (JSON or rendered for a prompt), level-2 bodies, level-3 resources,
+ * search, reload and create. `skills/search` is declared before `skills/:name` so it is never taken for a name.
+ */
+@Controller('skills')
+export class SkillsController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  @Get()
+  async index(@CallerParam() c: Caller, @Query() query: unknown) {
+    const { format, budget } = parseInput(SkillIndexQuery, query);
+    const { rendered, ...index } = await this.bus.request(SkillRoutes.index, budget === undefined ? {} : { budget }, { context: c.context });
+    if (format === 'json') return index;
+    return { format, ...rendered[format], budget: index.budget };
+  }
+
+  @Get('search')
+  search(@CallerParam() c: Caller, @Query() query: unknown) {
+    return this.bus.request(SkillRoutes.search, { query: parseInput(SkillSearchQuery, query) }, { context: c.context });
+  }
+
+  @Post('reload')
+  @HttpCode(200)
+  reload(@CallerParam() c: Caller) {
+    return this.bus.request(SkillRoutes.reload, {}, { context: c.context, timeoutMs: 60_000 });
+  }
+
+  @Post()
+  @HttpCode(201)
+  create(@CallerParam() c: Caller, @Body() body: unknown) {
+    const skill = parseInput(SkillCreateBody, body);
+    return this.bus.request(SkillRoutes.create, { skill }, { context: c.context, timeoutMs: 60_000 });
+  }
+
+  @Get(':name')
+  get(@CallerParam() c: Caller, @Param('name') name: string) {
+    return this.bus.request(SkillRoutes.get, { name: skillName(name) }, { context: c.context });
+  }
+
+  @Get(':name/resources')
+  resources(@CallerParam() c: Caller, @Param('name') name: string) {
+    return this.bus.request(SkillRoutes.resources, { name: skillName(name) }, { context: c.context });
+  }
+
+  /** The rest of the path, URL-decoded, may hold slashes; the registry checks containment before reading. */
+  @Get(':name/resources/*')
+  resource(@CallerParam() c: Caller, @Param('name') name: string, @Param('*') path: string) {
+    const rel = parseInput(SkillResourcePath, path);
+    return this.bus.request(SkillRoutes.resource, { name: skillName(name), path: rel }, { context: c.context });
+  }
+}

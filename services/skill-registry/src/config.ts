@@ -1,0 +1,59 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { baseEnv, embeddingEnv, envHelpers, parseEnv } from '#config';
+import { defaultRoots, type SkillRoot } from '#skills';
+import { executableSkillsEnv } from './executable/executable-skills.config.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** The repo's `skills/` folder: three levels up from src (jest, tsx), four from dist. */
+export function defaultBundledDir(): string {
+  const candidates = [resolve(here, '..', '..', '..', 'skills'), resolve(here, '..', '..', '..', '..', 'skills')];
+  return candidates.find((dir) => existsSync(resolve(dir, 'skills', 'SKILL.md'))) ?? candidates[0]!;
+}
+
+/** A list of folders separated like PATH (`:` on POSIX); empty entries are ignored. */
+const pathList = z.string().transform((raw) => raw.split(delimiter).map((p) => p.trim()).filter(Boolean));
+
+export const skillRegistryEnvSchema = z.object({
+  ...baseEnv,
+  ...embeddingEnv,
+  ...executableSkillsEnv,
+  /** The project whose `.alfred/skills`, `.agents/skills` and `.claude/skills` are the highest-precedence roots. */
+  ALFRED_PROJECT_DIR: z.string().default(() => process.cwd()),
+  /** Where the global roots `~/.alfred/skills` and `~/.agents/skills` are looked for. */
+  ALFRED_HOME_DIR: z.string().default(() => homedir()),
+  /** The bundled skills; the repo's `skills/` folder by default. */
+  ALFRED_SKILLS_BUNDLED_DIR: z.string().default(defaultBundledDir),
+  /** More roots, lowest precedence, separated like PATH. */
+  ALFRED_SKILLS_EXTRA_ROOTS: pathList.default([]),
+  /** Largest rendered level-1 index in characters (descriptions are shortened first); 0 means no budget. */
+  ALFRED_SKILLS_INDEX_BUDGET: z.coerce.number().int().min(0).default(16_000),
+  /** Watch the roots and pick up changes without POST /skills/reload. */
+  ALFRED_SKILLS_WATCH: envHelpers.bool.default(true),
+  /** Largest level-3 resource file served. */
+  ALFRED_SKILLS_RESOURCE_MAX_BYTES: z.coerce.number().int().min(1).max(64 * 1024 * 1024).default(1024 * 1024),
+});
+export type SkillRegistryConfig = z.output<typeof skillRegistryEnvSchema>;
+
+export function loadSkillRegistryConfig(env: NodeJS.ProcessEnv): SkillRegistryConfig {
+  return parseEnv(skillRegistryEnvSchema, env);
+}
+
+/** Roots in precedence order: project, global, bundled, extra. */
+export function skillRootsOf(config: SkillRegistryConfig): SkillRoot[] {
+  return defaultRoots({
+    projectDir: resolve(config.ALFRED_PROJECT_DIR),
+    homeDir: resolve(config.ALFRED_HOME_DIR),
+    bundledDir: resolve(config.ALFRED_SKILLS_BUNDLED_DIR),
+    extraRoots: config.ALFRED_SKILLS_EXTRA_ROOTS,
+  });
+}
+
+/** Where POST /skills writes: the project's `.alfred/skills`. */
+export function projectSkillsDirOf(config: SkillRegistryConfig): string {
+  return resolve(config.ALFRED_PROJECT_DIR, '.alfred', 'skills');
+}

@@ -1,0 +1,138 @@
+import type {
+  SkillBodyResponse,
+  SkillRegistryIndex,
+  SkillReloadResult,
+  SkillResourceContent,
+  SkillResourceList,
+  SkillSearchQuery,
+  SkillSearchResponse,
+  SkillSummary,
+} from '#contracts';
+import type { Embedder } from '#embeddings';
+import type { Logger } from '#logging';
+import type { SkillCatalog } from '#skills';
+import type { IndexedSkill, SkillSearchRepository } from './skill-search.repository.js';
+
+export interface SkillRegistryOptions {
+  /** `<project>/.alfred/skills`: where created skills are written. */
+  readonly projectSkillsDir: string;
+  /** Size budget of the rendered index in characters; 0 or undefined means none. */
+  readonly indexBudget?: number;
+  readonly logger?: Logger;
+}
+
+const EMBED_BATCH = 64;
+
+/** What is embedded for a skill: its name (also as words), description and body. */
+export function searchTextOf(skill: SkillSummary, body: string): string {
+  return `${skill.name} (${skill.name.replace(/-/g, ' ')})\n${skill.description}\n\n${body}`;
+}
+
+/**
+ * The registry's logic: the catalog (discovery, levels 1-3, create) plus a search index kept in step
+ * with it. Index syncs are serialised and re-embed only skills whose digest or location changed.
+ */
+export class SkillRegistryService {
+  private indexed = new Map<string, IndexedSkill>();
+  private syncing: Promise<number> = Promise.resolve(0);
+
+  constructor(
+    private readonly catalog: SkillCatalog,
+    private readonly search: SkillSearchRepository,
+    private readonly embedder: Embedder,
+    private readonly options: SkillRegistryOptions,
+  ) {}
+
+  /** Loads the catalog and brings the search index up to date; with `watch`, follows file changes. */
+  async start(watch: boolean): Promise<void> {
+    this.indexed = await this.search.indexed();
+    await this.catalog.reload();
+    const embedded = await this.sync();
+    this.options.logger?.info({ skills: this.catalog.list().length, embedded, watch }, 'skill catalog loaded');
+    if (!watch) return;
+    this.catalog.on('change', (changes) => {
+      this.options.logger?.info(changes, 'skills changed on disk');
+      this.sync().catch((err: unknown) => this.options.logger?.error({ err }, 'skill search index update failed'));
+    });
+    this.catalog.on('watch-error', (err) => this.options.logger?.warn({ err }, 'skill watcher error'));
+    this.catalog.watch();
+  }
+
+  index(budget?: number): SkillRegistryIndex {
+    const effective = budget ?? (this.options.indexBudget || undefined);
+    const render = effective === undefined ? {} : { budget: effective };
+    return {
+      ...this.catalog.index(),
+      warnings: this.catalog.rootWarnings(),
+      budget: effective ?? null,
+      rendered: { markdown: this.catalog.renderIndexMarkdown(render), xml: this.catalog.renderIndexXml(render) },
+    };
+  }
+
+  get(name: string): SkillBodyResponse {
+    return this.catalog.getBody(name);
+  }
+
+  resources(name: string): Promise<SkillResourceList> {
+    return this.catalog.listResources(name);
+  }
+
+  resource(name: string, path: string): Promise<SkillResourceContent> {
+    return this.catalog.readResource(name, path);
+  }
+
+  async reload(): Promise<SkillReloadResult> {
+    const started = performance.now();
+    const changes = await this.catalog.reload();
+    const indexed = await this.sync();
+    return { ...changes, skills: this.catalog.list().length, indexed, duration_ms: Math.round(performance.now() - started) };
+  }
+
+  async create(input: unknown): Promise<SkillBodyResponse> {
+    const created = await this.catalog.createSkill(input, this.options.projectSkillsDir);
+    await this.sync();
+    return created;
+  }
+
+  async searchSkills(query: SkillSearchQuery): Promise<SkillSearchResponse> {
+    const started = performance.now();
+    await this.syncing.catch(() => undefined);
+    const [vector] = await this.embedder.embed([query.q]);
+    const { hits, total } = await this.search.search({ vector: vector!, text: query.q, limit: query.limit, minScore: query.min_score });
+    // A skill removed since the last sync is not offered.
+    const results = hits.filter((h) => this.catalog.has(h.name));
+    return { results, query: query.q, total: Math.max(results.length, total - (hits.length - results.length)), search_time_ms: Math.round((performance.now() - started) * 100) / 100 };
+  }
+
+  /** Brings the search index in line with the catalog; resolves to how many skills were embedded. */
+  sync(): Promise<number> {
+    this.syncing = this.syncing.catch(() => 0).then(() => this.syncNow());
+    return this.syncing;
+  }
+
+  private async syncNow(): Promise<number> {
+    const current = this.catalog.list();
+    const names = new Set(current.map((s) => s.name));
+    const stale = current.filter((s) => {
+      const known = this.indexed.get(s.name);
+      return !known || known.digest !== s.digest || known.location !== s.location;
+    });
+    const gone = [...this.indexed.keys()].filter((name) => !names.has(name));
+    for (let i = 0; i < stale.length; i += EMBED_BATCH) {
+      const batch = stale.slice(i, i + EMBED_BATCH);
+      const texts = batch.map((s) => searchTextOf(s, this.catalog.has(s.name) ? this.catalog.getBody(s.name).body : ''));
+      const vectors = await this.embedder.embed(texts);
+      await this.search.upsert(batch.map((skill, j) => ({ skill, text: texts[j]!, vector: vectors[j]! })));
+      for (const s of batch) this.indexed.set(s.name, { digest: s.digest, location: s.location });
+    }
+    await this.search.delete(gone);
+    for (const name of gone) this.indexed.delete(name);
+    return stale.length;
+  }
+
+  /** Stops watching and waits for an index update in flight. */
+  async close(): Promise<void> {
+    await this.catalog.close();
+    await this.syncing.catch(() => undefined);
+  }
+}
