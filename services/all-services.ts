@@ -5,11 +5,13 @@ import { distillerService } from './distiller/src/distiller.module.js';
 import { learnerService } from './learner/src/learner.module.js';
 import { memoryService } from './memory/src/memory.module.js';
 import { skillRegistryService } from './skill-registry/src/skill-registry.module.js';
+import { skillRunnerService } from './skill-runner/src/skill-runner.module.js';
 
 /** Every bus service, in start order (the gateway is hosted separately, last). The composition root's list. */
 export const ALL_SERVICES: ReadonlyArray<ServiceDefinition<any>> = [
   memoryService,
   skillRegistryService,
+  skillRunnerService,
   compactorService,
   distillerService,
   learnerService,

@@ -1,28 +1,103 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
-import type { ServiceDefinition } from '#runtime';
+import { createAgentFileStore, type AgentFileStore } from '#agent-files';
+import { BUS, type Bus } from '#bus';
+import { createLlmClient, type LlmClient } from '#llm';
+import { LOGGER, type Logger } from '#logging';
+import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
+import { AgentService } from './agents/agent.service.js';
+import type { AgentStore } from './agents/agent.store.js';
+import { FileAgentStore } from './agents/file-agent.store.js';
+import { RedisAgentStore } from './agents/redis-agent.store.js';
+import { agentRuntimeEnvSchema, loadAgentRuntimeConfig, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
+import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
+import { TurnHandlers } from './handlers/turn.handlers.js';
+import type { ToolProvider } from './tools/tool.types.js';
+import { RedisTurnStateStore } from './turns/redis-turn-state.store.js';
+import { TurnCoordinator } from './turns/turn-coordinator.js';
+import { TurnRunner } from './turns/turn-runner.js';
+import { MemoryTurnStateStore, type TurnStateStore } from './turns/turn-state.store.js';
 
-export const agentRuntimeEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv });
-export type AgentRuntimeConfig = z.output<typeof agentRuntimeEnvSchema>;
+export { agentRuntimeEnvSchema, type AgentRuntimeConfig } from './config.js';
 
-/** The agent-runtime service: serves sessions over the bus (the agent loop comes with its own issue). */
+const AGENT_STORE = Symbol('AGENT_STORE');
+const AGENT_FILE_STORE = Symbol('AGENT_FILE_STORE');
+const TURN_STATE = Symbol('TURN_STATE');
+const LLM = Symbol('LLM');
+/** Tools beyond the core ones (executable skills plug in here). */
+export const TOOL_PROVIDERS = Symbol('TOOL_PROVIDERS');
+
+const closer = (token: symbol) => ({
+  provide: `${String(token)}_CLOSER`,
+  inject: [token],
+  useFactory: (store: { close(): Promise<void> }) => ({ onApplicationShutdown: () => store.close() }),
+});
+
+/** The agent-runtime service: sessions, named agents and the agent loop, any instance serving any session. */
 @Module({})
 export class AgentRuntimeModule {
-  static forRoot(config: AgentRuntimeConfig): DynamicModule {
+  static forRoot(config: AgentRuntimeConfig, toolProviders: readonly ToolProvider[] = []): DynamicModule {
+    const workspacesDir = workspacesDirOf(config);
     return {
       module: AgentRuntimeModule,
       providers: [
         { provide: SESSION_STORE, useFactory: () => createSessionStore(config) },
+        { provide: AGENT_FILE_STORE, useFactory: () => createAgentFileStore(config) },
         {
-          provide: 'SESSION_STORE_CLOSER',
-          inject: [SESSION_STORE],
-          useFactory: (store: SessionStore) => ({ onApplicationShutdown: () => store.close() }),
+          provide: AGENT_STORE,
+          useFactory: (): AgentStore =>
+            config.REDIS_URL ? new RedisAgentStore(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new FileAgentStore(config.ALFRED_DATA_DIR),
+        },
+        {
+          provide: TURN_STATE,
+          useFactory: (): TurnStateStore =>
+            config.REDIS_URL ? new RedisTurnStateStore(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new MemoryTurnStateStore(),
+        },
+        closer(SESSION_STORE),
+        closer(AGENT_FILE_STORE),
+        closer(AGENT_STORE),
+        closer(TURN_STATE),
+        { provide: LLM, useFactory: () => createLlmClient(config) },
+        { provide: TOOL_PROVIDERS, useValue: toolProviders },
+        {
+          provide: AgentService,
+          inject: [AGENT_STORE, SESSION_STORE, AGENT_FILE_STORE, BUS],
+          useFactory: (agents: AgentStore, sessions: SessionStore, files: AgentFileStore, bus: Bus) =>
+            new AgentService(agents, sessions, files, bus, workspacesDir),
+        },
+        {
+          provide: TurnCoordinator,
+          inject: [BUS, SESSION_STORE, TURN_STATE, LLM, AgentService, TOOL_PROVIDERS, LOGGER, SERVICE_CONTEXT],
+          useFactory: (bus: Bus, sessions: SessionStore, turnState: TurnStateStore, llm: LlmClient, agents: AgentService, providers: ToolProvider[], logger: Logger, ctx: ServiceContext) => {
+            const log = logger.child({ context: TurnCoordinator.name });
+            const runner = new TurnRunner(
+              { bus, sessions, agents, llm, turnState, providers, logger: log },
+              {
+                maxToolRounds: config.ALFRED_MAX_TOOL_ROUNDS,
+                maxOutputTokens: config.ALFRED_MAX_OUTPUT_TOKENS,
+                contextWindow: config.ALFRED_CONTEXT_WINDOW,
+                compactThreshold: config.ALFRED_COMPACT_THRESHOLD,
+                confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
+                memoryLimit: config.ALFRED_MEMORY_CONTEXT_LIMIT,
+                workspacesDir,
+                bash: { apiUrl: config.ALFRED_API_URL, path: config.PATH, defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX },
+              },
+            );
+            return new TurnCoordinator(bus, sessions, turnState, llm, runner, {
+              worker: ctx.instance,
+              leaseMs: config.ALFRED_TURN_LEASE_MS,
+              heartbeatMs: config.ALFRED_TURN_HEARTBEAT_MS,
+              deadlineMs: config.ALFRED_TURN_DEADLINE_MS,
+              confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
+              maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
+            }, log);
+          },
         },
         SessionHandlers,
+        AgentHandlers,
+        TurnHandlers,
       ],
     };
   }
@@ -31,6 +106,6 @@ export class AgentRuntimeModule {
 export const agentRuntimeService: ServiceDefinition<AgentRuntimeConfig> = {
   name: ServiceName.AgentRuntime,
   envSchema: agentRuntimeEnvSchema,
-  loadConfig: (env) => parseEnv(agentRuntimeEnvSchema, env),
+  loadConfig: loadAgentRuntimeConfig,
   module: (config) => AgentRuntimeModule.forRoot(config),
 };

@@ -6,6 +6,7 @@ import { BUS, type Bus } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
+import { AgentsController } from './controllers/agents.controller.js';
 import { CapabilitiesController } from './controllers/capabilities.controller.js';
 import { ExecutableSkillsController } from './controllers/executable-skills.controller.js';
 import { JobsController } from './controllers/jobs.controller.js';
@@ -13,6 +14,7 @@ import { MemoriesController } from './controllers/memories.controller.js';
 import { SessionsController } from './controllers/sessions.controller.js';
 import { SkillsController } from './controllers/skills.controller.js';
 import { SystemController } from './controllers/system.controller.js';
+import { TurnsController } from './controllers/turns.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
 
@@ -22,7 +24,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },

@@ -1,0 +1,3 @@
+import { executableSkillsSuite } from './executable-skills.suite.js';
+
+describe('executable skills API (embedded: npm start)', () => executableSkillsSuite('embedded'));

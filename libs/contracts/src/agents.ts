@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { AgentName, IsoTimestamp, Scope } from './common.js';
+import { route, ServiceName, topic } from './route.js';
+import { SessionId } from './sessions.js';
+
+/** The agent that always exists and cannot be deleted. */
+export const DEFAULT_AGENT_NAME = 'alfred';
+export const PERSONA_MAX = 20_000;
+export const TURN_MESSAGE_MAX = 200_000;
+
+// ---------- named agents ----------
+
+/** A named agent: its persona seed; USER.md / SOUL.md / MEMORY.md, memories and sessions are keyed by its name. */
+export const AgentView = z.object({
+  name: AgentName,
+  persona: z.string(),
+  default: z.boolean(),
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp,
+});
+export type AgentView = z.infer<typeof AgentView>;
+
+/** POST /agents */
+export const AgentCreateBody = z.strictObject({
+  name: AgentName,
+  persona: z.string().max(PERSONA_MAX).default(''),
+});
+export type AgentCreateBody = z.infer<typeof AgentCreateBody>;
+
+/** PATCH /agents/{name} */
+export const AgentPatchBody = z.strictObject({ persona: z.string().max(PERSONA_MAX) });
+export type AgentPatchBody = z.infer<typeof AgentPatchBody>;
+
+/** DELETE /agents/{name}?confirm={name}: the name repeated is the confirmation (nothing is deleted without it). */
+export const AgentDeleteQuery = z.strictObject({ confirm: z.string().max(64).optional() });
+
+export const AgentList = z.object({ agents: z.array(AgentView), total: z.number().int().min(0) });
+export type AgentList = z.infer<typeof AgentList>;
+
+export const AgentDeleted = z.object({
+  name: AgentName,
+  deleted: z.literal(true),
+  memories_deleted: z.number().int().min(0),
+  sessions_deleted: z.number().int().min(0),
+  files_deleted: z.number().int().min(0),
+});
+export type AgentDeleted = z.infer<typeof AgentDeleted>;
+
+// ---------- turns ----------
+
+/** POST /sessions/{id}/turns body. `stream: false` (or Accept: application/json) answers with the final result. */
+export const TurnBody = z.strictObject({
+  message: z.string().trim().min(1, 'message cannot be empty').max(TURN_MESSAGE_MAX),
+  stream: z.boolean().optional(),
+});
+export type TurnBody = z.infer<typeof TurnBody>;
+
+/** POST /sessions/{id}/confirm body: the answer to a confirmation_request. */
+export const ConfirmBody = z.strictObject({
+  request_id: z.string().min(1).max(128),
+  approve: z.boolean(),
+});
+export type ConfirmBody = z.infer<typeof ConfirmBody>;
+
+export const TurnStatus = z.enum(['completed', 'failed', 'cancelled']);
+export type TurnStatus = z.infer<typeof TurnStatus>;
+
+export const TurnUsage = z.object({
+  input_tokens: z.number().int().min(0),
+  output_tokens: z.number().int().min(0),
+  cache_creation_input_tokens: z.number().int().min(0),
+  cache_read_input_tokens: z.number().int().min(0),
+  model_calls: z.number().int().min(0),
+});
+export type TurnUsage = z.infer<typeof TurnUsage>;
+
+const ErrorInfo = z.object({ code: z.string(), message: z.string() });
+
+/** One event of a running turn; the SSE `event:` name is its `type`. */
+export const TurnEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('started'), turn_id: z.string(), session_id: SessionId, worker: z.string(), heartbeat_ms: z.number().int().min(1) }),
+  z.object({ type: z.literal('text_delta'), text: z.string() }),
+  z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal('tool_result'), id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean() }),
+  z.object({ type: z.literal('confirmation_request'), request_id: z.string(), action: z.literal('activate_skill'), skill: z.string(), prompt: z.string() }),
+  z.object({ type: z.literal('compacted'), tokens_before: z.number().int(), tokens_after: z.number().int() }),
+  z.object({ type: z.literal('message'), text: z.string(), stop_reason: z.string().nullable() }),
+  z.object({ type: z.literal('usage'), usage: TurnUsage }),
+  z.object({ type: z.literal('error'), error: ErrorInfo }),
+  z.object({ type: z.literal('heartbeat') }),
+  z.object({ type: z.literal('done'), turn_id: z.string(), status: TurnStatus, rounds: z.number().int().min(0) }),
+]);
+export type TurnEvent = z.infer<typeof TurnEvent>;
+
+/** The non-streaming answer of POST /sessions/{id}/turns. */
+export const TurnResult = z.object({
+  turn_id: z.string(),
+  session_id: SessionId,
+  status: TurnStatus,
+  text: z.string(),
+  stop_reason: z.string().nullable(),
+  rounds: z.number().int().min(0),
+  tool_calls: z.array(z.object({ id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()), is_error: z.boolean() })),
+  usage: TurnUsage,
+  error: ErrorInfo.nullable(),
+});
+export type TurnResult = z.infer<typeof TurnResult>;
+
+/** Signals to whichever worker runs a turn: every agent-runtime instance listens, the owner acts. */
+export const TurnControl = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('cancel'), turn_id: z.string() }),
+  z.object({ kind: z.literal('confirm'), turn_id: z.string(), request_id: z.string(), approve: z.boolean() }),
+]);
+export type TurnControl = z.infer<typeof TurnControl>;
+
+export const TurnTopics = {
+  /** Events of one turn; the turn id follows as one more token. */
+  events: topic(ServiceName.AgentRuntime, 'turn-events', TurnEvent),
+  control: topic(ServiceName.AgentRuntime, 'turn-control', TurnControl),
+} as const;
+
+export const TurnId = z.string().regex(/^turn-[0-9a-f]{32}$/, 'not a turn id');
+
+const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, ...shape });
+
+export const AgentRoutes = {
+  create: route(ServiceName.AgentRuntime, 'agent-create', z.object({ tenant: Scope.shape.tenant, agent: AgentCreateBody }), AgentView),
+  list: route(ServiceName.AgentRuntime, 'agent-list', z.object({ tenant: Scope.shape.tenant }), AgentList),
+  get: route(ServiceName.AgentRuntime, 'agent-get', scoped({}), AgentView),
+  patch: route(ServiceName.AgentRuntime, 'agent-patch', scoped({ patch: AgentPatchBody }), AgentView),
+  delete: route(ServiceName.AgentRuntime, 'agent-delete', scoped({ confirm: z.string().optional() }), AgentDeleted),
+} as const;
+
+export const TurnRoutes = {
+  /** Takes the session's lease and starts the turn; its events follow on TurnTopics.events keyed by turn_id. */
+  start: route(
+    ServiceName.AgentRuntime,
+    'turn-start',
+    scoped({ session_id: SessionId, turn_id: TurnId, message: TurnBody.shape.message }),
+    z.object({ turn_id: TurnId, worker: z.string() }),
+  ),
+  cancel: route(ServiceName.AgentRuntime, 'turn-cancel', scoped({ session_id: SessionId }), z.object({ turn_id: z.string(), cancelled: z.literal(true) })),
+  confirm: route(
+    ServiceName.AgentRuntime,
+    'turn-confirm',
+    scoped({ session_id: SessionId, request_id: z.string(), approve: z.boolean() }),
+    z.object({ request_id: z.string(), approve: z.boolean(), turn_id: z.string() }),
+  ),
+} as const;

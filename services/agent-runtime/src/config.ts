@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { baseEnv, envHelpers, llmEnv, parseEnv, redisEnv } from '#config';
+
+const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** Variables of the agent loop (besides the base, Redis and model ones). */
+export const agentEnv = {
+  /** Where each agent's workspace lives: `<dir>/<tenant>/<agent>/` (default `<ALFRED_DATA_DIR>/workspaces`). */
+  ALFRED_WORKSPACES_DIR: z.string().optional(),
+  /** The gateway URL skills' curl commands call (given to bash as ALFRED_API_URL). */
+  ALFRED_API_URL: envHelpers.url(/^https?$/).default('http://127.0.0.1:8080'),
+  /** PATH given to bash (the rest of the environment is scrubbed). */
+  PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
+  ALFRED_MAX_TOOL_ROUNDS: int(1, 1000, 25),
+  ALFRED_TURN_DEADLINE_MS: int(1_000, 3_600_000, 600_000),
+  ALFRED_MAX_OUTPUT_TOKENS: int(16, 128_000, 8_192),
+  /** The model's context window in tokens; compaction starts at ALFRED_COMPACT_THRESHOLD of it. */
+  ALFRED_CONTEXT_WINDOW: int(1_000, 10_000_000, 200_000),
+  ALFRED_COMPACT_THRESHOLD: z.coerce.number().gt(0).max(1).default(0.8),
+  /** How long a session's turn lease lives without renewal (a dead worker's lease expires after it). */
+  ALFRED_TURN_LEASE_MS: int(500, 600_000, 15_000),
+  ALFRED_TURN_HEARTBEAT_MS: int(100, 60_000, 2_000),
+  ALFRED_CONFIRM_TIMEOUT_MS: int(100, 3_600_000, 300_000),
+  /** Turns one worker runs at once; more wait for a slot (a worker's share of model calls in flight). */
+  ALFRED_MAX_CONCURRENT_TURNS: int(1, 10_000, 16),
+  ALFRED_BASH_TIMEOUT_MS: int(100, 3_600_000, 120_000),
+  ALFRED_TOOL_OUTPUT_MAX: int(1_000, 10_000_000, 50_000),
+  ALFRED_MEMORY_CONTEXT_LIMIT: int(0, 50, 5),
+};
+
+export const agentRuntimeEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv, ...agentEnv });
+export type AgentRuntimeConfig = z.output<typeof agentRuntimeEnvSchema>;
+
+export function loadAgentRuntimeConfig(env: NodeJS.ProcessEnv): AgentRuntimeConfig {
+  return parseEnv(agentRuntimeEnvSchema, env);
+}
+
+export function workspacesDirOf(config: AgentRuntimeConfig): string {
+  return config.ALFRED_WORKSPACES_DIR ?? join(config.ALFRED_DATA_DIR, 'workspaces');
+}

@@ -1,0 +1,61 @@
+import type { Scope, SkillSummary } from '#contracts';
+import type { LlmTool } from '#llm';
+import type { Workspace } from './workspace.js';
+
+/** What a tool call gives the model back; an error result is shown to the model, the turn goes on. */
+export interface ToolOutcome {
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+export const ok = (content: string): ToolOutcome => ({ content, isError: false });
+export const failed = (content: string): ToolOutcome => ({ content, isError: true });
+
+/** Everything a tool may use during one turn. */
+export interface ToolContext {
+  readonly scope: Scope;
+  readonly sessionId: string;
+  readonly workspace: Workspace;
+  readonly signal: AbortSignal;
+  /** The level-1 index of this turn: names for load_skill's enum, folders for reading skill files. */
+  readonly skills: readonly SkillSummary[];
+  /** Asks the user (confirmation_request) and waits for the answer; false on refusal or timeout. */
+  confirmActivation(skill: string): Promise<boolean>;
+  /** The active skill changed (its body joins the system prompt from the next model call). */
+  activeSkillChanged(skill: string | null): Promise<void>;
+}
+
+/** A tool the turn loop can offer: its definition for the model and its implementation. */
+export interface AgentTool {
+  readonly definition: LlmTool;
+  call(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+/**
+ * Extension point for tools beyond the core ones (e.g. executable skills, `skill_<id>`): a provider lists the
+ * tools for a turn. Registered with the runtime module; none by default.
+ */
+export interface ToolProvider {
+  tools(ctx: Pick<ToolContext, 'scope' | 'sessionId'>): Promise<AgentTool[]>;
+}
+
+/** Reads a string argument; undefined when absent, an error outcome's message when of the wrong type. */
+export function stringArg(input: Record<string, unknown>, name: string, required = true): string | undefined {
+  const v = input[name];
+  if (v === undefined || v === null) {
+    if (required) throw new ToolInputError(`missing required argument "${name}"`);
+    return undefined;
+  }
+  if (typeof v !== 'string') throw new ToolInputError(`argument "${name}" must be a string`);
+  return v;
+}
+
+export function intArg(input: Record<string, unknown>, name: string, min: number): number | undefined {
+  const v = input[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new ToolInputError(`argument "${name}" must be an integer ≥ ${min}`);
+  return v;
+}
+
+/** Bad tool input: reported to the model as an error result. */
+export class ToolInputError extends Error {}

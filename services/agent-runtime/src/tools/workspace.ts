@@ -1,0 +1,76 @@
+import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Scope } from '#contracts';
+import { safeSegment } from '#sessions';
+
+/** The agent's workspace folder: `<root>/<tenant>/<agent>/`. */
+export function workspaceDirOf(root: string, scope: Scope): string {
+  return join(resolve(root), safeSegment(scope.tenant), scope.agent);
+}
+
+/** A path refused because it leaves the workspace; the model sees the message. */
+export class OutsideWorkspaceError extends Error {}
+
+function isInside(root: string, target: string): boolean {
+  const rel = relative(root, target);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep));
+}
+
+/**
+ * An agent's confined folder. Paths resolve against it; the real path (symlinks followed) of the target, or of
+ * its nearest existing ancestor for a file yet to be written, must lie inside the workspace's real path.
+ */
+export class Workspace {
+  private real: string | undefined;
+
+  constructor(readonly dir: string) {}
+
+  async root(): Promise<string> {
+    if (!this.real) {
+      await mkdir(this.dir, { recursive: true });
+      this.real = await realpath(this.dir);
+    }
+    return this.real;
+  }
+
+  /** The real path of an existing file inside the workspace. */
+  async resolveExisting(path: string): Promise<string> {
+    const root = await this.root();
+    const target = await realpath(this.lexical(root, path));
+    this.check(root, target, path);
+    return target;
+  }
+
+  /** Where a write lands: inside the workspace, parents created, never through a symlink that points out. */
+  async resolveForWrite(path: string): Promise<string> {
+    const root = await this.root();
+    const target = this.lexical(root, path);
+    let existing = target;
+    for (;;) {
+      const info = await lstat(existing).catch(() => undefined);
+      if (info) break;
+      existing = dirname(existing);
+    }
+    const real = await realpath(existing);
+    this.check(root, real, path);
+    if (existing !== target) {
+      await mkdir(dirname(target), { recursive: true });
+      this.check(root, await realpath(dirname(target)), path);
+    }
+    return existing === target ? real : target;
+  }
+
+  private lexical(root: string, path: string): string {
+    const target = isAbsolute(path) ? resolve(path) : resolve(root, path);
+    // A path that names the workspace by its configured (unresolved) spelling is the same place.
+    const viaDir = relative(resolve(this.dir), target);
+    if (isAbsolute(path) && !viaDir.startsWith('..') && !isAbsolute(viaDir)) return join(root, viaDir);
+    return target;
+  }
+
+  private check(root: string, real: string, asked: string): void {
+    if (!isInside(root, real)) {
+      throw new OutsideWorkspaceError(`${asked} is outside the workspace ${this.dir}; file tools work only inside it`);
+    }
+  }
+}

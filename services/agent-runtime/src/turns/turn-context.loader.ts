@@ -1,0 +1,49 @@
+import {
+  LearnerRoutes,
+  MemoryRoutes,
+  SkillRoutes,
+  type AgentFileKind,
+  type Scope,
+  type SkillSummary,
+} from '#contracts';
+import type { Bus } from '#bus';
+import type { Logger } from '#logging';
+
+/** What a turn reads from other services before its first model call. */
+export interface TurnContext {
+  readonly files: Record<AgentFileKind, string>;
+  readonly memories: ReadonlyArray<{ content: string; importance: number }>;
+  readonly skills: readonly SkillSummary[];
+  readonly skillIndex: string;
+}
+
+/**
+ * Loads agent files (learner), relevant memories (memory search) and the level-1 index (skill registry) in
+ * parallel. A capability that does not answer costs its section of the prompt, not the turn (logged).
+ */
+export async function loadTurnContext(bus: Bus, scope: Scope, message: string, memoryLimit: number, logger: Logger): Promise<TurnContext> {
+  const soft = async <T>(what: string, fallback: T, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      logger.warn({ err: String(err), what }, 'turn context incomplete');
+      return fallback;
+    }
+  };
+  const file = (f: AgentFileKind) => soft(`file ${f}`, '', async () => (await bus.request(LearnerRoutes.fileGet, { scope, file: f })).content);
+  const [soul, user, memory, memories, index] = await Promise.all([
+    file('soul'),
+    file('user'),
+    file('memory'),
+    memoryLimit === 0
+      ? []
+      : soft('memories', [], async () => (await bus.request(MemoryRoutes.search, { scope, query: { q: message.slice(0, 2000), limit: memoryLimit } })).results),
+    soft('skills', undefined, () => bus.request(SkillRoutes.index, {})),
+  ]);
+  return {
+    files: { soul, user, memory },
+    memories,
+    skills: index?.skills ?? [],
+    skillIndex: index && index.skills.length > 0 ? index.rendered.markdown.text : '',
+  };
+}

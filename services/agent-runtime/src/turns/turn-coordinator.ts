@@ -1,0 +1,187 @@
+import { ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
+import type { Bus, TopicSubscription } from '#bus';
+import { AlfredError } from '#errors';
+import { modelNotConfigured, type LlmClient } from '#llm';
+import type { Logger } from '#logging';
+import type { SessionStore } from '#sessions';
+import { Semaphore } from './semaphore.js';
+import type { TurnRunner } from './turn-runner.js';
+import type { TurnStateStore } from './turn-state.store.js';
+import { StopReason, zeroUsage, type RunningTurn } from './turn.types.js';
+
+export interface TurnCoordinatorOptions {
+  readonly worker: string;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly deadlineMs: number;
+  readonly confirmTimeoutMs: number;
+  readonly maxConcurrentTurns: number;
+}
+
+interface LocalTurn {
+  readonly controller: AbortController;
+  readonly confirmations: Map<string, (approve: boolean) => void>;
+  readonly done: Promise<void>;
+}
+
+export interface StartTurn {
+  readonly scope: Scope;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly message: string;
+}
+
+/**
+ * Runs turns on this worker: one per session at a time (the session lease, renewed while the turn runs,
+ * released at its end, expiring if this worker dies), a bounded number at once, each with a deadline.
+ * Cancels and confirmations reach the worker that runs the turn through the control topic (every instance
+ * listens), with the turn-state store as the record the owner also polls.
+ */
+export class TurnCoordinator {
+  private readonly turns = new Map<string, LocalTurn>();
+  private readonly slots: Semaphore;
+  private control?: TopicSubscription<TurnControl>;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly sessions: SessionStore,
+    private readonly turnState: TurnStateStore,
+    private readonly llm: LlmClient,
+    private readonly runner: TurnRunner,
+    private readonly options: TurnCoordinatorOptions,
+    private readonly logger: Logger,
+  ) {
+    this.slots = new Semaphore(options.maxConcurrentTurns);
+  }
+
+  async listen(): Promise<void> {
+    this.control = await this.bus.listen(TurnTopics.control);
+    void (async () => {
+      for await (const msg of this.control!) this.onControl(msg);
+    })();
+  }
+
+  /** Takes the lease and starts the turn in the background; its events follow on the turn's topic. */
+  async start(req: StartTurn): Promise<{ turn_id: string; worker: string }> {
+    if (!this.llm.isConfigured) throw modelNotConfigured();
+    await this.sessions.get(req.scope, req.sessionId);
+    if (!(await this.sessions.acquireLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs))) {
+      const current = await this.turnState.current(req.scope, req.sessionId);
+      throw new AlfredError(ErrorCode.Conflict, `a turn is already running on session ${req.sessionId}; wait for it or cancel it`, {
+        session_id: req.sessionId,
+        ...(current ? { turn_id: current.turn_id } : {}),
+      });
+    }
+    await this.turnState.setCurrent(req.scope, req.sessionId, { turn_id: req.turnId, worker: this.options.worker }, this.options.leaseMs);
+    const controller = new AbortController();
+    const local: LocalTurn = { controller, confirmations: new Map(), done: Promise.resolve() };
+    const done = this.execute(req, local);
+    this.turns.set(req.turnId, { ...local, done });
+    return { turn_id: req.turnId, worker: this.options.worker };
+  }
+
+  /** Asks whichever worker runs the session's current turn to stop it. */
+  async cancel(scope: Scope, sessionId: string): Promise<{ turn_id: string; cancelled: true }> {
+    const current = await this.turnState.current(scope, sessionId);
+    if (!current) throw new AlfredError(ErrorCode.NotFound, `no turn is running on session ${sessionId}`, { session_id: sessionId });
+    await this.turnState.requestCancel(current.turn_id, this.options.deadlineMs);
+    await this.bus.emit(TurnTopics.control, { kind: 'cancel', turn_id: current.turn_id });
+    return { turn_id: current.turn_id, cancelled: true };
+  }
+
+  /** Records the answer once and tells the worker waiting for it. */
+  async confirm(scope: Scope, sessionId: string, requestId: string, approve: boolean) {
+    const outcome = await this.turnState.answer(scope, sessionId, requestId, approve);
+    if (outcome === 'unknown') throw new AlfredError(ErrorCode.NotFound, `no confirmation ${requestId} is waiting on session ${sessionId}`);
+    if (outcome === 'answered') throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} was already answered`);
+    await this.bus.emit(TurnTopics.control, { kind: 'confirm', turn_id: outcome.turn_id, request_id: requestId, approve });
+    return { request_id: requestId, approve, turn_id: outcome.turn_id };
+  }
+
+  /** Stops every local turn (they write their finished rounds and release their leases), then stops listening. */
+  async shutdown(): Promise<void> {
+    for (const turn of this.turns.values()) turn.controller.abort(StopReason.Shutdown);
+    await Promise.allSettled([...this.turns.values()].map((t) => t.done));
+    this.control?.close();
+  }
+
+  private onControl(msg: TurnControl): void {
+    const turn = this.turns.get(msg.turn_id);
+    if (!turn) return;
+    if (msg.kind === 'cancel') turn.controller.abort(StopReason.Cancelled);
+    else turn.confirmations.get(msg.request_id)?.(msg.approve);
+  }
+
+  private async execute(req: StartTurn, local: LocalTurn): Promise<void> {
+    const emit = (event: TurnEvent) => {
+      this.bus.emit(TurnTopics.events, event, { key: req.turnId }).catch((err: unknown) => this.logger.warn({ err: String(err), turn: req.turnId }, 'turn event lost'));
+    };
+    const { controller } = local;
+    emit({ type: 'started', turn_id: req.turnId, session_id: req.sessionId, worker: this.options.worker, heartbeat_ms: this.options.heartbeatMs });
+    const deadline = setTimeout(() => controller.abort(StopReason.Deadline), this.options.deadlineMs);
+    const beat = setInterval(() => void this.heartbeat(req, controller, emit), this.options.heartbeatMs);
+    let outcome = { status: 'failed' as const, rounds: 0, usage: zeroUsage() } as Awaited<ReturnType<TurnRunner['run']>>;
+    try {
+      await this.slots.acquire(controller.signal);
+      try {
+        const turn: RunningTurn = { ...req, signal: controller.signal, emit, waitForConfirmation: (id) => this.waitForAnswer(req, local, id) };
+        outcome = await this.runner.run(turn);
+      } finally {
+        this.slots.release();
+      }
+    } catch (err) {
+      if (controller.signal.aborted) {
+        const reason = String(controller.signal.reason);
+        outcome = { ...outcome, status: reason === StopReason.Cancelled ? 'cancelled' : 'failed' };
+        emit({ type: 'error', error: { code: reason === StopReason.Cancelled ? 'CANCELLED' : reason.toUpperCase(), message: `stopped before it ran: ${reason}` } });
+      } else {
+        emit({ type: 'error', error: { code: 'INTERNAL_ERROR', message: String(err) } });
+        this.logger.error({ err, turn: req.turnId }, 'turn crashed');
+      }
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(beat);
+      this.turns.delete(req.turnId);
+      await this.turnState.clearCurrent(req.scope, req.sessionId, req.turnId).catch(() => undefined);
+      await this.sessions.releaseLease(req.scope, req.sessionId, req.turnId).catch(() => false);
+      emit({ type: 'usage', usage: outcome.usage });
+      emit({ type: 'done', turn_id: req.turnId, status: outcome.status, rounds: outcome.rounds });
+    }
+  }
+
+  /** Keeps the lease and the current-turn record alive, tells the listener the turn lives, and picks up a cancel flag. */
+  private async heartbeat(req: StartTurn, controller: AbortController, emit: (e: TurnEvent) => void): Promise<void> {
+    if (controller.signal.aborted) return;
+    emit({ type: 'heartbeat' });
+    try {
+      if (!(await this.sessions.renewLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs))) {
+        controller.abort(StopReason.LeaseLost);
+        return;
+      }
+      await this.turnState.setCurrent(req.scope, req.sessionId, { turn_id: req.turnId, worker: this.options.worker }, this.options.leaseMs);
+      if (await this.turnState.cancelRequested(req.turnId)) controller.abort(StopReason.Cancelled);
+    } catch (err) {
+      this.logger.warn({ err: String(err), turn: req.turnId }, 'turn heartbeat failed');
+    }
+  }
+
+  private waitForAnswer(req: StartTurn, local: LocalTurn, requestId: string): Promise<boolean> {
+    return new Promise((resolve) => {
+      const finish = (approve: boolean) => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        local.controller.signal.removeEventListener('abort', onAbort);
+        local.confirmations.delete(requestId);
+        resolve(approve);
+      };
+      const onAbort = () => finish(false);
+      const timer = setTimeout(() => finish(false), this.options.confirmTimeoutMs);
+      // The control topic is at-most-once: the stored answer is the record, polled in case a signal was missed.
+      const poll = setInterval(() => {
+        void this.turnState.answerOf(req.scope, req.sessionId, requestId).then((a) => a !== undefined && finish(a), () => undefined);
+      }, Math.min(1_000, this.options.heartbeatMs));
+      local.confirmations.set(requestId, finish);
+      local.controller.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

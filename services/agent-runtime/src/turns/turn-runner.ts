@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import { CompactorRoutes, SkillRoutes, type SessionMessage, type ToolResultBlock, type TurnUsage } from '#contracts';
+import type { Bus } from '#bus';
+import { isAlfredError } from '#errors';
+import { estimateTokens, type Completion, type LlmClient, type LlmTool, type SystemPrompt } from '#llm';
+import type { Logger } from '#logging';
+import type { SessionStore } from '#sessions';
+import type { AgentService } from '../agents/agent.service.js';
+import { buildSystemPrompt } from '../prompt/system-prompt.builder.js';
+import type { BashToolOptions } from '../tools/bash-tool.js';
+import { renderSkillBody } from '../tools/skill-tools.js';
+import { ToolSet } from '../tools/tool-set.js';
+import type { ToolContext, ToolProvider } from '../tools/tool.types.js';
+import { Workspace, workspaceDirOf } from '../tools/workspace.js';
+import { loadTurnContext } from './turn-context.loader.js';
+import type { TurnStateStore } from './turn-state.store.js';
+import { StopReason, stopReasonOf, zeroUsage, type RunningTurn, type TurnOutcome } from './turn.types.js';
+import { streamCompletion } from './model-call.js';
+
+export interface TurnRunnerOptions {
+  readonly maxToolRounds: number;
+  readonly maxOutputTokens: number;
+  readonly contextWindow: number;
+  readonly compactThreshold: number;
+  readonly confirmTimeoutMs: number;
+  readonly memoryLimit: number;
+  readonly workspacesDir: string;
+  readonly bash: BashToolOptions;
+}
+
+export interface TurnRunnerDeps {
+  readonly bus: Bus;
+  readonly sessions: SessionStore;
+  readonly agents: AgentService;
+  readonly llm: LlmClient;
+  readonly turnState: TurnStateStore;
+  readonly providers: readonly ToolProvider[];
+  readonly logger: Logger;
+}
+
+const NOTE: Record<string, string> = {
+  [StopReason.Cancelled]: 'the user cancelled the turn',
+  [StopReason.Deadline]: 'the turn deadline passed',
+  [StopReason.Shutdown]: 'the worker was shutting down',
+  TOOL_ROUND_LIMIT: 'the tool round limit was reached',
+};
+
+/**
+ * One agent turn: context, then model calls and tool rounds until the model answers without tools, a limit
+ * stops it, or it is cancelled. The session is written once at the end with whole rounds (a round is the
+ * assistant's tool calls with all their results), or before a compaction; a turn that lost its lease writes nothing.
+ */
+export class TurnRunner {
+  constructor(
+    private readonly deps: TurnRunnerDeps,
+    private readonly options: TurnRunnerOptions,
+  ) {}
+
+  async run(t: RunningTurn): Promise<TurnOutcome> {
+    const { bus, sessions, agents, llm } = this.deps;
+    const session = await sessions.get(t.scope, t.sessionId);
+    const agent = await agents.ensure(t.scope);
+    const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger);
+    const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope));
+    const cwd = await workspace.root();
+    let activeSkill = session.active_skill ? await this.skillText(session.active_skill) : undefined;
+    const extra = (await Promise.all(this.deps.providers.map((p) => p.tools({ scope: t.scope, sessionId: t.sessionId })))).flat();
+    const tools = ToolSet.core(bus, this.options.bash, context.skills.map((s) => s.name), extra);
+    const ctx: ToolContext = {
+      scope: t.scope,
+      sessionId: t.sessionId,
+      workspace,
+      signal: t.signal,
+      skills: context.skills,
+      confirmActivation: (skill) => this.confirm(t, skill),
+      activeSkillChanged: async (skill) => {
+        await sessions.setActiveSkill(t.scope, t.sessionId, skill);
+        activeSkill = skill ? await this.skillText(skill) : undefined;
+      },
+    };
+    const system = (): SystemPrompt =>
+      buildSystemPrompt(
+        { agent, soul: context.files.soul, user: context.files.user, memoryFile: context.files.memory, memories: context.memories, skillIndex: context.skillIndex, activeSkill },
+        { now: new Date(), workingDirectory: cwd, apiUrl: this.options.bash.apiUrl, sessionId: t.sessionId },
+      );
+
+    const state = { history: session.messages as SessionMessage[], pending: [{ role: 'user', content: t.message }] as SessionMessage[] };
+    const usage = zeroUsage();
+    let rounds = 0;
+    let failure: { code: string; message: string } | undefined;
+    let completed = false;
+    try {
+      for (;;) {
+        if (t.signal.aborted) break;
+        await this.maybeCompact(t, state, system(), tools.definitions);
+        const completion = await streamCompletion(llm, { system: system(), messages: [...state.history, ...state.pending], tools: tools.definitions, maxTokens: this.options.maxOutputTokens }, t);
+        if (!completion) break;
+        addUsage(usage, completion);
+        state.pending.push({ role: 'assistant', content: assistantContent(completion) });
+        if (completion.toolUses.length === 0) {
+          t.emit({ type: 'message', text: completion.text, stop_reason: completion.stopReason });
+          completed = true;
+          break;
+        }
+        const results = await this.runTools(t, tools, ctx, completion);
+        if (!results) {
+          state.pending.pop();
+          break;
+        }
+        state.pending.push({ role: 'user', content: results });
+        if (++rounds >= this.options.maxToolRounds) {
+          failure = { code: 'TOOL_ROUND_LIMIT', message: `stopped after ${rounds} tool rounds (ALFRED_MAX_TOOL_ROUNDS)` };
+          break;
+        }
+      }
+    } catch (err) {
+      failure = isAlfredError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL_ERROR', message: String(err) };
+      if (!isAlfredError(err)) this.deps.logger.error({ err, turn: t.turnId }, 'turn failed');
+    }
+    const stopped = t.signal.aborted ? stopReasonOf(t.signal) : undefined;
+    if (stopped === StopReason.LeaseLost) failure ??= { code: 'CONFLICT', message: 'the turn lost its session lease; nothing was written' };
+    else await this.persist(t, state.pending, completed ? undefined : NOTE[stopped ?? failure?.code ?? ''] ?? failure?.message);
+    if (failure) t.emit({ type: 'error', error: failure });
+    else if (stopped) t.emit({ type: 'error', error: { code: stopped === StopReason.Cancelled ? 'CANCELLED' : stopped.toUpperCase(), message: NOTE[stopped] ?? stopped } });
+    const status = completed ? 'completed' : stopped === StopReason.Cancelled ? 'cancelled' : 'failed';
+    return { status, rounds, usage };
+  }
+
+  private async runTools(t: RunningTurn, tools: ToolSet, ctx: ToolContext, completion: Completion): Promise<ToolResultBlock[] | undefined> {
+    const results: ToolResultBlock[] = [];
+    for (const use of completion.toolUses) {
+      t.emit({ type: 'tool_call', id: use.id, name: use.name, input: use.input });
+      const out = await tools.call(use.name, use.input, ctx);
+      if (t.signal.aborted) return undefined;
+      t.emit({ type: 'tool_result', id: use.id, name: use.name, content: out.content, is_error: out.isError });
+      results.push({ type: 'tool_result', tool_use_id: use.id, content: out.content || '(no output)', ...(out.isError ? { is_error: true } : {}) });
+    }
+    return results;
+  }
+
+  /** Past the configured share of the window: write the finished rounds, compact, continue on the compacted session. */
+  private async maybeCompact(t: RunningTurn, state: { history: SessionMessage[]; pending: SessionMessage[] }, system: SystemPrompt, tools: LlmTool[]): Promise<void> {
+    const tokens = estimateTokens({ system, messages: [...state.history, ...state.pending], tools });
+    if (tokens <= this.options.compactThreshold * this.options.contextWindow) return;
+    const { sessions, bus } = this.deps;
+    if (state.pending.length > 0) await sessions.append(t.scope, t.sessionId, state.pending);
+    const res = await bus.request(CompactorRoutes.compact, { scope: t.scope, session_id: t.sessionId }, { timeoutMs: 120_000 });
+    state.history = (await sessions.get(t.scope, t.sessionId)).messages;
+    state.pending = [];
+    t.emit({ type: 'compacted', tokens_before: res.tokens_before, tokens_after: res.tokens_after });
+  }
+
+  private async persist(t: RunningTurn, pending: SessionMessage[], stoppedBecause: string | undefined): Promise<void> {
+    // A turn that produced nothing (failed before any model output) leaves the session as it was.
+    if (pending.length === 0 || (pending.length === 1 && pending[0]!.role === 'user' && stoppedBecause)) return;
+    const messages = [...pending];
+    if (stoppedBecause && messages.at(-1)!.role === 'user') messages.push({ role: 'assistant', content: `[turn stopped: ${stoppedBecause}]` });
+    await this.deps.sessions.append(t.scope, t.sessionId, messages);
+  }
+
+  private async confirm(t: RunningTurn, skill: string): Promise<boolean> {
+    const requestId = `confirm-${randomUUID().replaceAll('-', '')}`;
+    await this.deps.turnState.openConfirmation(t.scope, t.sessionId, { request_id: requestId, turn_id: t.turnId, skill }, this.options.confirmTimeoutMs + 60_000);
+    t.emit({ type: 'confirmation_request', request_id: requestId, action: 'activate_skill', skill, prompt: `Activate the skill "${skill}" for this session?` });
+    return t.waitForConfirmation(requestId);
+  }
+
+  private async skillText(name: string): Promise<string | undefined> {
+    try {
+      return renderSkillBody(await this.deps.bus.request(SkillRoutes.get, { name }));
+    } catch (err) {
+      this.deps.logger.warn({ err: String(err), skill: name }, 'active skill could not be loaded');
+      return undefined;
+    }
+  }
+}
+
+function assistantContent(c: Completion): SessionMessage['content'] {
+  const blocks = c.content.filter((b) => b.type !== 'text' || b.text.length > 0);
+  return blocks.length > 0 ? blocks : '(empty reply)';
+}
+
+function addUsage(u: { -readonly [K in keyof TurnUsage]: TurnUsage[K] }, c: Completion): void {
+  u.input_tokens += c.usage.inputTokens;
+  u.output_tokens += c.usage.outputTokens;
+  u.cache_creation_input_tokens += c.usage.cacheCreationInputTokens;
+  u.cache_read_input_tokens += c.usage.cacheReadInputTokens;
+  u.model_calls += 1;
+}

@@ -1,0 +1,40 @@
+import type { Scope, TurnEvent, TurnStatus, TurnUsage } from '#contracts';
+
+/** Why a running turn stopped early. */
+export const StopReason = {
+  Cancelled: 'cancelled',
+  Deadline: 'deadline',
+  Shutdown: 'shutdown',
+  LeaseLost: 'lease-lost',
+} as const;
+export type StopReason = (typeof StopReason)[keyof typeof StopReason];
+
+/** One turn as the runner sees it: who, what, how to report, how it is stopped, how confirmations arrive. */
+export interface RunningTurn {
+  readonly scope: Scope;
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly message: string;
+  readonly signal: AbortSignal;
+  emit(event: TurnEvent): void;
+  /** Resolves with the user's answer, or false when none came in time. */
+  waitForConfirmation(requestId: string): Promise<boolean>;
+}
+
+export interface TurnOutcome {
+  readonly status: TurnStatus;
+  readonly rounds: number;
+  readonly usage: TurnUsage;
+}
+
+export const zeroUsage = (): TurnUsage => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  model_calls: 0,
+});
+
+export function stopReasonOf(signal: AbortSignal): StopReason {
+  return (typeof signal.reason === 'string' ? signal.reason : StopReason.Cancelled) as StopReason;
+}

@@ -1,0 +1,84 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ExecutableSkillCreateBody,
+  ExecutableSkillPatch,
+  ExecutableSkillRoutes,
+  SKILL_EXECUTE_BUS_TIMEOUT_MS,
+  SkillExecutionsQuery,
+  SkillId,
+  SkillRunnerRoutes,
+} from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { AlfredError } from '#errors';
+import { z } from 'zod';
+import { CallerParam, type Caller } from '../http/caller.js';
+import { parseInput } from '../http/validation.js';
+
+const DeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
+
+/**
+ * Executable skills (skill.json + execute.ts): management on the skill-registry, execution on the
+ * skill-runner queue group. `/skills/{name}/execute` and `/skills/{name}/executions` are aliases.
+ */
+@Controller()
+export class ExecutableSkillsController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  @Get('executable-skills')
+  list(@CallerParam() c: Caller) {
+    return this.bus.request(ExecutableSkillRoutes.list, {}, { context: c.context });
+  }
+
+  @Post('executable-skills')
+  @HttpCode(201)
+  create(@CallerParam() c: Caller, @Body() body: unknown) {
+    return this.bus.request(ExecutableSkillRoutes.create, { scope: c.scope, body: parseInput(ExecutableSkillCreateBody, body) }, { context: c.context });
+  }
+
+  @Post('executable-skills/reload')
+  @HttpCode(200)
+  reload(@CallerParam() c: Caller) {
+    return this.bus.request(ExecutableSkillRoutes.reload, {}, { context: c.context });
+  }
+
+  @Get('executable-skills/:id')
+  get(@CallerParam() c: Caller, @Param('id') id: string) {
+    return this.bus.request(ExecutableSkillRoutes.get, { id: skillId(id) }, { context: c.context });
+  }
+
+  @Patch('executable-skills/:id')
+  update(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+    const patch = parseInput(ExecutableSkillPatch, body);
+    return this.bus.request(ExecutableSkillRoutes.update, { id: skillId(id), patch }, { context: c.context });
+  }
+
+  /** Without `?confirm=true`: 409 CONFLICT whose details show what would be deleted; nothing changes. */
+  @Delete('executable-skills/:id')
+  remove(@CallerParam() c: Caller, @Param('id') id: string, @Query() query: unknown) {
+    const { confirm } = parseInput(DeleteQuery, query);
+    return this.bus.request(ExecutableSkillRoutes.delete, { id: skillId(id), confirm: confirm === 'true' }, { context: c.context });
+  }
+
+  @Post(['executable-skills/:id/execute', 'skills/:id/execute'])
+  @HttpCode(200)
+  execute(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+    const caller = { ...c.scope, correlationId: c.context.correlationId };
+    return this.bus.request(
+      SkillRunnerRoutes.execute,
+      { id: skillId(id), args: body ?? {}, caller },
+      { context: c.context, timeoutMs: SKILL_EXECUTE_BUS_TIMEOUT_MS },
+    );
+  }
+
+  @Get(['executable-skills/:id/executions', 'skills/:id/executions'])
+  executions(@CallerParam() c: Caller, @Param('id') id: string, @Query() query: unknown) {
+    const parsed = parseInput(SkillExecutionsQuery, query);
+    return this.bus.request(SkillRunnerRoutes.executions, { scope: c.scope, id: skillId(id), query: parsed }, { context: c.context });
+  }
+}
+
+/** An id that cannot name a skill is simply not found. */
+function skillId(id: string): string {
+  if (!SkillId.safeParse(id).success) throw AlfredError.notFound('executable skill', id);
+  return id;
+}

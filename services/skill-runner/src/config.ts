@@ -1,0 +1,41 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { baseEnv, parseEnv } from '#config';
+import { SkillEnvName } from '#contracts';
+
+/** `NAME=value,NAME2=value` or a JSON object of strings; names follow the manifest's env rule. */
+const secrets = z
+  .string()
+  .transform((raw, ctx): Record<string, string> => {
+    const text = raw.trim();
+    if (text.startsWith('{')) {
+      try {
+        return JSON.parse(text) as Record<string, string>;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'ALFRED_SKILL_SECRETS looks like JSON but does not parse' });
+        return z.NEVER;
+      }
+    }
+    const pairs = text.split(',').filter((p) => p.trim() !== '');
+    return Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')).trim(), p.slice(p.indexOf('=') + 1)]));
+  })
+  .pipe(z.record(SkillEnvName, z.string(), { error: 'secrets are NAME=value pairs with UPPER_SNAKE_CASE names' }));
+
+export const skillRunnerEnvSchema = z.object({
+  ...baseEnv,
+  /** The only source of the values skills may receive as environment variables (manifest `permissions.env`). */
+  ALFRED_SKILL_SECRETS: secrets.default({}),
+  /** Warm processes kept per skill version (same id and digest only); 0 starts every run cold. */
+  ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(8).default(1),
+});
+export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
+
+export function loadSkillRunnerConfig(env: NodeJS.ProcessEnv): SkillRunnerConfig {
+  return parseEnv(skillRunnerEnvSchema, env);
+}
+
+/** The runner's own disk: skill files cached by digest, and the skills' data roots. Never the registry's. */
+export function runnerDirsOf(config: SkillRunnerConfig): { cacheDir: string; dataRoot: string } {
+  const base = resolve(config.ALFRED_DATA_DIR, 'skill-runner');
+  return { cacheDir: resolve(base, 'cache'), dataRoot: resolve(base, 'data') };
+}

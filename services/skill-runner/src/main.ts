@@ -1,0 +1,4 @@
+import { runStandalone } from '#runtime';
+import { skillRunnerService } from './skill-runner.module.js';
+
+await runStandalone(skillRunnerService);

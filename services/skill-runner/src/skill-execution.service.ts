@@ -1,0 +1,57 @@
+import {
+  ErrorCode,
+  ExecutableSkillRoutes,
+  type ParsedRequestOf,
+  type SkillExecuteResponse,
+  type SkillRunnerRoutes,
+} from '#contracts';
+import type { Bus, MessageContext } from '#bus';
+import { AlfredError, isAlfredError } from '#errors';
+import type { SkillRunner } from '#sandbox';
+import type { ExecutionLog } from './execution-log.js';
+import type { CachedSkill, SkillFilesCache } from './skill-files.cache.js';
+
+type ExecuteRequest = ParsedRequestOf<typeof SkillRunnerRoutes.execute>;
+
+/** One execution: find the current version, get its files, run it sandboxed, record it, answer. */
+export class SkillExecutionService {
+  constructor(
+    private readonly bus: Bus,
+    private readonly cache: SkillFilesCache,
+    private readonly runner: SkillRunner,
+    private readonly log: ExecutionLog,
+    private readonly instance: string,
+  ) {}
+
+  async execute(request: ExecuteRequest, ctx: MessageContext): Promise<SkillExecuteResponse> {
+    const skill = await this.current(request.id, ctx);
+    const caller = { ...request.caller, correlationId: request.caller.correlationId ?? ctx.correlationId };
+    // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded).
+    const { result, record } = await this.runner.execute(skill.dir, skill.manifest, request.args, caller);
+    await this.log.record({ ...record, runner: this.instance });
+    return {
+      ...result,
+      execution_id: record.executionId,
+      duration_ms: record.durationMs,
+      outcome: record.outcome,
+      skill_id: record.skillId,
+      version: record.version,
+      digest: record.digest,
+      runner: this.instance,
+    };
+  }
+
+  /** The version the registry serves now; one retry covers a skill updated between resolving and fetching. */
+  private async current(id: string, ctx: MessageContext, retried = false): Promise<CachedSkill> {
+    const resolved = await this.bus.request(ExecutableSkillRoutes.resolve, { id }, { context: ctx });
+    if (resolved.status !== 'loaded') {
+      throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${resolved.reason}`, { id, reason: resolved.reason });
+    }
+    try {
+      return await this.cache.get(id, resolved.digest, ctx);
+    } catch (err) {
+      if (!retried && isAlfredError(err) && err.code === ErrorCode.Conflict) return this.current(id, ctx, true);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ServiceName } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
+import { SkillRunner } from '#sandbox';
+import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, type SkillRunnerConfig } from './config.js';
+import { ExecutionLog } from './execution-log.js';
+import { SkillRunnerHandlers } from './handlers/skill-runner.handlers.js';
+import { SkillExecutionService } from './skill-execution.service.js';
+import { SkillFilesCache } from './skill-files.cache.js';
+
+@Module({})
+export class SkillRunnerModule {
+  static forRoot(config: SkillRunnerConfig): DynamicModule {
+    const dirs = runnerDirsOf(config);
+    return {
+      module: SkillRunnerModule,
+      providers: [
+        {
+          provide: SkillRunner,
+          useFactory: () => new SkillRunner({ dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL }),
+        },
+        { provide: SkillFilesCache, inject: [BUS], useFactory: (bus: Bus) => new SkillFilesCache(bus, dirs.cacheDir) },
+        { provide: ExecutionLog, inject: [BUS], useFactory: (bus: Bus) => new ExecutionLog(bus) },
+        {
+          provide: SkillExecutionService,
+          inject: [BUS, SkillFilesCache, SkillRunner, ExecutionLog, SERVICE_CONTEXT],
+          useFactory: (bus: Bus, cache: SkillFilesCache, runner: SkillRunner, log: ExecutionLog, ctx: ServiceContext) =>
+            new SkillExecutionService(bus, cache, runner, log, ctx.instance),
+        },
+        SkillRunnerHandlers,
+        {
+          // Idle warm processes are killed after the handlers have drained.
+          provide: 'SKILL_RUNNER_CLOSER',
+          inject: [SkillRunner],
+          useFactory: (runner: SkillRunner) => ({ onApplicationShutdown: () => runner.close() }),
+        },
+      ],
+    };
+  }
+}
+
+/** The skill-runner service: executes skills in sandboxed processes; instances share a queue group. */
+export const skillRunnerService: ServiceDefinition<SkillRunnerConfig> = {
+  name: ServiceName.SkillRunner,
+  envSchema: skillRunnerEnvSchema,
+  loadConfig: loadSkillRunnerConfig,
+  module: (config) => SkillRunnerModule.forRoot(config),
+};
