@@ -9,3 +9,4 @@ export * from './agent-files.js';
 export * from './executable-skills.js';
 export * from './executable-skill-routes.js';
 export * from './capabilities.js';
+export * from './agents.js';
