@@ -1,0 +1,151 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HashingEmbedder, type Embedder } from '#embeddings';
+import { SkillCatalog, type SkillRoot } from '#skills';
+import { LanceDbStore } from '#vector-store';
+import { defaultBundledDir } from './config.js';
+import { SkillRegistryService } from './skill-registry.service.js';
+import { openSkillCollection, SkillSearchRepository } from './skill-search.repository.js';
+
+async function writeSkill(root: string, name: string, description: string): Promise<void> {
+  await mkdir(join(root, name), { recursive: true });
+  await writeFile(join(root, name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`);
+}
+
+/** The real hashing embedder, counting how many texts it was asked to embed. */
+class CountingEmbedder implements Embedder {
+  texts = 0;
+  constructor(private readonly inner: Embedder) {}
+  get id() {
+    return this.inner.id;
+  }
+  get dimension() {
+    return this.inner.dimension;
+  }
+  get kind() {
+    return this.inner.kind;
+  }
+  embed(texts: readonly string[]) {
+    this.texts += texts.length;
+    return this.inner.embed(texts);
+  }
+}
+
+describe(SkillRegistryService.name, () => {
+  let tmp: string;
+  let store: LanceDbStore;
+  let project: SkillRoot;
+  const services: SkillRegistryService[] = [];
+
+  const start = async (embedder: Embedder, options: { budget?: number } = {}) => {
+    const roots = [project, { dir: defaultBundledDir(), source: 'bundled' as const }];
+    const repo = new SkillSearchRepository(await openSkillCollection(store, embedder.id, embedder.dimension));
+    const service = new SkillRegistryService(new SkillCatalog({ roots }), repo, embedder, {
+      projectSkillsDir: project.dir,
+      ...(options.budget !== undefined ? { indexBudget: options.budget } : {}),
+    });
+    services.push(service);
+    await service.start(false);
+    return service;
+  };
+
+  beforeEach(async () => {
+    tmp = await mkdtemp(join(tmpdir(), 'alfred-skill-registry-'));
+    store = new LanceDbStore({ dir: join(tmp, 'vectors') });
+    project = { dir: join(tmp, 'project', '.alfred', 'skills'), source: 'project' };
+  });
+  afterEach(async () => {
+    for (const s of services.splice(0)) await s.close();
+    await store.close();
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  describe('searchSkills', () => {
+    it.each([
+      ['remember preferences', 'remember'],
+      ['search my memory for what the user said before', 'recall'],
+      ['summarise the long conversation to free context', 'compact'],
+      ['find and load another skill', 'skills'],
+      ['update USER.md with an observation', 'learn'],
+    ])('should rank for "%s" the %s skill first, with scores in 0..1', async (q, expected) => {
+      const service = await start(new HashingEmbedder());
+      const res = await service.searchSkills({ q, limit: 5, min_score: 0 });
+      expect(res.results[0]?.name).toBe(expected);
+      expect(res.results.length).toBeLessThanOrEqual(5);
+      for (const r of res.results) expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
+      expect(res.results[0]).toMatchObject({ source: 'bundled', version: expect.stringMatching(/^[0-9a-f]{12}$/) });
+    });
+
+    it('should drop results under min_score', async () => {
+      const service = await start(new HashingEmbedder());
+      const res = await service.searchSkills({ q: 'remember preferences', limit: 50, min_score: 0.99 });
+      expect(res.results.every((r) => r.score >= 0.99)).toBe(true);
+    });
+  });
+
+  describe('sync', () => {
+    it('should embed every skill once, then only the skills whose digest changed', async () => {
+      const embedder = new CountingEmbedder(new HashingEmbedder({ dimension: 64 }));
+      const service = await start(embedder);
+      expect(embedder.texts).toBe(6);
+      expect(await service.reload()).toMatchObject({ added: [], changed: [], removed: [], indexed: 0 });
+      expect(embedder.texts).toBe(6);
+      await writeSkill(project.dir, 'fresh', 'Tune the espresso grinder.');
+      expect(await service.reload()).toMatchObject({ added: ['fresh'], indexed: 1, skills: 7 });
+      await writeFile(join(project.dir, 'fresh', 'notes.md'), 'finer\n');
+      expect(await service.reload()).toMatchObject({ changed: ['fresh'], indexed: 1 });
+      expect(embedder.texts).toBe(8);
+      await rm(join(project.dir, 'fresh'), { recursive: true });
+      expect(await service.reload()).toMatchObject({ removed: ['fresh'], indexed: 0 });
+      expect((await service.searchSkills({ q: 'espresso grinder', limit: 50, min_score: 0 })).results.map((r) => r.name)).not.toContain('fresh');
+    });
+
+    it('should re-embed nothing after a restart over the same store', async () => {
+      await start(new HashingEmbedder({ dimension: 64 }));
+      await services.pop()!.close();
+      const again = new CountingEmbedder(new HashingEmbedder({ dimension: 64 }));
+      const service = await start(again);
+      expect(again.texts).toBe(0);
+      expect((await service.searchSkills({ q: 'remember preferences', limit: 1, min_score: 0 })).results[0]?.name).toBe('remember');
+    });
+
+    it('should rebuild the index for another embedder instead of refusing', async () => {
+      await start(new HashingEmbedder({ dimension: 64 }));
+      await services.pop()!.close();
+      const other = new CountingEmbedder(new HashingEmbedder({ dimension: 128 }));
+      await start(other);
+      expect(other.texts).toBe(6);
+    });
+  });
+
+  describe('create', () => {
+    it('should write the skill into the project root and make it searchable', async () => {
+      const service = await start(new HashingEmbedder());
+      const body = await service.create({ name: 'plant-care', description: 'Water the office plants. Use on Mondays.', body: '# Plants\n' });
+      expect(body).toMatchObject({ name: 'plant-care', source: 'project', location: join(project.dir, 'plant-care', 'SKILL.md') });
+      expect((await service.searchSkills({ q: 'water office plants', limit: 1, min_score: 0 })).results[0]?.name).toBe('plant-care');
+      await expect(service.create({ name: 'plant-care', description: 'Again.', body: '' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    });
+  });
+
+  describe('index', () => {
+    it('should give the JSON index with both renderings under the configured budget', async () => {
+      const service = await start(new HashingEmbedder(), { budget: 400 });
+      const index = service.index();
+      expect(index.skills.map((s) => s.name)).toEqual(['compact', 'distill', 'learn', 'recall', 'remember', 'skills']);
+      expect(index.budget).toBe(400);
+      expect(index.rendered.markdown.text.length).toBeLessThanOrEqual(400);
+      expect(index.rendered.xml.text.length).toBeLessThanOrEqual(400);
+      expect(index.rendered.xml.truncated.dropped.length).toBeGreaterThan(0);
+      expect(service.index(0).rendered.markdown.text).toBe('');
+      expect(service.index(1_000_000).rendered.markdown.truncated).toEqual({ shortened: 0, dropped: [] });
+    });
+
+    it('should render without a budget when it is 0', async () => {
+      const service = await start(new HashingEmbedder(), { budget: 0 });
+      expect(service.index().budget).toBeNull();
+      expect(service.index().rendered.markdown.truncated).toEqual({ shortened: 0, dropped: [] });
+    });
+  });
+});
