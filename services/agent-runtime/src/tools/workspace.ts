@@ -36,7 +36,9 @@ export class Workspace {
   /** The real path of an existing file inside the workspace. */
   async resolveExisting(path: string): Promise<string> {
     const root = await this.root();
-    const target = await realpath(this.lexical(root, path));
+    const lexical = this.lexical(root, path);
+    this.check(root, lexical, path);
+    const target = await realpath(lexical);
     this.check(root, target, path);
     return target;
   }
@@ -45,6 +47,7 @@ export class Workspace {
   async resolveForWrite(path: string): Promise<string> {
     const root = await this.root();
     const target = this.lexical(root, path);
+    this.check(root, target, path);
     let existing = target;
     for (;;) {
       const info = await lstat(existing).catch(() => undefined);

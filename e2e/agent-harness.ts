@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '#logging';
+import { AnthropicLoopback, testServers } from '#testing';
+import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
+import { loadGatewayConfig } from '../services/gateway/src/config.js';
+import type { Mode } from './harness.js';
+
+const logger = createLogger({ service: 'e2e', level: 'silent' });
+
+/** A free loopback port (the API URL must be known before the services start: bash gets it as ALFRED_API_URL). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface AgentSystem {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly model: AnthropicLoopback;
+  readonly env: NodeJS.ProcessEnv;
+  readonly alfred: RunningAlfred;
+  readonly subjectPrefix?: string;
+  stop(): Promise<void>;
+}
+
+/** Alfred with the loopback model, on a known port so skills' curl commands reach this gateway. */
+export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelLatencyMs = 0): Promise<AgentSystem> {
+  const model = await AnthropicLoopback.start({ latencyMs: modelLatencyMs });
+  const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
+  const env: NodeJS.ProcessEnv = {
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'silent',
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: model.apiKey,
+    ALFRED_MODEL_MAX_RETRIES: '0',
+    ALFRED_API_URL: url,
+    ...distributed,
+    ...extraEnv,
+  };
+  const gateway = loadGatewayConfig(env);
+  const subjectPrefix = mode === 'nats' ? `e2e-${randomUUID().slice(0, 8)}.` : undefined;
+  const options = { env, gateway, logger, port };
+  const alfred = mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix });
+  return {
+    url,
+    dataDir,
+    model,
+    env,
+    alfred,
+    subjectPrefix,
+    async stop() {
+      await alfred.stop();
+      await model.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SseEvent {
+  readonly event: string;
+  readonly data: any;
+}
+
+/**
+ * Runs a turn over SSE, handing each event to `onEvent` as it arrives (e.g. to answer a confirmation).
+ * Resolves with every event once the stream ends, or with the error answer when the turn did not start.
+ */
+export async function streamTurn(
+  base: string,
+  sessionId: string,
+  message: string,
+  headers: Record<string, string> = {},
+  onEvent: (e: SseEvent) => void | Promise<void> = () => undefined,
+): Promise<{ status: number; events: SseEvent[]; body?: any }> {
+  const res = await fetch(`${base}/sessions/${sessionId}/turns`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: JSON.stringify({ message }),
+  });
+  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return { status: res.status, events: [], body: await res.json() };
+  const events: SseEvent[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const name = block.match(/^event: (.+)$/m)?.[1];
+      const data = block.match(/^data: (.+)$/m)?.[1];
+      if (!name || !data) continue;
+      const event = { event: name, data: JSON.parse(data) };
+      events.push(event);
+      await onEvent(event);
+    }
+  }
+  return { status: res.status, events };
+}
+
+export const named = (events: readonly SseEvent[], name: string) => events.filter((e) => e.event === name).map((e) => e.data);
