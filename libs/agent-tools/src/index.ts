@@ -1,0 +1,3 @@
+export * from './tool-definition.js';
+export * from './management-tools.js';
+export * from './executable-skill-tools.js';
