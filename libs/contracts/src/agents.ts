@@ -82,7 +82,7 @@ export const TurnEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text_delta'), text: z.string() }),
   z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
   z.object({ type: z.literal('tool_result'), id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean() }),
-  z.object({ type: z.literal('confirmation_request'), request_id: z.string(), action: z.literal('activate_skill'), skill: z.string(), prompt: z.string() }),
+  z.object({ type: z.literal('confirmation_request'), request_id: z.string(), action: z.enum(['activate_skill', 'tool_call']), skill: z.string(), prompt: z.string() }),
   z.object({ type: z.literal('compacted'), tokens_before: z.number().int(), tokens_after: z.number().int() }),
   z.object({ type: z.literal('message'), text: z.string(), stop_reason: z.string().nullable() }),
   z.object({ type: z.literal('usage'), usage: TurnUsage }),

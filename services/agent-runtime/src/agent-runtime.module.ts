@@ -14,6 +14,7 @@ import { agentRuntimeEnvSchema, loadAgentRuntimeConfig, workspacesDirOf, type Ag
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
 import { TurnHandlers } from './handlers/turn.handlers.js';
+import { ExecutableSkillToolProvider } from './tools/executable-skill.provider.js';
 import type { ToolProvider } from './tools/tool.types.js';
 import { RedisTurnStateStore } from './turns/redis-turn-state.store.js';
 import { TurnCoordinator } from './turns/turn-coordinator.js';
@@ -60,7 +61,11 @@ export class AgentRuntimeModule {
         closer(AGENT_STORE),
         closer(TURN_STATE),
         { provide: LLM, useFactory: () => createLlmClient(config) },
-        { provide: TOOL_PROVIDERS, useValue: toolProviders },
+        {
+          provide: TOOL_PROVIDERS,
+          inject: [BUS, LOGGER],
+          useFactory: (bus: Bus, logger: Logger): ToolProvider[] => [new ExecutableSkillToolProvider(bus, logger.child({ context: 'ExecutableSkillTools' })), ...toolProviders],
+        },
         {
           provide: AgentService,
           inject: [AGENT_STORE, SESSION_STORE, AGENT_FILE_STORE, BUS],

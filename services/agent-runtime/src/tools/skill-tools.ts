@@ -41,7 +41,7 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
     async call(input, ctx) {
       const name = stringArg(input, 'name')!;
       if (!ctx.skills.some((s) => s.name === name)) return unknownSkill(name, ctx);
-      if (!(await ctx.confirmActivation(name))) {
+      if (!(await ctx.confirm('activate_skill', name, `Activate the skill "${name}" for this session?`))) {
         return failed(`The user declined to activate the skill "${name}". Do not activate it again unless the user asks; continue without it.`);
       }
       await ctx.activeSkillChanged(name);

@@ -20,7 +20,7 @@ export interface ToolContext {
   /** The level-1 index of this turn: names for load_skill's enum, folders for reading skill files. */
   readonly skills: readonly SkillSummary[];
   /** Asks the user (confirmation_request) and waits for the answer; false on refusal or timeout. */
-  confirmActivation(skill: string): Promise<boolean>;
+  confirm(action: 'activate_skill' | 'tool_call', subject: string, prompt: string): Promise<boolean>;
   /** The active skill changed (its body joins the system prompt from the next model call). */
   activeSkillChanged(skill: string | null): Promise<void>;
 }

@@ -72,7 +72,7 @@ export class TurnRunner {
       workspace,
       signal: t.signal,
       skills: context.skills,
-      confirmActivation: (skill) => this.confirm(t, skill),
+      confirm: (action, subject, prompt) => this.confirm(t, action, subject, prompt),
       activeSkillChanged: async (skill) => {
         await sessions.setActiveSkill(t.scope, t.sessionId, skill);
         activeSkill = skill ? await this.skillText(skill) : undefined;
@@ -158,10 +158,10 @@ export class TurnRunner {
     await this.deps.sessions.append(t.scope, t.sessionId, messages);
   }
 
-  private async confirm(t: RunningTurn, skill: string): Promise<boolean> {
+  private async confirm(t: RunningTurn, action: 'activate_skill' | 'tool_call', skill: string, prompt: string): Promise<boolean> {
     const requestId = `confirm-${randomUUID().replaceAll('-', '')}`;
     await this.deps.turnState.openConfirmation(t.scope, t.sessionId, { request_id: requestId, turn_id: t.turnId, skill }, this.options.confirmTimeoutMs + 60_000);
-    t.emit({ type: 'confirmation_request', request_id: requestId, action: 'activate_skill', skill, prompt: `Activate the skill "${skill}" for this session?` });
+    t.emit({ type: 'confirmation_request', request_id: requestId, action, skill, prompt });
     return t.waitForConfirmation(requestId);
   }
 
