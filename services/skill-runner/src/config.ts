@@ -26,7 +26,7 @@ export const skillRunnerEnvSchema = z.object({
   /** The only source of the values skills may receive as environment variables (manifest `permissions.env`). */
   ALFRED_SKILL_SECRETS: secrets.default({}),
   /** Warm processes kept per skill version (same id and digest only); 0 starts every run cold. */
-  ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(8).default(1),
+  ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(16).default(4),
 });
 export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
 
