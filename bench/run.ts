@@ -4,6 +4,7 @@ import { createLogger } from '#logging';
 import type { BenchRow } from './load.js';
 import { memoryBench } from './memory.bench.js';
 import { execSkillsBench } from './exec-skills.bench.js';
+import { skillsBench } from './skills.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -37,6 +38,7 @@ const nats = (await natsReachable(natsUrl)) ? natsUrl : undefined;
 if (!nats) console.log(`NATS not reachable at ${natsUrl}: NATS-mode rows are skipped`);
 const rows: BenchRow[] = [...(await memoryBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) }))];
 rows.push(...(await execSkillsBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) })));
+rows.push(...(await skillsBench({ logger, quick })));
 
 console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — ${context.cpus}, ${context.memory_gb} GB\n`);
 console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));

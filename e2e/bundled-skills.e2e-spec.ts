@@ -38,6 +38,8 @@ interface SkillCheck {
   needs: string[];
   /** State the blocks need beyond what earlier skills left. */
   before?(api: Client): Promise<void>;
+  /** How many bash blocks the skill has: a new block needs its check here. */
+  blocks: number;
   /** What each block's output must show, by block index. */
   block(index: number, docs: any[]): void;
   /** What the API must show afterwards. */
@@ -49,6 +51,7 @@ const noError = (docs: any[]) => docs.forEach((d) => expect(d.error).toBeUndefin
 /** One entry per bundled skill, in the order they run (remember stores what recall then finds). */
 const CHECKS: Record<string, SkillCheck> = {
   remember: {
+    blocks: 3,
     needs: ['/memories', '/memories/batch'],
     block: (i, [doc]) => {
       if (i === 1) expect(doc.created).toBe(2);
@@ -67,6 +70,7 @@ const CHECKS: Record<string, SkillCheck> = {
     },
   },
   recall: {
+    blocks: 3,
     needs: ['/search', '/memories'],
     before: async (api) => {
       expect((await api.post('/memories', { content: 'User likes the TypeScript and Rust programming languages', tags: ['preference'] })).status).toBe(201);
@@ -81,27 +85,32 @@ const CHECKS: Record<string, SkillCheck> = {
     },
   },
   skills: {
+    blocks: 7,
     needs: ['/skills', '/skills/search', '/skills/{name}', '/skills/{name}/resources', '/skills/{name}/resources/{path}'],
     block: (i, docs) => {
       noError(docs);
       if (i === 0) expect(docs[0].results[0].name).toBe('remember');
       if (i === 1) expect(docs[0].skills.map((s: any) => s.name)).toEqual(expect.arrayContaining(Object.keys(CHECKS)));
-      if (i === 2) expect(docs[0]).toMatchObject({ name: 'remember', body: expect.stringContaining('# Remember') });
-      if (i === 3) {
+      if (i === 2) expect(docs[0]).toMatchObject({ format: 'markdown', budget: 4000, text: expect.stringContaining('- **remember** — ') });
+      if (i === 3) expect(docs[0]).toMatchObject({ name: 'remember', body: expect.stringContaining('# Remember') });
+      if (i === 4) {
         expect(docs[0].resources).toEqual([expect.objectContaining({ path: 'references/api.md', kind: 'text' })]);
         expect(docs[1]).toMatchObject({ path: 'references/api.md', encoding: 'utf8', content: expect.stringContaining('GET /skills') });
       }
-      if (i === 4) expect(docs[0]).toMatchObject({ name: 'weekly-report', source: 'project' });
+      if (i === 5) expect(docs[0]).toMatchObject({ name: 'weekly-report', source: 'project' });
+      if (i === 6) expect(docs[0]).toMatchObject({ added: [], removed: [], changed: [], indexed: 0 });
     },
     after: async (api) => {
       expect((await api.get('/skills/weekly-report')).body.body).toContain('# Weekly report');
     },
   },
   distill: {
+    blocks: 2,
     needs: ['/distill'],
     block: (_i, [doc]) => expect(['completed', 'processing']).toContain(doc.status),
   },
   learn: {
+    blocks: 2,
     needs: ['/learn'],
     block: (_i, [doc]) => expect(['updated', 'no_change']).toContain(doc.status),
     after: async (api) => {
@@ -109,6 +118,7 @@ const CHECKS: Record<string, SkillCheck> = {
     },
   },
   compact: {
+    blocks: 2,
     needs: ['/compact', '/sessions'],
     block: (_i, [doc]) => expect(doc).toMatchObject({ status: 'completed', summary: expect.any(String) }),
   },
@@ -153,6 +163,7 @@ describe('bundled skills: every bash block against a live gateway', () => {
     await check.before?.(api);
     const blocks = await bashBlocks(skill);
     expect(blocks.length).toBeGreaterThan(0);
+    expect(blocks.length).toBe(check.blocks);
     for (const [i, block] of blocks.entries()) {
       const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 30_000 });
       const docs = jsonDocs(stdout);

@@ -48,11 +48,10 @@ function joinLines(lines: string[], format: IndexFormat): string {
   return [head, ...lines, ...tail].join('\n') + '\n';
 }
 
-/** Length of joinLines(lines) without building the string. */
-function joinedLength(lines: string[], format: IndexFormat): number {
-  if (lines.length === 0) return 0;
-  const sum = (parts: string[]) => parts.reduce((n, p) => n + p.length + 1, 0);
-  return sum(FRAME[format]) + sum(lines);
+/** Length of joinLines() for lines of these lengths, without building the string. */
+function joinedLength(lengths: number[], format: IndexFormat): number {
+  if (lengths.length === 0) return 0;
+  return FRAME[format].reduce((n, p) => n + p.length + 1, 0) + lengths.reduce((n, l) => n + l + 1, 0);
 }
 
 function firstSentence(text: string): string {
@@ -77,24 +76,28 @@ const byName = (a: IndexEntry, b: IndexEntry) => (a.name < b.name ? -1 : a.name 
 export function renderIndex(all: IndexEntry[], format: IndexFormat, options: RenderOptions = {}): RenderedIndex {
   const sorted = all.map((e) => ({ ...e, description: oneLine(e.description) })).sort(byName);
   const budget = options.budget ?? Infinity;
-  let current = sorted;
-  let lines = sorted.map((e) => renderEntry(e, format));
+  // Lengths are computed without rendering: each entry is its frame plus its (escaped) description.
+  const frame = sorted.map((e) => renderEntry({ ...e, description: '' }, format).length);
+  const descLength = format === IndexFormat.Xml ? (d: string) => escapeXml(d).length : (d: string) => d.length;
+  let descriptions = sorted.map((e) => e.description);
+  let lengths = descriptions.map((d, i) => frame[i]! + descLength(d));
   const shortenings = [firstSentence, ...SHORTEN_STEPS.map((n) => (t: string) => ellipsis(firstSentence(t), n))];
   for (const shorten of shortenings) {
-    if (joinedLength(lines, format) <= budget) break;
-    current = sorted.map((e) => ({ ...e, description: shorten(e.description) }));
-    lines = current.map((e) => renderEntry(e, format));
+    if (joinedLength(lengths, format) <= budget) break;
+    descriptions = sorted.map((e) => shorten(e.description));
+    lengths = descriptions.map((d, i) => frame[i]! + descLength(d));
   }
-  const keep = current.map(() => true);
-  let length = joinedLength(lines, format);
+  const keep = sorted.map(() => true);
+  let length = joinedLength(lengths, format);
   const dropped: string[] = [];
-  const dropOrder = current.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || byName(b.e, a.e));
+  const dropOrder = sorted.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || byName(b.e, a.e));
   for (const { e, i } of dropOrder) {
     if (length <= budget) break;
     keep[i] = false;
     dropped.push(e.name);
-    length = dropped.length === current.length ? 0 : length - (lines[i].length + 1);
+    length = dropped.length === sorted.length ? 0 : length - (lengths[i]! + 1);
   }
-  const shortened = current.filter((e, i) => keep[i] && e.description !== sorted[i].description).length;
-  return { text: joinLines(lines.filter((_, i) => keep[i]), format), truncated: { shortened, dropped } };
+  const shortened = sorted.filter((e, i) => keep[i] && descriptions[i] !== e.description).length;
+  const lines = sorted.flatMap((e, i) => (keep[i] ? [renderEntry({ ...e, description: descriptions[i]! }, format)] : []));
+  return { text: joinLines(lines, format), truncated: { shortened, dropped } };
 }

@@ -21,7 +21,8 @@ export interface SkillRegistryOptions {
   readonly logger?: Logger;
 }
 
-const EMBED_BATCH = 64;
+/** Texts per embedder call and documents per store write (LanceDB writes are costly per call). */
+const EMBED_BATCH = 250;
 
 /** What is embedded for a skill: its name (also as words), description and body. */
 export function searchTextOf(skill: SkillSummary, body: string): string {
@@ -35,6 +36,8 @@ export function searchTextOf(skill: SkillSummary, body: string): string {
 export class SkillRegistryService {
   private indexed = new Map<string, IndexedSkill>();
   private syncing: Promise<number> = Promise.resolve(0);
+  /** Renderings by budget; valid until the catalog changes. */
+  private readonly rendered = new Map<number | undefined, SkillRegistryIndex['rendered']>();
 
   constructor(
     private readonly catalog: SkillCatalog,
@@ -51,6 +54,7 @@ export class SkillRegistryService {
     this.options.logger?.info({ skills: this.catalog.list().length, embedded, watch }, 'skill catalog loaded');
     if (!watch) return;
     this.catalog.on('change', (changes) => {
+      this.rendered.clear();
       this.options.logger?.info(changes, 'skills changed on disk');
       this.sync().catch((err: unknown) => this.options.logger?.error({ err }, 'skill search index update failed'));
     });
@@ -60,13 +64,18 @@ export class SkillRegistryService {
 
   index(budget?: number): SkillRegistryIndex {
     const effective = budget ?? (this.options.indexBudget || undefined);
-    const render = effective === undefined ? {} : { budget: effective };
-    return {
-      ...this.catalog.index(),
-      warnings: this.catalog.rootWarnings(),
-      budget: effective ?? null,
-      rendered: { markdown: this.catalog.renderIndexMarkdown(render), xml: this.catalog.renderIndexXml(render) },
-    };
+    return { ...this.catalog.index(), warnings: this.catalog.rootWarnings(), budget: effective ?? null, rendered: this.render(effective) };
+  }
+
+  private render(budget: number | undefined): SkillRegistryIndex['rendered'] {
+    let rendered = this.rendered.get(budget);
+    if (!rendered) {
+      const options = budget === undefined ? {} : { budget };
+      rendered = { markdown: this.catalog.renderIndexMarkdown(options), xml: this.catalog.renderIndexXml(options) };
+      if (this.rendered.size > 16) this.rendered.clear();
+      this.rendered.set(budget, rendered);
+    }
+    return rendered;
   }
 
   get(name: string): SkillBodyResponse {
@@ -84,12 +93,13 @@ export class SkillRegistryService {
   async reload(): Promise<SkillReloadResult> {
     const started = performance.now();
     const changes = await this.catalog.reload();
+    this.rendered.clear();
     const indexed = await this.sync();
     return { ...changes, skills: this.catalog.list().length, indexed, duration_ms: Math.round(performance.now() - started) };
   }
 
   async create(input: unknown): Promise<SkillBodyResponse> {
-    const created = await this.catalog.createSkill(input, this.options.projectSkillsDir);
+    const created = await this.catalog.createSkill(input, this.options.projectSkillsDir).finally(() => this.rendered.clear());
     await this.sync();
     return created;
   }
