@@ -1,0 +1,94 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode } from '#contracts';
+import { AlfredError } from '#errors';
+import { skillDigest } from '#sandbox';
+import { bumpPatch, ExecutableSkillCatalog } from './executable-skill.catalog.js';
+import { ExecutableSkillStore } from './executable-skill.store.js';
+
+const CODE = 'export async function execute() { return { success: true, result: 1 }; }';
+const scope = { tenant: 't', agent: 'maker' };
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+    return undefined;
+  } catch (err) {
+    return err instanceof AlfredError ? err.code : String(err);
+  }
+}
+
+describe(ExecutableSkillCatalog.name, () => {
+  let dir: string;
+  let catalog: ExecutableSkillCatalog;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'alfred-exec-catalog-'));
+    await mkdir(join(dir, 'bundled', 'shipped'), { recursive: true });
+    await writeFile(join(dir, 'bundled', 'shipped', 'skill.json'), JSON.stringify({ id: 'shipped', name: 'Shipped', description: 'd', version: '1.0.0', createdBy: 'alfred' }));
+    await writeFile(join(dir, 'bundled', 'shipped', 'execute.ts'), CODE);
+    await mkdir(join(dir, 'bundled', 'markdown-only'), { recursive: true });
+    await writeFile(join(dir, 'bundled', 'markdown-only', 'SKILL.md'), '---\nname: markdown-only\n---\n');
+    catalog = new ExecutableSkillCatalog(new ExecutableSkillStore(join(dir, 'managed'), join(dir, 'bundled')));
+    await catalog.reload();
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  describe('reload', () => {
+    it('should load bundled folders that have a skill.json, read-only', async () => {
+      expect(catalog.list().map((s) => [s.id, s.source, s.status])).toEqual([['shipped', 'bundled', 'loaded']]);
+      expect(await codeOf(catalog.update('shipped', { description: 'x' }))).toBe(ErrorCode.Forbidden);
+      expect(await codeOf(catalog.delete('shipped', true))).toBe(ErrorCode.Forbidden);
+    });
+  });
+
+  describe('create', () => {
+    it('should write the folder, fill defaults and hash exactly the files on disk', async () => {
+      const created = await catalog.create(scope, { id: 'fresh', description: 'New', code: CODE });
+      expect(created).toMatchObject({ status: 'loaded', name: 'fresh', version: '1.0.0', created_by: 'maker', code: CODE });
+      expect(created.digest).toBe(await skillDigest(join(dir, 'managed', 'fresh')));
+      expect(await codeOf(catalog.create(scope, { id: 'fresh', description: 'Again', code: CODE }))).toBe(ErrorCode.Conflict);
+      expect(await codeOf(catalog.create(scope, { id: 'shipped', description: 'Shadow', code: CODE }))).toBe(ErrorCode.Conflict);
+    });
+  });
+
+  describe('update', () => {
+    it('should bump the patch version, change the digest and keep the old version on a refused patch', async () => {
+      const v1 = await catalog.create(scope, { id: 'evolving', description: 'v1', code: CODE });
+      const v2 = await catalog.update('evolving', { code: CODE.replace('1 }', '2 }') });
+      expect(v2.version).toBe('1.0.1');
+      expect(v2.digest).not.toBe(v1.digest);
+      expect(await codeOf(catalog.update('evolving', { timeoutMs: 5 }))).toBe(ErrorCode.ValidationFailed);
+      expect(await codeOf(catalog.update('evolving', { code: 'nope(' }))).toBe(ErrorCode.ValidationFailed);
+      expect(catalog.get('evolving')).toMatchObject({ version: '1.0.1', digest: v2.digest });
+    });
+  });
+
+  describe('files', () => {
+    it('should serve the files of the current digest and refuse another', async () => {
+      const created = await catalog.create(scope, { id: 'served', description: 'd', code: CODE });
+      const files = catalog.files('served', created.digest);
+      expect(files.files.map((f) => f.path)).toEqual(['execute.ts', 'skill.json']);
+      expect(await codeOf(Promise.resolve().then(() => catalog.files('served', `sha256:${'0'.repeat(64)}`)))).toBe(ErrorCode.Conflict);
+    });
+  });
+
+  describe('delete', () => {
+    it('should only delete with confirmation', async () => {
+      await catalog.create(scope, { id: 'doomed', description: 'd', code: CODE });
+      expect(await codeOf(catalog.delete('doomed', false))).toBe(ErrorCode.Conflict);
+      expect(catalog.resolve('doomed').status).toBe('loaded');
+      await catalog.delete('doomed', true);
+      expect(await codeOf(Promise.resolve().then(() => catalog.resolve('doomed')))).toBe(ErrorCode.NotFound);
+    });
+  });
+});
+
+describe(bumpPatch.name, () => {
+  it('should bump the patch number and restart unparseable versions', () => {
+    expect(bumpPatch('1.2.3')).toBe('1.2.4');
+    expect(bumpPatch('1.2.3-beta.1+x')).toBe('1.2.4');
+    expect(bumpPatch(undefined)).toBe('1.0.0');
+  });
+});

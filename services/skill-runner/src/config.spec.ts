@@ -1,0 +1,22 @@
+import { ConfigError } from '#config';
+import { loadSkillRunnerConfig } from './config.js';
+
+describe(loadSkillRunnerConfig.name, () => {
+  it('should read secrets as NAME=value pairs, keeping = inside values', () => {
+    const config = loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: 'WEATHER_KEY=abc, TOKEN=x=y' });
+    expect(config.ALFRED_SKILL_SECRETS).toEqual({ WEATHER_KEY: 'abc', TOKEN: 'x=y' });
+  });
+
+  it('should read secrets as a JSON object', () => {
+    expect(loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: '{"API_KEY":"k,1"}' }).ALFRED_SKILL_SECRETS).toEqual({ API_KEY: 'k,1' });
+  });
+
+  it('should default to no secrets and a warm pool', () => {
+    expect(loadSkillRunnerConfig({})).toMatchObject({ ALFRED_SKILL_SECRETS: {}, ALFRED_SKILL_WARM_POOL: 4 });
+  });
+
+  it('should refuse names that are not UPPER_SNAKE_CASE and JSON that does not parse', () => {
+    expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: 'lower=1' })).toThrow(ConfigError);
+    expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: '{"A":' })).toThrow(/does not parse/);
+  });
+});
