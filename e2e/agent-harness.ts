@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '#logging';
+import { NatsBus } from '#bus';
+import { hostService } from '#runtime';
 import { AnthropicLoopback, testServers } from '#testing';
+import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import type { Mode } from './harness.js';
@@ -113,3 +116,21 @@ export async function streamTurn(
 }
 
 export const named = (events: readonly SseEvent[], name: string) => events.filter((e) => e.event === name).map((e) => e.data);
+
+/** One more agent-runtime worker on its own NATS connection, in the system's queue group. */
+export async function startWorker(sys: AgentSystem, name: string, extraEnv: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
+  const config = agentRuntimeService.loadConfig({ ...sys.env, ...extraEnv });
+  const bus = await NatsBus.connect({ url: testServers.natsUrl, name: `alfred-${name}`, subjectPrefix: sys.subjectPrefix, logger });
+  const hosted = await hostService(agentRuntimeService, config, { service: agentRuntimeService.name, instance: name, bus, logger });
+  return {
+    async stop() {
+      await hosted.stop();
+      await bus.close(2_000);
+    },
+  };
+}
+
+/** Stops the agent-runtime the composite started, so only the workers a test adds take turns. */
+export async function stopBuiltInWorker(sys: AgentSystem): Promise<void> {
+  await sys.alfred.services.find((s) => s.name === agentRuntimeService.name)!.stop();
+}

@@ -139,11 +139,11 @@ export const TurnRoutes = {
     scoped({ session_id: SessionId, turn_id: TurnId, message: TurnBody.shape.message }),
     z.object({ turn_id: TurnId, worker: z.string() }),
   ),
-  cancel: route(ServiceName.AgentRuntime, 'turn-cancel', scoped({ session_id: SessionId }), z.object({ turn_id: z.string(), cancelled: z.literal(true) })),
+  cancel: route(ServiceName.AgentRuntime, 'turn-cancel', scoped({ session_id: SessionId }), z.object({ turn_id: z.string(), cancelled: z.literal(true), worker: z.string() })),
   confirm: route(
     ServiceName.AgentRuntime,
     'turn-confirm',
     scoped({ session_id: SessionId, request_id: z.string(), approve: z.boolean() }),
-    z.object({ request_id: z.string(), approve: z.boolean(), turn_id: z.string() }),
+    z.object({ request_id: z.string(), approve: z.boolean(), turn_id: z.string(), worker: z.string() }),
   ),
 } as const;

@@ -81,12 +81,12 @@ export class TurnCoordinator {
   }
 
   /** Asks whichever worker runs the session's current turn to stop it. */
-  async cancel(scope: Scope, sessionId: string): Promise<{ turn_id: string; cancelled: true }> {
+  async cancel(scope: Scope, sessionId: string): Promise<{ turn_id: string; cancelled: true; worker: string }> {
     const current = await this.turnState.current(scope, sessionId);
     if (!current) throw new AlfredError(ErrorCode.NotFound, `no turn is running on session ${sessionId}`, { session_id: sessionId });
     await this.turnState.requestCancel(current.turn_id, this.options.deadlineMs);
     await this.bus.emit(TurnTopics.control, { kind: 'cancel', turn_id: current.turn_id });
-    return { turn_id: current.turn_id, cancelled: true };
+    return { turn_id: current.turn_id, cancelled: true, worker: this.options.worker };
   }
 
   /** Records the answer once and tells the worker waiting for it. */
@@ -95,7 +95,7 @@ export class TurnCoordinator {
     if (outcome === 'unknown') throw new AlfredError(ErrorCode.NotFound, `no confirmation ${requestId} is waiting on session ${sessionId}`);
     if (outcome === 'answered') throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} was already answered`);
     await this.bus.emit(TurnTopics.control, { kind: 'confirm', turn_id: outcome.turn_id, request_id: requestId, approve });
-    return { request_id: requestId, approve, turn_id: outcome.turn_id };
+    return { request_id: requestId, approve, turn_id: outcome.turn_id, worker: this.options.worker };
   }
 
   /** Stops every local turn (they write their finished rounds and release their leases), then stops listening. */
