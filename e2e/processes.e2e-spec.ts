@@ -82,5 +82,29 @@ describe('built processes', () => {
         await deleteStreamsWithPrefix(testServers.natsUrl, prefix);
       }
     }, 60_000);
+
+    it('should run an executable skill on a separate skill-runner process with the built sandbox bootstrap', async () => {
+      const prefix = `proc-${randomUUID().slice(0, 8)}.`;
+      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash' };
+      const registryEnv = { ...common, ALFRED_DATA_DIR: join(dir, 'registry'), ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_SKILLS_WATCH: 'false' };
+      const registry = await launch('dist/services/skill-registry/src/main.js', registryEnv, /service started/);
+      const runner = await launch('dist/services/skill-runner/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'runner'), ALFRED_SKILL_SECRETS: 'GREETING=hej' }, /service started/);
+      const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
+      try {
+        const api = client(`http://127.0.0.1:${gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`);
+        const code = `export async function execute(args: { name: string }, ctx: { env: Record<string, string> }) {
+          return { success: true, result: ctx.env.GREETING + ' ' + args.name + ' ' + Object.keys(process.env).join() };
+        }`;
+        const manifest = { id: 'greeter', description: 'Greets', parameters: { name: { type: 'string', required: true } }, permissions: { env: ['GREETING'] } };
+        expect((await api.post('/executable-skills', { ...manifest, code })).status).toBe(201);
+        const run = await api.post('/executable-skills/greeter/execute', { name: 'Ada' });
+        expect(run.body).toMatchObject({ success: true, result: 'hej Ada GREETING' });
+      } finally {
+        expect(await stop(gateway.child)).toBe(0);
+        expect(await stop(runner.child)).toBe(0);
+        expect(await stop(registry.child)).toBe(0);
+        await deleteStreamsWithPrefix(testServers.natsUrl, prefix);
+      }
+    }, 60_000);
   });
 });
