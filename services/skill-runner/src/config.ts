@@ -27,6 +27,8 @@ export const skillRunnerEnvSchema = z.object({
   ALFRED_SKILL_SECRETS: secrets.default({}),
   /** Warm processes kept per skill version (same id and digest only); 0 starts every run cold. */
   ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(16).default(4),
+  /** Executions one runner instance runs at once; more wait their turn (scale out with more instances). */
+  ALFRED_SKILL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
 });
 export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
 

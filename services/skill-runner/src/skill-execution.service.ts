@@ -21,13 +21,14 @@ export class SkillExecutionService {
     private readonly runner: SkillRunner,
     private readonly log: ExecutionLog,
     private readonly instance: string,
+    private readonly slots: Slots,
   ) {}
 
   async execute(request: ExecuteRequest, ctx: MessageContext): Promise<SkillExecuteResponse> {
     const skill = await this.current(request.id, ctx);
     const caller = { ...request.caller, correlationId: request.caller.correlationId ?? ctx.correlationId };
     // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded).
-    const { result, record } = await this.runner.execute(skill.dir, skill.manifest, request.args, caller);
+    const { result, record } = await this.slots.run(() => this.runner.execute(skill.dir, skill.manifest, request.args, caller));
     await this.log.record({ ...record, runner: this.instance });
     return {
       ...result,
@@ -52,6 +53,28 @@ export class SkillExecutionService {
     } catch (err) {
       if (!retried && isAlfredError(err) && err.code === ErrorCode.Conflict) return this.current(id, ctx, true);
       throw err;
+    }
+  }
+}
+
+/** At most `size` executions at once on this instance; the rest wait in arrival order. */
+export class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
     }
   }
 }

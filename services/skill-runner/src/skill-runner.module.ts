@@ -6,7 +6,7 @@ import { SkillRunner } from '#sandbox';
 import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, type SkillRunnerConfig } from './config.js';
 import { ExecutionLog } from './execution-log.js';
 import { SkillRunnerHandlers } from './handlers/skill-runner.handlers.js';
-import { SkillExecutionService } from './skill-execution.service.js';
+import { SkillExecutionService, Slots } from './skill-execution.service.js';
 import { SkillFilesCache } from './skill-files.cache.js';
 
 @Module({})
@@ -26,7 +26,7 @@ export class SkillRunnerModule {
           provide: SkillExecutionService,
           inject: [BUS, SkillFilesCache, SkillRunner, ExecutionLog, SERVICE_CONTEXT],
           useFactory: (bus: Bus, cache: SkillFilesCache, runner: SkillRunner, log: ExecutionLog, ctx: ServiceContext) =>
-            new SkillExecutionService(bus, cache, runner, log, ctx.instance),
+            new SkillExecutionService(bus, cache, runner, log, ctx.instance, new Slots(config.ALFRED_SKILL_CONCURRENCY)),
         },
         SkillRunnerHandlers,
         {
