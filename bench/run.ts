@@ -5,6 +5,7 @@ import type { BenchRow } from './load.js';
 import { memoryBench } from './memory.bench.js';
 import { execSkillsBench } from './exec-skills.bench.js';
 import { skillsBench } from './skills.bench.js';
+import { agentsBench } from './agents.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -39,6 +40,7 @@ if (!nats) console.log(`NATS not reachable at ${natsUrl}: NATS-mode rows are ski
 const rows: BenchRow[] = [...(await memoryBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) }))];
 rows.push(...(await execSkillsBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) })));
 rows.push(...(await skillsBench({ logger, quick })));
+rows.push(...(await agentsBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) })));
 
 console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — ${context.cpus}, ${context.memory_gb} GB\n`);
 console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));
