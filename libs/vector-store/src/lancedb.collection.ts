@@ -4,6 +4,8 @@ import { assertSortable, assertValidDoc } from './collection-spec.js';
 import { fuse, type Candidate } from './fusion.js';
 import { filterWhere, idsWhere } from './lancedb-filter.js';
 import { docColumns, fieldColumn, fromRow, rowVector, toArrowTable, toRow } from './lancedb-rows.js';
+import { LanceDbWriteQueue, type WriteMode } from './lancedb-write-queue.js';
+import { sqlIn } from './sql.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
 /** Tuning knobs of the embedded store; the defaults suit up to a few 100k docs per collection. */
@@ -12,21 +14,35 @@ export interface LanceDbTuning {
   readonly vectorIndexMinRows: number;
   /** Rows written since the last optimize() that trigger compaction and index refresh. */
   readonly optimizeEveryRows: number;
+  /**
+   * Commits since the last optimize() that trigger it too: every commit adds a fragment and unindexed
+   * rows, and reads slow down with their number (LanceDB's advice: optimize after ~20 modifications).
+   */
+  readonly optimizeEveryCommits: number;
   /** IVF partitions probed per vector query once the index exists. */
   readonly nprobes: number;
   /** IVF_FLAT is exact within probed partitions; HNSW_SQ is faster on large tables (TOOLCHAIN: avoid IVF_PQ, poor recall). */
   readonly vectorIndex: 'ivf_flat' | 'hnsw_sq';
 }
 
-export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = { vectorIndexMinRows: 50_000, optimizeEveryRows: 2_000, nprobes: 20, vectorIndex: 'ivf_flat' };
+export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
+  vectorIndexMinRows: 50_000,
+  optimizeEveryRows: 2_000,
+  optimizeEveryCommits: 20,
+  nprobes: 20,
+  vectorIndex: 'ivf_flat',
+};
 
 type Row = Record<string, unknown>;
 
-/** One LanceDB table; writes and maintenance run one at a time through a queue. */
+/** One LanceDB table; writes and maintenance run one at a time through a queue that groups concurrent writes into one commit. */
 export class LanceDbCollection implements Collection {
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly writes: LanceDbWriteQueue<Doc>;
   private pendingRows = 0;
+  private pendingCommits = 0;
   private hasVectorIndex = false;
+  /** Rows the vector index was trained on; the index is retrained once the table has doubled since. */
+  private vectorIndexRows = 0;
   private readonly columns: string[];
 
   constructor(
@@ -37,6 +53,7 @@ export class LanceDbCollection implements Collection {
     private readonly tuning: LanceDbTuning,
   ) {
     this.columns = docColumns(spec);
+    this.writes = new LanceDbWriteQueue((docs, mode) => this.commit(docs, mode));
   }
 
   /** Creates the scalar and full-text indexes of a new (empty) table. */
@@ -49,35 +66,41 @@ export class LanceDbCollection implements Collection {
   }
 
   async init(): Promise<this> {
-    const indices = await this.table.listIndices();
-    this.hasVectorIndex = indices.some((i) => i.columns.includes('vector'));
+    const vectorIndex = (await this.table.listIndices()).find((i) => i.columns.includes('vector'));
+    this.hasVectorIndex = vectorIndex !== undefined;
+    if (vectorIndex !== undefined) {
+      const stats = await this.table.indexStats(vectorIndex.name);
+      // Delta indexes (numIndices > 1) mean rows were folded in after training: count it as trained on half.
+      this.vectorIndexRows = stats === undefined ? 0 : stats.numIndexedRows / ((stats.numIndices ?? 1) > 1 ? 2 : 1);
+    }
     return this;
   }
 
   upsert(docs: readonly Doc[]): Promise<void> {
-    if (docs.length === 0) return Promise.resolve();
-    for (const doc of docs) assertValidDoc(this.spec, doc);
-    const unique = new Map<string, Doc>();
-    for (const doc of docs) unique.set(JSON.stringify([doc.tenant, doc.agent, doc.id]), doc);
-    const data = toArrowTable(this.schema, [...unique.values()].map((d) => toRow(this.spec, d)));
-    return this.serial(async () => {
-      await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
-      this.afterWrite(unique.size);
-    });
+    return this.write(docs, 'upsert');
+  }
+
+  insert(docs: readonly Doc[]): Promise<void> {
+    return this.write(docs, 'insert');
   }
 
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
     if (ids.length === 0) return [];
-    const rows = await this.table.query().where(idsWhere(scope, ids)).select(this.columns).toArray();
-    return rows.map((r: Row) => fromRow(this.spec, r));
+    // Looked up by id alone (its btree) and then held to the scope here: ANDing the tenant/agent btrees,
+    // which match most rows, costs more than the lookup itself. Rows of other scopes are never returned.
+    const rows = await this.table.query().where(sqlIn('id', [...new Set(ids)])).select(this.columns).toArray();
+    return rows.filter((r: Row) => r.tenant === scope.tenant && r.agent === scope.agent).map((r: Row) => fromRow(this.spec, r));
   }
 
   delete(scope: DocScope, ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return this.serial(async () => {
+    return this.writes.task(async () => {
       const rows = await this.table.query().where(idsWhere(scope, ids)).select(['id']).toArray();
       const found = [...new Set(rows.map((r: Row) => r.id as string))];
-      if (found.length > 0) await this.table.delete(idsWhere(scope, found));
+      if (found.length > 0) {
+        await this.table.delete(idsWhere(scope, found));
+        this.afterWrite(0);
+      }
       return found;
     });
   }
@@ -103,12 +126,17 @@ export class LanceDbCollection implements Collection {
     return { docs: rows.map((r: Row) => fromRow(this.spec, r)), total };
   }
 
+  /** Candidates are ids and scores only; the documents are read for the returned page alone. */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     const where = filterWhere(this.spec, filter);
     const pool = Math.max(options.limit * 5, 100);
     const [dense, lexical] = await Promise.all([this.denseCandidates(where, options.vector, pool), this.textCandidates(where, options, pool)]);
-    const fused = fuse<StoredDoc>([...dense, ...lexical], (d) => d.id, options.minScore);
-    return { hits: fused.slice(0, options.limit).map(({ item, score }) => ({ doc: item, score })), total: fused.length };
+    const fused = fuse<string>([...dense, ...lexical], (id) => id, options.minScore);
+    const page = fused.slice(0, options.limit);
+    const docs = new Map((await this.get(filter, page.map((p) => p.item))).map((d) => [d.id, d]));
+    // A hit deleted between the candidate query and the read is dropped (and not counted).
+    const hits = page.flatMap(({ item, score }) => (docs.has(item) ? [{ doc: docs.get(item)!, score }] : []));
+    return { hits, total: fused.length - (page.length - hits.length) };
   }
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
@@ -132,35 +160,53 @@ export class LanceDbCollection implements Collection {
 
   /** Waits for queued writes and maintenance, then releases the table. */
   async close(): Promise<void> {
-    await this.queue.catch(() => undefined);
+    await this.writes.idle();
     this.table.close();
   }
 
-  private async denseCandidates(where: string, vector: Float32Array, pool: number): Promise<Candidate<StoredDoc>[]> {
+  private write(docs: readonly Doc[], mode: WriteMode): Promise<void> {
+    if (docs.length === 0) return Promise.resolve();
+    for (const doc of docs) assertValidDoc(this.spec, doc);
+    return this.writes.write(docs, mode);
+  }
+
+  /** One commit for a group of writes; the last of several writes of one document wins. */
+  private async commit(docs: readonly Doc[], mode: WriteMode): Promise<void> {
+    const unique = new Map<string, Doc>();
+    for (const doc of docs) unique.set(JSON.stringify([doc.tenant, doc.agent, doc.id]), doc);
+    const data = toArrowTable(this.schema, [...unique.values()].map((d) => toRow(this.spec, d)));
+    if (mode === 'insert') await this.table.add(data);
+    else await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
+    this.afterWrite(unique.size);
+  }
+
+  private async denseCandidates(where: string, vector: Float32Array, pool: number): Promise<Candidate<string>[]> {
     if (!vector.some((x) => x !== 0)) return [];
     let query = this.table.vectorSearch(vector).column('vector').distanceType('cosine').where(where);
     if (this.hasVectorIndex) query = query.nprobes(this.tuning.nprobes);
-    const rows = await query.select([...this.columns, '_distance']).limit(pool).toArray();
-    return rows.map((r: Row) => ({ item: fromRow(this.spec, r), cosine: 1 - (r._distance as number) }));
+    const rows = await query.select(['id', '_distance']).limit(pool).toArray();
+    return rows.map((r: Row) => ({ item: r.id as string, cosine: 1 - (r._distance as number) }));
   }
 
-  private async textCandidates(where: string, options: SearchOptions, pool: number): Promise<Candidate<StoredDoc>[]> {
+  private async textCandidates(where: string, options: SearchOptions, pool: number): Promise<Candidate<string>[]> {
     if (options.text.trim() === '') return [];
     const rows = await this.table
       .query()
       .fullTextSearch(new MatchQuery(options.text, 'text'))
       .where(where)
-      .select([...this.columns, 'vector', '_score'])
+      .select(['id', 'vector', '_score'])
       .limit(pool)
       .toArray();
-    return rows.map((r: Row) => ({ item: fromRow(this.spec, r), bm25: r._score as number, cosine: cosineOf(options.vector, rowVector(r)) }));
+    return rows.map((r: Row) => ({ item: r.id as string, bm25: r._score as number, cosine: cosineOf(options.vector, rowVector(r)) }));
   }
 
-  /** Counts written rows; past the threshold, queues maintenance behind the writes without making the caller wait. */
+  /** Counts commits and written rows; past a threshold, queues maintenance behind the writes without making the caller wait. */
   private afterWrite(rows: number): void {
     this.pendingRows += rows;
-    if (this.pendingRows < this.tuning.optimizeEveryRows) return;
+    this.pendingCommits += 1;
+    if (this.pendingRows < this.tuning.optimizeEveryRows && this.pendingCommits < this.tuning.optimizeEveryCommits) return;
     this.pendingRows = 0;
+    this.pendingCommits = 0;
     void this.maintain().catch((err: unknown) => {
       this.lastMaintenanceError = err;
     });
@@ -171,27 +217,28 @@ export class LanceDbCollection implements Collection {
 
   /** Builds the vector index once the table is large enough, compacts fragments and folds new rows into indexes; queued behind writes. */
   maintain(): Promise<void> {
-    return this.serial(() => this.runMaintenance());
+    return this.writes.task(() => this.runMaintenance());
   }
 
+  /**
+   * Trains the vector index once the table is big enough, and retrains it when the table has doubled
+   * since: rows folded in by optimize() land in delta indexes with partitions of their own, which every
+   * query must probe too (at 100k rows a query over one retrained index was ~3x faster than over ten).
+   */
   private async runMaintenance(): Promise<void> {
-    const rows = this.hasVectorIndex ? 0 : await this.table.countRows();
-    if (!this.hasVectorIndex && rows >= this.tuning.vectorIndexMinRows) {
+    const rows = await this.table.countRows();
+    const train = this.hasVectorIndex ? rows >= 2 * this.vectorIndexRows : rows >= this.tuning.vectorIndexMinRows;
+    if (train) {
       const numPartitions = Math.max(1, Math.round(Math.sqrt(rows)));
       const config =
         this.tuning.vectorIndex === 'hnsw_sq'
           ? Index.hnswSq({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(rows / 50_000)) })
           : Index.ivfFlat({ distanceType: 'cosine', numPartitions });
-      await this.table.createIndex('vector', { config });
+      await this.table.createIndex('vector', { config, replace: true });
       this.hasVectorIndex = true;
+      this.vectorIndexRows = rows;
     }
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
-  }
-
-  private serial<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 }
 

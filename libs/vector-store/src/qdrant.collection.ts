@@ -21,6 +21,11 @@ export class QdrantCollection implements Collection {
     await this.client.upsert(this.name, { wait: true, points: docs.map((d) => toPoint(this.spec, d)) });
   }
 
+  /** Qdrant writes points by id either way: an insert is a plain upsert. */
+  insert(docs: readonly Doc[]): Promise<void> {
+    return this.upsert(docs);
+  }
+
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
     if (ids.length === 0) return [];
     const points = await this.client.retrieve(this.name, { ids: ids.map((id) => pointId(scope, id)), with_payload: true, with_vector: false });

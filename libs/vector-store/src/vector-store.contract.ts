@@ -68,6 +68,35 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
       });
     });
 
+    describe('insert', () => {
+      it('should store new documents that read, list and search like upserted ones', async () => {
+        const c = await store.open(spec);
+        await c.insert([doc(a, 'n1', 'freshly inserted walrus', { tags: ['x'] }), doc(b, 'n1', 'walrus of scope b')]);
+        expect(await c.get(a, ['n1'])).toEqual([expect.objectContaining({ ...a, id: 'n1', text: 'freshly inserted walrus' })]);
+        expect(await c.get(b, ['n1'])).toEqual([expect.objectContaining({ ...b, id: 'n1', text: 'walrus of scope b' })]);
+        const found = await c.search({ ...a }, { vector: axisVector(7), text: 'walrus', limit: 5, minScore: 0 });
+        expect(found.hits.map((h) => [h.doc.tenant, h.doc.id])).toEqual([[a.tenant, 'n1']]);
+        await c.upsert([doc(a, 'n1', 'then updated')]);
+        expect((await c.get(a, ['n1'])).map((d) => d.text)).toEqual(['then updated']);
+      });
+
+      it('should land every one of many concurrent writes, each resolving once stored', async () => {
+        const c = await store.open(spec);
+        const writes = Array.from({ length: 24 }, (_, i) =>
+          (i % 3 === 0 ? c.upsert([doc(a, `w${i}`, `write ${i}`)]) : c.insert([doc(a, `w${i}`, `write ${i}`)])).then(() =>
+            c.get(a, [`w${i}`]),
+          ),
+        );
+        const seen = await Promise.all(writes);
+        expect(seen.map((d) => d.map((x) => x.id))).toEqual(Array.from({ length: 24 }, (_, i) => [`w${i}`]));
+        const deleted = c.delete(a, ['w0', 'w1']);
+        const rewritten = c.upsert([doc(a, 'w1', 'written after the delete')]);
+        expect(await deleted).toEqual(['w0', 'w1']);
+        await rewritten;
+        expect((await c.get(a, ['w0', 'w1'])).map((d) => d.text)).toEqual(['written after the delete']);
+      });
+    });
+
     describe('scope isolation', () => {
       it('should never show, list, find or delete another scope’s documents', async () => {
         const c = await store.open(spec);

@@ -60,6 +60,11 @@ export interface SearchHit {
 export interface Collection {
   readonly spec: CollectionSpec;
   upsert(docs: readonly Doc[]): Promise<void>;
+  /**
+   * Stores documents whose ids are new in their scope (e.g. fresh UUIDs), skipping the lookup an upsert
+   * needs; inserting an id that already exists in the scope is a caller error with undefined results.
+   */
+  insert(docs: readonly Doc[]): Promise<void>;
   get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]>;
   /** Deletes what exists in scope; returns the ids that were deleted. */
   delete(scope: DocScope, ids: readonly string[]): Promise<string[]>;

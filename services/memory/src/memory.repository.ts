@@ -33,6 +33,11 @@ export class MemoryRepository {
     await this.collection.upsert(records.map((r, i) => toDoc(scope, r, vectors[i]!)));
   }
 
+  /** Stores records with fresh ids (new UUIDs): no existing row can match, so no upsert lookup is needed. */
+  async insert(scope: Scope, records: readonly MemoryRecord[], vectors: readonly Float32Array[]): Promise<void> {
+    await this.collection.insert(records.map((r, i) => toDoc(scope, r, vectors[i]!)));
+  }
+
   async get(scope: Scope, id: string): Promise<MemoryRecord | undefined> {
     const [doc] = await this.collection.get(scope, [id]);
     return doc ? fromDoc(doc) : undefined;

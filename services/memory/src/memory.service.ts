@@ -138,7 +138,7 @@ export class MemoryService {
       version: 1,
     }));
     const vectors = await this.embedder.embed(records.map((r) => r.content));
-    await this.repo.save(scope, records, vectors);
+    await this.repo.insert(scope, records, vectors);
     await this.recordOrUndo(
       scope,
       records.map((r) => change('created', scope, r)),
