@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '#logging';
-import { startAgentSystem, startWorker, stopBuiltInWorker } from '../e2e/agent-harness.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NatsBus } from '#bus';
+import { createLogger, type Logger } from '#logging';
+import { hostService } from '#runtime';
+// The loopback model directly, not through #testing: that entry also holds jest suites, which stay out of the build.
+import { AnthropicLoopback } from '../libs/testing/src/anthropic-loopback.js';
+import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
+import { startOverNats, type RunningAlfred } from '../services/composite.js';
+import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import type { BenchRow } from './load.js';
 
 const SECTION = 'agents';
@@ -49,14 +58,35 @@ const percentile = (sorted: number[], p: number) => Math.round(sorted[Math.min(s
  * one model call each), and the turns finishing inside a steady-state window are counted. Turns/s should grow
  * with the workers while the model's latency dominates.
  */
-export async function measureTurnScaling(natsUrl: string, opts: TurnScalingOptions): Promise<TurnScalingRow[]> {
-  process.env.NATS_URL ??= natsUrl;
-  const env = { ALFRED_MAX_CONCURRENT_TURNS: String(opts.perWorker), ALFRED_MEMORY_CONTEXT_LIMIT: '0', ALFRED_BUS_TIMEOUT_MS: '30000' };
-  const sys = await startAgentSystem('nats', env, opts.modelLatencyMs);
+export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts: TurnScalingOptions): Promise<TurnScalingRow[]> {
+  const logger = createLogger({ service: 'bench', level: 'silent' });
+  const model = await AnthropicLoopback.start({ latencyMs: opts.modelLatencyMs });
+  const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-agents-'));
+  const subjectPrefix = `bench-${randomUUID().slice(0, 8)}.`;
+  const env: NodeJS.ProcessEnv = {
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'silent',
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: model.apiKey,
+    REDIS_URL: redisUrl,
+    ALFRED_REDIS_PREFIX: `bench-${randomUUID().slice(0, 8)}:`,
+    ALFRED_MAX_CONCURRENT_TURNS: String(opts.perWorker),
+    ALFRED_MEMORY_CONTEXT_LIMIT: '0',
+    ALFRED_BUS_TIMEOUT_MS: '30000',
+  };
+  const alfred: RunningAlfred = await startOverNats({ env, gateway: loadGatewayConfig(env), logger, port: 0, natsUrl, subjectPrefix });
+  const sys = { url: alfred.url, model };
   const workers: Array<{ stop(): Promise<void> }> = [];
+  const startWorker = async (name: string) => {
+    const bus = await NatsBus.connect({ url: natsUrl, name, subjectPrefix, logger });
+    const hosted = await hostService(agentRuntimeService, agentRuntimeService.loadConfig(env), { service: agentRuntimeService.name, instance: name, bus, logger });
+    return { stop: async () => (await hosted.stop(), await bus.close(2_000)) };
+  };
   try {
-    await stopBuiltInWorker(sys);
-    workers.push(await startWorker(sys, `bench-worker-0-${randomUUID().slice(0, 4)}`, env));
+    // Only the workers added here take turns.
+    await alfred.services.find((s) => s.name === agentRuntimeService.name)!.stop();
+    workers.push(await startWorker(`bench-worker-0-${randomUUID().slice(0, 4)}`));
     const sessions: string[] = [];
     for (let i = 0; i < opts.sessions; i++) {
       const res = await fetch(`${sys.url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
@@ -64,7 +94,7 @@ export async function measureTurnScaling(natsUrl: string, opts: TurnScalingOptio
     }
     const rows: TurnScalingRow[] = [];
     for (const count of opts.workers) {
-      while (workers.length < count) workers.push(await startWorker(sys, `bench-worker-${workers.length}-${randomUUID().slice(0, 4)}`, env));
+      while (workers.length < count) workers.push(await startWorker(`bench-worker-${workers.length}-${randomUUID().slice(0, 4)}`));
       // More replies than the phase can use (an upper bound from the slots and the latency); the rest is cleared.
       const bound = Math.ceil(((count * opts.perWorker * 1000) / opts.modelLatencyMs) * (opts.warmupMs + opts.windowMs + 5_000) / 1000) + opts.sessions;
       for (let i = 0; i < bound; i++) sys.model.reply('Next is the quarterly report.');
@@ -94,7 +124,9 @@ export async function measureTurnScaling(natsUrl: string, opts: TurnScalingOptio
     return rows;
   } finally {
     for (const w of workers) await w.stop();
-    await sys.stop();
+    await alfred.stop();
+    await model.close();
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -102,7 +134,7 @@ export async function measureTurnScaling(natsUrl: string, opts: TurnScalingOptio
 export async function agentsBench(options: { logger: Logger; quick: boolean; natsUrl?: string }): Promise<BenchRow[]> {
   if (!options.natsUrl) return [];
   const latency = 500;
-  const rows = await measureTurnScaling(options.natsUrl, {
+  const rows = await measureTurnScaling(options.natsUrl, process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     workers: [1, 2, 4],
     sessions: 64,
     warmupMs: 2_000,

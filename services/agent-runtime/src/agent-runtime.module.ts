@@ -64,7 +64,7 @@ export class AgentRuntimeModule {
         {
           provide: TOOL_PROVIDERS,
           inject: [BUS, LOGGER],
-          useFactory: (bus: Bus, logger: Logger): ToolProvider[] => [new ExecutableSkillToolProvider(bus, logger.child({ context: 'ExecutableSkillTools' })), ...toolProviders],
+          useFactory: (bus: Bus, logger: Logger): ToolProvider[] => [new ExecutableSkillToolProvider(bus, logger.child({ context: 'ExecutableSkillTools' }), config.ALFRED_SKILL_INDEX_TTL_MS), ...toolProviders],
         },
         {
           provide: AgentService,
@@ -86,6 +86,7 @@ export class AgentRuntimeModule {
                 compactThreshold: config.ALFRED_COMPACT_THRESHOLD,
                 confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
                 memoryLimit: config.ALFRED_MEMORY_CONTEXT_LIMIT,
+                skillIndexTtlMs: config.ALFRED_SKILL_INDEX_TTL_MS,
                 workspacesDir,
                 bash: { apiUrl: config.ALFRED_API_URL, path: config.PATH, defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX },
               },

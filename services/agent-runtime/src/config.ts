@@ -27,6 +27,8 @@ export const agentEnv = {
   ALFRED_BASH_TIMEOUT_MS: int(100, 3_600_000, 120_000),
   ALFRED_TOOL_OUTPUT_MAX: int(1_000, 10_000_000, 50_000),
   ALFRED_MEMORY_CONTEXT_LIMIT: int(0, 50, 5),
+  /** How long a worker reuses the level-1 skill index and the executable-skill tool list between turns. */
+  ALFRED_SKILL_INDEX_TTL_MS: int(0, 600_000, 2_000),
 };
 
 export const agentRuntimeEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv, ...agentEnv });

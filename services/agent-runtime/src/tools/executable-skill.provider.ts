@@ -1,8 +1,9 @@
-import { executableSkillTools, type ExecutableSkillTools } from '#agent-tools';
+import { executableSkillTools, type ExecutableSkillTools, type ToolDefinition } from '#agent-tools';
 import type { Bus } from '#bus';
 import type { Logger } from '#logging';
 import type { AgentTool, ToolProvider } from './tool.types.js';
 import { failed } from './tool.types.js';
+import { TtlCache } from '../turns/ttl-cache.js';
 
 /**
  * Executable skills (skill.json + execute.ts, run by the skill-runner) as `skill_<id>` tools of every turn, plus
@@ -11,18 +12,21 @@ import { failed } from './tool.types.js';
  */
 export class ExecutableSkillToolProvider implements ToolProvider {
   private readonly executable: ExecutableSkillTools;
+  private readonly definitions: TtlCache<ToolDefinition[]>;
 
   constructor(
     bus: Bus,
     private readonly logger: Logger,
+    ttlMs: number,
   ) {
     this.executable = executableSkillTools(bus);
+    this.definitions = new TtlCache(ttlMs);
   }
 
   async tools(): Promise<AgentTool[]> {
     let definitions;
     try {
-      definitions = await this.executable.definitions();
+      definitions = await this.definitions.get(() => this.executable.definitions());
     } catch (err) {
       this.logger.warn({ err: String(err) }, 'executable skills unavailable for this turn');
       return [];

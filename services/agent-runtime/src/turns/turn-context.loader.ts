@@ -4,6 +4,7 @@ import {
   SkillRoutes,
   type AgentFileKind,
   type Scope,
+  type SkillRegistryIndex,
   type SkillSummary,
 } from '#contracts';
 import type { Bus } from '#bus';
@@ -21,7 +22,14 @@ export interface TurnContext {
  * Loads agent files (learner), relevant memories (memory search) and the level-1 index (skill registry) in
  * parallel. A capability that does not answer costs its section of the prompt, not the turn (logged).
  */
-export async function loadTurnContext(bus: Bus, scope: Scope, message: string, memoryLimit: number, logger: Logger): Promise<TurnContext> {
+export async function loadTurnContext(
+  bus: Bus,
+  scope: Scope,
+  message: string,
+  memoryLimit: number,
+  logger: Logger,
+  skillIndex: () => Promise<SkillRegistryIndex> = () => bus.request(SkillRoutes.index, {}),
+): Promise<TurnContext> {
   const soft = async <T>(what: string, fallback: T, call: () => Promise<T>): Promise<T> => {
     try {
       return await call();
@@ -38,7 +46,7 @@ export async function loadTurnContext(bus: Bus, scope: Scope, message: string, m
     memoryLimit === 0
       ? []
       : soft('memories', [], async () => (await bus.request(MemoryRoutes.search, { scope, query: { q: message.slice(0, 2000), limit: memoryLimit } })).results),
-    soft('skills', undefined, () => bus.request(SkillRoutes.index, {})),
+    soft<SkillRegistryIndex | undefined>('skills', undefined, skillIndex),
   ]);
   return {
     files: { soul, user, memory },

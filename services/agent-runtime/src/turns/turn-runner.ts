@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CompactorRoutes, SkillRoutes, type SessionMessage, type ToolResultBlock, type TurnUsage } from '#contracts';
+import { CompactorRoutes, SkillRoutes, type SessionMessage, type SkillRegistryIndex, type ToolResultBlock, type TurnUsage } from '#contracts';
 import type { Bus } from '#bus';
 import { isAlfredError } from '#errors';
 import { estimateTokens, type Completion, type LlmClient, type LlmTool, type SystemPrompt } from '#llm';
@@ -16,6 +16,7 @@ import { loadTurnContext } from './turn-context.loader.js';
 import type { TurnStateStore } from './turn-state.store.js';
 import { StopReason, stopReasonOf, zeroUsage, type RunningTurn, type TurnOutcome } from './turn.types.js';
 import { streamCompletion } from './model-call.js';
+import { TtlCache } from './ttl-cache.js';
 
 export interface TurnRunnerOptions {
   readonly maxToolRounds: number;
@@ -24,6 +25,8 @@ export interface TurnRunnerOptions {
   readonly compactThreshold: number;
   readonly confirmTimeoutMs: number;
   readonly memoryLimit: number;
+  /** How long a worker reuses the skill registry's level-1 index (0: fetch it for every turn). */
+  readonly skillIndexTtlMs: number;
   readonly workspacesDir: string;
   readonly bash: BashToolOptions;
 }
@@ -51,16 +54,22 @@ const NOTE: Record<string, string> = {
  * assistant's tool calls with all their results), or before a compaction; a turn that lost its lease writes nothing.
  */
 export class TurnRunner {
+  private readonly skillIndex: TtlCache<SkillRegistryIndex>;
+
   constructor(
     private readonly deps: TurnRunnerDeps,
     private readonly options: TurnRunnerOptions,
-  ) {}
+  ) {
+    this.skillIndex = new TtlCache(options.skillIndexTtlMs);
+  }
 
   async run(t: RunningTurn): Promise<TurnOutcome> {
     const { bus, sessions, agents, llm } = this.deps;
     const session = await sessions.get(t.scope, t.sessionId);
     const agent = await agents.ensure(t.scope);
-    const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger);
+    const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
+      this.skillIndex.get(() => bus.request(SkillRoutes.index, {})),
+    );
     const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope));
     const cwd = await workspace.root();
     let activeSkill = session.active_skill ? await this.skillText(session.active_skill) : undefined;
