@@ -41,6 +41,14 @@ export interface TopicSubscription<P> extends AsyncIterable<P> {
   close(): void;
 }
 
+/** A live fan-out subscription to an event's subjects; `close` stops delivery. */
+export interface EventSubscription {
+  close(): Promise<void>;
+}
+
+/** Called with each event's payload (validated with the event's schema) and its key. */
+export type EventHandler<E extends EventDef> = (payload: PayloadOf<E>, key: string) => void;
+
 export interface TopicOptions {
   /** Appended to the topic's subject as one more token (e.g. a turn id). */
   readonly key?: string;
@@ -61,6 +69,12 @@ export interface Bus {
    * `key` is appended to the subject as one more token (e.g. a memory id); `msgId` deduplicates.
    */
   publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void>;
+  /**
+   * Fan-out delivery (no queue group) of an event as it is published, with any key, to every subscriber on
+   * every connection: for caches and live views. Not durable: what is published while a subscriber is away
+   * is not replayed (readEvents has it). Resolves once the subscription is in place.
+   */
+  subscribe<E extends EventDef>(event: E, handler: EventHandler<E>): Promise<EventSubscription>;
   /** Reads back, in order, the stored events of a stream whose subject matches `filter` (NATS wildcards). */
   readEvents(stream: string, filter: string): AsyncIterable<StoredEvent>;
   /**

@@ -1,7 +1,7 @@
-import { ErrorBody, ErrorCode, type ParsedRequestOf, type ResponseOf, type Route } from '#contracts';
+import { ErrorBody, ErrorCode, type EventDef, type ParsedRequestOf, type ResponseOf, type Route } from '#contracts';
 import { AlfredError, isAlfredError } from '#errors';
 import type { z } from 'zod';
-import type { Handler, MessageContext } from './bus.js';
+import type { EventHandler, Handler, MessageContext } from './bus.js';
 import { zodToAlfredError } from './zod-error.js';
 
 /** Message headers both adapters agree on. */
@@ -93,3 +93,19 @@ export const unavailable = (route: Route) =>
 
 export const timedOut = (route: Route, timeoutMs: number) =>
   new AlfredError(ErrorCode.ServiceTimeout, `${route.service} did not answer ${route.subject} within ${timeoutMs} ms`);
+
+/** Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and skipped. */
+export function deliverEvent<E extends EventDef>(event: E, handler: EventHandler<E>, data: string, key: string, logger: BusLogger): void {
+  const subject = `${event.subject}.${key}`;
+  let payload: unknown;
+  try {
+    payload = parseWith(event.payload, JSON.parse(data));
+  } catch (err) {
+    return logger.warn({ subject, err: String(err) }, 'event does not match its schema; skipped');
+  }
+  try {
+    handler(payload as Parameters<EventHandler<E>>[0], key);
+  } catch (err) {
+    logger.error({ subject, err: err instanceof Error ? err.stack : String(err) }, 'event subscriber failed');
+  }
+}

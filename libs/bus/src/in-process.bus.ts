@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
 import type { z } from 'zod';
-import type { Bus, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
+import type { Bus, EventHandler, EventSubscription, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
 import {
   consoleLogger,
   decodeReply,
+  deliverEvent,
   handleRequest,
   parseWith,
   timedOut,
@@ -41,6 +42,7 @@ export class InProcessBus implements Bus {
   readonly kind = 'in-process' as const;
   private readonly subjects = new Map<string, Map<string, Group>>();
   private readonly served = new Set<Served>();
+  private readonly eventSubscribers = new Map<string, Set<(data: string, key: string) => void>>();
   private readonly events: InProcessEventStore;
   private readonly queues = new Map<string, InProcessWorkQueue<z.ZodType>>();
   private readonly listeners = new Map<string, Set<TopicBuffer<unknown>>>();
@@ -97,6 +99,16 @@ export class InProcessBus implements Bus {
     const parsed = parseWith(event.payload, payload);
     const json = JSON.parse(JSON.stringify(parsed)) as unknown;
     await this.events.append(event.stream, keyedSubject(event.subject, options.key), json, options.msgId);
+    const text = JSON.stringify(json);
+    for (const deliver of this.eventSubscribers.get(event.subject) ?? []) deliver(text, options.key);
+  }
+
+  async subscribe<E extends EventDef>(event: E, handler: EventHandler<E>): Promise<EventSubscription> {
+    let set = this.eventSubscribers.get(event.subject);
+    if (!set) this.eventSubscribers.set(event.subject, (set = new Set()));
+    const deliver = (data: string, key: string) => deliverEvent(event, handler, data, key, this.logger);
+    set.add(deliver);
+    return { close: async () => void set.delete(deliver) };
   }
 
   readEvents(stream: string, filter: string): AsyncIterable<StoredEvent> {

@@ -12,8 +12,8 @@ import {
 import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type ResponseOf, type Route, type TopicDef, type TopicPayloadOf } from '#contracts';
 import { AlfredError } from '#errors';
 import type { z } from 'zod';
-import type { Bus, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
-import { BusHeader, consoleLogger, decodeReply, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
+import type { Bus, EventHandler, EventSubscription, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
+import { BusHeader, consoleLogger, decodeReply, deliverEvent, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
 import type { QueueDef, WorkQueue } from './queue.js';
@@ -175,6 +175,19 @@ export class NatsBus implements Bus, JetStreamContext {
     } finally {
       await messages.close();
     }
+  }
+
+  async subscribe<E extends EventDef>(event: E, handler: EventHandler<E>): Promise<EventSubscription> {
+    const subject = this.subject(`${event.subject}.*`);
+    const sub = this.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return this.logger.error({ subject, err: String(err) }, 'event subscription failed');
+        deliverEvent(event, handler, msg.string(), msg.subject.slice(subject.length - 1), this.logger);
+      },
+    });
+    // The server knows the subscription once a round trip after it has completed.
+    await this.nc.flush();
+    return { close: async () => (sub.isClosed() ? undefined : sub.unsubscribe()) };
   }
 
   async emit<T extends TopicDef>(topic: T, payload: TopicPayloadOf<T>, options?: TopicOptions): Promise<void> {

@@ -219,6 +219,38 @@ export function busContract(create: (logger: BusLogger) => Promise<BusFixture>):
     });
   });
 
+  describe('subscribe', () => {
+    it('should hand every published event of its kind, with its key, to every subscriber', async () => {
+      const seen: Array<[string, string, number]> = [];
+      const subs = await Promise.all(
+        ['first', 'second'].map((name) => bus.subscribe(thingCreated, (payload, key) => seen.push([name, key, payload.n]))),
+      );
+      await bus.publish(thingCreated, { id: 'a', n: 1 }, { key: 'a', msgId: `sub-${randomUUID()}` });
+      await bus.publish(thingDeleted, { id: 'a', n: 2 }, { key: 'a', msgId: `sub-${randomUUID()}` });
+      await bus.publish(thingCreated, { id: 'b', n: 3 }, { key: 'b', msgId: `sub-${randomUUID()}` });
+      await pollUntil(() => seen.length >= 4, 5_000, 'both subscribers to see both created events');
+      expect(seen.sort()).toEqual([
+        ['first', 'a', 1],
+        ['first', 'b', 3],
+        ['second', 'a', 1],
+        ['second', 'b', 3],
+      ]);
+      await Promise.all(subs.map((s) => s.close()));
+    });
+
+    it('should deliver nothing after close', async () => {
+      const seen: number[] = [];
+      const sub = await bus.subscribe(thingCreated, (payload) => seen.push(payload.n));
+      const witness: number[] = [];
+      const other = await bus.subscribe(thingCreated, (payload) => witness.push(payload.n));
+      await sub.close();
+      await bus.publish(thingCreated, { id: 'c', n: 7 }, { key: 'c', msgId: `sub-${randomUUID()}` });
+      await pollUntil(() => witness.length === 1, 5_000, 'the open subscriber to see the event');
+      expect(seen).toEqual([]);
+      await other.close();
+    });
+  });
+
   describe('publish', () => {
     it('should store events and read them back in order, filtered by key', async () => {
       await bus.publish(thingCreated, { id: 'a', n: 1 }, { key: 'a', msgId: 'a-1' });
