@@ -216,6 +216,42 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
   });
 });
 
+describe('agent turns past the compaction threshold', () => {
+  let sys: AgentSystem;
+  let api: Client;
+  beforeAll(async () => {
+    sys = await startAgentSystem('embedded', { ALFRED_CONTEXT_WINDOW: '8000', ALFRED_COMPACT_THRESHOLD: '0.5' });
+    api = client(sys.url);
+  }, 60_000);
+  afterAll(() => sys?.stop());
+
+  it('should compact through the compactor before the next model call and keep the active skill in the prompt', async () => {
+    const id = (await api.post('/sessions', {})).body.id;
+    sys.model.script({ content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'Active.' }] });
+    await streamTurn(sys.url, id, 'Activate recall.', {}, async (e) => {
+      if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
+    });
+    expect(named((await streamTurn(sys.url, id, 'noop')).events, 'compacted')).toHaveLength(0);
+    const long = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Step ${i}: ${'details of the plan '.repeat(200)}` }));
+    expect((await api.post(`/sessions/${id}/messages`, { messages: long })).status).toBe(200);
+    const before = (await api.get(`/sessions/${id}`)).body.message_count;
+    sys.model.clear();
+    sys.model.reply(JSON.stringify({ summary: 'The user planned ten steps in detail.' })).reply('Continuing from the summary.');
+
+    const { events } = await streamTurn(sys.url, id, 'What was step 3?');
+
+    const [compacted] = named(events, 'compacted');
+    expect(compacted.tokens_after).toBeLessThan(compacted.tokens_before);
+    expect(named(events, 'done')[0].status).toBe('completed');
+    const call = sys.model.messageRequests.at(-1)!.body;
+    expect(call.system.map((b: { text: string }) => b.text).join('\n')).toMatch(/## Active skill[\s\S]*<skill name="recall"/);
+    expect(JSON.stringify(call.messages[0])).toContain('The user planned ten steps in detail.');
+    const session = (await api.get(`/sessions/${id}`)).body;
+    expect(session.message_count).toBeLessThan(before);
+    expect(session.active_skill).toBe('recall');
+  }, 30_000);
+});
+
 describe('agent turns without a model key', () => {
   it('should answer 503 MODEL_NOT_CONFIGURED', async () => {
     const system = await startSystem('embedded');

@@ -150,7 +150,8 @@ export class TurnRunner {
   /** Past the configured share of the window: write the finished rounds, compact, continue on the compacted session. */
   private async maybeCompact(t: RunningTurn, state: { history: SessionMessage[]; pending: SessionMessage[] }, system: SystemPrompt, tools: LlmTool[]): Promise<void> {
     const tokens = estimateTokens({ system, messages: [...state.history, ...state.pending], tools });
-    if (tokens <= this.options.compactThreshold * this.options.contextWindow) return;
+    // Nothing older than this turn to fold: compaction could not help (the round limit bounds the turn itself).
+    if (tokens <= this.options.compactThreshold * this.options.contextWindow || state.history.length === 0) return;
     const { sessions, bus } = this.deps;
     if (state.pending.length > 0) await sessions.append(t.scope, t.sessionId, state.pending);
     const res = await bus.request(CompactorRoutes.compact, { scope: t.scope, session_id: t.sessionId }, { timeoutMs: 120_000 });
