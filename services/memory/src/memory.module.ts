@@ -6,6 +6,8 @@ import { LOGGER, type Logger } from '#logging';
 import { createEmbedderFromConfig, createVectorStoreFromConfig, type ServiceDefinition } from '#runtime';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadMemoryConfig, memoryEnvSchema, type MemoryConfig } from './config.js';
+import { MemoryCache } from './memory-cache.js';
+import { subscribeCacheInvalidation } from './memory-cache.invalidation.js';
 import { BusMemoryEventLog } from './memory-events.js';
 import { MemoryHandlers } from './handlers/memory.handlers.js';
 import { MEMORY_COLLECTION, MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
@@ -33,11 +35,21 @@ export class MemoryModule {
           useFactory: async (store: VectorStore, embedder: Embedder) =>
             new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension))),
         },
+        { provide: MemoryCache, useFactory: () => new MemoryCache() },
+        {
+          // Subscribed before the handlers serve, so no change of another instance is missed once reads are cached.
+          provide: 'MEMORY_CACHE_INVALIDATION',
+          inject: [BUS, MemoryCache],
+          useFactory: async (bus: Bus, cache: MemoryCache) => {
+            const subscription = await subscribeCacheInvalidation(bus, cache);
+            return { onApplicationShutdown: () => subscription.close() };
+          },
+        },
         {
           provide: MemoryService,
-          inject: [MemoryRepository, EMBEDDER, BUS],
-          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus) =>
-            new MemoryService(repo, embedder, new BusMemoryEventLog(bus)),
+          inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache],
+          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache) =>
+            new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache),
         },
         Reindexer,
         MemoryHandlers,

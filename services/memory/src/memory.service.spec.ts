@@ -71,6 +71,27 @@ describe(MemoryService.name, () => {
     });
   });
 
+  describe('get', () => {
+    it('should read the newest content after an update and 404 after a delete, though reads are cached', async () => {
+      const m = await service.create(scope, { content: 'first', importance: 0.5, tags: [] }, 'daily');
+      expect((await service.get(scope, m.id)).content).toBe('first');
+      await service.update(scope, m.id, { content: 'second' });
+      expect((await service.get(scope, m.id)).content).toBe('second');
+      await service.batchDelete(scope, [m.id]);
+      await expect(service.get(scope, m.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(service.get({ ...scope, agent: 'other' }, m.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+
+    it('should serve the cached record and not the store when the store changed behind its back', async () => {
+      const m = await service.create(scope, { content: 'cached', importance: 0.5, tags: [] }, 'daily');
+      // A second service on the same store with its own cache stands in for another instance.
+      const other = new MemoryService(repo, embedder, events);
+      await other.update(scope, m.id, { content: 'changed elsewhere' });
+      expect((await service.get(scope, m.id)).content).toBe('cached');
+      expect((await other.get(scope, m.id)).content).toBe('changed elsewhere');
+    });
+  });
+
   describe('batchCreate', () => {
     it('should create valid items in one pass and report invalid ones by index', async () => {
       const result = await service.batchCreate(scope, [{ content: 'ok' }, { content: 5 }, { content: 'fine', importance: 7 }], 'memory');

@@ -13,6 +13,7 @@ import {
 import { AlfredError } from '#errors';
 import type { Embedder } from '#embeddings';
 import { randomUUID } from 'node:crypto';
+import { MemoryCache } from './memory-cache.js';
 import type { MemoryEventLog } from './memory-events.js';
 import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
 
@@ -29,6 +30,7 @@ export class MemoryService {
     private readonly embedder: Embedder,
     private readonly events: MemoryEventLog,
     private readonly now: () => Date = () => new Date(),
+    private readonly cache: MemoryCache = new MemoryCache(),
   ) {}
 
   async create(scope: Scope, body: MemoryCreateBody, source: MemorySource): Promise<MemoryCreated> {
@@ -48,8 +50,11 @@ export class MemoryService {
     return { created: memories.length, memories, errors };
   }
 
+  /** The one read served from the cache; writes read their `before` from the store, so versions never go stale. */
   async get(scope: Scope, id: string) {
-    return toMemory(await this.mustGet(scope, id));
+    const record = await this.read(scope, id);
+    if (!record) throw AlfredError.notFound('Memory', id);
+    return toMemory(record);
   }
 
   async update(scope: Scope, id: string, patch: MemoryUpdateBody) {
@@ -64,7 +69,9 @@ export class MemoryService {
     };
     const [vector] = await this.embedder.embed([after.content]);
     await this.repo.save(scope, [after], [vector!]);
-    await this.recordOrUndo(scope, change('updated', scope, after), () => this.restore(scope, before));
+    await this.recordOrUndo(scope, change('updated', scope, after), () => this.restore(scope, before)).finally(() =>
+      this.cache.evict(scope.tenant, scope.agent, id),
+    );
     return { id, timestamp: after.timestamp, updated_at: after.updated_at!, content: after.content, importance: after.importance, tags: after.tags };
   }
 
@@ -144,6 +151,7 @@ export class MemoryService {
       records.map((r) => change('created', scope, r)),
       () => this.repo.delete(scope, records.map((r) => r.id)),
     );
+    for (const r of records) this.cache.remember(scope, r);
     return records.map((r) => ({ id: r.id, timestamp: r.timestamp, content: r.content, importance: r.importance, tags: r.tags }));
   }
 
@@ -155,7 +163,7 @@ export class MemoryService {
       scope,
       records.map((r) => ({ ...change('deleted', scope, r), version: r.version + 1, at, memory: undefined })),
       () => this.restore(scope, ...records),
-    );
+    ).finally(() => records.forEach((r) => this.cache.evict(scope.tenant, scope.agent, r.id)));
   }
 
   private async recordOrUndo(scope: Scope, changes: MemoryChange | MemoryChange[], undo: () => Promise<unknown>) {
@@ -180,6 +188,16 @@ export class MemoryService {
   private async mustGet(scope: Scope, id: string): Promise<MemoryRecord> {
     const record = await this.repo.get(scope, id);
     if (!record) throw AlfredError.notFound('Memory', id);
+    return record;
+  }
+
+  /** Read through the cache; what the store returns is cached unless a change landed meanwhile. */
+  private async read(scope: Scope, id: string): Promise<MemoryRecord | undefined> {
+    const cached = this.cache.get(scope, id);
+    if (cached) return cached;
+    const ticket = this.cache.ticket();
+    const record = await this.repo.get(scope, id);
+    if (record) this.cache.fill(scope, record, ticket);
     return record;
   }
 }
