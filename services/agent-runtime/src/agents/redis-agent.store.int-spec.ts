@@ -1,0 +1,24 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describeWithRedis, testServers } from '#testing';
+import { agentStoreContract } from './agent-store.contract.js';
+import { RedisAgentStore } from './redis-agent.store.js';
+
+const describeRedis = await describeWithRedis();
+
+describeRedis(RedisAgentStore.name, () => {
+  agentStoreContract(async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}:`;
+    const store = new RedisAgentStore(testServers.redisUrl, prefix);
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        const redis = new Redis(testServers.redisUrl);
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        await redis.quit();
+      },
+    };
+  });
+});

@@ -1,0 +1,53 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OutsideWorkspaceError, Workspace, workspaceDirOf } from './workspace.js';
+
+describe(Workspace.name, () => {
+  let base: string;
+  let ws: Workspace;
+
+  beforeEach(async () => {
+    base = await mkdtemp(join(tmpdir(), 'alfred-ws-'));
+    ws = new Workspace(workspaceDirOf(join(base, 'workspaces'), { tenant: 't/../x', agent: 'jarvis' }));
+    await mkdir(join(base, 'secret'), { recursive: true });
+    await writeFile(join(base, 'secret', 'key.txt'), 'top secret');
+  });
+  afterEach(() => rm(base, { recursive: true, force: true }));
+
+  describe('resolveExisting', () => {
+    it('should resolve a relative path and the workspace spelled absolutely to the same real file', async () => {
+      await writeFile(join(await ws.root(), 'a.txt'), 'a');
+      expect(await ws.resolveExisting('a.txt')).toBe(join(await ws.root(), 'a.txt'));
+      expect(await ws.resolveExisting(join(ws.dir, 'a.txt'))).toBe(join(await ws.root(), 'a.txt'));
+    });
+
+    it('should refuse .. and absolute paths that leave the workspace, whether or not they exist', async () => {
+      await expect(ws.resolveExisting('../../../secret/key.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+      await expect(ws.resolveExisting(join(base, 'secret', 'key.txt'))).rejects.toBeInstanceOf(OutsideWorkspaceError);
+      await expect(ws.resolveExisting('../../nothing/here')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    });
+
+    it('should refuse a symlink that points out of the workspace', async () => {
+      await symlink(join(base, 'secret'), join(await ws.root(), 'link'));
+      await expect(ws.resolveExisting('link/key.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    });
+
+    it('should keep the tenant segment inside the workspaces root', () => {
+      expect(ws.dir).toBe(join(base, 'workspaces', 't%2F%2E%2E%2Fx', 'jarvis'));
+    });
+  });
+
+  describe('resolveForWrite', () => {
+    it('should create parent folders for a new file inside', async () => {
+      const target = await ws.resolveForWrite('deep/er/new.txt');
+      expect(target).toBe(join(await ws.root(), 'deep', 'er', 'new.txt'));
+    });
+
+    it('should refuse to write through a symlinked folder that points out', async () => {
+      await symlink(join(base, 'secret'), join(await ws.root(), 'out'));
+      await expect(ws.resolveForWrite('out/new.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+      await expect(ws.resolveForWrite('out/sub/new.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    });
+  });
+});
