@@ -24,6 +24,22 @@ export class ExecutionLog {
       if (parsed.success && parsed.data.caller.tenant === scope.tenant) mine.push(parsed.data);
     }
     mine.reverse();
-    return { skill_id: id, executions: mine.slice(query.offset, query.offset + query.limit), total: mine.length, limit: query.limit, offset: query.offset };
+    const page = mine.slice(query.offset, query.offset + query.limit).map(brief);
+    return { skill_id: id, executions: page, total: mine.length, limit: query.limit, offset: query.offset };
   }
+}
+
+/** Per stream in a listed record: a page of 100 records stays well under NATS' 1 MiB message limit. */
+const LISTED_OUTPUT_CHARS = 2048;
+
+function brief(e: SkillExecutionEvent): SkillExecutionEvent {
+  const cut = (text: string) => (text.length > LISTED_OUTPUT_CHARS ? `${text.slice(0, LISTED_OUTPUT_CHARS)}\n…[cut in the listing]` : text);
+  const logs: string[] = [];
+  let used = 0;
+  for (const line of e.logs) {
+    if ((used += line.length) > LISTED_OUTPUT_CHARS) break;
+    logs.push(line);
+  }
+  const cutAny = logs.length < e.logs.length || e.stdout.length > LISTED_OUTPUT_CHARS || e.stderr.length > LISTED_OUTPUT_CHARS;
+  return { ...e, stdout: cut(e.stdout), stderr: cut(e.stderr), logs, outputTruncated: e.outputTruncated || cutAny };
 }
