@@ -1,6 +1,6 @@
 import { ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
 import type { Bus, TopicSubscription } from '#bus';
-import { AlfredError } from '#errors';
+import { AlfredError, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
 import type { Logger } from '#logging';
 import type { SessionStore } from '#sessions';
@@ -134,6 +134,8 @@ export class TurnCoordinator {
         const reason = String(controller.signal.reason);
         outcome = { ...outcome, status: reason === StopReason.Cancelled ? 'cancelled' : 'failed' };
         emit({ type: 'error', error: { code: reason === StopReason.Cancelled ? 'CANCELLED' : reason.toUpperCase(), message: `stopped before it ran: ${reason}` } });
+      } else if (isAlfredError(err)) {
+        emit({ type: 'error', error: { code: err.code, message: err.message } });
       } else {
         emit({ type: 'error', error: { code: 'INTERNAL_ERROR', message: String(err) } });
         this.logger.error({ err, turn: req.turnId }, 'turn crashed');

@@ -41,6 +41,25 @@ export interface TurnRunnerDeps {
   readonly logger: Logger;
 }
 
+interface Prepared {
+  readonly history: SessionMessage[];
+  readonly tools: ToolSet;
+  readonly ctx: ToolContext;
+  readonly system: () => SystemPrompt;
+}
+
+interface TurnState {
+  history: SessionMessage[];
+  pending: SessionMessage[];
+}
+
+interface LoopResult {
+  readonly completed: boolean;
+  rounds: number;
+  readonly usage: TurnUsage;
+  readonly failure?: { code: string; message: string };
+}
+
 const NOTE: Record<string, string> = {
   [StopReason.Cancelled]: 'the user cancelled the turn',
   [StopReason.Deadline]: 'the turn deadline passed',
@@ -64,7 +83,29 @@ export class TurnRunner {
   }
 
   async run(t: RunningTurn): Promise<TurnOutcome> {
-    const { bus, sessions, agents, llm } = this.deps;
+    const prepared = await this.prepare(t);
+    const state = { history: prepared.history, pending: [{ role: 'user', content: t.message }] as SessionMessage[] };
+    const loop = await this.loop(t, prepared, state);
+    const stopped = t.signal.aborted ? stopReasonOf(t.signal) : undefined;
+    let { failure, completed } = loop;
+    if (stopped === StopReason.LeaseLost) failure ??= { code: 'CONFLICT', message: 'the turn lost its session lease; nothing was written' };
+    else {
+      try {
+        await this.persist(t, state.pending, completed ? undefined : NOTE[stopped ?? failure?.code ?? ''] ?? failure?.message);
+      } catch (err) {
+        completed = false;
+        failure = isAlfredError(err) ? { code: err.code, message: `the turn's messages could not be written: ${err.message}` } : { code: 'INTERNAL_ERROR', message: String(err) };
+      }
+    }
+    if (failure) t.emit({ type: 'error', error: failure });
+    else if (stopped) t.emit({ type: 'error', error: { code: stopped === StopReason.Cancelled ? 'CANCELLED' : stopped.toUpperCase(), message: NOTE[stopped] ?? stopped } });
+    const status = completed ? 'completed' : stopped === StopReason.Cancelled ? 'cancelled' : 'failed';
+    return { status, rounds: loop.rounds, usage: loop.usage };
+  }
+
+  /** Reads the session, agent and context; builds the tools and the (re-buildable) system prompt. */
+  private async prepare(t: RunningTurn): Promise<Prepared> {
+    const { bus, sessions, agents } = this.deps;
     const session = await sessions.get(t.scope, t.sessionId);
     const agent = await agents.ensure(t.scope);
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
@@ -87,52 +128,45 @@ export class TurnRunner {
         activeSkill = skill ? await this.skillText(skill) : undefined;
       },
     };
+    const { files, memories, skillIndex } = context;
     const system = (): SystemPrompt =>
       buildSystemPrompt(
-        { agent, soul: context.files.soul, user: context.files.user, memoryFile: context.files.memory, memories: context.memories, skillIndex: context.skillIndex, activeSkill },
+        { agent, soul: files.soul, user: files.user, memoryFile: files.memory, memories, skillIndex, activeSkill },
         { now: new Date(), workingDirectory: cwd, apiUrl: this.options.bash.apiUrl, sessionId: t.sessionId },
       );
+    return { history: session.messages, tools, ctx, system };
+  }
 
-    const state = { history: session.messages as SessionMessage[], pending: [{ role: 'user', content: t.message }] as SessionMessage[] };
-    const usage = zeroUsage();
-    let rounds = 0;
-    let failure: { code: string; message: string } | undefined;
-    let completed = false;
+  /** Model calls and tool rounds until the model answers without tools, a limit stops it, or the turn is stopped. */
+  private async loop(t: RunningTurn, p: Prepared, state: TurnState): Promise<LoopResult> {
+    const result: LoopResult = { completed: false, rounds: 0, usage: zeroUsage() };
     try {
-      for (;;) {
-        if (t.signal.aborted) break;
-        await this.maybeCompact(t, state, system(), tools.definitions);
-        const completion = await streamCompletion(llm, { system: system(), messages: [...state.history, ...state.pending], tools: tools.definitions, maxTokens: this.options.maxOutputTokens }, t);
+      while (!t.signal.aborted) {
+        await this.maybeCompact(t, state, p.system(), p.tools.definitions);
+        const messages = [...state.history, ...state.pending];
+        const completion = await streamCompletion(this.deps.llm, { system: p.system(), messages, tools: p.tools.definitions, maxTokens: this.options.maxOutputTokens }, t);
         if (!completion) break;
-        addUsage(usage, completion);
+        addUsage(result.usage, completion);
         state.pending.push({ role: 'assistant', content: assistantContent(completion) });
         if (completion.toolUses.length === 0) {
           t.emit({ type: 'message', text: completion.text, stop_reason: completion.stopReason });
-          completed = true;
-          break;
+          return { ...result, completed: true };
         }
-        const results = await this.runTools(t, tools, ctx, completion);
+        const results = await this.runTools(t, p.tools, p.ctx, completion);
         if (!results) {
           state.pending.pop();
           break;
         }
         state.pending.push({ role: 'user', content: results });
-        if (++rounds >= this.options.maxToolRounds) {
-          failure = { code: 'TOOL_ROUND_LIMIT', message: `stopped after ${rounds} tool rounds (ALFRED_MAX_TOOL_ROUNDS)` };
-          break;
+        if (++result.rounds >= this.options.maxToolRounds) {
+          return { ...result, failure: { code: 'TOOL_ROUND_LIMIT', message: `stopped after ${result.rounds} tool rounds (ALFRED_MAX_TOOL_ROUNDS)` } };
         }
       }
+      return result;
     } catch (err) {
-      failure = isAlfredError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL_ERROR', message: String(err) };
       if (!isAlfredError(err)) this.deps.logger.error({ err, turn: t.turnId }, 'turn failed');
+      return { ...result, failure: isAlfredError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL_ERROR', message: String(err) } };
     }
-    const stopped = t.signal.aborted ? stopReasonOf(t.signal) : undefined;
-    if (stopped === StopReason.LeaseLost) failure ??= { code: 'CONFLICT', message: 'the turn lost its session lease; nothing was written' };
-    else await this.persist(t, state.pending, completed ? undefined : NOTE[stopped ?? failure?.code ?? ''] ?? failure?.message);
-    if (failure) t.emit({ type: 'error', error: failure });
-    else if (stopped) t.emit({ type: 'error', error: { code: stopped === StopReason.Cancelled ? 'CANCELLED' : stopped.toUpperCase(), message: NOTE[stopped] ?? stopped } });
-    const status = completed ? 'completed' : stopped === StopReason.Cancelled ? 'cancelled' : 'failed';
-    return { status, rounds, usage };
   }
 
   private async runTools(t: RunningTurn, tools: ToolSet, ctx: ToolContext, completion: Completion): Promise<ToolResultBlock[] | undefined> {
@@ -148,7 +182,7 @@ export class TurnRunner {
   }
 
   /** Past the configured share of the window: write the finished rounds, compact, continue on the compacted session. */
-  private async maybeCompact(t: RunningTurn, state: { history: SessionMessage[]; pending: SessionMessage[] }, system: SystemPrompt, tools: LlmTool[]): Promise<void> {
+  private async maybeCompact(t: RunningTurn, state: TurnState, system: SystemPrompt, tools: LlmTool[]): Promise<void> {
     const tokens = estimateTokens({ system, messages: [...state.history, ...state.pending], tools });
     // Nothing older than this turn to fold: compaction could not help (the round limit bounds the turn itself).
     if (tokens <= this.options.compactThreshold * this.options.contextWindow || state.history.length === 0) return;
@@ -190,7 +224,8 @@ function assistantContent(c: Completion): SessionMessage['content'] {
   return blocks.length > 0 ? blocks : '(empty reply)';
 }
 
-function addUsage(u: { -readonly [K in keyof TurnUsage]: TurnUsage[K] }, c: Completion): void {
+function addUsage(usage: TurnUsage, c: Completion): void {
+  const u = usage as { -readonly [K in keyof TurnUsage]: TurnUsage[K] };
   u.input_tokens += c.usage.inputTokens;
   u.output_tokens += c.usage.outputTokens;
   u.cache_creation_input_tokens += c.usage.cacheCreationInputTokens;
