@@ -1,0 +1,24 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describeWithRedis, testServers } from '#testing';
+import { turnStateContract } from './turn-state.contract.js';
+import { RedisTurnStateStore } from './redis-turn-state.store.js';
+
+const describeRedis = await describeWithRedis();
+
+describeRedis(RedisTurnStateStore.name, () => {
+  turnStateContract(async () => {
+    const prefix = `t-${randomUUID().slice(0, 8)}:`;
+    const store = new RedisTurnStateStore(testServers.redisUrl, prefix);
+    return {
+      store,
+      async dispose() {
+        await store.close();
+        const redis = new Redis(testServers.redisUrl);
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        await redis.quit();
+      },
+    };
+  });
+});
