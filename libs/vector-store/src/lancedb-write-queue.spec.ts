@@ -14,7 +14,11 @@ function gatedCommits() {
     while (gates.length === 0) await new Promise((r) => setImmediate(r));
     gates.shift()!();
   };
-  return { commits, commit, releaseNext, failWith: (err: Error) => (fail = err) };
+  /** Resolves once `n` commits have started. */
+  const started = async (n: number) => {
+    while (commits.length < n) await new Promise((r) => setImmediate(r));
+  };
+  return { commits, commit, releaseNext, started, failWith: (err: Error) => (fail = err) };
 }
 
 describe(LanceDbWriteQueue.name, () => {
@@ -24,6 +28,7 @@ describe(LanceDbWriteQueue.name, () => {
       const queue = new LanceDbWriteQueue<string>(g.commit);
       const resolved: string[] = [];
       const first = queue.write(['a'], 'insert').then(() => resolved.push('a'));
+      await g.started(1);
       const second = queue.write(['b'], 'insert').then(() => resolved.push('b'));
       const third = queue.write(['c', 'd'], 'upsert').then(() => resolved.push('c'));
       await g.releaseNext();
@@ -41,6 +46,7 @@ describe(LanceDbWriteQueue.name, () => {
       const g = gatedCommits();
       const queue = new LanceDbWriteQueue<string>(g.commit);
       const first = queue.write(['a'], 'insert');
+      await g.started(1);
       const grouped = [queue.write(['b'], 'insert'), queue.write(['c'], 'insert')];
       await g.releaseNext();
       await first;
@@ -56,7 +62,7 @@ describe(LanceDbWriteQueue.name, () => {
       const all = [queue.write(['a'], 'insert'), queue.write(['b'], 'insert'), queue.write(['c'], 'insert'), queue.write(['d', 'e', 'f'], 'insert')];
       for (let i = 0; i < 3; i++) await g.releaseNext();
       await Promise.all(all);
-      expect(g.commits.map((c) => c.rows)).toEqual([['a'], ['b', 'c'], ['d', 'e', 'f']]);
+      expect(g.commits.map((c) => c.rows)).toEqual([['a', 'b'], ['c'], ['d', 'e', 'f']]);
     });
   });
 
@@ -73,6 +79,31 @@ describe(LanceDbWriteQueue.name, () => {
       await Promise.all([w1, t, w2]);
       expect(order).toEqual(['write a', 'task', 'write b']);
       expect(g.commits.map((c) => c.rows)).toEqual([['a'], ['b']]);
+    });
+
+    it('should let only inserts pass a besideInserts task while it runs', async () => {
+      const commits: string[][] = [];
+      const queue = new LanceDbWriteQueue<string>(async (rows) => void commits.push([...rows]));
+      let finish!: () => void;
+      const maintenance = queue.besideInserts(() => new Promise<void>((resolve) => (finish = resolve)));
+      const upsert = queue.write(['u'], 'upsert');
+      const insert = queue.write(['i'], 'insert');
+      const task = queue.task(async () => commits.push(['task']));
+      const inserted = queue.write(['j'], 'insert');
+      await new Promise((r) => setImmediate(r));
+      expect(commits).toEqual([]);
+      finish();
+      await Promise.all([maintenance, upsert, insert, task, inserted]);
+      expect(commits).toEqual([['u', 'i'], ['task'], ['j']]);
+
+      let finishAgain!: () => void;
+      const again = queue.besideInserts(() => new Promise<void>((resolve) => (finishAgain = resolve)));
+      await queue.write(['k'], 'insert');
+      const waiting = queue.write(['v'], 'upsert');
+      expect(commits.at(-1)).toEqual(['k']);
+      finishAgain();
+      await Promise.all([again, waiting, queue.idle()]);
+      expect(commits.at(-1)).toEqual(['v']);
     });
 
     it('should pass a task failure to its caller only', async () => {

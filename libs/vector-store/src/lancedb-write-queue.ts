@@ -9,7 +9,7 @@ interface WriteOp<R> {
 }
 
 interface TaskOp {
-  readonly kind: 'task';
+  readonly kind: 'task' | 'beside-inserts';
   readonly run: () => Promise<unknown>;
   readonly done: Settle<unknown>;
 }
@@ -31,6 +31,8 @@ export type CommitRows<R> = (rows: readonly R[], mode: WriteMode) => Promise<voi
 export class LanceDbWriteQueue<R> {
   private readonly pending: Array<WriteOp<R> | TaskOp> = [];
   private draining: Promise<void> | undefined;
+  /** A `besideInserts` task still running; only insert commits may pass it. */
+  private beside: Promise<void> | undefined;
 
   constructor(
     private readonly commit: CommitRows<R>,
@@ -47,9 +49,20 @@ export class LanceDbWriteQueue<R> {
     return new Promise<T>((resolve, reject) => this.push({ kind: 'task', run, done: { resolve: resolve as (v: unknown) => void, reject } }));
   }
 
+  /**
+   * Like `task`, but insert-only commits queued after it may run while it does (LanceDB commits appends
+   * concurrently with compaction and index updates); everything else waits for it. For maintenance, so
+   * that creating memories does not stall behind it.
+   */
+  besideInserts<T>(run: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.push({ kind: 'beside-inserts', run, done: { resolve: resolve as (v: unknown) => void, reject } }),
+    );
+  }
+
   /** Resolves once everything queued so far has been run. */
   async idle(): Promise<void> {
-    while (this.draining) await this.draining;
+    while (this.draining || this.beside) await (this.draining ?? this.beside);
   }
 
   private push(op: WriteOp<R> | TaskOp): void {
@@ -59,15 +72,32 @@ export class LanceDbWriteQueue<R> {
 
   /** Runs until the queue is empty; `draining` is cleared in the same turn the queue is seen empty, so no push is stranded. */
   private async drain(): Promise<void> {
+    // Never finish synchronously: `draining` must be assigned before the loop can clear it.
+    await undefined;
     for (;;) {
       if (this.pending.length === 0) {
         this.draining = undefined;
         return;
       }
       const head = this.pending[0]!;
+      if (this.beside && !(head.kind === 'write' && head.mode === 'insert')) {
+        await this.beside;
+        continue;
+      }
       if (head.kind === 'task') {
         this.pending.shift();
         await Promise.resolve().then(head.run).then(head.done.resolve, head.done.reject);
+        continue;
+      }
+      if (head.kind === 'beside-inserts') {
+        this.pending.shift();
+        const running: Promise<void> = Promise.resolve()
+          .then(head.run)
+          .then(head.done.resolve, head.done.reject)
+          .finally(() => {
+            if (this.beside === running) this.beside = undefined;
+          });
+        this.beside = running;
         continue;
       }
       const group = this.takeWrites();
@@ -80,12 +110,13 @@ export class LanceDbWriteQueue<R> {
     }
   }
 
-  /** The leading run of row writes, up to maxRows (always at least one). */
+  /** The leading run of row writes (only inserts while a `besideInserts` task runs), up to maxRows (always at least one). */
   private takeWrites(): WriteOp<R>[] {
     const group: WriteOp<R>[] = [];
     let rows = 0;
     while (this.pending[0]?.kind === 'write') {
       const op = this.pending[0];
+      if (this.beside && op.mode !== 'insert') break;
       if (group.length > 0 && rows + op.rows.length > this.maxRows) break;
       this.pending.shift();
       group.push(op);

@@ -215,9 +215,13 @@ export class LanceDbCollection implements Collection {
   /** The last background optimize/index failure, if any (the data itself stays correct without it). */
   lastMaintenanceError: unknown;
 
-  /** Builds the vector index once the table is large enough, compacts fragments and folds new rows into indexes; queued behind writes. */
+  /**
+   * Builds the vector index once the table is large enough, compacts fragments and folds new rows into
+   * indexes; queued behind writes, and only inserts (appends, which LanceDB commits concurrently with
+   * compaction and index changes) may pass it while it runs.
+   */
   maintain(): Promise<void> {
-    return this.writes.task(() => this.runMaintenance());
+    return this.writes.besideInserts(() => this.runMaintenance());
   }
 
   /**

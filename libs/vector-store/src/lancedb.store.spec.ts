@@ -46,5 +46,21 @@ describe(LanceDbStore.name, () => {
       const exact = await c.search({ ...scope }, { vector: docs[42]!.vector, text: '', limit: 1, minScore: 0 });
       expect(exact.hits[0]!.doc.id).toBe('d42');
     });
+
+    it('should keep every insert committed while maintenance compacts and reindexes beside them', async () => {
+      const c = await store.open(spec);
+      const doc = (i: number) => ({ ...scope, id: `d${i}`, text: `note number ${i}`, vector: randomVector(i), fields: { tags: [`t${i % 7}`] } });
+      for (let i = 0; i < 40; i++) await c.insert([doc(i)]);
+      const maintenance = c.maintain();
+      const inserts = Array.from({ length: 40 }, (_, i) => c.insert([doc(40 + i)]));
+      const update = c.upsert([{ ...doc(3), text: 'rewritten while maintenance ran' }]);
+      await Promise.all([maintenance, ...inserts, update]);
+      expect(c.lastMaintenanceError).toBeUndefined();
+      const all = await c.list({ ...scope }, { sortBy: 'id', order: 'asc', limit: 100, offset: 0 });
+      expect(all.total).toBe(80);
+      expect((await c.get(scope, ['d3']))[0]!.text).toBe('rewritten while maintenance ran');
+      const found = await c.search({ ...scope }, { vector: randomVector(79), text: 'number 79', limit: 1, minScore: 0 });
+      expect(found.hits[0]!.doc.id).toBe('d79');
+    });
   });
 });
