@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 
 type Options = autocannon.Options;
 
@@ -13,6 +14,9 @@ export interface BenchRow {
   readonly p99: number;
   readonly errors: number;
   readonly note?: string;
+  /** For gateway rows: the bare handler's p50 in the same run, and p50 minus it. */
+  readonly baselineP50?: number;
+  readonly overheadP50?: number;
 }
 
 /** Runs autocannon against a loopback URL; a run with failed responses is reported, not hidden. */
@@ -51,3 +55,38 @@ export async function timeSequential(times: number, fn: (i: number) => Promise<u
 }
 
 export const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/**
+ * One connection, one request at a time, timed on the client with microsecond precision (autocannon's
+ * percentiles are whole milliseconds, which hides sub-millisecond overheads). Warm-up requests are not
+ * counted; a non-2xx answer counts as an error.
+ */
+export async function sequentialHttp(
+  row: { section: string; name: string; mode: string; note?: string },
+  url: string,
+  options: { times: number; headers?: Record<string, string>; path?: (i: number) => string; warmup?: number },
+): Promise<BenchRow> {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: 1, pipelining: 1 });
+  let errors = 0;
+  const once = async (i: number) => {
+    const res = await pool.request({ method: 'GET', path: options.path?.(i) ?? `${target.pathname}${target.search}`, headers: options.headers ?? {} });
+    await res.body.dump();
+    if (res.statusCode >= 300) errors++;
+  };
+  try {
+    for (let i = 0; i < (options.warmup ?? 200); i++) await once(i);
+    errors = 0;
+    const t = await timeSequential(options.times, once);
+    return { ...row, connections: 1, rps: Math.round(1000 / t.mean), p50: t.p50, p99: t.p99, errors };
+  } finally {
+    await pool.close();
+  }
+}
+
+/** The same row with the overhead over a baseline p50 stated explicitly (in the JSON and the note). */
+export function withOverhead(row: BenchRow, baseline: BenchRow): BenchRow {
+  const overheadP50 = round(row.p50 - baseline.p50);
+  const note = `bare p50 ${baseline.p50} ms → overhead +${overheadP50} ms${row.note ? `; ${row.note}` : ''}`;
+  return { ...row, baselineP50: baseline.p50, overheadP50, note };
+}

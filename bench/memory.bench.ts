@@ -6,11 +6,11 @@ import Fastify from 'fastify';
 import type { Logger } from '#logging';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
-import { load, timeSequential, type BenchRow } from './load.js';
+import { load, sequentialHttp, withOverhead, type BenchRow } from './load.js';
 
 const SECTION = 'memory';
 
-/** A bare fastify handler: the floor every gateway number is compared with, measured in the same run. */
+/** A bare fastify handler: the floor every gateway number is compared with, measured in the same run (first row: 1 connection, sequential). */
 async function bareHandler(): Promise<BenchRow[]> {
   const app = Fastify({ logger: false });
   const memory = { id: randomUUID(), content: 'User prefers dark mode', importance: 0.5, tags: [], source: 'daily' };
@@ -20,7 +20,7 @@ async function bareHandler(): Promise<BenchRow[]> {
   const url = `http://127.0.0.1:${port}/memories/${memory.id}`;
   try {
     return [
-      await load(SECTION, 'bare fastify GET', 'none', { url, connections: 1 }),
+      await sequentialHttp({ section: SECTION, name: 'bare fastify GET', mode: 'none', note: 'baseline' }, url, { times: 2_000 }),
       await load(SECTION, 'bare fastify GET', 'none', { url, connections: 16 }),
     ];
   } finally {
@@ -42,8 +42,10 @@ async function post(url: string, body: unknown, agent = 'bench') {
   return res.json() as Promise<any>;
 }
 
-/** POST, GET by id and search through the gateway in one mode. */
-async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, natsUrl?: string): Promise<BenchRow[]> {
+const SEARCHES = ['topic 12 memory', 'seed memory about topic 3', 'memory 42', 'topic 30 seed'];
+
+/** GET by id, POST and search through the gateway in one mode; 1-connection rows are sequential, with the overhead over `bare`. */
+async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, bare: BenchRow, natsUrl?: string): Promise<BenchRow[]> {
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-bench-${mode}-`));
   const alfred = await start(mode, dataDir, logger, natsUrl);
   try {
@@ -53,8 +55,9 @@ async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, natsUrl?: 
     const id = seeded.memories[0].id as string;
     const headers = { 'content-type': 'application/json', 'x-alfred-agent': 'bench' };
     const rows: BenchRow[] = [];
-    rows.push(await load(SECTION, 'GET /memories/{id}', mode, { url: `${alfred.url}/memories/${id}`, headers, connections: 1 }));
-    rows.push(await load(SECTION, 'GET /memories/{id}', mode, { url: `${alfred.url}/memories/${id}`, headers, connections: 16 }));
+    const byId = `${alfred.url}/memories/${id}`;
+    rows.push(withOverhead(await sequentialHttp({ section: SECTION, name: 'GET /memories/{id}', mode }, byId, { times: 2_000, headers }), bare));
+    rows.push(await load(SECTION, 'GET /memories/{id}', mode, { url: byId, headers, connections: 16 }));
     rows.push(
       await load(SECTION, 'POST /memories', mode, {
         url: `${alfred.url}/memories`,
@@ -64,7 +67,14 @@ async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, natsUrl?: 
         connections: 4,
       }),
     );
-    rows.push(await load(SECTION, 'GET /search (≈1.5k memories)', mode, { url: `${alfred.url}/search?q=topic%2012%20memory`, headers, connections: 1 }));
+    const search = (i: number) => `/search?q=${encodeURIComponent(SEARCHES[i % SEARCHES.length]!)}`;
+    const total = (await (await fetch(`${alfred.url}/memories?limit=1`, { headers })).json()) as { pagination: { total: number } };
+    rows.push(
+      withOverhead(
+        await sequentialHttp({ section: SECTION, name: `GET /search (${total.pagination.total} memories)`, mode }, alfred.url, { times: 300, headers, path: search, warmup: 20 }),
+        bare,
+      ),
+    );
     return rows;
   } finally {
     await alfred.stop();
@@ -93,8 +103,16 @@ async function searchScale(logger: Logger, sizes: readonly number[]): Promise<Be
       }
       const fill = Math.round(performance.now() - started);
       const queries = ['coffee deploy', 'invoice for the holiday', 'kotlin editor item 42', 'jazz lunch'];
-      const t = await timeSequential(200, (i) => fetch(`${alfred.url}/search?q=${encodeURIComponent(queries[i % 4]!)}`, { headers: { 'x-alfred-agent': 'bench' } }).then((r) => r.text()));
-      rows.push({ section: SECTION, name: `GET /search at ${size} memories`, mode: 'embedded', connections: 1, rps: Math.round(1000 / t.mean), p50: t.p50, p99: t.p99, errors: 0, note: `filled in ${fill} ms` });
+      const path = (i: number) => `/search?q=${encodeURIComponent(queries[i % 4]!)}`;
+      const note = `filled in ${fill} ms${size >= 100_000 ? '; target p99 < 25 ms' : ''}`;
+      rows.push(
+        await sequentialHttp({ section: SECTION, name: `GET /search at ${size} memories`, mode: 'embedded', note }, alfred.url, {
+          times: 300,
+          headers: { 'x-alfred-agent': 'bench' },
+          path,
+          warmup: 50,
+        }),
+      );
     }
     return rows;
   } finally {
@@ -104,8 +122,9 @@ async function searchScale(logger: Logger, sizes: readonly number[]): Promise<Be
 }
 
 export async function memoryBench(ctx: { logger: Logger; natsUrl?: string; quick: boolean }): Promise<BenchRow[]> {
-  const rows = [...(await bareHandler()), ...(await gatewayRows('embedded', ctx.logger))];
-  if (ctx.natsUrl) rows.push(...(await gatewayRows('nats', ctx.logger, ctx.natsUrl)));
+  const bare = await bareHandler();
+  const rows = [...bare, ...(await gatewayRows('embedded', ctx.logger, bare[0]!))];
+  if (ctx.natsUrl) rows.push(...(await gatewayRows('nats', ctx.logger, bare[0]!, ctx.natsUrl)));
   rows.push(...(await searchScale(ctx.logger, ctx.quick ? [1000, 10_000] : [1000, 10_000, 100_000])));
   return rows;
 }
