@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
-import { EMBEDDER, type Embedder } from '#embeddings';
+import { CachedEmbedder, EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
 import { createEmbedderFromConfig, createVectorStoreFromConfig, type ServiceDefinition } from '#runtime';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
@@ -49,7 +49,7 @@ export class MemoryModule {
           provide: MemoryService,
           inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache],
           useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache) =>
-            new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache),
+            new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache, new CachedEmbedder(embedder, 1_000)),
         },
         Reindexer,
         MemoryHandlers,

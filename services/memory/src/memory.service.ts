@@ -31,6 +31,8 @@ export class MemoryService {
     private readonly events: MemoryEventLog,
     private readonly now: () => Date = () => new Date(),
     private readonly cache: MemoryCache = new MemoryCache(),
+    /** Embeds search queries; a CachedEmbedder here spares the model repeated queries. */
+    private readonly queryEmbedder: Embedder = embedder,
   ) {}
 
   async create(scope: Scope, body: MemoryCreateBody, source: MemorySource): Promise<MemoryCreated> {
@@ -105,7 +107,7 @@ export class MemoryService {
 
   async search(scope: Scope, query: SearchQuery): Promise<SearchResponse> {
     const started = performance.now();
-    const [vector] = await this.embedder.embed([query.q]);
+    const [vector] = await this.queryEmbedder.embed([query.q]);
     // Ask the store for a wider window with the lowest score that weighting could still lift over min_score.
     const { hits, total } = await this.repo.search(scope, {
       vector: vector!,
