@@ -10,3 +10,7 @@ export * from './executable-skills.js';
 export * from './executable-skill-routes.js';
 export * from './capabilities.js';
 export * from './agents.js';
+export * from './feedback.js';
+export * from './checkpoints.js';
+export * from './remediations.js';
+export * from './recall.js';

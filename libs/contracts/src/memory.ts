@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IsoDate, Scope, queryInt } from './common.js';
+import { FeedbackBody, FeedbackCounts, FeedbackResult } from './feedback.js';
 import { event, route, ServiceName } from './route.js';
 
 export const MEMORY_CONTENT_MAX = 100_000;
@@ -45,6 +46,8 @@ export const Memory = z.object({
   importance: z.number(),
   tags: z.array(z.string()),
   source: MemorySource,
+  /** Helpful / unhelpful reports (POST /memories/{id}/feedback); absent until the first one. */
+  feedback: FeedbackCounts.optional(),
 });
 export type Memory = z.infer<typeof Memory>;
 
@@ -111,7 +114,7 @@ export const SearchResponse = z.object({
 });
 export type SearchResponse = z.infer<typeof SearchResponse>;
 
-export const MemoryEventKind = z.enum(['created', 'updated', 'deleted']);
+export const MemoryEventKind = z.enum(['created', 'updated', 'deleted', 'feedback']);
 
 /** One change of one memory, as kept on the memory event stream. */
 export const MemoryChange = z.object({
@@ -122,6 +125,8 @@ export const MemoryChange = z.object({
   version: z.number().int().min(1),
   at: z.string(),
   memory: Memory.optional(),
+  /** Set on `feedback` events: the report and the counts after it (the memory itself is unchanged). */
+  feedback: z.object({ helpful: z.boolean(), note: z.string().optional(), counts: FeedbackCounts }).optional(),
 });
 export type MemoryChange = z.infer<typeof MemoryChange>;
 
@@ -134,6 +139,7 @@ export const MemoryEvents = {
   created: event('memory', 'created', MEMORY_STREAM, MemoryChange),
   updated: event('memory', 'updated', MEMORY_STREAM, MemoryChange),
   deleted: event('memory', 'deleted', MEMORY_STREAM, MemoryChange),
+  feedback: event('memory', 'rated', MEMORY_STREAM, MemoryChange),
 } as const;
 
 const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, ...shape });
@@ -155,6 +161,7 @@ export const MemoryRoutes = {
   list: route(M, 'list', scoped({ query: MemoryListQuery }), MemoryList),
   search: route(M, 'search', scoped({ query: SearchQuery }), SearchResponse),
   history: route(M, 'history', scoped({ id: MemoryId }), MemoryHistory),
+  feedback: route(M, 'feedback', scoped({ id: MemoryId, feedback: FeedbackBody }), FeedbackResult),
   reindex: route(
     M,
     'reindex',
