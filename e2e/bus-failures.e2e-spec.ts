@@ -26,7 +26,7 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
     dir = await mkdtemp(join(tmpdir(), 'alfred-busfail-'));
     gatewayBus = await makeBus(dir);
     serviceBus = gatewayBus.kind === 'in-process' ? gatewayBus : await makeBus(dir);
-    const env = { ALFRED_DATA_DIR: dir, ALFRED_BUS_TIMEOUT_MS: '200' };
+    const env = { ALFRED_DATA_DIR: dir, ALFRED_BUS_TIMEOUT_MS: '1500' };
     app = await createGatewayApp(loadGatewayConfig(env), { bus: gatewayBus, logger });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
@@ -73,10 +73,10 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
 }
 
 describe('bus failures (in-process)', () => {
-  busFailureSuite(async (dir) => new InProcessBus({ dataDir: join(dir, 'bus'), defaultTimeoutMs: 200, logger }));
+  busFailureSuite(async (dir) => new InProcessBus({ dataDir: join(dir, 'bus'), defaultTimeoutMs: 1500, logger }));
 });
 
 describeNats('bus failures (NATS)', () => {
   const prefix = `busfail-${randomUUID().slice(0, 8)}.`;
-  busFailureSuite(() => NatsBus.connect({ url: testServers.natsUrl, name: 'busfail', subjectPrefix: prefix, defaultTimeoutMs: 200, logger }));
+  busFailureSuite(() => NatsBus.connect({ url: testServers.natsUrl, name: 'busfail', subjectPrefix: prefix, defaultTimeoutMs: 1500, logger }));
 });
