@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { agentFileName, AgentFileHistoryEntry, AgentFileKind, ErrorCode, type Scope } from '#contracts';
 import { AlfredError } from '#errors';
 import { z } from 'zod';
-import { readIfExists, withLock, writeFileAtomic } from './atomic-file.js';
+import { readIfExists, withLock, writeFileAtomic } from '#files';
 import { checkContent, defaultContent, entryFor, fileConflict, restoreReason, safeSegment, versionNotFound } from './agent-file-record.js';
 import type { AgentFileContent, AgentFileStore, AgentFileVersion, AgentFileWriteOptions } from './agent-file-store.js';
 

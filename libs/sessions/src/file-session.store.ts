@@ -2,7 +2,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ErrorCode, SessionView, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens } from '#contracts';
 import { AlfredError } from '#errors';
-import { readIfExists, withLock, writeFileAtomic } from './atomic-file.js';
+import { readIfExists, withLock, writeFileAtomic } from '#files';
 import { checkSessionId, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
 import type { CreateSessionOptions, ListSessionsOptions, ReplaceMessagesOptions, SessionStore } from './session-store.js';
 

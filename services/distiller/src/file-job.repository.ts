@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Scope } from '#contracts';
+import { writeFileAtomic } from '#files';
 import { TERMINAL, type JobPatch, type JobRecord, type JobRepository } from './job.repository.js';
 
 /**
@@ -93,11 +94,8 @@ export class FileJobRepository implements JobRepository {
     return this.write(`${job.job_id}.json`, job);
   }
 
-  private async write(name: string, value: object): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    const path = join(this.dir, name);
-    await writeFile(`${path}.tmp`, JSON.stringify(value), { flush: true });
-    await rename(`${path}.tmp`, path);
+  private write(name: string, value: object): Promise<void> {
+    return writeFileAtomic(join(this.dir, name), JSON.stringify(value));
   }
 }
 

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { readIfExists, withLock, writeFileAtomic } from '#files';
 import { safeSegment } from '#sessions';
 import type { AgentRecord, AgentStore } from './agent.store.js';
 
@@ -11,8 +10,6 @@ type Table = Record<string, AgentRecord>;
  * Changes of a tenant's file are serialised in the process and written via temp file + fsync + rename.
  */
 export class FileAgentStore implements AgentStore {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
   constructor(private readonly dataDir: string) {}
 
   async create(tenant: string, record: AgentRecord): Promise<{ record: AgentRecord; created: boolean }> {
@@ -52,40 +49,16 @@ export class FileAgentStore implements AgentStore {
   }
 
   private async read(tenant: string): Promise<Table> {
-    try {
-      return JSON.parse(await readFile(this.path(tenant), 'utf8')) as Table;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw err;
-    }
+    const text = await readIfExists(this.path(tenant));
+    return text === undefined ? {} : (JSON.parse(text) as Table);
   }
 
   private change<T>(tenant: string, fn: (table: Table) => { table?: Table; result: T }): Promise<T> {
     const key = this.path(tenant);
-    const run = (this.tails.get(key) ?? Promise.resolve()).then(async () => {
+    return withLock(key, async () => {
       const { table, result } = fn(await this.read(tenant));
-      if (table) await writeAtomic(key, JSON.stringify(table));
+      if (table) await writeFileAtomic(key, JSON.stringify(table));
       return result;
     });
-    this.tails.set(key, run.catch(() => undefined));
-    return run;
-  }
-}
-
-async function writeAtomic(path: string, data: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${randomUUID()}.tmp`;
-  try {
-    const fh = await open(tmp, 'w');
-    try {
-      await fh.writeFile(data, 'utf8');
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
   }
 }
