@@ -13,6 +13,7 @@ import { MemoryHandlers } from './handlers/memory.handlers.js';
 import { MEMORY_COLLECTION, MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 import { Reindexer } from './reindexer.js';
+import { recallProviders } from './recall.providers.js';
 
 @Module({})
 export class MemoryModule {
@@ -53,6 +54,7 @@ export class MemoryModule {
         },
         Reindexer,
         MemoryHandlers,
+        ...recallProviders,
         {
           provide: 'MEMORY_STORE_CLOSER',
           inject: [VECTOR_STORE],

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { MemoryRoutes } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { BusHandlers } from '#runtime';
+import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { MemoryService } from '../memory.service.js';
 import { Reindexer } from '../reindexer.js';
 
@@ -12,6 +13,7 @@ export class MemoryHandlers extends BusHandlers {
     @Inject(BUS) bus: Bus,
     private readonly memories: MemoryService,
     private readonly reindexer: Reindexer,
+    private readonly feedback: MemoryFeedbackService,
   ) {
     super(bus);
   }
@@ -20,13 +22,15 @@ export class MemoryHandlers extends BusHandlers {
     const m = this.memories;
     this.handle(MemoryRoutes.create, (p) => m.create(p.scope, p.memory, p.source));
     this.handle(MemoryRoutes.batchCreate, (p) => m.batchCreate(p.scope, p.memories, p.source));
-    this.handle(MemoryRoutes.get, (p) => m.get(p.scope, p.id));
+    const f = this.feedback; // reads that show feedback counts and rank by them
+    this.handle(MemoryRoutes.get, (p) => f.get(p.scope, p.id));
     this.handle(MemoryRoutes.update, (p) => m.update(p.scope, p.id, p.patch));
     this.handle(MemoryRoutes.delete, (p) => m.delete(p.scope, p.id));
     this.handle(MemoryRoutes.batchDelete, (p) => m.batchDelete(p.scope, p.ids));
-    this.handle(MemoryRoutes.list, (p) => m.list(p.scope, p.query));
-    this.handle(MemoryRoutes.search, (p) => m.search(p.scope, p.query));
+    this.handle(MemoryRoutes.list, (p) => f.list(p.scope, p.query));
+    this.handle(MemoryRoutes.search, (p) => f.search(p.scope, p.query));
     this.handle(MemoryRoutes.history, (p) => m.history(p.scope, p.id));
+    this.handle(MemoryRoutes.feedback, (p) => f.rate(p.scope, p.id, p.feedback));
     this.handle(MemoryRoutes.reindex, () => this.reindexer.reindex());
   }
 }

@@ -1,0 +1,108 @@
+import {
+  ErrorCode,
+  MemoryEvents,
+  type FeedbackBody,
+  type FeedbackCounts,
+  type FeedbackResult,
+  type Memory,
+  type MemoryListQuery,
+  type Scope,
+  type SearchQuery,
+  type SearchResponse,
+} from '#contracts';
+import type { Bus } from '#bus';
+import { AlfredError } from '#errors';
+import { randomUUID } from 'node:crypto';
+import type { MemoryService } from '../memory.service.js';
+import { rawFloorFor, withFeedback } from './feedback-ranking.js';
+import { KeyedLock } from './keyed-lock.js';
+import type { MemoryFeedbackRepository } from './memory-feedback.repository.js';
+
+const SEARCH_WINDOW_MAX = 100;
+
+/**
+ * The learning loop on memories: feedback is counted per memory, recorded on the memory event stream, shown
+ * in the memory's record and applied to search ranking (see feedback-ranking.ts). Reads go through here so
+ * every answer carries the counts.
+ */
+export class MemoryFeedbackService {
+  private readonly lock = new KeyedLock();
+
+  constructor(
+    private readonly memories: MemoryService,
+    private readonly repo: MemoryFeedbackRepository,
+    private readonly bus: Bus,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Counts one report; a memory of another agent (or none) is NOT_FOUND. Serialised per memory in this instance. */
+  rate(scope: Scope, id: string, body: FeedbackBody): Promise<FeedbackResult> {
+    return this.lock.run(`${scope.tenant}\u0000${scope.agent}\u0000${id}`, async () => {
+      await this.memories.get(scope, id);
+      const before = await this.repo.get(scope, id);
+      const counts: FeedbackCounts = {
+        helpful: (before?.helpful ?? 0) + (body.helpful ? 1 : 0),
+        unhelpful: (before?.unhelpful ?? 0) + (body.helpful ? 0 : 1),
+      };
+      const at = this.now().toISOString();
+      await this.repo.save(scope, id, counts, at);
+      await this.record(scope, id, body, counts, at).catch(async (err: unknown) => {
+        await (before ? this.repo.save(scope, id, before, at) : this.repo.delete(scope, [id])).catch(() => undefined);
+        throw new AlfredError(ErrorCode.ServiceUnavailable, 'the feedback could not be recorded durably and was not applied', undefined, {
+          cause: err,
+        });
+      });
+      return { id, feedback: counts, timestamp: at };
+    });
+  }
+
+  async get(scope: Scope, id: string): Promise<Memory> {
+    const memory = await this.memories.get(scope, id);
+    return attach(memory, await this.repo.get(scope, id));
+  }
+
+  async list(scope: Scope, query: MemoryListQuery) {
+    const page = await this.memories.list(scope, query);
+    const counts = await this.repo.getMany(scope, page.memories.map((m) => m.id));
+    return { ...page, memories: page.memories.map((m) => attach(m, counts.get(m.id))) };
+  }
+
+  /** Searches a wider window from the lowest score feedback could lift over min_score, then re-ranks. */
+  async search(scope: Scope, query: SearchQuery): Promise<SearchResponse> {
+    const started = performance.now();
+    const inner = await this.memories.search(scope, {
+      ...query,
+      limit: Math.min(SEARCH_WINDOW_MAX, query.limit * 2),
+      min_score: rawFloorFor(query.min_score),
+    });
+    const counts = await this.repo.getMany(scope, inner.results.map((r) => r.id));
+    const ranked = inner.results
+      .map((r) => ({ ...attach(r, counts.get(r.id)), score: withFeedback(r.score, counts.get(r.id)) }))
+      .filter((r) => r.score >= query.min_score)
+      .sort((a, b) => b.score - a.score);
+    return {
+      results: ranked.slice(0, query.limit),
+      query: inner.query,
+      total: Math.max(ranked.length, inner.total - (inner.results.length - ranked.length)),
+      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
+    };
+  }
+
+  private record(scope: Scope, id: string, body: FeedbackBody, counts: FeedbackCounts, at: string): Promise<void> {
+    const change = {
+      kind: 'feedback' as const,
+      id,
+      tenant: scope.tenant,
+      agent: scope.agent,
+      version: counts.helpful + counts.unhelpful,
+      at,
+      feedback: { helpful: body.helpful, ...(body.note ? { note: body.note } : {}), counts },
+    };
+    // Every report is its own event: a random message id, so two equal reports are never deduplicated.
+    return this.bus.publish(MemoryEvents.feedback, change, { key: id, msgId: `${id}:rated:${randomUUID()}` });
+  }
+}
+
+function attach<M extends Memory>(memory: M, counts: FeedbackCounts | undefined): M {
+  return counts ? { ...memory, feedback: counts } : memory;
+}

@@ -1,0 +1,45 @@
+import type { Provider } from '@nestjs/common';
+import { BUS, type Bus } from '#bus';
+import { EMBEDDER, type Embedder } from '#embeddings';
+import { VECTOR_STORE, type VectorStore } from '#vector-store';
+import { CheckpointRepository, checkpointCollectionSpec } from './checkpoints/checkpoint.repository.js';
+import { CheckpointService } from './checkpoints/checkpoint.service.js';
+import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
+import { MemoryFeedbackService } from './feedback/memory-feedback.service.js';
+import { RecallHandlers } from './handlers/recall.handlers.js';
+import { MemoryService } from './memory.service.js';
+import { RecallService } from './recall/recall.service.js';
+import { RemediationRepository, remediationCollectionSpec } from './remediations/remediation.repository.js';
+import { RemediationService } from './remediations/remediation.service.js';
+
+/** Feedback, checkpoints, remediations and recall: the memory domain beyond memories, each in its own collection. */
+export const recallProviders: Provider[] = [
+  {
+    provide: MemoryFeedbackService,
+    inject: [MemoryService, VECTOR_STORE, EMBEDDER, BUS],
+    useFactory: async (memories: MemoryService, store: VectorStore, embedder: Embedder, bus: Bus) =>
+      new MemoryFeedbackService(
+        memories,
+        new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension))),
+        bus,
+      ),
+  },
+  {
+    provide: CheckpointService,
+    inject: [VECTOR_STORE, EMBEDDER, BUS],
+    useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
+      new CheckpointService(new CheckpointRepository(await store.open(checkpointCollectionSpec(embedder.id, embedder.dimension))), embedder, bus),
+  },
+  {
+    provide: RemediationService,
+    inject: [VECTOR_STORE, EMBEDDER, BUS],
+    useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
+      new RemediationService(new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))), embedder, bus),
+  },
+  {
+    provide: RecallService,
+    inject: [MemoryFeedbackService, RemediationService, BUS],
+    useFactory: (memories: MemoryFeedbackService, remediations: RemediationService, bus: Bus) => new RecallService(memories, remediations, bus),
+  },
+  RecallHandlers,
+];

@@ -1,0 +1,93 @@
+import type { Remediation, Scope } from '#contracts';
+import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
+
+export const REMEDIATION_COLLECTION = 'remediations';
+
+export function remediationCollectionSpec(embedderId: string, dimension: number): CollectionSpec {
+  return {
+    name: REMEDIATION_COLLECTION,
+    embedderId,
+    dimension,
+    fields: {
+      error_message: 'string',
+      stack: 'string',
+      tool: 'string',
+      tags: 'string[]',
+      fix: 'string',
+      context: 'string',
+      helpful: 'number',
+      unhelpful: 'number',
+      created_at: 'string',
+      updated_at: 'string',
+    },
+  };
+}
+
+/** Maps remediations to documents: the indexed text is the normalised error signature. */
+export class RemediationRepository {
+  constructor(private readonly collection: Collection) {}
+
+  async save(scope: Scope, r: Remediation, vector: Float32Array): Promise<void> {
+    await this.collection.upsert([
+      {
+        id: r.id,
+        tenant: scope.tenant,
+        agent: scope.agent,
+        text: r.signature,
+        vector,
+        fields: {
+          error_message: r.error_message,
+          stack: r.stack ?? null,
+          tool: r.tool ?? null,
+          tags: [...r.tags],
+          fix: r.fix,
+          context: r.context ?? null,
+          helpful: r.feedback.helpful,
+          unhelpful: r.feedback.unhelpful,
+          created_at: r.created_at,
+          updated_at: r.updated_at ?? null,
+        },
+      },
+    ]);
+  }
+
+  async get(scope: Scope, id: string): Promise<Remediation | undefined> {
+    const [doc] = await this.collection.get(scope, [id]);
+    return doc ? fromDoc(doc) : undefined;
+  }
+
+  delete(scope: Scope, id: string): Promise<string[]> {
+    return this.collection.delete(scope, [id]);
+  }
+
+  async search(
+    scope: Scope,
+    query: { vector: Float32Array; text: string; limit: number; minScore: number; tool?: string | undefined },
+  ): Promise<{ hits: Array<{ remediation: Remediation; score: number }>; total: number }> {
+    const where: Condition[] = query.tool ? [{ field: 'tool', op: 'eq', value: query.tool }] : [];
+    const { hits, total } = await this.collection.search(
+      { ...scope, where },
+      { vector: query.vector, text: query.text, limit: query.limit, minScore: query.minScore },
+    );
+    return { hits: hits.map((h) => ({ remediation: fromDoc(h.doc), score: h.score })), total };
+  }
+}
+
+const optional = (key: string, value: unknown) => (typeof value === 'string' && value.length > 0 ? { [key]: value } : {});
+
+function fromDoc(doc: StoredDoc): Remediation {
+  const f = doc.fields;
+  return {
+    id: doc.id,
+    error_message: String(f.error_message ?? ''),
+    ...optional('stack', f.stack),
+    ...optional('tool', f.tool),
+    tags: Array.isArray(f.tags) ? [...f.tags] : [],
+    fix: String(f.fix ?? ''),
+    ...optional('context', f.context),
+    signature: doc.text,
+    feedback: { helpful: Number(f.helpful ?? 0), unhelpful: Number(f.unhelpful ?? 0) },
+    created_at: String(f.created_at),
+    ...optional('updated_at', f.updated_at),
+  };
+}

@@ -1,0 +1,130 @@
+import {
+  ErrorCode,
+  RemediationEvents,
+  type FeedbackBody,
+  type FeedbackResult,
+  type Remediation,
+  type RemediationChange,
+  type RemediationRecordBody,
+  type RemediationSearchQuery,
+  type RemediationSearchResponse,
+  type Scope,
+} from '#contracts';
+import type { Bus } from '#bus';
+import type { Embedder } from '#embeddings';
+import { AlfredError } from '#errors';
+import { randomUUID } from 'node:crypto';
+import { rawFloorFor, withFeedback } from '../feedback/feedback-ranking.js';
+import { KeyedLock } from '../feedback/keyed-lock.js';
+import { errorSignature } from './error-normaliser.js';
+import type { RemediationRepository } from './remediation.repository.js';
+
+/**
+ * Error fixes: stored with a machine-independent signature, found again by hybrid search over it, ranked
+ * with the same feedback rule as memories. Like memories, a write is acknowledged only when its change
+ * event is on the durable stream; otherwise the store write is undone.
+ */
+export class RemediationService {
+  private readonly lock = new KeyedLock();
+
+  constructor(
+    private readonly repo: RemediationRepository,
+    private readonly embedder: Embedder,
+    private readonly bus: Bus,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async record(scope: Scope, body: RemediationRecordBody): Promise<Remediation> {
+    const remediation: Remediation = {
+      id: randomUUID(),
+      error_message: body.error_message,
+      ...(body.stack ? { stack: body.stack } : {}),
+      ...(body.tool ? { tool: body.tool } : {}),
+      tags: [...new Set(body.tags)],
+      fix: body.fix,
+      ...(body.context ? { context: body.context } : {}),
+      signature: errorSignature(body),
+      feedback: { helpful: 0, unhelpful: 0 },
+      created_at: this.now().toISOString(),
+    };
+    const [vector] = await this.embedder.embed([remediation.signature]);
+    await this.repo.save(scope, remediation, vector!);
+    await this.publish(scope, 'recorded', remediation, undefined, () => this.repo.delete(scope, remediation.id));
+    return remediation;
+  }
+
+  async get(scope: Scope, id: string): Promise<Remediation> {
+    const found = await this.repo.get(scope, id);
+    if (!found) throw AlfredError.notFound('Remediation', id);
+    return found;
+  }
+
+  async search(scope: Scope, query: RemediationSearchQuery): Promise<RemediationSearchResponse> {
+    const started = performance.now();
+    const signature = errorSignature({ error_message: query.q });
+    const [vector] = await this.embedder.embed([signature]);
+    const { hits, total } = await this.repo.search(scope, {
+      vector: vector!,
+      text: signature,
+      limit: query.limit * 2,
+      minScore: rawFloorFor(query.min_score),
+      tool: query.tool,
+    });
+    const ranked = hits
+      .map(({ remediation, score }) => ({ ...remediation, score: withFeedback(score, remediation.feedback) }))
+      .filter((r) => r.score >= query.min_score)
+      .sort((a, b) => b.score - a.score);
+    return {
+      results: ranked.slice(0, query.limit),
+      query: query.q,
+      signature,
+      total: Math.max(ranked.length, total - (hits.length - ranked.length)),
+      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
+    };
+  }
+
+  rate(scope: Scope, id: string, body: FeedbackBody): Promise<FeedbackResult> {
+    return this.lock.run(`${scope.tenant}\u0000${scope.agent}\u0000${id}`, async () => {
+      const before = await this.get(scope, id);
+      const at = this.now().toISOString();
+      const after: Remediation = {
+        ...before,
+        feedback: {
+          helpful: before.feedback.helpful + (body.helpful ? 1 : 0),
+          unhelpful: before.feedback.unhelpful + (body.helpful ? 0 : 1),
+        },
+        updated_at: at,
+      };
+      const [vector] = await this.embedder.embed([after.signature]);
+      await this.repo.save(scope, after, vector!);
+      await this.publish(scope, 'rated', after, body, () => this.repo.save(scope, before, vector!));
+      return { id, feedback: after.feedback, timestamp: at };
+    });
+  }
+
+  private async publish(
+    scope: Scope,
+    kind: RemediationChange['kind'],
+    remediation: Remediation,
+    feedback: FeedbackBody | undefined,
+    undo: () => Promise<unknown>,
+  ): Promise<void> {
+    const change: RemediationChange = {
+      kind,
+      id: remediation.id,
+      tenant: scope.tenant,
+      agent: scope.agent,
+      at: remediation.updated_at ?? remediation.created_at,
+      remediation,
+      ...(feedback ? { feedback } : {}),
+    };
+    try {
+      await this.bus.publish(RemediationEvents[kind], change, { key: remediation.id, msgId: `${remediation.id}:${kind}:${randomUUID()}` });
+    } catch (err) {
+      await undo().catch(() => undefined);
+      throw new AlfredError(ErrorCode.ServiceUnavailable, `the remediation could not be recorded durably and was not ${kind}`, undefined, {
+        cause: err,
+      });
+    }
+  }
+}
