@@ -7,15 +7,19 @@ import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
 import { AgentsController } from './controllers/agents.controller.js';
+import { CheckpointsController } from './controllers/checkpoints.controller.js';
 import { CapabilitiesController } from './controllers/capabilities.controller.js';
 import { ExecutableSkillsController } from './controllers/executable-skills.controller.js';
 import { JobsController } from './controllers/jobs.controller.js';
 import { MemoriesController } from './controllers/memories.controller.js';
+import { RecallController } from './controllers/recall.controller.js';
+import { RemediationsController } from './controllers/remediations.controller.js';
 import { SessionsController } from './controllers/sessions.controller.js';
 import { SkillsController } from './controllers/skills.controller.js';
 import { SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
+import { McpController } from './mcp/mcp.controller.js';
 import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
 
 @Global()
@@ -24,7 +28,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },

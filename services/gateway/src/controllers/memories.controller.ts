@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import {
+  FeedbackBody,
   MemoryBatchCreateBody,
   MemoryBatchDeleteBody,
   MemoryCreateBody,
@@ -67,6 +68,13 @@ export class MemoriesController {
   @Get('memories/:id/history')
   history(@CallerParam() c: Caller, @Param('id') id: string) {
     return this.bus.request(MemoryRoutes.history, { scope: c.scope, id: parseInput(MemoryId, id) }, { context: c.context });
+  }
+
+  @Post('memories/:id/feedback')
+  @HttpCode(200)
+  feedback(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+    const feedback = parseInput(FeedbackBody, body);
+    return this.bus.request(MemoryRoutes.feedback, { scope: c.scope, id: parseInput(MemoryId, id), feedback }, { context: c.context });
   }
 
   @Get('search')

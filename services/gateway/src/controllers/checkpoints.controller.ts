@@ -1,0 +1,35 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { CheckpointId, CheckpointListQuery, CheckpointResumeBody, CheckpointRoutes, CheckpointSaveBody } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { CallerParam, type Caller } from '../http/caller.js';
+import { parseInput } from '../http/validation.js';
+
+/** Checkpoints of work in progress, per agent: save, list newest first, read, resume into a new session. */
+@Controller('checkpoints')
+export class CheckpointsController {
+  constructor(@Inject(BUS) private readonly bus: Bus) {}
+
+  @Post()
+  @HttpCode(201)
+  save(@CallerParam() c: Caller, @Body() body: unknown) {
+    const checkpoint = parseInput(CheckpointSaveBody, body);
+    return this.bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint }, { context: c.context });
+  }
+
+  @Get()
+  list(@CallerParam() c: Caller, @Query() query: unknown) {
+    return this.bus.request(CheckpointRoutes.list, { scope: c.scope, query: parseInput(CheckpointListQuery, query) }, { context: c.context });
+  }
+
+  @Get(':id')
+  get(@CallerParam() c: Caller, @Param('id') id: string) {
+    return this.bus.request(CheckpointRoutes.get, { scope: c.scope, id: parseInput(CheckpointId, id) }, { context: c.context });
+  }
+
+  @Post(':id/resume')
+  @HttpCode(201)
+  resume(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+    const { level } = parseInput(CheckpointResumeBody, body ?? {});
+    return this.bus.request(CheckpointRoutes.resume, { scope: c.scope, id: parseInput(CheckpointId, id), level }, { context: c.context });
+  }
+}

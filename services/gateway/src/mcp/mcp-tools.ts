@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import {
+  CheckpointId,
+  CheckpointListQuery,
+  CheckpointRoutes,
+  CheckpointSaveBody,
+  FeedbackBody,
+  MemoryCreateBody,
+  MemoryId,
+  MemoryRoutes,
+  RecallQuery,
+  RecallRoutes,
+  RemediationRecordBody,
+  RemediationRoutes,
+  RemediationSearchQuery,
+  ResumeLevel,
+  SearchQuery,
+  SkillCreateBody,
+  SkillIndexQuery,
+  SkillPathName,
+  SkillRoutes,
+  SkillSearchQuery,
+} from '#contracts';
+import type { Bus } from '#bus';
+import type { Caller } from '../http/caller.js';
+
+/** One MCP tool: its arguments are a contract schema, its work the same bus route the REST API uses. */
+export interface McpTool<S extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: S;
+  run(bus: Bus, caller: Caller, args: z.output<S>): Promise<unknown>;
+}
+
+const tool = <S extends z.ZodType>(t: McpTool<S>): McpTool => t as unknown as McpTool;
+const opts = (c: Caller) => ({ context: c.context });
+const SLOW = (c: Caller) => ({ context: c.context, timeoutMs: 60_000 });
+
+/** Every tool the gateway's MCP endpoint offers, in the order clients list them. */
+export const MCP_TOOLS: readonly McpTool[] = [
+  tool({
+    name: 'skills_search',
+    description: 'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
+    input: SkillSearchQuery,
+    run: (bus, c, query) => bus.request(SkillRoutes.search, { query }, opts(c)),
+  }),
+  tool({
+    name: 'skills_get',
+    description: "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
+    input: z.strictObject({ name: SkillPathName }),
+    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { name }, opts(c)),
+  }),
+  tool({
+    name: 'skills_index',
+    description: 'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
+    input: SkillIndexQuery,
+    run: async (bus, c, { format, budget }) => {
+      const { rendered, ...index } = await bus.request(SkillRoutes.index, budget === undefined ? {} : { budget }, opts(c));
+      return format === 'json' ? index : { format, ...rendered[format], budget: index.budget };
+    },
+  }),
+  tool({
+    name: 'skills_create',
+    description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
+    input: SkillCreateBody,
+    run: (bus, c, skill) => bus.request(SkillRoutes.create, { skill }, SLOW(c)),
+  }),
+  tool({
+    name: 'memory_search',
+    description: 'Search this agent\'s memories ("have I solved something like this before?"); ranked by relevance, importance and feedback.',
+    input: SearchQuery,
+    run: (bus, c, query) => bus.request(MemoryRoutes.search, { scope: c.scope, query }, opts(c)),
+  }),
+  tool({
+    name: 'memory_record',
+    description: 'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with importance 0..1 and tags.',
+    input: MemoryCreateBody,
+    run: (bus, c, memory) => bus.request(MemoryRoutes.create, { scope: c.scope, memory }, opts(c)),
+  }),
+  tool({
+    name: 'memory_feedback',
+    description: 'Report whether a memory helped (helpful: true/false, optional note); it moves the memory up or down in later searches.',
+    input: z.strictObject({ id: MemoryId, ...FeedbackBody.shape }),
+    run: (bus, c, { id, ...feedback }) => bus.request(MemoryRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
+  }),
+  tool({
+    name: 'checkpoint_save',
+    description: 'Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) a session\'s messages.',
+    input: CheckpointSaveBody,
+    run: (bus, c, checkpoint) => bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint }, opts(c)),
+  }),
+  tool({
+    name: 'checkpoint_list',
+    description: "This agent's checkpoints, newest first, paginated (limit, offset), optionally by tag.",
+    input: CheckpointListQuery,
+    run: (bus, c, query) => bus.request(CheckpointRoutes.list, { scope: c.scope, query }, opts(c)),
+  }),
+  tool({
+    name: 'checkpoint_resume',
+    description:
+      'Start a new session from a checkpoint: level summary (the note only), context (plus the last saved messages) or full (every saved message).',
+    input: z.strictObject({ id: CheckpointId, level: ResumeLevel.default('summary') }),
+    run: (bus, c, { id, level }) => bus.request(CheckpointRoutes.resume, { scope: c.scope, id, level }, opts(c)),
+  }),
+  tool({
+    name: 'remediation_search',
+    description: 'Find recorded fixes for an error: pass the error text as q; paths, numbers, ids and quoted values are normalised away.',
+    input: RemediationSearchQuery,
+    run: (bus, c, query) => bus.request(RemediationRoutes.search, { scope: c.scope, query }, opts(c)),
+  }),
+  tool({
+    name: 'remediation_record',
+    description: 'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
+    input: RemediationRecordBody,
+    run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation }, opts(c)),
+  }),
+  tool({
+    name: 'recall',
+    description: 'One ranked list from memories, remediations and skills for a query, filled into budget_tokens: what to paste into context.',
+    input: RecallQuery,
+    run: (bus, c, query) => bus.request(RecallRoutes.recall, { scope: c.scope, query }, opts(c)),
+  }),
+];
+
+/** The tool's arguments as JSON Schema (what a caller may send, defaults included), generated from the contract. */
+export function inputJsonSchema(schema: z.ZodType): { type: 'object'; [key: string]: unknown } {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return { ...json, type: 'object' };
+}
