@@ -122,6 +122,36 @@ const CHECKS: Record<string, SkillCheck> = {
     needs: ['/compact', '/sessions'],
     block: (_i, [doc]) => expect(doc).toMatchObject({ status: 'completed', summary: expect.any(String) }),
   },
+  checkpoint: {
+    blocks: 3,
+    needs: ['/checkpoints', '/checkpoints/{id}/resume', '/sessions'],
+    block: (i, docs) => {
+      noError(docs);
+      if (i === 0) expect(docs[0]).toMatchObject({ name: 'billing-queue-migration', session: { message_count: expect.any(Number) } });
+      if (i === 1) expect(docs[0].checkpoints[0]).toMatchObject({ name: 'billing-queue-migration', next: ['switch the consumer', 'drain the old queue until Friday'] });
+      if (i === 2) expect(docs[0]).toMatchObject({ level: 'summary', message_count: 1, session_id: expect.any(String) });
+    },
+    after: async (api) => {
+      const checkpointId = (await api.get('/checkpoints?limit=1')).body.checkpoints[0].id as string;
+      const sessions = (await api.get('/sessions?limit=100')).body.sessions;
+      const resumed = sessions.find((s: any) => s.metadata?.resumed_from?.checkpoint_id === checkpointId);
+      expect(resumed).toMatchObject({ message_count: 1 });
+    },
+  },
+  remediate: {
+    blocks: 3,
+    needs: ['/remediations', '/remediations/search', '/remediations/{id}/feedback'],
+    before: async (api) => {
+      const fix = 'Stop the other dev server (it still holds the port) or start on another port.';
+      expect((await api.post('/remediations', { error_message: 'Error: listen EADDRINUSE: address already in use :::3000', tool: 'vite', fix })).status).toBe(201);
+    },
+    block: (i, docs) => {
+      noError(docs);
+      if (i === 0) expect(docs[0].results[0].fix).toContain('Stop the other dev server');
+      if (i === 1) expect(docs[0]).toMatchObject({ tool: 'npm', signature: expect.stringContaining('ERESOLVE') });
+      if (i === 2) expect(docs[0].feedback).toEqual({ helpful: 1, unhelpful: 0 });
+    },
+  },
 };
 
 describe('bundled skills: every bash block against a live gateway', () => {

@@ -5,7 +5,7 @@ import { discoverSkills, findSkillCandidates } from './skill-discovery.js';
 import { validateSkillFile } from './validate.command.js';
 
 const bundledDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'skills');
-const NAMES = ['compact', 'distill', 'learn', 'recall', 'remember', 'skills'];
+const NAMES = ['checkpoint', 'compact', 'distill', 'learn', 'recall', 'remediate', 'remember', 'skills'];
 
 function bashBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
