@@ -75,7 +75,7 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
     ALFRED_MEMORY_CONTEXT_LIMIT: '0',
     ALFRED_BUS_TIMEOUT_MS: '30000',
   };
-  const alfred: RunningAlfred = await startOverNats({ env, gateway: loadGatewayConfig(env), logger, port: 0, natsUrl, subjectPrefix });
+  const alfred: RunningAlfred = await startOverNats({ env, gateway: loadGatewayConfig(env), logger, port: 0, natsUrl, subjectPrefix, ephemeral: true });
   const sys = { url: alfred.url, model };
   const workers: Array<{ stop(): Promise<void> }> = [];
   const startWorker = async (name: string) => {

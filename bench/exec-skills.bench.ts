@@ -62,7 +62,7 @@ export async function execSkillsBench(options: { logger: Logger; quick: boolean;
     const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_SKILLS_WATCH: 'false', ALFRED_PROJECT_DIR: dataDir, ALFRED_HOME_DIR: dataDir };
     const prefix = `bench-exec-${randomUUID().slice(0, 8)}.`;
     const base = { env, gateway: loadGatewayConfig(env), logger: options.logger, port: 0 };
-    const alfred = mode === 'embedded' ? await startEmbedded(base) : await startOverNats({ ...base, natsUrl: options.natsUrl!, subjectPrefix: prefix });
+    const alfred = mode === 'embedded' ? await startEmbedded(base) : await startOverNats({ ...base, natsUrl: options.natsUrl!, subjectPrefix: prefix, ephemeral: true });
     let second: { hosted: HostedService; bus: NatsBus } | undefined;
     try {
       rows.push(...(await latencyRows(alfred, mode, options.quick)));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '#logging';
-import { deleteStreamsWithPrefix, testServers } from '#testing';
+import { testServers } from '#testing';
 import { startEmbedded, startOverNats } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 
@@ -31,14 +31,13 @@ export async function startSystem(mode: Mode, extraEnv: Record<string, string> =
   const options = { env, gateway, logger, port: 0 };
   const subjectPrefix = `e2e-${randomUUID().slice(0, 8)}.`;
   const alfred =
-    mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix });
+    mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
   return {
     mode,
     url: alfred.url,
     dataDir,
     async stop() {
       await alfred.stop();
-      if (mode === 'nats') await deleteStreamsWithPrefix(testServers.natsUrl, subjectPrefix);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InProcessBus, NatsBus, type Bus } from '#bus';
+import { deleteStreamsWithPrefix, InProcessBus, NatsBus, type Bus } from '#bus';
 import type { Logger } from '#logging';
 import { hostService, type HostedService } from '#runtime';
 import { ALL_SERVICES } from './all-services.js';
@@ -76,9 +76,14 @@ export function startEmbedded(options: Omit<CompositeOptions, 'busFor'>): Promis
   return startComposite({ ...options, busFor: async () => bus });
 }
 
-/** Every service on its own NATS connection in this process: the distributed wiring, for tests and benchmarks. */
-export function startOverNats(options: Omit<CompositeOptions, 'busFor'> & { natsUrl: string; subjectPrefix?: string }): Promise<RunningAlfred> {
-  return startComposite({
+/**
+ * Every service on its own NATS connection in this process: the distributed wiring, for tests and benchmarks.
+ * With `ephemeral`, stopping also deletes the JetStream streams created under the subject prefix.
+ */
+export async function startOverNats(
+  options: Omit<CompositeOptions, 'busFor'> & { natsUrl: string; subjectPrefix?: string; ephemeral?: boolean },
+): Promise<RunningAlfred> {
+  const running = await startComposite({
     ...options,
     busFor: (name) =>
       NatsBus.connect({
@@ -89,4 +94,13 @@ export function startOverNats(options: Omit<CompositeOptions, 'busFor'> & { nats
         logger: options.logger,
       }),
   });
+  const { subjectPrefix } = options;
+  if (!options.ephemeral || !subjectPrefix) return running;
+  return {
+    ...running,
+    async stop() {
+      await running.stop();
+      await deleteStreamsWithPrefix(options.natsUrl, subjectPrefix);
+    },
+  };
 }

@@ -6,3 +6,4 @@ export * from './queue.js';
 export * from './subject.js';
 export * from './zod-error.js';
 export * from './topic-subscription.js';
+export * from './stream-cleanup.js';

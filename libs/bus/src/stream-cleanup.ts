@@ -1,7 +1,8 @@
-import { NatsBus, sanitizeStreamName } from '#bus';
+import { NatsBus } from './nats.bus.js';
+import { sanitizeStreamName } from './subject.js';
 
 /**
- * Deletes the JetStream streams a test created under its subject prefix, so repeated runs do not
+ * Deletes the JetStream streams a test created under its subject prefix (tests, benchmarks), so repeated runs do not
  * leave storage behind on the shared NATS server.
  */
 export async function deleteStreamsWithPrefix(natsUrl: string, subjectPrefix: string): Promise<string[]> {

@@ -2,4 +2,4 @@ export * from './reachability.js';
 export * from './anthropic-loopback.js';
 export * from './poll.js';
 export * from './bus-contract.js';
-export * from './nats-cleanup.js';
+export { deleteStreamsWithPrefix } from '#bus';
