@@ -88,14 +88,14 @@ describe(SkillRegistryService.name, () => {
     it('should embed every skill once, then only the skills whose digest changed', async () => {
       const embedder = new CountingEmbedder(new HashingEmbedder({ dimension: 64 }));
       const service = await start(embedder);
-      expect(embedder.texts).toBe(6);
+      expect(embedder.texts).toBe(8);
       expect(await service.reload()).toMatchObject({ added: [], changed: [], removed: [], indexed: 0 });
-      expect(embedder.texts).toBe(6);
+      expect(embedder.texts).toBe(8);
       await writeSkill(project.dir, 'fresh', 'Tune the espresso grinder.');
-      expect(await service.reload()).toMatchObject({ added: ['fresh'], indexed: 1, skills: 7 });
+      expect(await service.reload()).toMatchObject({ added: ['fresh'], indexed: 1, skills: 9 });
       await writeFile(join(project.dir, 'fresh', 'notes.md'), 'finer\n');
       expect(await service.reload()).toMatchObject({ changed: ['fresh'], indexed: 1 });
-      expect(embedder.texts).toBe(8);
+      expect(embedder.texts).toBe(10);
       await rm(join(project.dir, 'fresh'), { recursive: true });
       expect(await service.reload()).toMatchObject({ removed: ['fresh'], indexed: 0 });
       expect((await service.searchSkills({ q: 'espresso grinder', limit: 50, min_score: 0 })).results.map((r) => r.name)).not.toContain('fresh');
@@ -115,7 +115,7 @@ describe(SkillRegistryService.name, () => {
       await services.pop()!.close();
       const other = new CountingEmbedder(new HashingEmbedder({ dimension: 128 }));
       await start(other);
-      expect(other.texts).toBe(6);
+      expect(other.texts).toBe(8);
     });
   });
 
@@ -133,7 +133,7 @@ describe(SkillRegistryService.name, () => {
     it('should give the JSON index with both renderings under the configured budget', async () => {
       const service = await start(new HashingEmbedder(), { budget: 400 });
       const index = service.index();
-      expect(index.skills.map((s) => s.name)).toEqual(['compact', 'distill', 'learn', 'recall', 'remember', 'skills']);
+      expect(index.skills.map((s) => s.name)).toEqual(['checkpoint', 'compact', 'distill', 'learn', 'recall', 'remediate', 'remember', 'skills']);
       expect(index.budget).toBe(400);
       expect(index.rendered.markdown.text.length).toBeLessThanOrEqual(400);
       expect(index.rendered.xml.text.length).toBeLessThanOrEqual(400);

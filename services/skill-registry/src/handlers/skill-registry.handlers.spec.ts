@@ -69,7 +69,7 @@ describe(SkillRegistryHandlers.name, () => {
       const created = await bus.request(SkillRoutes.create, { skill: { name: 'made-here', description: 'Made over the bus.' } });
       expect(created.location).toBe(join(tmp, 'project', '.alfred', 'skills', 'made-here', 'SKILL.md'));
       await expect(bus.request(SkillRoutes.create, { skill: { name: 'Nope', description: 'x' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-      expect(await bus.request(SkillRoutes.reload, {})).toMatchObject({ added: [], removed: [], changed: [], indexed: 0, skills: 8 });
+      expect(await bus.request(SkillRoutes.reload, {})).toMatchObject({ added: [], removed: [], changed: [], indexed: 0, skills: 10 });
     });
 
     it('should report ready once its search collection exists', async () => {
