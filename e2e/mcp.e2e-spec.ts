@@ -75,7 +75,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(res.status).toBe(401);
-    expect((await res.json()).error.code).toBe('UNAUTHORIZED');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED');
     await expect(connect({})).rejects.toThrow();
   });
 
@@ -173,7 +173,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     const reference = resources.find((r) => r.uri === 'skill://skills/references/api.md');
     expect(reference).toBeDefined();
     const read = await alice.readResource({ uri: 'skill://remember/SKILL.md' });
-    const content = read.contents[0] as { text: string; _meta: { sha256: string } };
+    const content = read.contents[0] as unknown as { text: string; _meta: { sha256: string } };
     expect(content.text).toContain('name: remember');
     const digest = createHash('sha256').update(content.text).digest('hex');
     expect(content._meta.sha256).toBe(digest);

@@ -5,7 +5,7 @@ import { pollUntil } from '#testing';
 import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 import { skillDirs, skillEnv, writeSkillFile, type SkillDirs } from './skills-fixtures.js';
 
-const BUNDLED = ['compact', 'distill', 'learn', 'recall', 'remember', 'skills'];
+const BUNDLED = ['checkpoint', 'compact', 'distill', 'learn', 'recall', 'remediate', 'remember', 'skills'];
 
 /** The skills API end to end, identical in both ways Alfred runs. */
 export function skillsApiSuite(mode: Mode): void {
@@ -51,9 +51,9 @@ export function skillsApiSuite(mode: Mode): void {
         const md = await api.get('/skills?format=markdown');
         expect(md.status).toBe(200);
         expect(md.body).toMatchObject({ format: 'markdown', truncated: { shortened: 0, dropped: [] } });
-        expect(md.body.text).toMatch(/^## Available skills\n- \*\*compact\*\* — /);
+        expect(md.body.text).toMatch(/^## Available skills\n- \*\*checkpoint\*\* — /);
         const xml = await api.get('/skills?format=xml');
-        expect(xml.body.text).toMatch(/^<available_skills>\n {2}<skill>\n {4}<name>compact<\/name>/);
+        expect(xml.body.text).toMatch(/^<available_skills>\n {2}<skill>\n {4}<name>checkpoint<\/name>/);
         expect(xml.body.text).toContain(`<location>${join(dirs.projectSkills, 'proj-tool', 'SKILL.md')}</location>`);
       });
 

@@ -1,11 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EMBEDDER, type Embedder } from '#embeddings';
-import { VECTOR_STORE, type StoredDoc, type VectorStore } from '#vector-store';
+import { VECTOR_STORE, type CollectionSpec, type StoredDoc, type VectorStore } from '#vector-store';
+import { checkpointCollectionSpec } from './checkpoints/checkpoint.repository.js';
+import { memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
 import { memoryCollectionSpec } from './memory.repository.js';
+import { remediationCollectionSpec } from './remediations/remediation.repository.js';
 
 const PAGE = 256;
 
-/** Re-embeds every memory from its stored content with the current embedder. */
+/** Every collection of the memory service, all embedded by the configured embedder. */
+const COLLECTIONS = [memoryCollectionSpec, memoryFeedbackCollectionSpec, checkpointCollectionSpec, remediationCollectionSpec];
+
+/** Re-embeds every memory, checkpoint, remediation (and feedback row) from its stored text with the current embedder. */
 @Injectable()
 export class Reindexer {
   constructor(
@@ -15,9 +21,14 @@ export class Reindexer {
 
   async reindex(): Promise<{ reindexed: number; embedder: string; duration_ms: number }> {
     const started = performance.now();
-    const target = memoryCollectionSpec(this.embedder.id, this.embedder.dimension);
+    let reindexed = 0;
+    for (const specOf of COLLECTIONS) reindexed += await this.reindexCollection(specOf(this.embedder.id, this.embedder.dimension));
+    return { reindexed, embedder: this.embedder.id, duration_ms: Math.round(performance.now() - started) };
+  }
+
+  private async reindexCollection(target: CollectionSpec): Promise<number> {
     const stored = await this.store.describe(target.name);
-    if (!stored) return { reindexed: 0, embedder: this.embedder.id, duration_ms: 0 };
+    if (!stored) return 0;
     const source = await this.store.open({ ...target, embedderId: stored.embedderId, dimension: stored.dimension });
     // Read everything before the collection is recreated: the store is the only copy besides the event stream.
     const docs: StoredDoc[] = [];
@@ -28,6 +39,6 @@ export class Reindexer {
       const vectors = await this.embedder.embed(batch.map((d) => d.text));
       await fresh.upsert(batch.map((d, j) => ({ ...d, vector: vectors[j]! })));
     }
-    return { reindexed: docs.length, embedder: this.embedder.id, duration_ms: Math.round(performance.now() - started) };
+    return docs.length;
   }
 }
