@@ -125,7 +125,7 @@ export const MemoryChange = z.object({
   version: z.number().int().min(1),
   at: z.string(),
   memory: Memory.optional(),
-  /** Set on `feedback` events: the report and the counts after it (the memory itself is unchanged). */
+  /** Set on `feedback` events, whose `version` counts the reports so far: the report and the counts after it (the memory is unchanged). */
   feedback: z.object({ helpful: z.boolean(), note: z.string().optional(), counts: FeedbackCounts }).optional(),
 });
 export type MemoryChange = z.infer<typeof MemoryChange>;
