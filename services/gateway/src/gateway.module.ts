@@ -37,6 +37,18 @@ export class GatewayModule {
   }
 }
 
+export interface GatewayRoute {
+  readonly method: string;
+  readonly url: string;
+}
+
+const registered = new WeakMap<NestFastifyApplication, GatewayRoute[]>();
+
+/** Every route the gateway registered (fastify patterns such as `/memories/:id`), for the endpoint list's check. */
+export function registeredRoutes(app: NestFastifyApplication): readonly GatewayRoute[] {
+  return registered.get(app) ?? [];
+}
+
 /** Builds the HTTP API on fastify; the caller decides when to listen. */
 export async function createGatewayApp(
   config: GatewayConfig,
@@ -45,7 +57,6 @@ export async function createGatewayApp(
   const adapter = new FastifyAdapter({
     bodyLimit: config.ALFRED_BODY_LIMIT_BYTES,
     logger: false,
-    // Keep `?tag=a&tag=b` from silently picking one value: arrays fail validation with a clear message.
     routerOptions: { ignoreTrailingSlash: true },
   });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
@@ -54,6 +65,11 @@ export async function createGatewayApp(
     bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
+  const routes: GatewayRoute[] = [];
+  fastify.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
+  });
+  registered.set(app, routes);
   installAuth(fastify, config.ALFRED_API_KEYS);
   acceptOnlyJson(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
