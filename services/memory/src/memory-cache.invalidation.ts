@@ -1,13 +1,20 @@
 import { MemoryEvents } from '#contracts';
 import type { Bus, EventSubscription } from '#bus';
-import type { MemoryCache } from './memory-cache.js';
+import type { ScopedCache } from './memory-cache.js';
+
+type ChangeKind = keyof typeof MemoryEvents;
 
 /**
- * Evicts cached records changed by any instance sharing the store: a fan-out subscription to the
- * updated and deleted events (created ids are new, so nothing can be cached for them yet).
+ * Evicts cached values changed by any instance sharing the store: a fan-out subscription to the given
+ * memory events (records: updated and deleted — created ids are new, so nothing is cached for them yet;
+ * feedback counts: feedback and deleted).
  */
-export async function subscribeCacheInvalidation(bus: Bus, cache: MemoryCache): Promise<EventSubscription> {
+export async function subscribeCacheInvalidation(
+  bus: Bus,
+  cache: ScopedCache<{ readonly id: string }>,
+  kinds: readonly ChangeKind[] = ['updated', 'deleted'],
+): Promise<EventSubscription> {
   const evict = (change: { tenant: string; agent: string; id: string }) => cache.evict(change.tenant, change.agent, change.id);
-  const subscriptions = await Promise.all([bus.subscribe(MemoryEvents.updated, evict), bus.subscribe(MemoryEvents.deleted, evict)]);
+  const subscriptions = await Promise.all(kinds.map((kind) => bus.subscribe(MemoryEvents[kind], evict)));
   return { close: async () => void (await Promise.all(subscriptions.map((s) => s.close()))) };
 }

@@ -9,19 +9,20 @@ export interface MemoryCacheOptions {
   readonly now?: () => number;
 }
 
-interface Entry {
-  readonly record: MemoryRecord;
+interface Entry<V> {
+  readonly record: V;
   readonly at: number;
 }
 
 /**
- * A bounded LRU of memory records by (tenant, agent, id), read through by the memory service. Writes of
+ * A bounded LRU of values by (tenant, agent, id), read through by the memory service (records) and the
+ * feedback service (counts). Writes of
  * this instance evict their entries once acknowledged; changes made by other instances evict them through
  * the memory event subscription. A read that overlapped any eviction does not fill the cache, so a slow
  * read can never put back a record older than a write that finished meanwhile.
  */
-export class MemoryCache {
-  private readonly entries = new Map<string, Entry>();
+export class ScopedCache<V extends { readonly id: string }> {
+  private readonly entries = new Map<string, Entry<V>>();
   private evictions = 0;
   private readonly capacity: number;
   private readonly maxAgeMs: number;
@@ -33,7 +34,7 @@ export class MemoryCache {
     this.now = options.now ?? Date.now;
   }
 
-  get(scope: Scope, id: string): MemoryRecord | undefined {
+  get(scope: Scope, id: string): V | undefined {
     const key = keyOf(scope.tenant, scope.agent, id);
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
@@ -49,12 +50,12 @@ export class MemoryCache {
   }
 
   /** Caches what a read returned, unless an eviction happened since the read's ticket. */
-  fill(scope: Scope, record: MemoryRecord, ticket: number): void {
+  fill(scope: Scope, record: V, ticket: number): void {
     if (ticket === this.evictions) this.put(keyOf(scope.tenant, scope.agent, record.id), record);
   }
 
   /** A record this instance has just created and recorded: its id is new, so no other writer can have changed it. */
-  remember(scope: Scope, record: MemoryRecord): void {
+  remember(scope: Scope, record: V): void {
     this.put(keyOf(scope.tenant, scope.agent, record.id), record);
   }
 
@@ -67,12 +68,15 @@ export class MemoryCache {
     return this.entries.size;
   }
 
-  private put(key: string, record: MemoryRecord): void {
+  private put(key: string, record: V): void {
     if (this.capacity <= 0) return;
     this.entries.delete(key);
     this.entries.set(key, { record, at: this.now() });
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
 }
+
+/** The memory records cache. */
+export class MemoryCache extends ScopedCache<MemoryRecord> {}
 
 const keyOf = (tenant: string, agent: string, id: string) => `${tenant}\u0000${agent}\u0000${id}`;

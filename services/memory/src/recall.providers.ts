@@ -7,6 +7,7 @@ import { CheckpointService } from './checkpoints/checkpoint.service.js';
 import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
 import { MemoryFeedbackService } from './feedback/memory-feedback.service.js';
 import { RecallHandlers } from './handlers/recall.handlers.js';
+import { subscribeCacheInvalidation } from './memory-cache.invalidation.js';
 import { MemoryService } from './memory.service.js';
 import { RecallService } from './recall/recall.service.js';
 import { RemediationRepository, remediationCollectionSpec } from './remediations/remediation.repository.js';
@@ -23,6 +24,15 @@ export const recallProviders: Provider[] = [
         new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension))),
         bus,
       ),
+  },
+  {
+    // Subscribed before the handlers serve, so a report made through another instance evicts cached counts here.
+    provide: 'FEEDBACK_CACHE_INVALIDATION',
+    inject: [BUS, MemoryFeedbackService],
+    useFactory: async (bus: Bus, feedback: MemoryFeedbackService) => {
+      const subscription = await subscribeCacheInvalidation(bus, feedback.counts, ['feedback', 'deleted']);
+      return { onApplicationShutdown: () => subscription.close() };
+    },
   },
   {
     provide: CheckpointService,

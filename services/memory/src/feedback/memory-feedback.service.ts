@@ -13,6 +13,7 @@ import {
 import type { Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';
+import { ScopedCache } from '../memory-cache.js';
 import type { MemoryService } from '../memory.service.js';
 import { rawFloorFor, withFeedback } from './feedback-ranking.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -33,6 +34,8 @@ export class MemoryFeedbackService {
     private readonly repo: MemoryFeedbackRepository,
     private readonly bus: Bus,
     private readonly now: () => Date = () => new Date(),
+    /** Counts (or their absence) of single reads; evicted on this instance's reports and on every feedback event. */
+    readonly counts: ScopedCache<CachedCounts> = new ScopedCache<CachedCounts>(),
   ) {}
 
   /** Counts one report; a memory of another agent (or none) is NOT_FOUND. Serialised per memory in this instance. */
@@ -45,20 +48,34 @@ export class MemoryFeedbackService {
         unhelpful: (before?.unhelpful ?? 0) + (body.helpful ? 0 : 1),
       };
       const at = this.now().toISOString();
-      await this.repo.save(scope, id, counts, at);
-      await this.record(scope, id, body, counts, at).catch(async (err: unknown) => {
+      try {
+        await this.repo.save(scope, id, counts, at);
+        await this.record(scope, id, body, counts, at);
+      } catch (err) {
         await (before ? this.repo.save(scope, id, before, at) : this.repo.delete(scope, [id])).catch(() => undefined);
         throw new AlfredError(ErrorCode.ServiceUnavailable, 'the feedback could not be recorded durably and was not applied', undefined, {
           cause: err,
         });
-      });
+      } finally {
+        // After the write (or its undo): a read that overlapped it can no longer fill the cache with either.
+        this.counts.evict(scope.tenant, scope.agent, id);
+      }
       return { id, feedback: counts, timestamp: at };
     });
   }
 
   async get(scope: Scope, id: string): Promise<Memory> {
     const memory = await this.memories.get(scope, id);
-    return attach(memory, await this.repo.get(scope, id));
+    return attach(memory, await this.countsOf(scope, id));
+  }
+
+  private async countsOf(scope: Scope, id: string): Promise<FeedbackCounts | undefined> {
+    const cached = this.counts.get(scope, id);
+    if (cached) return cached.counts;
+    const ticket = this.counts.ticket();
+    const counts = await this.repo.get(scope, id);
+    this.counts.fill(scope, { id, counts }, ticket);
+    return counts;
   }
 
   async list(scope: Scope, query: MemoryListQuery) {
@@ -101,6 +118,11 @@ export class MemoryFeedbackService {
     // Every report is its own event: a random message id, so two equal reports are never deduplicated.
     return this.bus.publish(MemoryEvents.feedback, change, { key: id, msgId: `${id}:rated:${randomUUID()}` });
   }
+}
+
+interface CachedCounts {
+  readonly id: string;
+  readonly counts: FeedbackCounts | undefined;
 }
 
 function attach<M extends Memory>(memory: M, counts: FeedbackCounts | undefined): M {
