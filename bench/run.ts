@@ -6,10 +6,11 @@ import { memoryBench } from './memory.bench.js';
 import { execSkillsBench } from './exec-skills.bench.js';
 import { skillsBench } from './skills.bench.js';
 import { agentsBench } from './agents.bench.js';
+import { capabilitiesBench } from './capabilities.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
- * with the machine's context. ALFRED_BENCH_QUICK=1 skips the largest sizes.
+ * with the machine's context. ALFRED_BENCH_QUICK=1 skips the largest sizes; ALFRED_BENCH_ONLY picks sections.
  */
 const quick = process.env.ALFRED_BENCH_QUICK === '1';
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -37,10 +38,18 @@ const context = {
 
 const nats = (await natsReachable(natsUrl)) ? natsUrl : undefined;
 if (!nats) console.log(`NATS not reachable at ${natsUrl}: NATS-mode rows are skipped`);
-const rows: BenchRow[] = [...(await memoryBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) }))];
-rows.push(...(await execSkillsBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) })));
-rows.push(...(await skillsBench({ logger, quick })));
-rows.push(...(await agentsBench({ logger, quick, ...(nats ? { natsUrl: nats } : {}) })));
+const ctx = { logger, quick, ...(nats ? { natsUrl: nats } : {}) };
+const sections: Record<string, () => Promise<BenchRow[]>> = {
+  memory: () => memoryBench(ctx),
+  'exec-skills': () => execSkillsBench(ctx),
+  skills: () => skillsBench(ctx),
+  capabilities: () => capabilitiesBench(ctx),
+  agents: () => agentsBench(ctx),
+};
+// ALFRED_BENCH_ONLY=memory,skills runs some sections; every section runs by default.
+const only = process.env.ALFRED_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+const rows: BenchRow[] = [];
+for (const [name, run] of Object.entries(sections)) if (!only || only.includes(name)) rows.push(...(await run()));
 
 console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — ${context.cpus}, ${context.memory_gb} GB\n`);
 console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));
