@@ -136,7 +136,13 @@ export const TurnRoutes = {
   start: route(
     ServiceName.AgentRuntime,
     'turn-start',
-    scoped({ session_id: SessionId, turn_id: TurnId, message: TurnBody.shape.message }),
+    scoped({
+      session_id: SessionId,
+      turn_id: TurnId,
+      message: TurnBody.shape.message,
+      /** The caller's API key, when the gateway requires keys: skills' curl commands call the API with it. Never stored. */
+      api_key: z.string().min(1).max(512).optional(),
+    }),
     z.object({ turn_id: TurnId, worker: z.string() }),
   ),
   cancel: route(ServiceName.AgentRuntime, 'turn-cancel', scoped({ session_id: SessionId }), z.object({ turn_id: z.string(), cancelled: z.literal(true), worker: z.string() })),

@@ -11,8 +11,10 @@ export interface BashToolOptions {
 }
 
 /** The only variables a command sees: no secrets of the worker (keys, URLs of the stores) leak into it. */
-export function scrubbedEnv(opts: BashToolOptions, ctx: { scope: { agent: string }; sessionId: string }, home: string): NodeJS.ProcessEnv {
+export function scrubbedEnv(opts: BashToolOptions, ctx: { scope: { agent: string }; sessionId: string; apiKey?: string }, home: string): NodeJS.ProcessEnv {
   return {
+    // The caller's own key (only when the gateway requires keys): the agent acts with its caller's rights.
+    ...(ctx.apiKey ? { ALFRED_API_KEY: ctx.apiKey } : {}),
     PATH: opts.path,
     HOME: home,
     TMPDIR: home,
@@ -70,7 +72,7 @@ export function bashTool(opts: BashToolOptions): AgentTool {
     definition: {
       name: 'bash',
       description:
-        'Run a shell command in your workspace. ALFRED_API_URL, ALFRED_AGENT and ALFRED_SESSION_ID are set; use them with curl as skills describe. ' +
+        'Run a shell command in your workspace. ALFRED_API_URL, ALFRED_AGENT and ALFRED_SESSION_ID (and ALFRED_API_KEY when the API requires keys) are set; use them with curl as skills describe. ' +
         '`timeout` is in seconds.',
       input_schema: { type: 'object', properties: { command: { type: 'string' }, timeout: { type: 'integer', minimum: 1 } }, required: ['command'] },
     },

@@ -15,6 +15,8 @@ export const failed = (content: string): ToolOutcome => ({ content, isError: tru
 export interface ToolContext {
   readonly scope: Scope;
   readonly sessionId: string;
+  /** The caller's API key when the gateway requires keys; bash exposes it as ALFRED_API_KEY. */
+  readonly apiKey?: string;
   readonly workspace: Workspace;
   readonly signal: AbortSignal;
   /** The level-1 index of this turn: names for load_skill's enum, folders for reading skill files. */

@@ -29,6 +29,7 @@ export interface StartTurn {
   readonly sessionId: string;
   readonly turnId: string;
   readonly message: string;
+  readonly apiKey?: string;
 }
 
 /**

@@ -119,6 +119,7 @@ export class TurnRunner {
     const ctx: ToolContext = {
       scope: t.scope,
       sessionId: t.sessionId,
+      ...(t.apiKey ? { apiKey: t.apiKey } : {}),
       workspace,
       signal: t.signal,
       skills: context.skills,

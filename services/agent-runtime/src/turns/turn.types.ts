@@ -15,6 +15,8 @@ export interface RunningTurn {
   readonly sessionId: string;
   readonly turnId: string;
   readonly message: string;
+  /** The caller's API key (keys required), for the API calls of skills run through bash. */
+  readonly apiKey?: string;
   readonly signal: AbortSignal;
   emit(event: TurnEvent): void;
   /** Resolves with the user's answer, or false when none came in time. */

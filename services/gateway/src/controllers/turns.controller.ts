@@ -73,7 +73,12 @@ export class TurnsController {
     // Listen before starting: the first event may be emitted before the start reply arrives.
     const events = await this.bus.listen(TurnTopics.events, { key: turnId });
     try {
-      await this.bus.request(TurnRoutes.start, { scope: c.scope, session_id: session, turn_id: turnId, message: body.message }, { context: c.context });
+      const apiKey = req.alfred.apiKey;
+      await this.bus.request(
+        TurnRoutes.start,
+        { scope: c.scope, session_id: session, turn_id: turnId, message: body.message, ...(apiKey ? { api_key: apiKey } : {}) },
+        { context: c.context },
+      );
     } catch (err) {
       events.close();
       throw err;

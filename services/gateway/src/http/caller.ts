@@ -11,6 +11,8 @@ export const DEFAULT_AGENT = 'alfred';
 export interface AlfredRequestState {
   tenant: string;
   correlationId: string;
+  /** The key that authenticated the request (only when keys are required); handed to agent turns for skills' curl. */
+  apiKey?: string;
 }
 
 declare module 'fastify' {

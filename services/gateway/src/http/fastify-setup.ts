@@ -22,6 +22,7 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
       throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');
     }
     req.alfred.tenant = tenant;
+    req.alfred.apiKey = presented;
   });
 }
 
