@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { embeddingEnv } from '#config';
-import { createEmbedder, DEFAULT_MODEL, type Embedder } from '#embeddings';
-import type { Logger } from '#logging';
-import { LanceDbStore, QdrantStore, type VectorStore } from '#vector-store';
+import type { Provider } from '@nestjs/common';
+import { createEmbedder, DEFAULT_MODEL, EMBEDDER, type Embedder } from '#embeddings';
+import { LOGGER, type Logger } from '#logging';
+import { LanceDbStore, QdrantStore, VECTOR_STORE, type VectorStore } from '#vector-store';
 import type { z } from 'zod';
 
 /** The parsed embedding variables of a service's config (memory, skill-registry). */
@@ -39,4 +40,12 @@ export function createVectorStoreFromConfig(config: EmbeddingConfig): VectorStor
     return new QdrantStore({ url: config.QDRANT_URL, ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}) });
   }
   return new LanceDbStore({ dir: join(config.ALFRED_DATA_DIR, 'vectors') });
+}
+
+/** The EMBEDDER and VECTOR_STORE providers of a service that embeds text (it closes the store on shutdown itself). */
+export function embeddingProviders(config: EmbeddingConfig): Provider[] {
+  return [
+    { provide: EMBEDDER, inject: [LOGGER], useFactory: (logger: Logger) => createEmbedderFromConfig(config, logger) },
+    { provide: VECTOR_STORE, useFactory: () => createVectorStoreFromConfig(config) },
+  ];
 }

@@ -2,8 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { CachedEmbedder, EMBEDDER, type Embedder } from '#embeddings';
-import { LOGGER, type Logger } from '#logging';
-import { createEmbedderFromConfig, createVectorStoreFromConfig, type ServiceDefinition } from '#runtime';
+import { embeddingProviders, type ServiceDefinition } from '#runtime';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadMemoryConfig, memoryEnvSchema, type MemoryConfig } from './config.js';
 import { MemoryCache } from './memory-cache.js';
@@ -21,15 +20,7 @@ export class MemoryModule {
     return {
       module: MemoryModule,
       providers: [
-        {
-          provide: EMBEDDER,
-          inject: [LOGGER],
-          useFactory: (logger: Logger) => createEmbedderFromConfig(config, logger),
-        },
-        {
-          provide: VECTOR_STORE,
-          useFactory: () => createVectorStoreFromConfig(config),
-        },
+        ...embeddingProviders(config),
         {
           provide: MemoryRepository,
           inject: [VECTOR_STORE, EMBEDDER],

@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
-import { createEmbedderFromConfig, createVectorStoreFromConfig, type ServiceDefinition } from '#runtime';
+import { embeddingProviders, type ServiceDefinition } from '#runtime';
 import { SkillCatalog } from '#skills';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
@@ -20,15 +20,7 @@ export class SkillRegistryModule {
       module: SkillRegistryModule,
       imports: [ExecutableSkillsModule.forRoot(config)],
       providers: [
-        {
-          provide: EMBEDDER,
-          inject: [LOGGER],
-          useFactory: (logger: Logger) => createEmbedderFromConfig(config, logger),
-        },
-        {
-          provide: VECTOR_STORE,
-          useFactory: () => createVectorStoreFromConfig(config),
-        },
+        ...embeddingProviders(config),
         {
           provide: SkillSearchRepository,
           inject: [VECTOR_STORE, EMBEDDER],
