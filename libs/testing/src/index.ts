@@ -3,3 +3,4 @@ export * from './anthropic-loopback.js';
 export * from './poll.js';
 export * from './bus-contract.js';
 export { deleteStreamsWithPrefix } from '#bus';
+export * from './redis-cleanup.js';

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { describeWithRedis, testServers } from '#testing';
+import { deleteRedisKeysWithPrefix, describeWithRedis, testServers } from '#testing';
 import { FileJobRepository } from './file-job.repository.js';
 import type { JobRecord, JobRepository } from './job.repository.js';
 import { RedisJobRepository } from './redis-job.repository.js';
@@ -73,10 +72,7 @@ describeRedis('with Redis', () => {
   contract(RedisJobRepository.name, async () => {
     const prefix = `it-${randomUUID().slice(0, 8)}:`;
     const cleanup = async () => {
-      const redis = new Redis(testServers.redisUrl);
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
+      await deleteRedisKeysWithPrefix(testServers.redisUrl, prefix);
     };
     return { repo: new RedisJobRepository(testServers.redisUrl, prefix), cleanup };
   });

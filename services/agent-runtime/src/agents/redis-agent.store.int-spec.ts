@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { describeWithRedis, testServers } from '#testing';
+import { deleteRedisKeysWithPrefix, describeWithRedis, testServers } from '#testing';
 import { agentStoreContract } from './agent-store.contract.js';
 import { RedisAgentStore } from './redis-agent.store.js';
 
@@ -14,10 +13,7 @@ describeRedis(RedisAgentStore.name, () => {
       store,
       async dispose() {
         await store.close();
-        const redis = new Redis(testServers.redisUrl);
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
+        await deleteRedisKeysWithPrefix(testServers.redisUrl, prefix);
       },
     };
   });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { describeWithRedis, testServers } from '#testing';
+import { deleteRedisKeysWithPrefix, describeWithRedis, testServers } from '#testing';
 import { turnStateContract } from './turn-state.contract.js';
 import { RedisTurnStateStore } from './redis-turn-state.store.js';
 
@@ -14,10 +13,7 @@ describeRedis(RedisTurnStateStore.name, () => {
       store,
       async dispose() {
         await store.close();
-        const redis = new Redis(testServers.redisUrl);
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length > 0) await redis.del(...keys);
-        await redis.quit();
+        await deleteRedisKeysWithPrefix(testServers.redisUrl, prefix);
       },
     };
   });
