@@ -57,7 +57,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
 
   beforeAll(async () => {
     dirs = await skillDirs({ withProjectSkills: false });
-    system = await startSystem('embedded', skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_API_KEYS: `${KEY_A}=acme,${KEY_B}=globex` }));
+    system = await startSystem('embedded', skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_SKILLS_RESOURCE_MAX_BYTES: '65536', ALFRED_API_KEYS: `${KEY_A}=acme,${KEY_B}=globex` }));
     alice = await connect({ authorization: `Bearer ${KEY_A}` });
     mallory = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'mallory' });
     otherTenant = await connect({ authorization: `Bearer ${KEY_B}` });
