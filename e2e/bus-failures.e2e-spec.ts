@@ -59,6 +59,8 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
       await gate;
       throw new Error('released after the deadline');
     });
+    // The subscription travels on another connection than the gateway's: make sure the server has it.
+    await serviceBus.flush();
     try {
       const started = performance.now();
       const res = await client(url).get('/memories/some-id');

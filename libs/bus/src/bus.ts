@@ -88,6 +88,8 @@ export interface Bus {
   queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P>;
   /** Drains subscriptions and closes connections, within the deadline. */
   close(deadlineMs?: number): Promise<void>;
+  /** Resolves once everything served or subscribed so far is live for other connections (NATS: a server round trip). */
+  flush(): Promise<void>;
 }
 
 export const BUS = Symbol('BUS');

@@ -143,6 +143,9 @@ export class InProcessBus implements Bus {
   }
 
   /** Stops taking work and waits for running handlers and jobs, up to the deadline; then closes the files. */
+  /** Handlers are live as soon as they are registered in-process. */
+  async flush(): Promise<void> {}
+
   async close(deadlineMs = 10_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'late'>((resolve) => {

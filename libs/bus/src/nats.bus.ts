@@ -229,6 +229,10 @@ export class NatsBus implements Bus, JetStreamContext {
   }
 
   /** Stops taking work, lets in-flight handlers finish, then drains the connection; forced after the deadline. */
+  flush(): Promise<void> {
+    return this.nc.flush();
+  }
+
   async close(deadlineMs = 10_000): Promise<void> {
     if (this.nc.isClosed()) return;
     let timer: NodeJS.Timeout | undefined;

@@ -66,6 +66,8 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
     const r = await ready();
     return { service: def.name, instance: ctx.instance, ready: r.ready, details: r.checks };
   });
+  // "Started" means other connections can reach the handlers: the server has every subscription.
+  await ctx.bus.flush();
   ctx.logger.info({ service: def.name }, 'service started');
   return {
     name: def.name,
