@@ -57,7 +57,7 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
   const gateway = loadGatewayConfig(env);
   const subjectPrefix = mode === 'nats' ? `e2e-${randomUUID().slice(0, 8)}.` : undefined;
   const options = { env, gateway, logger, port };
-  const alfred = mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix });
+  const alfred = mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
   return {
     url,
     dataDir,

@@ -6,7 +6,7 @@ import { ExecutableSkillRoutes, ServiceName, SkillRunnerRoutes, type ServiceName
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
-import { describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
 import { skillRegistryService } from '../services/skill-registry/src/skill-registry.module.js';
 import { skillRunnerService } from '../services/skill-runner/src/skill-runner.module.js';
 
@@ -55,6 +55,7 @@ describeNats('skill runners in one queue group over NATS', () => {
   afterAll(async () => {
     for (const h of hosted.reverse()) await h.stop();
     for (const b of buses) await b.close();
+    await deleteStreamsWithPrefix(testServers.natsUrl, prefix);
     await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
