@@ -70,3 +70,16 @@ export function fuse<T>(
   scored.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return scored.map(({ item, score }) => ({ item, score }));
 }
+
+/** Cosine similarity of a query and a stored vector; undefined when either is all zeros (no direction to compare). */
+export function cosineOf(a: ArrayLike<number>, b: ArrayLike<number>): number | undefined {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? undefined : dot / Math.sqrt(na * nb);
+}

@@ -1,7 +1,7 @@
 import { Index, MatchQuery, type Table } from '@lancedb/lancedb';
 import type { Schema } from 'apache-arrow';
 import { assertSortable, assertValidDoc } from './collection-spec.js';
-import { fuse, type Candidate } from './fusion.js';
+import { cosineOf, fuse, type Candidate } from './fusion.js';
 import { filterWhere, idsWhere } from './lancedb-filter.js';
 import { docColumns, fieldColumn, fromRow, rowVector, toArrowTable, toRow } from './lancedb-rows.js';
 import { LanceDbWriteQueue, type WriteMode } from './lancedb-write-queue.js';
@@ -244,16 +244,4 @@ export class LanceDbCollection implements Collection {
     }
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
   }
-}
-
-function cosineOf(a: Float32Array, b: Float32Array): number | undefined {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na === 0 || nb === 0 ? undefined : dot / Math.sqrt(na * nb);
 }

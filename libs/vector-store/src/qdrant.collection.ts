@@ -1,6 +1,6 @@
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { assertSortable, assertValidDoc } from './collection-spec.js';
-import { fuse, type Candidate } from './fusion.js';
+import { cosineOf, fuse, type Candidate } from './fusion.js';
 import { fromPayload, payloadKey, pointId, scopeConditions, sparseQuery, toFilter, toPoint } from './qdrant-mapping.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
@@ -82,7 +82,7 @@ export class QdrantCollection implements Collection {
     const res = await this.client.query(this.name, { query: sparse, using: 'bm25', filter, limit: pool, with_payload: true, with_vector: ['dense'] });
     return res.points.map((p) => {
       const dense = (p.vector as Record<string, number[]> | undefined)?.dense;
-      return { item: fromPayload(this.spec, p.payload), bm25: p.score, cosine: dense === undefined ? undefined : cosine(options.vector, dense) };
+      return { item: fromPayload(this.spec, p.payload), bm25: p.score, cosine: dense === undefined ? undefined : cosineOf(options.vector, dense) };
     });
   }
 
@@ -101,16 +101,4 @@ function compareNullsLast(a: Sortable, b: Sortable, dir: number): number {
   if (a === null) return 1;
   if (b === null) return -1;
   return (a < b ? -1 : 1) * dir;
-}
-
-function cosine(a: Float32Array, b: readonly number[]): number | undefined {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i]!;
-    na += a[i] * a[i];
-    nb += b[i]! * b[i]!;
-  }
-  return na === 0 || nb === 0 ? undefined : dot / Math.sqrt(na * nb);
 }
