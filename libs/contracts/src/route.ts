@@ -6,6 +6,23 @@ export interface Route<Req extends z.ZodType = z.ZodType, Res extends z.ZodType 
   readonly service: ServiceName;
   readonly request: Req;
   readonly response: Res;
+  /** Properties every route has by construction (tenancy, limits, timeout): enforced by the bus adapters, not by handlers. */
+  readonly options: RouteOptions;
+}
+
+/**
+ * Structural properties of a route, declared once in the route table. Routes are tenant-scoped unless declared
+ * `global`; limits and timeouts fall back to the bus defaults when absent.
+ */
+export interface RouteOptions {
+  /** True only for routes that act on no tenant's data (health, shared read-only catalogues). */
+  readonly global?: boolean;
+  /** Largest request payload (bytes, JSON-encoded) the route accepts; larger is PAYLOAD_TOO_LARGE before sending. */
+  readonly maxRequestBytes?: number;
+  /** Largest reply payload (bytes) the route may produce. */
+  readonly maxReplyBytes?: number;
+  /** Default time budget for the whole request when the caller gives no deadline. */
+  readonly timeoutMs?: number;
 }
 
 /** A durable event: its subject (an entity id may follow as one more token) and its payload schema. */
@@ -41,8 +58,9 @@ export function route<Req extends z.ZodType, Res extends z.ZodType>(
   verb: string,
   request: Req,
   response: Res,
+  options: RouteOptions = {},
 ): Route<Req, Res> {
-  return { subject: `alfred.${service}.${verb}.v1`, service, request, response };
+  return { subject: `alfred.${service}.${verb}.v1`, service, request, response, options };
 }
 
 export function event<P extends z.ZodType>(entity: string, pastTense: string, stream: string, payload: P): EventDef<P> {
