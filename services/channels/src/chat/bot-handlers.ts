@@ -1,0 +1,97 @@
+import type { Bot, Context } from 'grammy';
+import type { MessageContext } from '#bus';
+import { chatOfUpdate } from '../telegram/update-chat.js';
+import { threadParams } from '../telegram/chat-ref.js';
+import type { AccessList } from './access.js';
+import { Commands, FORGET_DATA, HELP, type CommandCall, type CommandReply } from './commands.js';
+import { Confirmations } from './confirmations.js';
+import type { Conversation, Conversations } from './conversations.js';
+import { sendText, type TurnRelay } from './turn-relay.js';
+
+/** What the queue worker knows about the update grammY is handling. */
+export interface UpdateJob {
+  readonly context: MessageContext;
+  readonly signal: AbortSignal;
+  readonly admitted: () => void;
+}
+
+export interface BotHandlerDeps {
+  readonly access: AccessList;
+  readonly conversations: Conversations;
+  readonly commands: Commands;
+  readonly confirmations: Confirmations;
+  readonly relay: TurnRelay;
+  readonly jobOf: (updateId: number) => UpdateJob;
+}
+
+type CommandName = 'new' | 'agent' | 'compact' | 'remember' | 'forget' | 'status' | 'cancel';
+const COMMANDS: readonly CommandName[] = ['new', 'agent', 'compact', 'remember', 'forget', 'status', 'cancel'];
+
+/** The bot's behaviour: who may talk, the commands, button taps, and text messages that become agent turns. */
+export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
+  const conversations = new WeakMap<Context, Conversation>();
+  const convOf = (ctx: Context) => conversations.get(ctx)!;
+  const call = (ctx: Context): CommandCall => {
+    const conv = convOf(ctx);
+    return { conv, userId: ctx.from!.id, args: typeof ctx.match === 'string' ? ctx.match : '', context: deps.jobOf(ctx.update.update_id).context, busy: deps.relay.isBusy(conv.key) };
+  };
+
+  bot.use(async (ctx, next) => {
+    const chat = chatOfUpdate(ctx.update);
+    const from = ctx.from;
+    if (!chat || !from || from.is_bot) return;
+    const first = deps.access.firstAgentOf(from.id);
+    if (first === undefined) return answerStranger(ctx, from.id);
+    const conv = await deps.conversations.open(chat, first);
+    if (!deps.access.may(from.id, conv.state.agent) && !ctx.hasCommand(['agent', 'id', 'help', 'start'])) {
+      const text = `You may not talk to ${conv.state.agent}. Switch with /agent NAME (yours: ${deps.access.agentsOf(from.id).join(', ')}).`;
+      return ctx.callbackQuery ? void (await ctx.answerCallbackQuery({ text })) : void (await sendText(ctx.api, chat, text));
+    }
+    conversations.set(ctx, conv);
+    await next();
+  });
+
+  bot.command(['start', 'help'], (ctx) => reply(ctx, convOf(ctx), { text: `You talk to ${convOf(ctx).state.agent}.\n\n${HELP}` }));
+  bot.command('id', (ctx) => reply(ctx, convOf(ctx), { text: `Your Telegram user id is ${ctx.from!.id}.` }));
+  for (const name of COMMANDS) {
+    bot.command(name, async (ctx) => reply(ctx, convOf(ctx), await deps.commands[name](call(ctx))));
+  }
+
+  bot.on('callback_query:data', async (ctx) => {
+    const data = ctx.callbackQuery.data;
+    const c = call(ctx);
+    let notice = '';
+    if (Confirmations.isTap(data)) {
+      const userName = ctx.from.username ? `@${ctx.from.username}` : ctx.from.first_name;
+      const messageText = ctx.callbackQuery.message && 'text' in ctx.callbackQuery.message ? (ctx.callbackQuery.message.text ?? '') : '';
+      notice = await deps.confirmations.answer({ ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) }, messageText);
+    } else if (FORGET_DATA.test(data)) {
+      notice = await deps.commands.forgetChosen(c, data);
+      const msg = ctx.callbackQuery.message;
+      if (msg) await ctx.api.editMessageText(msg.chat.id, msg.message_id, notice);
+    }
+    await ctx.answerCallbackQuery(notice ? { text: notice } : {});
+  });
+
+  bot.on('message:text', async (ctx) => {
+    const conv = convOf(ctx);
+    const text = ctx.message.text;
+    if (text.startsWith('/')) return reply(ctx, conv, { text: `I do not know ${text.split(/\s/)[0]}.\n\n${HELP}` });
+    const job = deps.jobOf(ctx.update.update_id);
+    await deps.relay.run({ updateId: ctx.update.update_id, conv, text, ...job });
+  });
+
+  bot.on('message', (ctx) => reply(ctx, convOf(ctx), { text: 'I can read text messages only, for now.' }));
+}
+
+/** Strangers learn their own id and nothing else, so an operator can add them to ALFRED_TELEGRAM_ALLOW. */
+async function answerStranger(ctx: Context, userId: number): Promise<void> {
+  const text = `Your Telegram user id is ${userId}.`;
+  if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text });
+  else if (ctx.message) await sendText(ctx.api, chatOfUpdate(ctx.update)!, text);
+}
+
+async function reply(ctx: Context, conv: Conversation, r: CommandReply): Promise<void> {
+  const keyboard = r.buttons ? { reply_markup: { inline_keyboard: r.buttons.map((b) => [{ text: b.text, callback_data: b.data }]) } } : {};
+  await ctx.api.sendMessage(conv.chat.chatId, r.text, { ...threadParams(conv.chat), ...keyboard });
+}
