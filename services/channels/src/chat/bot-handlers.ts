@@ -63,8 +63,9 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
     let notice = '';
     if (Confirmations.isTap(data)) {
       const userName = ctx.from.username ? `@${ctx.from.username}` : ctx.from.first_name;
-      const messageText = ctx.callbackQuery.message && 'text' in ctx.callbackQuery.message ? (ctx.callbackQuery.message.text ?? '') : '';
-      notice = await deps.confirmations.answer({ ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) }, messageText);
+      const msg = ctx.callbackQuery.message;
+      const message = { message_id: msg?.message_id ?? 0, text: msg && 'text' in msg ? (msg.text ?? '') : '' };
+      notice = await deps.confirmations.answer({ ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) }, message);
     } else if (FORGET_DATA.test(data)) {
       notice = await deps.commands.forgetChosen(c, data);
       const msg = ctx.callbackQuery.message;

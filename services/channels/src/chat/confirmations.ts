@@ -40,19 +40,23 @@ export class Confirmations {
     const what = e.action === 'activate_skill' ? `activate the skill “${e.skill}”` : `run “${e.skill}”`;
     const text = `🔐 ${record.agent} asks to ${what}.\n\n${e.prompt}`;
     const keyboard = { inline_keyboard: [[{ text: '✅ Approve', callback_data: `cf:y:${e.request_id}` }, { text: '❌ Decline', callback_data: `cf:n:${e.request_id}` }]] };
-    const sent = await this.api.sendMessage(conv.chat.chatId, text, { reply_markup: keyboard, ...threadParams(conv.chat) });
+    // Recorded before the buttons exist: a tap can come the moment the message shows.
     await this.conversations.update(conv, (s) => ({
       ...s,
-      confirmations: { ...s.confirmations, [e.request_id]: { agent: record.agent!, session_id: record.session_id!, message_id: sent.message_id } },
+      confirmations: { ...s.confirmations, [e.request_id]: { agent: record.agent!, session_id: record.session_id! } },
     }));
+    await this.api.sendMessage(conv.chat.chatId, text, { reply_markup: keyboard, ...threadParams(conv.chat) });
   }
 
-  /** Answers the request a button names; returns the short notice Telegram shows the tapper. */
-  async answer(tap: Tap, messageText: string): Promise<string> {
+  /** Answers the request a button names and closes the buttons' message; returns the notice Telegram shows the tapper. */
+  async answer(tap: Tap, message: { readonly message_id: number; readonly text: string }): Promise<string> {
     const [, yn, requestId] = DATA.exec(tap.data)!;
     const approve = yn === 'y';
     const pending = tap.conv.state.confirmations[requestId!];
-    if (!pending) return 'This request is no longer open.';
+    if (!pending) {
+      await this.close(tap, message, '— This request is no longer open.');
+      return 'This request is no longer open.';
+    }
     if (!tap.may(pending.agent)) return `You may not answer for ${pending.agent}.`;
     let notice = approve ? 'Approved' : 'Declined';
     try {
@@ -67,8 +71,12 @@ export class Confirmations {
       return { ...s, confirmations: rest };
     });
     const outcome = notice === 'Approved' ? `✅ Approved by ${tap.userName}` : notice === 'Declined' ? `❌ Declined by ${tap.userName}` : `— ${notice}`;
-    // Editing without reply_markup removes the buttons, so the request cannot be answered twice from the chat.
-    await this.api.editMessageText(tap.conv.chat.chatId, pending.message_id, `${messageText}\n\n${outcome}`);
+    await this.close(tap, message, outcome);
     return notice;
+  }
+
+  /** Editing without reply_markup removes the buttons, so a request cannot be answered twice from the chat. */
+  private async close(tap: Tap, message: { readonly message_id: number; readonly text: string }, outcome: string): Promise<void> {
+    await this.api.editMessageText(tap.conv.chat.chatId, message.message_id, `${message.text}\n\n${outcome}`);
   }
 }

@@ -2,7 +2,6 @@
 export interface PendingConfirmation {
   readonly agent: string;
   readonly session_id: string;
-  readonly message_id: number;
 }
 
 /** What a chat (or one topic of a forum group) is talking to. */

@@ -78,8 +78,9 @@ export class ReplyStream {
       const wait = this.lastSync + this.options.intervalMs - Date.now();
       if (wait > 0) await sleep(wait);
       this.dirty = false;
-      this.lastSync = Date.now();
       await this.sync();
+      // Counted from the end of a sync: however slow a call was, the next one waits the full interval.
+      this.lastSync = Date.now();
     }
   }
 
