@@ -12,7 +12,6 @@ export interface PollerOptions {
   readonly token: string;
 }
 
-const LEASE_MS = 60_000;
 const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 
 /**
@@ -53,8 +52,10 @@ export class UpdatePoller {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       try {
-        if (!(await this.store.holdPoller(this.owner, LEASE_MS))) {
-          await sleep(LEASE_MS / 4, signal);
+        // Renewed before every poll; a crashed poller's lease lapses one poll timeout (plus margin) later.
+        const leaseMs = (this.options.timeoutS + 10) * 1_000;
+        if (!(await this.store.holdPoller(this.owner, leaseMs))) {
+          await sleep(leaseMs / 4, signal);
           continue;
         }
         await this.pollOnce(signal);

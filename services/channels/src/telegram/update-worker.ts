@@ -20,6 +20,7 @@ import type { UpdateJobPayload } from './update-intake.js';
  */
 export class UpdateWorker {
   private readonly jobs = new Map<number, UpdateJob>();
+  private readonly inFlight = new Map<number, Promise<void>>();
   private readonly gate = new ChatGate();
   private readonly stopping = new AbortController();
   private consuming?: Consuming;
@@ -48,7 +49,24 @@ export class UpdateWorker {
     clearTimeout(timer);
   }
 
+  /** A delivery of an update already in hand here (JetStream may redeliver while it runs) waits for that one. */
   private async handle(update: Update, job: JobContext): Promise<void> {
+    const running = this.inFlight.get(update.update_id);
+    if (running) {
+      await running.catch(() => undefined);
+      if ((await this.store.getUpdate(update.update_id))?.status !== 'done') throw new Error(`update ${update.update_id} is not finished yet`);
+      return;
+    }
+    const run = this.handleOnce(update, job);
+    this.inFlight.set(update.update_id, run);
+    try {
+      await run;
+    } finally {
+      this.inFlight.delete(update.update_id);
+    }
+  }
+
+  private async handleOnce(update: Update, job: JobContext): Promise<void> {
     const id = update.update_id;
     const record = await this.store.getUpdate(id);
     if (record?.status === 'done') {
