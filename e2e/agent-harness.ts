@@ -40,7 +40,7 @@ export interface AgentSystem {
 export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelLatencyMs = 0): Promise<AgentSystem> {
   const model = await AnthropicLoopback.start({ latencyMs: modelLatencyMs });
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
-  const port = await freePort();
+  const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
   const env: NodeJS.ProcessEnv = {
