@@ -18,11 +18,14 @@ export function channelsSuite(mode: Mode): void {
   const sessionsOf = async (agent: string) =>
     (await client(sys.url).get('/sessions', { 'x-alfred-agent': agent })).body.sessions as Array<{ id: string; message_count: number; metadata: Record<string, unknown> }>;
   const messagesOf = async (chatId: number, agent = 'alfred') => (await sessionsOf(agent)).find((s) => s.metadata.chat_id === chatId)?.message_count ?? 0;
-  /** Sends a message and waits until its turn is written to the session (the reply shows before the turn ends). */
+  /** Each test talks in a chat of its own (a group Alice is in), so no test meets another's running turn. */
+  let chats = 0;
+  const newChat = () => -1_000_000 - ++chats;
+  /** Sends a message in a new chat and waits, on `done()`, until its turn is written to the session (the reply shows before). */
   const turn = async (text: string, written: number) => {
-    const before = await messagesOf(ALICE.id);
-    const sent = sys.telegram.sendText(ALICE, text);
-    return { sent, done: () => pollUntil(async () => (await messagesOf(ALICE.id)) >= before + written, 10_000, 'the turn to be written') };
+    const chatId = newChat();
+    const sent = sys.telegram.sendText(ALICE, text, { chatId });
+    return { sent, chatId, done: () => pollUntil(async () => (await messagesOf(chatId)) >= written, 10_000, 'the turn to be written') };
   };
 
   it('should stream a reply by editing one message, within the edit interval, and keep the conversation in a session', async () => {
@@ -38,10 +41,10 @@ export function channelsSuite(mode: Mode): void {
     for (const [i, v] of reply.versions.entries()) if (i > 0) expect(v.at - reply.versions[i - 1]!.at).toBeGreaterThanOrEqual(299);
     expect(reply.text).toBe('Paris is the capital of France. It has been the capital for a very long time, and it is known for the Louvre.');
     expect(reply.entities).toEqual([{ type: 'bold', offset: 24, length: 6 }, { type: 'code', offset: 102, length: 6 }]);
-    expect(sys.telegram.callsOf('sendChatAction').some((c) => c.params.chat_id === ALICE.id && c.params.action === 'typing')).toBe(true);
-    expect(repliesAfter(sys.telegram, ALICE.id, sent)).toHaveLength(1);
+    expect(sys.telegram.callsOf('sendChatAction').some((c) => c.params.chat_id === sent.chat.id && c.params.action === 'typing')).toBe(true);
+    expect(repliesAfter(sys.telegram, sent.chat.id, sent)).toHaveLength(1);
 
-    const session = (await sessionsOf('alfred')).find((s) => s.metadata.chat_id === ALICE.id)!;
+    const session = (await sessionsOf('alfred')).find((s) => s.metadata.chat_id === sent.chat.id)!;
     const view = (await client(sys.url).get(`/sessions/${session.id}`)).body;
     expect(view.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
     expect(view.messages[0].content).toBe('What is the capital of France?');
@@ -71,7 +74,7 @@ export function channelsSuite(mode: Mode): void {
     const { sent, done } = await turn('Show me the whole file.', 2);
     await replyTo(sys.telegram, sent, /That is all\.$/);
     await done();
-    const parts = repliesAfter(sys.telegram, ALICE.id, sent);
+    const parts = repliesAfter(sys.telegram, sent.chat.id, sent);
 
     expect(parts.length).toBeGreaterThanOrEqual(2);
     for (const p of parts) expect(p.text.length).toBeLessThanOrEqual(4096);
@@ -83,13 +86,15 @@ export function channelsSuite(mode: Mode): void {
   }, 30_000);
 
   it('should wait out a 429 for its retry_after and still deliver the whole reply', async () => {
-    sys.telegram.failNext('editMessageText', { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 });
+    const chatId = newChat();
+    sys.telegram.failNext('editMessageText', { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 }, { chatId });
     sys.model.script({ content: [{ type: 'text', text: 'One, two, three, four, five, six, seven, eight.' }], streamPieces: 6, eventDelayMs: 100 });
-    const { sent, done } = await turn('Count to eight.', 2);
+    const sent = sys.telegram.sendText(ALICE, 'Count to eight.', { chatId });
+    const done = () => pollUntil(async () => (await messagesOf(chatId)) >= 2, 10_000, 'the turn to be written');
     await replyTo(sys.telegram, sent, /eight\.$/);
     await done();
 
-    const edits = sys.telegram.callsOf('editMessageText');
+    const edits = sys.telegram.callsOf('editMessageText').filter((c) => c.params.chat_id === chatId);
     const limited = edits.findIndex((c) => c.status === 429);
     expect(limited).toBeGreaterThanOrEqual(0);
     expect(edits[limited + 1]!.at - edits[limited]!.at).toBeGreaterThanOrEqual(1_000);
@@ -110,9 +115,9 @@ export function channelsSuite(mode: Mode): void {
 
   it('should refuse a second message while a turn runs, with a clear message', async () => {
     sys.model.script({ content: [{ type: 'text', text: 'A slow and thoughtful answer.' }], delayMs: 1_500 });
-    const { sent: first, done } = await turn('Think about it slowly.', 2);
+    const { sent: first, chatId, done } = await turn('Think about it slowly.', 2);
     await sys.telegram.waitFor(() => sys.model.messageRequests.length > 0, 'the model call');
-    const second = sys.telegram.sendText(ALICE, 'Are you there?');
+    const second = sys.telegram.sendText(ALICE, 'Are you there?', { chatId });
     await replyTo(sys.telegram, second, /still answering your previous message/);
     await replyTo(sys.telegram, first, /thoughtful answer\.$/);
     await done();
@@ -145,4 +150,54 @@ export function channelsSuite(mode: Mode): void {
     sent = sys.telegram.sendText(ALICE, '/agent alfred');
     await replyTo(sys.telegram, sent, /You now talk to alfred/);
   });
+
+  it('should offer memories to forget as buttons and forget the one tapped', async () => {
+    const api = client(sys.url);
+    await api.post('/memories', { content: 'Alice likes green tea' });
+    await api.post('/memories', { content: 'Alice lives in Lyon' });
+    let sent = sys.telegram.sendText(ALICE, '/forget green tea');
+    const offer = await replyTo(sys.telegram, sent, /Which memory should I forget/);
+    const buttons = (offer.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard.map((r) => r[0]!);
+    const tea = buttons.find((b) => b.text.includes('green tea'))!;
+    sys.telegram.tap(ALICE, offer, tea.callback_data);
+    await sys.telegram.waitFor(() => /forgot it/.test(offer.text), 'the offer to be answered');
+    const left = (await api.get('/memories')).body.memories.map((m: { content: string }) => m.content);
+    expect(left).toContain('Alice lives in Lyon');
+    expect(left).not.toContain('Alice likes green tea');
+
+  }, 30_000);
+
+  it('should compact the chat\'s conversation on /compact', async () => {
+    sys.model.script({ content: [{ type: 'text', text: 'Lyon is lovely in spring.' }] });
+    const { sent: asked, chatId, done } = await turn('Tell me about Lyon.', 2);
+    await replyTo(sys.telegram, asked, /^Lyon is lovely in spring\.$/);
+    await done();
+    sys.model.script({ content: [{ type: 'text', text: 'Summary: Alice asked about Lyon; the agent praised it in spring.' }] });
+    const sent = sys.telegram.sendText(ALICE, '/compact', { chatId });
+    const compacted = await replyTo(sys.telegram, sent, /Compacted|⚠️/);
+    expect(compacted.text).toMatch(/^🗜 Compacted: [\d,]+ → [\d,]+ tokens \(\d+ messages summarised\)\.$/);
+  }, 30_000);
+
+  it('should stop a running reply on /cancel', async () => {
+    sys.model.script({ content: [{ type: 'text', text: 'This answer takes far too long to write.' }], streamPieces: 20, eventDelayMs: 300 });
+    const { sent, chatId } = await turn('Write slowly.', 2);
+    await replyTo(sys.telegram, sent, /^This/);
+    const cancel = sys.telegram.sendText(ALICE, '/cancel', { chatId });
+    await replyTo(sys.telegram, cancel, /Stopping the reply/);
+    const reply = await replyTo(sys.telegram, sent, /⚠️ .*cancel/i);
+    expect(reply.text).not.toContain('too long to write.');
+  }, 30_000);
+
+  it('should keep one conversation per forum topic and answer inside the topic', async () => {
+    const group = -100_4242;
+    sys.model.script({ content: [{ type: 'text', text: 'Answer in topic seven.' }] }, { content: [{ type: 'text', text: 'Answer in topic eight.' }] });
+    const seven = sys.telegram.sendText(ALICE, 'Hello from topic 7', { chatId: group, threadId: 7 });
+    await replyTo(sys.telegram, seven, /topic seven/);
+    const eight = sys.telegram.sendText(ALICE, 'Hello from topic 8', { chatId: group, threadId: 8 });
+    const reply = await replyTo(sys.telegram, eight, /topic eight/);
+    expect(reply.message_thread_id).toBe(8);
+    await pollUntil(async () => (await sessionsOf('alfred')).filter((s) => s.metadata.chat_id === group && s.message_count === 2).length === 2, 10_000, 'two topic sessions');
+    const topics = (await sessionsOf('alfred')).filter((s) => s.metadata.chat_id === group).map((s) => s.metadata.thread_id);
+    expect(topics.sort()).toEqual([7, 8]);
+  }, 30_000);
 }

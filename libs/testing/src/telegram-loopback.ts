@@ -52,7 +52,7 @@ export class TelegramLoopback {
   readonly calls: RecordedCall[] = [];
   readonly updates: TelegramUpdates;
   private readonly chats = new Map<number, LoopbackMessage[]>();
-  private readonly faults: Array<{ method: string; answer: BotApiError }> = [];
+  private readonly faults: Array<{ method: string; answer: BotApiError; chatId?: number }> = [];
   private readonly handlers: Record<string, Handler>;
   private callbackSeq = 0;
 
@@ -80,9 +80,9 @@ export class TelegramLoopback {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** The next `times` calls of `method` fail with this answer (e.g. a 429 with retry_after). */
-  failNext(method: string, answer: BotApiError, times = 1): this {
-    for (let i = 0; i < times; i++) this.faults.push({ method, answer });
+  /** The next `times` calls of `method` (for one chat, if given) fail with this answer (e.g. a 429 with retry_after). */
+  failNext(method: string, answer: BotApiError, options: { times?: number; chatId?: number } = {}): this {
+    for (let i = 0; i < (options.times ?? 1); i++) this.faults.push({ method, answer, ...(options.chatId === undefined ? {} : { chatId: options.chatId }) });
     return this;
   }
 
@@ -141,7 +141,7 @@ export class TelegramLoopback {
       params = await readParams(req, url);
       const handler = Object.hasOwn(this.handlers, method) ? this.handlers[method] : undefined;
       if (!handler) throw new BotApiFailure({ error_code: 404, description: 'Not Found: method not found' });
-      const fault = this.faults.findIndex((f) => f.method === method);
+      const fault = this.faults.findIndex((f) => f.method === method && (f.chatId === undefined || f.chatId === Number(params.chat_id)));
       if (fault >= 0) throw new BotApiFailure(this.faults.splice(fault, 1)[0]!.answer);
       const result = await handler(params, req);
       record(200);

@@ -1,5 +1,6 @@
 import type { Bot, Context } from 'grammy';
 import type { MessageContext } from '#bus';
+import { isAlfredError } from '#errors';
 import { chatOfUpdate } from '../telegram/update-chat.js';
 import { threadParams } from '../telegram/chat-ref.js';
 import type { AccessList } from './access.js';
@@ -54,7 +55,7 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
   bot.command(['start', 'help'], (ctx) => reply(ctx, convOf(ctx), { text: `You talk to ${convOf(ctx).state.agent}.\n\n${HELP}` }));
   bot.command('id', (ctx) => reply(ctx, convOf(ctx), { text: `Your Telegram user id is ${ctx.from!.id}.` }));
   for (const name of COMMANDS) {
-    bot.command(name, async (ctx) => reply(ctx, convOf(ctx), await deps.commands[name](call(ctx))));
+    bot.command(name, async (ctx) => reply(ctx, convOf(ctx), await refusalAsReply(() => deps.commands[name](call(ctx)))));
   }
 
   bot.on('callback_query:data', async (ctx) => {
@@ -83,6 +84,16 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
   });
 
   bot.on('message', (ctx) => reply(ctx, convOf(ctx), { text: 'I can read text messages only, for now.' }));
+}
+
+/** A refusal (a 4xx from a service: no such session, nothing to compact…) is told to the user; other failures go up. */
+async function refusalAsReply(run: () => Promise<CommandReply>): Promise<CommandReply> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isAlfredError(err) && err.status < 500) return { text: `⚠️ ${err.message}` };
+    throw err;
+  }
 }
 
 /** Strangers learn their own id and nothing else, so an operator can add them to ALFRED_TELEGRAM_ALLOW. */

@@ -70,7 +70,8 @@ export class Commands {
     if (c.busy) return { text: '⏳ A reply is still being written; compact after it.' };
     const session = await this.conversations.sessionOf(c.conv, c.context);
     const r = await this.bus.request(CompactorRoutes.compact, { scope: c.conv.scope, session_id: session.id }, { context: c.context, timeoutMs: 180_000 });
-    return { text: `🗜 Compacted: ${r.tokens_before} → ${r.tokens_after} tokens (${r.messages_compacted} messages summarised).` };
+    const n = (x: number) => x.toLocaleString('en-US');
+    return { text: `🗜 Compacted: ${n(r.tokens_before)} → ${n(r.tokens_after)} tokens (${r.messages_compacted} messages summarised).` };
   }
 
   async remember(c: CommandCall): Promise<CommandReply> {
