@@ -80,14 +80,16 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
     const text = ctx.message.text;
     if (text.startsWith('/')) return reply(ctx, conv, { text: `I do not know ${text.split(/\s/)[0]}.\n\n${HELP}` });
     const job = deps.jobOf(ctx.update.update_id);
-    await deps.relay.run({ updateId: ctx.update.update_id, conv, text, ...job });
+    // A refusal (an agent that does not exist, a session gone) is told; the reply itself is the relay's.
+    const refused = await refusalAsReply(async () => (await deps.relay.run({ updateId: ctx.update.update_id, conv, text, ...job }), undefined));
+    if (refused) await reply(ctx, conv, refused);
   });
 
   bot.on('message', (ctx) => reply(ctx, convOf(ctx), { text: 'I can read text messages only, for now.' }));
 }
 
 /** A refusal (a 4xx from a service: no such session, nothing to compact…) is told to the user; other failures go up. */
-async function refusalAsReply(run: () => Promise<CommandReply>): Promise<CommandReply> {
+async function refusalAsReply<T extends CommandReply | undefined>(run: () => Promise<T>): Promise<T | CommandReply> {
   try {
     return await run();
   } catch (err) {

@@ -36,7 +36,8 @@ export class Confirmations {
     return DATA.test(data);
   }
 
-  async ask(conv: Conversation, record: UpdateRecord, e: ConfirmationEvent): Promise<void> {
+  /** Sends the request's buttons; returns the message that carries them. */
+  async ask(conv: Conversation, record: UpdateRecord, e: ConfirmationEvent): Promise<{ readonly request_id: string; readonly message_id: number; readonly text: string }> {
     const what = e.action === 'activate_skill' ? `activate the skill “${e.skill}”` : `run “${e.skill}”`;
     const text = `🔐 ${record.agent} asks to ${what}.\n\n${e.prompt}`;
     const keyboard = { inline_keyboard: [[{ text: '✅ Approve', callback_data: `cf:y:${e.request_id}` }, { text: '❌ Decline', callback_data: `cf:n:${e.request_id}` }]] };
@@ -45,7 +46,22 @@ export class Confirmations {
       ...s,
       confirmations: { ...s.confirmations, [e.request_id]: { agent: record.agent!, session_id: record.session_id! } },
     }));
-    await this.api.sendMessage(conv.chat.chatId, text, { reply_markup: keyboard, ...threadParams(conv.chat) });
+    const sent = await this.api.sendMessage(conv.chat.chatId, text, { reply_markup: keyboard, ...threadParams(conv.chat) });
+    return { request_id: e.request_id, message_id: sent.message_id, text };
+  }
+
+  /** At the end of a turn: requests nobody answered are closed, their buttons removed. */
+  async expire(conv: Conversation, asked: ReadonlyArray<{ readonly request_id: string; readonly message_id: number; readonly text: string }>): Promise<void> {
+    if (asked.length === 0) return;
+    const ids = new Set(asked.map((a) => a.request_id));
+    let open: string[] = [];
+    await this.conversations.update(conv, (s) => {
+      open = Object.keys(s.confirmations).filter((id) => ids.has(id));
+      return { ...s, confirmations: Object.fromEntries(Object.entries(s.confirmations).filter(([id]) => !ids.has(id))) };
+    });
+    for (const a of asked.filter((x) => open.includes(x.request_id))) {
+      await this.api.editMessageText(conv.chat.chatId, a.message_id, `${a.text}\n\n— Not answered in time; the agent went on without it.`).catch(() => undefined);
+    }
   }
 
   /** Answers the request a button names and closes the buttons' message; returns the notice Telegram shows the tapper. */

@@ -126,6 +126,7 @@ export class TurnRelay {
     let final: string | undefined;
     let failure: { code: string; message: string } | undefined;
     let newRound = false;
+    const asked: Array<Awaited<ReturnType<Confirmations['ask']>>> = [];
     try {
       for await (const e of stream) {
         if (req.signal.aborted) break;
@@ -134,7 +135,7 @@ export class TurnRelay {
           newRound = false;
         } else if (e.type === 'tool_call') newRound = true;
         else if (e.type === 'message') final = e.text;
-        else if (e.type === 'confirmation_request') await this.confirmations.ask(req.conv, record, e);
+        else if (e.type === 'confirmation_request') asked.push(await this.confirmations.ask(req.conv, record, e));
         else if (e.type === 'error') failure = e.error;
       }
     } finally {
@@ -142,6 +143,7 @@ export class TurnRelay {
       req.signal.removeEventListener('abort', abandon);
     }
     if (req.signal.aborted) throw new TurnAbandoned();
+    await this.confirmations.expire(req.conv, asked);
     // A follower that joined late missed the streamed text: the final message has all of it.
     if (attached && final !== undefined) reply.replace(final);
     if (failure) reply.append(`${reply.hasText ? '\n\n' : ''}⚠️ ${failure.message}`);
