@@ -78,7 +78,7 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
     const next = telegram.sendText(ALICE, 'Are you back?');
     await replyTo(telegram, next, /^Still here\.$/, 30_000);
     expect(await alfred.stop()).toBe(0);
-  }, 180_000);
+  }, 300_000);
 
   describeNats('over NATS', () => {
     describeRedis('with Redis', () => {
@@ -125,7 +125,7 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
         expect(view.messages.filter((m: { role: string; content: unknown }) => m.role === 'user' && m.content === QUESTION)).toHaveLength(1);
         for (const run of running) expect(run.output()).not.toContain(telegram.token.split(':')[1]);
         expect(await channels.stop()).toBe(0);
-      }, 180_000);
+      }, 300_000);
     });
   });
 });

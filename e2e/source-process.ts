@@ -36,7 +36,7 @@ export function launchSource(entry: string, env: Record<string, string>): Source
   return {
     child,
     output: () => output,
-    waitFor(pattern, timeoutMs = 60_000) {
+    waitFor(pattern, timeoutMs = 120_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const match = output.match(pattern);

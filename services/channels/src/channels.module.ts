@@ -3,14 +3,14 @@ import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { LOGGER, type Logger } from '#logging';
 import type { ServiceDefinition } from '#runtime';
-import { CHANNEL_STORE, TELEGRAM_CHANNEL } from './channels.tokens.js';
+import { CHANNEL_STORE, CHANNELS_GRACE_MS, CHANNELS_TENANT, TELEGRAM_CHANNEL } from './channels.tokens.js';
 import { channelsEnvSchema, loadChannelsConfig, type ChannelsConfig } from './config.js';
 import { WebhookHandlers } from './handlers/webhook.handlers.js';
 import type { ChannelStore } from './store/channel.store.js';
 import { FileChannelStore } from './store/file-channel.store.js';
 import { RedisChannelStore } from './store/redis-channel.store.js';
-import { botIdOf, type TelegramConfig } from './telegram/telegram-client.js';
-import { TelegramChannel } from './telegram/telegram-channel.js';
+import { botIdOf, type TelegramConfig } from './telegram/bot-identity.js';
+import type { TelegramChannel } from './telegram/telegram-channel.js';
 
 export { channelsEnvSchema, type ChannelsConfig } from './config.js';
 
@@ -24,7 +24,7 @@ class ChannelLifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
     @Inject(TELEGRAM_CHANNEL) private readonly channel: TelegramChannel | undefined,
     @Inject(CHANNEL_STORE) private readonly store: ChannelStore | undefined,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Inject('CHANNELS_GRACE_MS') private readonly graceMs: number,
+    @Inject(CHANNELS_GRACE_MS) private readonly graceMs: number,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -57,12 +57,16 @@ export class ChannelsModule {
         {
           provide: TELEGRAM_CHANNEL,
           inject: [BUS, CHANNEL_STORE, LOGGER],
-          useFactory: (bus: Bus, store: ChannelStore | undefined, logger: Logger) =>
-            telegram && store ? new TelegramChannel(telegram, bus, store, logger.child({ context: TelegramChannel.name })) : undefined,
+          // Loaded only when configured: grammY and the Markdown renderer stay out of processes without a bot.
+          useFactory: async (bus: Bus, store: ChannelStore | undefined, logger: Logger) => {
+            if (!telegram || !store) return undefined;
+            const { TelegramChannel } = await import('./telegram/telegram-channel.js');
+            return new TelegramChannel(telegram, bus, store, logger.child({ context: TelegramChannel.name }));
+          },
         },
-        { provide: 'CHANNELS_TENANT', useValue: config.ALFRED_TELEGRAM_TENANT },
+        { provide: CHANNELS_TENANT, useValue: config.ALFRED_TELEGRAM_TENANT },
         // Half the shutdown deadline for running turns to finish; the rest for closing.
-        { provide: 'CHANNELS_GRACE_MS', useValue: Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS / 2) },
+        { provide: CHANNELS_GRACE_MS, useValue: Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS / 2) },
         ChannelLifecycle,
         WebhookHandlers,
       ],

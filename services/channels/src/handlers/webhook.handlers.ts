@@ -4,7 +4,7 @@ import { ChannelRoutes, ErrorCode } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { BusHandlers } from '#runtime';
-import { TELEGRAM_CHANNEL } from '../channels.tokens.js';
+import { CHANNELS_TENANT, TELEGRAM_CHANNEL } from '../channels.tokens.js';
 import type { TelegramChannel } from '../telegram/telegram-channel.js';
 
 function sameSecret(a: string, b: string): boolean {
@@ -19,7 +19,7 @@ export class WebhookHandlers extends BusHandlers {
   constructor(
     @Inject(BUS) bus: Bus,
     @Inject(TELEGRAM_CHANNEL) private readonly channel: TelegramChannel | undefined,
-    @Inject('CHANNELS_TENANT') private readonly tenant: string,
+    @Inject(CHANNELS_TENANT) private readonly tenant: string,
   ) {
     super(bus);
   }

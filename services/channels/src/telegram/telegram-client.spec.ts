@@ -1,5 +1,6 @@
 import { GrammyError, HttpError } from 'grammy';
-import { describeTelegramError, webhookSecretOf } from './telegram-client.js';
+import { webhookSecretOf } from './bot-identity.js';
+import { describeTelegramError } from './telegram-client.js';
 
 const token = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw-';
 

@@ -43,7 +43,8 @@ export class UpdatePoller {
     this.stopping.abort();
     await this.loop;
     if (this.offset !== undefined) {
-      await this.api.getUpdates({ offset: this.offset, limit: 1, timeout: 0 }).catch(() => undefined);
+      const signal = AbortSignal.timeout(2_000) as unknown as Parameters<Api['getUpdates']>[1];
+      await this.api.getUpdates({ offset: this.offset, limit: 1, timeout: 0 }, signal).catch(() => undefined);
     }
     await this.store.releasePoller(this.owner).catch(() => undefined);
   }
