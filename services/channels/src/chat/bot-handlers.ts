@@ -28,53 +28,20 @@ export interface BotHandlerDeps {
 type CommandName = 'new' | 'agent' | 'compact' | 'remember' | 'forget' | 'status' | 'cancel';
 const COMMANDS: readonly CommandName[] = ['new', 'agent', 'compact', 'remember', 'forget', 'status', 'cancel'];
 
+type ConvOf = (ctx: Context) => Conversation;
+
 /** The bot's behaviour: who may talk, the commands, button taps, and text messages that become agent turns. */
 export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
   const conversations = new WeakMap<Context, Conversation>();
-  const convOf = (ctx: Context) => conversations.get(ctx)!;
-  const call = (ctx: Context): CommandCall => {
-    const conv = convOf(ctx);
-    return { conv, userId: ctx.from!.id, args: typeof ctx.match === 'string' ? ctx.match : '', context: deps.jobOf(ctx.update.update_id).context, busy: deps.relay.isBusy(conv.key) };
-  };
-
+  const convOf: ConvOf = (ctx) => conversations.get(ctx)!;
   bot.use(async (ctx, next) => {
-    const chat = chatOfUpdate(ctx.update);
-    const from = ctx.from;
-    if (!chat || !from || from.is_bot) return;
-    const first = deps.access.firstAgentOf(from.id);
-    if (first === undefined) return answerStranger(ctx, from.id);
-    const conv = await deps.conversations.open(chat, first);
-    if (!deps.access.may(from.id, conv.state.agent) && !ctx.hasCommand(['agent', 'id', 'help', 'start'])) {
-      const text = `You may not talk to ${conv.state.agent}. Switch with /agent NAME (yours: ${deps.access.agentsOf(from.id).join(', ')}).`;
-      return ctx.callbackQuery ? void (await ctx.answerCallbackQuery({ text })) : void (await sendText(ctx.api, chat, text));
-    }
+    const conv = await admit(ctx, deps);
+    if (!conv) return;
     conversations.set(ctx, conv);
     await next();
   });
-
-  bot.command(['start', 'help'], (ctx) => reply(ctx, convOf(ctx), { text: `You talk to ${convOf(ctx).state.agent}.\n\n${HELP}` }));
-  bot.command('id', (ctx) => reply(ctx, convOf(ctx), { text: `Your Telegram user id is ${ctx.from!.id}.` }));
-  for (const name of COMMANDS) {
-    bot.command(name, async (ctx) => reply(ctx, convOf(ctx), await refusalAsReply(() => deps.commands[name](call(ctx)))));
-  }
-
-  bot.on('callback_query:data', async (ctx) => {
-    const data = ctx.callbackQuery.data;
-    const c = call(ctx);
-    let notice = '';
-    if (Confirmations.isTap(data)) {
-      const userName = ctx.from.username ? `@${ctx.from.username}` : ctx.from.first_name;
-      const msg = ctx.callbackQuery.message;
-      const message = { message_id: msg?.message_id ?? 0, text: msg && 'text' in msg ? (msg.text ?? '') : '' };
-      notice = await deps.confirmations.answer({ ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) }, message);
-    } else if (FORGET_DATA.test(data)) {
-      notice = await deps.commands.forgetChosen(c, data);
-      const msg = ctx.callbackQuery.message;
-      if (msg) await ctx.api.editMessageText(msg.chat.id, msg.message_id, notice);
-    }
-    await ctx.answerCallbackQuery(notice ? { text: notice } : {});
-  });
-
+  installCommands(bot, deps, convOf);
+  bot.on('callback_query:data', (ctx) => onTap(ctx, deps, callOf(ctx, deps, convOf)));
   bot.on('message:text', async (ctx) => {
     const conv = convOf(ctx);
     const text = ctx.message.text;
@@ -84,8 +51,52 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
     const refused = await refusalAsReply(async () => (await deps.relay.run({ updateId: ctx.update.update_id, conv, text, ...job }), undefined));
     if (refused) await reply(ctx, conv, refused);
   });
-
   bot.on('message', (ctx) => reply(ctx, convOf(ctx), { text: 'I can read text messages only, for now.' }));
+}
+
+/** Who may go on: strangers get their id and stop here; others get their chat's conversation. */
+async function admit(ctx: Context, deps: BotHandlerDeps): Promise<Conversation | undefined> {
+  const chat = chatOfUpdate(ctx.update);
+  const from = ctx.from;
+  if (!chat || !from || from.is_bot) return undefined;
+  const first = deps.access.firstAgentOf(from.id);
+  if (first === undefined) return void (await answerStranger(ctx, from.id));
+  const conv = await deps.conversations.open(chat, first);
+  if (deps.access.may(from.id, conv.state.agent) || ctx.hasCommand(['agent', 'id', 'help', 'start'])) return conv;
+  const text = `You may not talk to ${conv.state.agent}. Switch with /agent NAME (yours: ${deps.access.agentsOf(from.id).join(', ')}).`;
+  if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text });
+  else await sendText(ctx.api, chat, text);
+  return undefined;
+}
+
+function callOf(ctx: Context, deps: BotHandlerDeps, convOf: ConvOf): CommandCall {
+  const conv = convOf(ctx);
+  const args = typeof ctx.match === 'string' ? ctx.match : '';
+  return { conv, userId: ctx.from!.id, args, context: deps.jobOf(ctx.update.update_id).context, busy: deps.relay.isBusy(conv.key) };
+}
+
+function installCommands(bot: Bot, deps: BotHandlerDeps, convOf: ConvOf): void {
+  bot.command(['start', 'help'], (ctx) => reply(ctx, convOf(ctx), { text: `You talk to ${convOf(ctx).state.agent}.\n\n${HELP}` }));
+  bot.command('id', (ctx) => reply(ctx, convOf(ctx), { text: `Your Telegram user id is ${ctx.from!.id}.` }));
+  for (const name of COMMANDS) {
+    bot.command(name, async (ctx) => reply(ctx, convOf(ctx), await refusalAsReply(() => deps.commands[name](callOf(ctx, deps, convOf)))));
+  }
+}
+
+/** A button tap: a confirmation's answer or a memory to forget; Telegram is told what happened either way. */
+async function onTap(ctx: Context, deps: BotHandlerDeps, c: CommandCall): Promise<void> {
+  const data = ctx.callbackQuery!.data!;
+  const msg = ctx.callbackQuery!.message;
+  let notice = '';
+  if (Confirmations.isTap(data)) {
+    const userName = ctx.from!.username ? `@${ctx.from!.username}` : ctx.from!.first_name;
+    const message = { message_id: msg?.message_id ?? 0, text: msg && 'text' in msg ? (msg.text ?? '') : '' };
+    notice = await deps.confirmations.answer({ ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) }, message);
+  } else if (FORGET_DATA.test(data)) {
+    notice = await deps.commands.forgetChosen(c, data);
+    if (msg) await ctx.api.editMessageText(msg.chat.id, msg.message_id, notice);
+  }
+  await ctx.answerCallbackQuery(notice ? { text: notice } : {});
 }
 
 /** A refusal (a 4xx from a service: no such session, nothing to compact…) is told to the user; other failures go up. */
