@@ -4,12 +4,15 @@ import { AlfredError } from '#errors';
 import { assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
 import { readMeta, tableSchema } from './lancedb-rows.js';
+import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 import type { CollectionSpec, VectorStore } from './vector-store.js';
 
 export interface LanceDbStoreOptions {
   /** Directory holding the tables (created if missing). */
   readonly dir: string;
   readonly tuning?: Partial<LanceDbTuning>;
+  /** How long opening waits for another process's lock on a table to go stale (a crashed holder) before refusing. */
+  readonly lockWaitMs?: number;
 }
 
 /**
@@ -21,6 +24,8 @@ export class LanceDbStore implements VectorStore {
   private readonly tuning: LanceDbTuning;
   private db: Promise<Connection> | undefined;
   private readonly open_ = new Map<string, Promise<LanceDbCollection>>();
+  /** Writer locks of the tables this store opened, held until close (one writing process per table). */
+  private readonly locks = new Map<string, Promise<LanceDbWriterLock>>();
 
   constructor(private readonly options: LanceDbStoreOptions) {
     this.tuning = { ...DEFAULT_LANCEDB_TUNING, ...options.tuning };
@@ -50,6 +55,7 @@ export class LanceDbStore implements VectorStore {
 
   async recreate(spec: CollectionSpec): Promise<LanceDbCollection> {
     assertValidSpec(spec);
+    await this.lock(spec.name);
     const db = await this.connection();
     const cached = this.open_.get(spec.name);
     this.open_.delete(spec.name);
@@ -64,6 +70,19 @@ export class LanceDbStore implements VectorStore {
     for (const c of collections) if (c.status === 'fulfilled') await c.value.close();
     if (this.db !== undefined) (await this.db).close();
     this.db = undefined;
+    const locks = await Promise.allSettled(this.locks.values());
+    this.locks.clear();
+    for (const l of locks) if (l.status === 'fulfilled') await l.value.release();
+  }
+
+  private lock(table: string): Promise<LanceDbWriterLock> {
+    let held = this.locks.get(table);
+    if (held === undefined) {
+      held = LanceDbWriterLock.acquire(this.options.dir, table, this.options.lockWaitMs ?? 12_000);
+      this.locks.set(table, held);
+      held.catch(() => this.locks.delete(table));
+    }
+    return held;
   }
 
   private connection(): Promise<Connection> {
@@ -72,6 +91,7 @@ export class LanceDbStore implements VectorStore {
   }
 
   private async openOrCreate(spec: CollectionSpec): Promise<LanceDbCollection> {
+    await this.lock(spec.name);
     const db = await this.connection();
     const exists = (await db.tableNames()).includes(spec.name);
     const table = exists ? await db.openTable(spec.name) : await this.create(db, spec);
