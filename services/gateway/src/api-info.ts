@@ -15,6 +15,7 @@ export const API_VERSION: string = (() => {
 /** What `GET /` lists: every endpoint family of the API. */
 export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; description: string }> = [
   { path: '/health', methods: ['GET'], description: 'Health check' },
+  { path: '/metrics', methods: ['GET'], description: 'Prometheus metrics of this gateway process (API key required)' },
   { path: '/memories', methods: ['GET', 'POST', 'DELETE'], description: 'Memory management' },
   { path: '/memories/batch', methods: ['POST'], description: 'Create many memories' },
   { path: '/memories/{id}', methods: ['GET', 'PUT', 'DELETE'], description: 'One memory' },
