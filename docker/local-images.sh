@@ -42,7 +42,8 @@ host_app() {
   (cd "$REPO" && npm run build >/dev/null)
   rm -rf "$HOST_APP" && mkdir -p "$HOST_APP"
   cp -a "$REPO/package.json" "$REPO/package-lock.json" "$REPO/.npmrc" "$REPO/dist" "$HOST_APP/"
-  cp -a "$REPO/node_modules" "$HOST_APP/node_modules"
+  # Hard links: a second copy of node_modules costs neither time nor disk; prune only unlinks.
+  cp -al "$REPO/node_modules" "$HOST_APP/node_modules"
   (cd "$HOST_APP" && npm prune --omit=dev --no-audit --no-fund --ignore-scripts >/dev/null)
   mkdir -p "$HOST_APP/bin" && cp -L "$REPO/node_modules/node/bin/node" "$HOST_APP/bin/node"
 }

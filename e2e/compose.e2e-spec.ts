@@ -52,7 +52,7 @@ describe('docker-compose.yml', () => {
   it('should define infrastructure with durable settings', () => {
     expect(natsConfs[0]).toMatch(/sync_interval:\s*always/);
     for (const conf of natsConfs) expect(conf).toMatch(/jetstream\s*\{[^}]*store_dir:\s*\/data/);
-    expect(compose.configs.nats_conf.file).toBe('${ALFRED_NATS_CONF:-./docker/nats/nats.conf}');
+    expect(services.nats!.volumes).toContain('${ALFRED_NATS_CONF:-./docker/nats/nats.conf}:/etc/nats/nats.conf:ro');
     expect(services.redis!.command.join(' ')).toMatch(/--appendonly yes --appendfsync everysec/);
     expect(services.qdrant!.profiles).toEqual(['qdrant']);
   });
