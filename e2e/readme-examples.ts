@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 
 /** One `curl` command of the README's API examples, split into arguments as a shell would. */
@@ -69,4 +71,20 @@ export function readmeCurlExamples(readme = readFileSync(new URL('../README.md',
 /** The example's arguments with the README's variables given values. */
 export function withVariables(example: CurlExample, vars: Readonly<Record<string, string>>): string[] {
   return example.args.map((a) => a.replace(/\$([A-Z]+)|\$\{([A-Z]+)\}/g, (m, x, y) => vars[x ?? y] ?? m));
+}
+
+/** Runs curl arguments (`curl` first) with the README's `-s` and extra headers; the status and the body (JSON when it parses). */
+export async function runCurl(args: readonly string[], headers: readonly string[] = []): Promise<{ status: number; body: any }> {
+  const { stdout } = await promisify(execFile)('curl', ['-sS', ...headers.flatMap((h) => ['-H', h]), '-w', '\n%{http_code}', ...args.slice(1).filter((a) => a !== '-s')], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const cut = stdout.lastIndexOf('\n');
+  const text = stdout.slice(0, cut);
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // a rendered skills index and the like
+  }
+  return { status: Number(stdout.slice(cut + 1)), body };
 }
