@@ -106,8 +106,8 @@ export const Metrics = {
   }),
   modelCalls: new Counter({
     name: 'alfred_model_calls_total',
-    help: 'Model (LLM) calls by model, purpose and outcome',
-    labelNames: ['model', 'purpose', 'outcome'] as const,
+    help: 'Model (LLM) calls by model and outcome (ok, or the error code)',
+    labelNames: ['model', 'outcome'] as const,
     registers,
   }),
   modelTokens: new Counter({

@@ -1,3 +1,4 @@
+import { Metrics } from '#metrics';
 import { connect, type Connection, type Table } from '@lancedb/lancedb';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
@@ -26,6 +27,8 @@ export class LanceDbStore implements VectorStore {
   private readonly open_ = new Map<string, Promise<LanceDbCollection>>();
   /** Writer locks of the tables this store opened, held until close (one writing process per table). */
   private readonly locks = new Map<string, Promise<LanceDbWriterLock>>();
+  /** Stop sampling each open table's row count for /metrics. */
+  private readonly sizes = new Map<string, () => void>();
 
   constructor(private readonly options: LanceDbStoreOptions) {
     this.tuning = { ...DEFAULT_LANCEDB_TUNING, ...options.tuning };
@@ -67,6 +70,8 @@ export class LanceDbStore implements VectorStore {
   async close(): Promise<void> {
     const collections = await Promise.allSettled(this.open_.values());
     this.open_.clear();
+    for (const untrack of this.sizes.values()) untrack();
+    this.sizes.clear();
     for (const c of collections) if (c.status === 'fulfilled') await c.value.close();
     if (this.db !== undefined) (await this.db).close();
     this.db = undefined;
@@ -111,6 +116,7 @@ export class LanceDbStore implements VectorStore {
       table.close();
       throw err;
     }
+    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
     return new LanceDbCollection(spec, table, tableSchema(spec), this.tuning).init();
   }
 
