@@ -32,13 +32,17 @@ cleanup() {
     if [ -n "$left" ]; then log "down -v left containers or volumes behind: $left"; code=1; else log "down -v removed every container and volume"; fi
   fi
   [ "$started_engine" = 1 ] && engine_stop
-  rm -f "$ENV_FILE"
+  rm -rf "$ENV_FILE" "$HOST_APP"
   exit "$code"
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT
 
 t0=$(date +%s)
-if ! "$DOCKER_CLI" version >/dev/null 2>&1; then engine_start || exit 1; started_engine=1; fi
+if ! "$DOCKER_CLI" version >/dev/null 2>&1; then
+  engine_start || { log "SKIPPED: dockerd would not start on this machine (its log is above)"; exit 3; }
+  started_engine=1
+fi
 local_images_build || exit 1
 log "images ready in $(( $(date +%s) - t0 )) s"
 
