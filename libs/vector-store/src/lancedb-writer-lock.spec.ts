@@ -5,6 +5,20 @@ import { join } from 'node:path';
 import { isAlfredError } from '#errors';
 import { LanceDbStore } from './lancedb.store.js';
 
+const lockfile = join(process.cwd(), 'node_modules', 'proper-lockfile', 'index.js');
+
+/** Whether another process can take the table's lock now ('locked', released at once) or finds it held ('ELOCKED'). */
+function otherProcessLocks(dir: string): Promise<string> {
+  const script = `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false })` +
+    `.then((release) => release().then(() => console.log('locked')), (e) => console.log(e.code))`;
+  return new Promise((resolve) => {
+    let out = '';
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', () => resolve(out.trim()));
+  });
+}
+
 const spec = { name: 'memories', embedderId: 'test-v1-4', dimension: 4, fields: {} } as const;
 
 describe('LanceDbStore writer lock', () => {
@@ -14,16 +28,25 @@ describe('LanceDbStore writer lock', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('should refuse a second store on a table another store holds, and hand it over after close', async () => {
+  it('should share a table between stores of one process, and free it for other processes when the last one closes', async () => {
     const first = new LanceDbStore({ dir });
     const second = new LanceDbStore({ dir, lockWaitMs: 0 });
     await first.open(spec);
-    const refused = await second.open(spec).catch((e: unknown) => e);
-    expect(isAlfredError(refused) && refused.code).toBe('CONFLICT');
-    expect((refused as Error).message).toMatch(/in use by another process.*QDRANT_URL/);
-    await first.close();
     await expect(second.open(spec)).resolves.toBeDefined();
+    await first.close();
+    await expect(otherProcessLocks(dir)).resolves.toBe('ELOCKED');
     await second.close();
+    await expect(otherProcessLocks(dir)).resolves.toBe('locked');
+  });
+
+  it('should release the lock of a table it refused to open (an embedder mismatch)', async () => {
+    const first = new LanceDbStore({ dir });
+    await first.open(spec);
+    await first.close();
+    const mismatched = new LanceDbStore({ dir, lockWaitMs: 0 });
+    await expect(mismatched.open({ ...spec, embedderId: 'other-v1-4' })).rejects.toMatchObject({ code: 'EMBEDDER_MISMATCH' });
+    await expect(otherProcessLocks(dir)).resolves.toBe('locked');
+    await mismatched.close();
   });
 
   it('should let stores share a folder when they hold different tables (embedded memory and skill-registry)', async () => {
@@ -36,7 +59,6 @@ describe('LanceDbStore writer lock', () => {
 
   it('should refuse a table held by another process', async () => {
     // A real second process holds the lock the way a second memory instance would.
-    const lockfile = join(process.cwd(), 'node_modules', 'proper-lockfile', 'index.js');
     const holder = spawn(process.execPath, ['-e', `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false, update: 1000 }).then(() => { console.log('held'); setInterval(() => {}, 1000); })`], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -40,7 +40,11 @@ export class LanceDbStore implements VectorStore {
     if (cached !== undefined) return cached.then((c) => (this.assertSameSpec(c.spec, spec), c));
     const opening = this.openOrCreate(spec);
     this.open_.set(spec.name, opening);
-    opening.catch(() => this.open_.delete(spec.name));
+    // A refused open (an embedder mismatch) leaves the table to whoever fixes it, such as `alfred reindex`.
+    opening.catch(() => {
+      this.open_.delete(spec.name);
+      void this.unlock(spec.name);
+    });
     return opening;
   }
 
@@ -78,6 +82,12 @@ export class LanceDbStore implements VectorStore {
     const locks = await Promise.allSettled(this.locks.values());
     this.locks.clear();
     for (const l of locks) if (l.status === 'fulfilled') await l.value.release();
+  }
+
+  private async unlock(table: string): Promise<void> {
+    const held = this.locks.get(table);
+    this.locks.delete(table);
+    await (await held?.catch(() => undefined))?.release();
   }
 
   private lock(table: string): Promise<LanceDbWriterLock> {
