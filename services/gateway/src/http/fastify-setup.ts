@@ -4,7 +4,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready']);
+const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready', '/openapi.json']);
 /** Paths that authenticate otherwise than by API key: Telegram's webhook carries the bot's webhook secret. */
 const SELF_AUTHENTICATED = [/^\/channels\/telegram\/[^/]+\/webhook$/];
 const CORRELATION_HEADER = 'x-correlation-id';
