@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-
-const repo = new URL('..', import.meta.url).pathname;
+import { repo, stop } from './process-harness.js';
 
 export interface SourceProcess {
   readonly child: ChildProcess;
@@ -65,9 +64,6 @@ export function launchSource(entry: string, env: Record<string, string>): Source
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
+    stop: () => stop(child),
   };
 }
