@@ -13,6 +13,11 @@ export interface ServiceContext {
   readonly instance: string;
   readonly bus: Bus;
   readonly logger: Logger;
+  /**
+   * The gateway's real base URL when the gateway runs in this process (the composite sets it once it listens,
+   * so a port chosen at bind time is known); undefined in a service running on its own.
+   */
+  readonly apiUrl?: () => string | undefined;
 }
 
 export const SERVICE_CONTEXT = Symbol('SERVICE_CONTEXT');

@@ -1,7 +1,7 @@
 import { buildSystemPrompt } from './system-prompt.builder.js';
 
 describe(buildSystemPrompt.name, () => {
-  const agent = { name: 'jarvis', persona: 'Formal.', default: false, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
+  const agent = { name: 'jarvis', persona: 'Formal.', policy: { skills: { allow: ['*'], deny: [] }, tools: { allow: ['*'], deny: [] } }, default: false, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
   const env = { now: new Date('2026-11-22T10:00:00Z'), workingDirectory: '/ws/jarvis', apiUrl: 'http://127.0.0.1:8080', sessionId: 's1' };
 
   it('should order persona+SOUL, USER, MEMORY+memories, skill index, active skill as the stable part and put the environment last', () => {

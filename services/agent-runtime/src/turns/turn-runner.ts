@@ -28,7 +28,9 @@ export interface TurnRunnerOptions {
   /** How long a worker reuses the skill registry's level-1 index (0: fetch it for every turn). */
   readonly skillIndexTtlMs: number;
   readonly workspacesDir: string;
-  readonly bash: BashToolOptions;
+  /** The gateway's address as agents reach it (resolved per turn: an embedded gateway's port is known only once it listens). */
+  readonly apiUrl: () => string;
+  readonly bash: Omit<BashToolOptions, 'apiUrl'>;
 }
 
 export interface TurnRunnerDeps {
@@ -107,7 +109,7 @@ export class TurnRunner {
   private async prepare(t: RunningTurn): Promise<Prepared> {
     const { bus, sessions, agents } = this.deps;
     const session = await sessions.get(t.scope, t.sessionId);
-    const agent = await agents.ensure(t.scope);
+    const agent = await agents.get(t.scope);
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
       this.skillIndex.get(() => bus.request(SkillRoutes.index, {})),
     );
@@ -115,7 +117,8 @@ export class TurnRunner {
     const cwd = await workspace.root();
     let activeSkill = session.active_skill ? await this.skillText(session.active_skill) : undefined;
     const extra = (await Promise.all(this.deps.providers.map((p) => p.tools({ scope: t.scope, sessionId: t.sessionId })))).flat();
-    const tools = ToolSet.core(bus, this.options.bash, context.skills.map((s) => s.name), extra);
+    const apiUrl = this.options.apiUrl();
+    const tools = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name), extra);
     const ctx: ToolContext = {
       scope: t.scope,
       sessionId: t.sessionId,
@@ -133,7 +136,7 @@ export class TurnRunner {
     const system = (): SystemPrompt =>
       buildSystemPrompt(
         { agent, soul: files.soul, user: files.user, memoryFile: files.memory, memories, skillIndex, activeSkill },
-        { now: new Date(), workingDirectory: cwd, apiUrl: this.options.bash.apiUrl, sessionId: t.sessionId },
+        { now: new Date(), workingDirectory: cwd, apiUrl, sessionId: t.sessionId },
       );
     return { history: session.messages, tools, ctx, system };
   }

@@ -4,11 +4,13 @@ import { BUS, type Bus } from '#bus';
 import type { z } from 'zod';
 import type { FastifyReply } from 'fastify';
 import { API_ENDPOINTS, API_VERSION } from '../api-info.js';
+import { AgentNotScoped } from '../http/agent-scope.js';
 
 /** Services whose answer decides readiness: without them the API cannot serve its core. */
 const CORE_SERVICES: readonly ServiceName[] = [ServiceName.Memory];
 const HEALTH_TIMEOUT_MS = 1000;
 
+@AgentNotScoped()
 @Controller()
 export class SystemController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
