@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ScriptedBlock } from '#testing';
-import { client, startSystem, type Client } from './harness.js';
+import { client, createAgents, startSystem, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
 
 const as = (agent: string) => ({ 'x-alfred-agent': agent });
@@ -17,6 +17,7 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
   beforeAll(async () => {
     sys = await startAgentSystem('embedded', { ALFRED_MAX_TOOL_ROUNDS: '4', ALFRED_TURN_HEARTBEAT_MS: '200' });
     api = client(sys.url);
+    await createAgents(sys.url, ['editor', 'escaper', 'rem']);
   }, 60_000);
   afterAll(() => sys?.stop());
   beforeEach(() => sys.model.clear());
@@ -207,10 +208,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
       expect((await api.get('/memories', as('temp'))).body.memories).toHaveLength(2);
       expect((await api.delete('/agents/alfred?confirm=alfred')).status).toBe(403);
       const res = await api.delete('/agents/temp?confirm=temp');
-      expect(res.body).toEqual({ name: 'temp', deleted: true, memories_deleted: 2, sessions_deleted: 1, files_deleted: 0 });
+      expect(res.body).toEqual({ name: 'temp', deleted: true, memories_deleted: 2, sessions_deleted: 1, files_deleted: 0, checkpoints_deleted: 0, remediations_deleted: 0 });
       expect((await api.get('/agents/temp')).status).toBe(404);
-      expect((await api.get('/memories', as('temp'))).body.memories).toHaveLength(0);
-      expect((await api.get('/sessions', as('temp'))).body.sessions).toHaveLength(0);
+      expect((await api.get('/memories', as('temp'))).status).toBe(404);
+      expect((await api.get('/sessions', as('temp'))).status).toBe(404);
       expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain('alfred keeps this');
     });
   });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { client as restClient, startSystem, type TestSystem } from './harness.js';
+import { client as restClient, createAgents, startSystem, type TestSystem } from './harness.js';
 import { ALICE_ERROR, BOB_ERROR } from './recall-api.suite.js';
 import { skillDirs, skillEnv, type SkillDirs } from './skills-fixtures.js';
 
@@ -58,6 +58,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
   beforeAll(async () => {
     dirs = await skillDirs({ withProjectSkills: false });
     system = await startSystem('embedded', skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_SKILLS_RESOURCE_MAX_BYTES: '65536', ALFRED_API_KEYS: `${KEY_A}=acme,${KEY_B}=globex` }));
+    await createAgents(system.url, ['mallory'], { authorization: `Bearer ${KEY_A}` });
     alice = await connect({ authorization: `Bearer ${KEY_A}` });
     mallory = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'mallory' });
     otherTenant = await connect({ authorization: `Bearer ${KEY_B}` });

@@ -1,4 +1,4 @@
-import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
+import { client, createAgents, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -11,6 +11,7 @@ export function memoryApiSuite(mode: Mode): void {
   beforeAll(async () => {
     system = await startSystem(mode, { ALFRED_BODY_LIMIT_BYTES: String(64 * 1024) });
     api = client(system.url);
+    await createAgents(system.url, ['batch', 'batch-del', 'crud', 'friday', 'history', 'jarvis', 'lister', 'refusals', 'searcher']);
   });
   afterAll(async () => system?.stop());
 
