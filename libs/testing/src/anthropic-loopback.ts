@@ -44,6 +44,7 @@ export class AnthropicLoopback {
   readonly requests: RecordedRequest[] = [];
   readonly apiKey: string;
   private readonly queue: ScriptedReply[] = [];
+  private readonly routes: Array<{ match: (body: any) => boolean; reply: (body: any) => ScriptedReply }> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private seq = 0;
 
@@ -74,6 +75,15 @@ export class AnthropicLoopback {
   /** Queues replies, answered in order to the next POST /v1/messages requests. */
   script(...replies: ScriptedReply[]): this {
     this.queue.push(...replies);
+    return this;
+  }
+
+  /**
+   * Answers every request whose body matches with `reply`, ahead of the script queue: for callers whose requests
+   * interleave with the scripted ones in an order the test does not decide (e.g. a capability a turn's tool calls).
+   */
+  answer(match: (body: any) => boolean, reply: (body: any) => ScriptedReply): this {
+    this.routes.push({ match, reply });
     return this;
   }
 
@@ -130,7 +140,7 @@ export class AnthropicLoopback {
     if (path === '/v1/messages/count_tokens') {
       return sendJson(res, 200, { input_tokens: loopbackTokenCount(body) });
     }
-    const reply = this.queue.shift();
+    const reply = this.routes.find((r) => r.match(body))?.reply(body) ?? this.queue.shift();
     if (!reply) {
       return sendJson(res, 400, errorBody('invalid_request_error', 'loopback: no scripted reply left', requestId));
     }
