@@ -54,8 +54,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
 
     const first = sys.model.messageRequests[0]!.body;
     expect(first.system.map((b: { text: string }) => b.text).join('\n')).toMatch(/## Available skills[\s\S]*remember/);
-    expect(first.system.at(-2).cache_control).toEqual({ type: 'ephemeral' });
-    expect(first.system.at(-1).text).toMatch(/## Environment[\s\S]*Alfred API: http:\/\/127\.0\.0\.1/);
+    expect(first.system.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    // The per-turn material (environment, relevant memories) follows the cached conversation, not the system prompt.
+    expect(JSON.stringify(first.system)).not.toContain('## Environment');
+    expect(first.messages[0].content).toMatch(/## Environment[\s\S]*Alfred API: http:\/\/127\.0\.0\.1/);
     const loadSkill = first.tools.find((t: { name: string }) => t.name === 'load_skill');
     expect(loadSkill.input_schema.properties.name.enum).toEqual(expect.arrayContaining(['remember', 'recall']));
     expect(first.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'bash', 'load_skill', 'activate_skill', 'deactivate_skill']));

@@ -103,6 +103,8 @@ export const TurnEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('tool_result'), id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean() }),
   z.object({ type: z.literal('confirmation_request'), request_id: z.string(), action: z.enum(['activate_skill', 'tool_call']), skill: z.string(), prompt: z.string() }),
   z.object({ type: z.literal('compacted'), tokens_before: z.number().int(), tokens_after: z.number().int() }),
+  /** A model call failed before any output and is tried again after `delay_ms` (the stream is not stuck). */
+  z.object({ type: z.literal('retrying'), attempt: z.number().int().min(1), max_attempts: z.number().int().min(1), delay_ms: z.number().int().min(0), error: ErrorInfo }),
   z.object({ type: z.literal('message'), text: z.string(), stop_reason: z.string().nullable() }),
   z.object({ type: z.literal('usage'), usage: TurnUsage }),
   z.object({ type: z.literal('error'), error: ErrorInfo }),

@@ -151,7 +151,16 @@ export const CompactorRoutes = {
   compact: route(
     ServiceName.Compactor,
     'compact',
-    scoped({ session_id: SessionId, instructions: z.string().max(INSTRUCTIONS_MAX).optional(), preserve_recent: z.number().int().min(0).optional() }),
+    scoped({
+      session_id: SessionId,
+      instructions: z.string().max(INSTRUCTIONS_MAX).optional(),
+      preserve_recent: z.number().int().min(0).optional(),
+      /**
+       * The compacted session must fit in about this many tokens (an agent turn near its context window): the
+       * recent tail kept verbatim is chosen by size, not count, and the summary and its input are bounded by it.
+       */
+      target_tokens: z.number().int().min(200).optional(),
+    }),
     CompactResult,
   ),
 } as const;

@@ -94,12 +94,13 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     return this.byName.has(name);
   }
 
-  renderIndexMarkdown(options?: RenderOptions): RenderedIndex {
-    return renderIndex(this.indexEntries(), IndexFormat.Markdown, options);
+  /** The level-1 index as markdown; `only` keeps the skills it accepts (an agent's policy). */
+  renderIndexMarkdown(options?: RenderOptions, only: (name: string) => boolean = () => true): RenderedIndex {
+    return renderIndex(this.indexEntries().filter((e) => only(e.name)), IndexFormat.Markdown, options);
   }
 
-  renderIndexXml(options?: RenderOptions): RenderedIndex {
-    return renderIndex(this.indexEntries(), IndexFormat.Xml, options);
+  renderIndexXml(options?: RenderOptions, only: (name: string) => boolean = () => true): RenderedIndex {
+    return renderIndex(this.indexEntries().filter((e) => only(e.name)), IndexFormat.Xml, options);
   }
 
   private indexEntries() {

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LoopbackPromptCache } from './anthropic-loopback-cache.js';
 import {
   errorBody,
   errorTypeFor,
   loopbackTokenCount,
   messageJson,
   streamEvents,
+  type InputTokens,
   type ScriptedError,
   type ScriptedMessage,
   type ScriptedReply,
@@ -22,6 +24,8 @@ export interface RecordedRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: any;
   readonly at: number;
+  /** Set when the client closed the connection before the answer was complete (an aborted request). */
+  closedEarlyAt?: number;
 }
 
 export interface AnthropicLoopbackOptions {
@@ -31,6 +35,10 @@ export interface AnthropicLoopbackOptions {
   readonly latencyMs?: number;
   /** How many pieces each text / tool input is split into when streamed (default 3). */
   readonly streamPieces?: number;
+  /** A request counted above this many tokens is refused as the API does: 400 "prompt is too long". */
+  readonly contextWindow?: number;
+  /** Simulate prompt caching (cache_control breakpoints, usage split into read / written / uncached tokens). */
+  readonly promptCache?: { readonly minTokens?: number };
 }
 
 const MODEL = 'claude-sonnet-5-5';
@@ -47,12 +55,14 @@ export class AnthropicLoopback {
   private readonly routes: Array<{ match: (body: any) => boolean; reply: (body: any) => ScriptedReply }> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private seq = 0;
+  private readonly cache: LoopbackPromptCache | undefined;
 
   private constructor(
     private readonly server: Server,
     private readonly options: AnthropicLoopbackOptions,
   ) {
     this.apiKey = options.apiKey ?? 'sk-ant-loopback-key';
+    this.cache = options.promptCache ? new LoopbackPromptCache(options.promptCache.minTokens) : undefined;
   }
 
   static async start(options: AnthropicLoopbackOptions = {}): Promise<AnthropicLoopback> {
@@ -126,7 +136,11 @@ export class AnthropicLoopback {
     const path = new URL(req.url ?? '/', 'http://loopback').pathname;
     const body = safeJson(raw) as Record<string, unknown> | undefined;
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-    this.requests.push({ method: req.method ?? 'GET', path, headers, body, at: Date.now() });
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers, body, at: Date.now() };
+    this.requests.push(recorded);
+    res.once('close', () => {
+      if (!res.writableFinished) recorded.closedEarlyAt = Date.now();
+    });
 
     if (!this.authorised(headers)) {
       return sendJson(res, 401, errorBody('authentication_error', 'invalid x-api-key', requestId));
@@ -140,6 +154,10 @@ export class AnthropicLoopback {
     if (path === '/v1/messages/count_tokens') {
       return sendJson(res, 200, { input_tokens: loopbackTokenCount(body) });
     }
+    const counted = loopbackTokenCount(body);
+    if (this.options.contextWindow !== undefined && counted > this.options.contextWindow) {
+      return sendJson(res, 400, errorBody('invalid_request_error', `prompt is too long: ${counted} tokens > ${this.options.contextWindow} maximum`, requestId));
+    }
     const reply = this.routes.find((r) => r.match(body))?.reply(body) ?? this.queue.shift();
     if (!reply) {
       return sendJson(res, 400, errorBody('invalid_request_error', 'loopback: no scripted reply left', requestId));
@@ -149,7 +167,7 @@ export class AnthropicLoopback {
     if (reply.kind === 'error') return this.sendError(res, reply, requestId);
     const model = typeof body.model === 'string' ? body.model : MODEL;
     const msgId = `msg_${randomUUID().replaceAll('-', '')}`;
-    const inputTokens = loopbackTokenCount(body);
+    const inputTokens = this.cache ? this.cache.usage(body) : counted;
     if (body.stream === true) return this.sendStream(res, reply, model, msgId, inputTokens);
     sendJson(res, 200, messageJson(reply, model, msgId, inputTokens));
   }
@@ -165,7 +183,7 @@ export class AnthropicLoopback {
     sendJson(res, reply.status, errorBody(type, reply.message ?? `scripted ${type}`, requestId));
   }
 
-  private sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: number): void {
+  private sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: InputTokens): void {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     for (const { event, data } of streamEvents(reply, model, msgId, inputTokens, this.options.streamPieces ?? 3)) {
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
