@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createLogger } from '#logging';
 import { NatsBus } from '#bus';
 import { hostService } from '#runtime';
-import { AnthropicLoopback, testServers } from '#testing';
+import { AnthropicLoopback, testServers, type AnthropicLoopbackOptions } from '#testing';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
@@ -27,8 +27,8 @@ export interface AgentSystem {
  * Alfred with the loopback model on a port chosen at bind time: ALFRED_API_URL is not set, so skills' curl
  * commands reach this gateway only if the runtime learns its real address.
  */
-export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelLatencyMs = 0): Promise<AgentSystem> {
-  const model = await AnthropicLoopback.start({ latencyMs: modelLatencyMs });
+export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelOptions: number | AnthropicLoopbackOptions = 0): Promise<AgentSystem> {
+  const model = await AnthropicLoopback.start(typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions);
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
   const port = 0;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
