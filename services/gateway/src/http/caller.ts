@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { AgentName, ErrorCode, type Scope } from '#contracts';
+import { AgentName, ErrorCode, type AgentPolicy, type Scope } from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
@@ -27,6 +27,8 @@ export interface Caller {
   readonly context: MessageContext;
   /** True when the request named its agent (X-Alfred-Agent); otherwise the agent is the default or implied by a session. */
   readonly agentNamed: boolean;
+  /** The agent's policy, where a route enforces it (MCP); absent means everything is permitted. */
+  readonly policy?: AgentPolicy;
 }
 
 /** The agent X-Alfred-Agent names, undefined when the header is absent or empty; a malformed name is a 400. */
