@@ -69,6 +69,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     expect(session.messages.at(-1)).toMatchObject({ role: 'assistant' });
   }, 30_000);
 
+  it('should say in /health that a model is configured, and which', async () => {
+    expect((await api.get('/health')).body.model).toEqual({ configured: true, name: expect.any(String) });
+  });
+
   it('should answer the JSON variant with the final result', async () => {
     const id = await newSession();
     sys.model.reply('Hello there.');

@@ -36,6 +36,8 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.body).toMatchObject({ status: 'healthy', version: expect.any(String) });
       expect(res.body.timestamp).toMatch(ISO);
       expect(res.body.services.memory).toBe('up');
+      // No model configured here: /health says so, with what to set.
+      expect(res.body.model).toEqual({ configured: false, hint: expect.stringContaining('ANTHROPIC_API_KEY') });
     });
   });
 

@@ -31,6 +31,8 @@ export interface ServiceDefinition<C = unknown> {
   readonly module: (config: C) => DynamicModule;
   /** Checks that must pass before the instance reports ready; resolved from its application context. */
   readonly readiness?: (app: INestApplicationContext) => ReadinessCheck[];
+  /** Facts its health answer carries beside the checks (e.g. whether a model is configured). */
+  readonly info?: (app: INestApplicationContext) => Record<string, unknown>;
 }
 
 @Global()
@@ -69,7 +71,7 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
   const ready = () => readiness(checks);
   const health: Served = ctx.bus.serve(healthRoute(def.name), async () => {
     const r = await ready();
-    return { service: def.name, instance: ctx.instance, ready: r.ready, details: r.checks };
+    return { service: def.name, instance: ctx.instance, ready: r.ready, details: { ...r.checks, ...def.info?.(app) } };
   });
   // "Started" means other connections can reach the handlers: the server has every subscription.
   await ctx.bus.flush();

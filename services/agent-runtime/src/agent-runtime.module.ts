@@ -115,4 +115,8 @@ export const agentRuntimeService: ServiceDefinition<AgentRuntimeConfig> = {
   envSchema: agentRuntimeEnvSchema,
   loadConfig: loadAgentRuntimeConfig,
   module: (config) => AgentRuntimeModule.forRoot(config),
+  info: (app) => {
+    const llm = app.get<LlmClient>(LLM);
+    return { model: { configured: llm.isConfigured, name: llm.model } };
+  },
 };

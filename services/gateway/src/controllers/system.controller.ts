@@ -20,10 +20,11 @@ export class SystemController {
     return { name: 'Alfred Internal API', version: API_VERSION, endpoints: [...API_ENDPOINTS] };
   }
 
-  /** The seed's health answer, plus which services answered. */
+  /** The seed's health answer, plus which services answered and whether agent turns have a model. */
   @Get('health')
-  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<Health & { services: Record<string, string> }> {
-    const services = await this.probeServices();
+  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<Health & { services: Record<string, string>; model: ModelStatus }> {
+    const details: Record<string, Record<string, unknown>> = {};
+    const services = await this.probeServices(allServices(), details);
     const coreDown = CORE_SERVICES.some((s) => services[s] !== 'up');
     const anyDown = Object.values(services).some((s) => s !== 'up');
     if (coreDown) void reply.status(503);
@@ -32,6 +33,7 @@ export class SystemController {
       version: API_VERSION,
       timestamp: new Date().toISOString(),
       services,
+      model: modelStatus(details[ServiceName.AgentRuntime]?.model),
     };
   }
 
@@ -48,11 +50,12 @@ export class SystemController {
     return { ready, services };
   }
 
-  private async probeServices(names: readonly ServiceName[] = allServices()): Promise<Record<string, string>> {
+  private async probeServices(names: readonly ServiceName[] = allServices(), details: Record<string, Record<string, unknown>> = {}): Promise<Record<string, string>> {
     const entries = await Promise.all(
       names.map(async (name) => {
         try {
           const h = await this.bus.request(healthRoute(name), {}, { timeoutMs: HEALTH_TIMEOUT_MS });
+          if (h.details) details[name] = h.details;
           return [name, h.ready ? 'up' : 'not-ready'] as const;
         } catch {
           return [name, 'down'] as const;
@@ -61,6 +64,16 @@ export class SystemController {
     );
     return Object.fromEntries(entries);
   }
+}
+
+/** Whether agent turns can run: the agent runtime's model, or unknown while it does not answer. */
+type ModelStatus = { configured: boolean; name?: string; hint?: string } | { configured: null; hint: string };
+
+function modelStatus(reported: unknown): ModelStatus {
+  const m = reported as { configured?: unknown; name?: unknown } | undefined;
+  if (typeof m?.configured !== 'boolean') return { configured: null, hint: 'the agent runtime did not answer' };
+  if (!m.configured) return { configured: false, hint: 'set ANTHROPIC_API_KEY for agent turns; capabilities use their deterministic fallbacks' };
+  return { configured: true, ...(typeof m.name === 'string' ? { name: m.name } : {}) };
 }
 
 function allServices(): ServiceName[] {
