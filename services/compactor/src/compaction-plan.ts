@@ -56,12 +56,13 @@ export function planByTokens(messages: readonly SessionMessage[], tailTokens: nu
   const all = segments(messages);
   let kept = 0;
   let used = 0;
-  for (let i = all.length - 1; i > 0; i--) {
+  for (let i = all.length - 1; i >= 0; i--) {
     const size = tokensOf(all[i]!);
     if (used + size > tailTokens) break;
     used += size;
     kept++;
   }
+  if (kept === all.length) return null;
   const summarised = all.slice(0, all.length - kept).flat();
   if (summarised.length === 0) return null;
   return { summarised, skillMessages: [], recent: all.slice(all.length - kept).flat() };
