@@ -249,7 +249,7 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
       for (const block of await bashBlocks(skill)) outputs.push((await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 30_000 })).stdout);
       checkDocs(skill, outputs);
       await CHECKS[skill]!.after?.(runner);
-    });
+    }, 60_000);
   });
 
   describe('as a named agent in its session, through its bash tool', () => {
