@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { mapLlmError, modelNotConfigured } from './llm-error.mapper.js';
+import { observeCompletion, observedStream, observeFailure } from './llm-metrics.js';
 import { isRetryable, pause, retryDelayMs } from './llm-retry.js';
 import { normaliseStream, toCompletion } from './llm-stream.js';
 import type {
@@ -73,10 +74,15 @@ export class LlmClient {
   /** One non-streaming completion. */
   async complete(req: CompleteRequest): Promise<Completion> {
     const client = this.requireClient();
+    const model = req.model ?? this.model;
     try {
-      return toCompletion(await client.messages.create({ ...this.params(req), stream: false }));
+      const completion = toCompletion(await client.messages.create({ ...this.params(req), stream: false }));
+      observeCompletion(model, completion);
+      return completion;
     } catch (err) {
-      throw this.mapError(err);
+      const mapped = this.mapError(err);
+      observeFailure(model, mapped);
+      throw mapped;
     }
   }
 
@@ -85,8 +91,8 @@ export class LlmClient {
    * made here, not in the SDK, so each is announced (a `retry` event) and an abort stops the request and every
    * retry at once. An attempt is retried only before it streamed anything. Ends early (no message) when aborted.
    */
-  stream(req: CompleteRequest, options: StreamOptions = {}): AsyncGenerator<LlmStreamEvent> {
-    return this.attempts(this.requireClient(), req, options.signal);
+  stream(req: CompleteRequest, options: StreamOptions = {}): AsyncIterable<LlmStreamEvent> {
+    return observedStream(req.model ?? this.model, this.attempts(this.requireClient(), req, options.signal));
   }
 
   private async *attempts(client: Anthropic, req: CompleteRequest, signal: AbortSignal | undefined): AsyncGenerator<LlmStreamEvent> {
