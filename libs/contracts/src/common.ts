@@ -33,6 +33,14 @@ export const Health = z.object({
 });
 export type Health = z.infer<typeof Health>;
 
+/** GET /health's `model`: whether agent turns have a model (null while the agent runtime does not answer). */
+export const ModelStatus = z.object({
+  configured: z.boolean().nullable(),
+  name: z.string().optional(),
+  hint: z.string().optional(),
+});
+export type ModelStatus = z.infer<typeof ModelStatus>;
+
 /** A service's own health report over the bus. */
 export const ServiceHealth = z.object({
   service: z.string(),

@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { healthRoute, ServiceName, type ApiInfo, type Health } from '#contracts';
+import { healthRoute, ServiceName, type ApiInfo, type Health, type ModelStatus } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import type { z } from 'zod';
 import type { FastifyReply } from 'fastify';
@@ -65,9 +65,6 @@ export class SystemController {
     return Object.fromEntries(entries);
   }
 }
-
-/** Whether agent turns can run: the agent runtime's model, or unknown while it does not answer. */
-type ModelStatus = { configured: boolean; name?: string; hint?: string } | { configured: null; hint: string };
 
 function modelStatus(reported: unknown): ModelStatus {
   const m = reported as { configured?: unknown; name?: unknown } | undefined;
