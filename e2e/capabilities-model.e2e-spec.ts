@@ -21,7 +21,7 @@ describe('capabilities with Claude (loopback Messages API, real SDK)', () => {
     });
     api = client(system.url);
     await createAgents(system.url, ['m-compact', 'm-distill', 'm-distill-401', 'm-learn']);
-  });
+  }, 60_000);
   afterAll(async () => {
     await system?.stop();
     await model?.close();

@@ -38,7 +38,7 @@ export function capabilitiesSuite(mode: Mode): void {
     system = await startSystem(mode, capabilityEnv(mode));
     api = client(system.url);
     await createAgents(system.url, ['compact', 'compact-owner', 'compact-thief', 'distiller', 'empty-agent', 'intruder', 'learner', 'owner', 'refused', 'restorer', 'sess', 'sess-bad', 'sess-conc', 'unsure']);
-  });
+  }, 60_000);
   afterAll(async () => system?.stop());
 
   const newSession = async (agent: string, messages: unknown[] = []) => {

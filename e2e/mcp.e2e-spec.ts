@@ -63,7 +63,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     alice = await connect({ authorization: `Bearer ${KEY_A}` });
     mallory = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'mallory' });
     otherTenant = await connect({ authorization: `Bearer ${KEY_B}` });
-  });
+  }, 60_000);
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await system?.stop();

@@ -12,7 +12,7 @@ export function memoryApiSuite(mode: Mode): void {
     system = await startSystem(mode, { ALFRED_BODY_LIMIT_BYTES: String(64 * 1024) });
     api = client(system.url);
     await createAgents(system.url, ['batch', 'batch-del', 'crud', 'friday', 'history', 'jarvis', 'lister', 'refusals', 'searcher']);
-  });
+  }, 60_000);
   afterAll(async () => system?.stop());
 
   const create = async (body: unknown, agent = 'alfred') => {

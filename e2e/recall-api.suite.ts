@@ -27,7 +27,7 @@ export function recallApiSuite(mode: Mode): void {
     system = await startSystem(mode, skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false' }));
     api = client(system.url);
     await createAgents(system.url, ['fixer', 'lister', 'mallory', 'ranking', 'recaller', 'validator']);
-  });
+  }, 60_000);
   afterAll(async () => {
     await system?.stop();
     await dirs?.remove();
