@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '#logging';
@@ -12,6 +13,18 @@ import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import type { Mode } from './harness.js';
 
 const logger = createLogger({ service: 'e2e', level: 'silent' });
+
+/** A free loopback port, for a test that must know its address before Alfred starts (a restart on the same port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 export interface AgentSystem {
   readonly url: string;
@@ -30,7 +43,8 @@ export interface AgentSystem {
 export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelOptions: number | AnthropicLoopbackOptions = 0): Promise<AgentSystem> {
   const model = await AnthropicLoopback.start(typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions);
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
-  const port = 0;
+  // A test that restarts Alfred on the same address names the port; otherwise it is chosen at bind time.
+  const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : 0;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
   const env: NodeJS.ProcessEnv = {
     ALFRED_DATA_DIR: dataDir,
