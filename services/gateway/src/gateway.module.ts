@@ -19,6 +19,7 @@ import { SessionsController } from './controllers/sessions.controller.js';
 import { SkillsController } from './controllers/skills.controller.js';
 import { SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
+import { AgentExistsGuard } from './http/agent-scope.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
@@ -77,6 +78,7 @@ export async function createGatewayApp(
   installAuth(fastify, config.ALFRED_API_KEYS);
   acceptOnlyJson(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
+  app.useGlobalGuards(new AgentExistsGuard(deps.bus));
   await app.init();
   return app;
 }

@@ -5,6 +5,7 @@ import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { followTurn } from '#runtime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -41,9 +42,10 @@ export class TurnsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
   @Post(':id/turns')
-  async turn(@CallerParam() c: Caller, @Param('id') id: string, @Body() raw: unknown, @Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+  async turn(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown, @Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const body = parseInput(TurnBody, raw ?? {});
     const session = sessionId(id);
+    const c = await sessionCaller(this.bus, caller, session);
     const turnId = `turn-${randomUUID().replaceAll('-', '')}`;
     // Listen before starting: the first event may be emitted before the start reply arrives.
     const events = await this.bus.listen(TurnTopics.events, { key: turnId });
@@ -72,14 +74,16 @@ export class TurnsController {
   }
 
   @Delete(':id/turns/current')
-  cancel(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(TurnRoutes.cancel, { scope: c.scope, session_id: sessionId(id) }, { context: c.context });
+  async cancel(@CallerParam() caller: Caller, @Param('id') id: string) {
+    const c = await sessionCaller(this.bus, caller, sessionId(id));
+    return this.bus.request(TurnRoutes.cancel, { scope: c.scope, session_id: id }, { context: c.context });
   }
 
   @Post(':id/confirm')
   @HttpCode(200)
-  confirm(@CallerParam() c: Caller, @Param('id') id: string, @Body() raw: unknown) {
+  async confirm(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown) {
     const { request_id, approve } = parseInput(ConfirmBody, raw ?? {});
-    return this.bus.request(TurnRoutes.confirm, { scope: c.scope, session_id: sessionId(id), request_id, approve }, { context: c.context });
+    const c = await sessionCaller(this.bus, caller, sessionId(id));
+    return this.bus.request(TurnRoutes.confirm, { scope: c.scope, session_id: id, request_id, approve }, { context: c.context });
   }
 }

@@ -23,6 +23,7 @@ import {
   ExecutableSkillRoutes,
   FeedbackBody,
   Health,
+  ModelStatus,
   LearnBody,
   LearnerRoutes,
   MemoryBatchCreateBody,
@@ -84,7 +85,7 @@ const FileKind = z.string().describe('user, soul or memory (or USER.md, SOUL.md,
 const JobIdParam = z.string().min(1).max(128);
 const ExecDeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
 const SkillIndexJson = SkillRoutes.index.response.omit({ rendered: true });
-const HealthAnswer = Health.extend({ services: z.record(z.string(), z.enum(['up', 'not-ready', 'down'])) });
+const HealthAnswer = Health.extend({ services: z.record(z.string(), z.enum(['up', 'not-ready', 'down'])), model: ModelStatus });
 const sse = { mediaType: 'text/event-stream', description: 'turn events (event: <type>, data: JSON), heartbeats as comments' };
 const resp = <R extends { response: z.ZodType }>(r: R, status = 200) => ({ [status]: r.response });
 
