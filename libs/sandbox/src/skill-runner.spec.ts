@@ -58,8 +58,8 @@ describe(SkillRunner.name, () => {
       await import('node:fs/promises').then((fs) => fs.writeFile(path.join(dir, 'template.txt'), 'tpl'));
       const { result } = await runner.execute(dir, manifest, { text: 'remember' }, TEST_CALLER);
       expect(result).toEqual({ success: true, result: 'tpl:remember' });
-      expect(await readFile(path.join(ws.dataRoot, 'skill-data', 'notes', 'sub', 'note.txt'), 'utf8')).toBe('remember');
-      expect(await readFile(path.join(ws.dataRoot, 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
+      expect(await readFile(path.join(ws.tenantData('test'), 'skill-data', 'notes', 'sub', 'note.txt'), 'utf8')).toBe('remember');
+      expect(await readFile(path.join(ws.tenantData('test'), 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
     }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should refuse invalid arguments with field details before anything runs', async () => {
@@ -76,7 +76,7 @@ describe(SkillRunner.name, () => {
       await expect(attempt).rejects.toMatchObject({ code: ErrorCode.ValidationFailed, message: expect.stringMatching(/size: .*count: .*/) });
       const issues = ((await attempt.catch((e: AlfredError) => e)) as AlfredError).details as { issues: { path: string }[] };
       expect(issues.issues.map((i) => i.path).sort()).toEqual(['', 'count', 'size']);
-      await expect(access(path.join(ws.dataRoot, 'skill-data', 'strict-args', 'ran.txt'))).rejects.toThrow(/ENOENT/);
+      await expect(access(path.join(ws.tenantData('test'), 'skill-data', 'strict-args', 'ran.txt'))).rejects.toThrow(/ENOENT/);
     }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should reject a result that is not {success, result?, error?}', async () => {
