@@ -6,3 +6,6 @@ export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-protocol.j
 export * from './skill-digest.js';
 export * from './skill-runner.js';
 export { WarmPool, type WarmPoolOptions } from './warm-pool.js';
+export * from './bash/bash-sandbox.js';
+export { startApiProxy, type ApiProxy } from './bash/api-proxy.js';
+export { announceOsSandbox } from './os/announce.js';

@@ -21,17 +21,19 @@ import { TurnsController } from './controllers/turns.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
+import { ScopedCredentials } from './http/scoped-credential.js';
 
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
+  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials }): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
+        { provide: ScopedCredentials, useValue: deps.credentials },
       ],
     };
   }
@@ -59,7 +61,8 @@ export async function createGatewayApp(
     logger: false,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
+  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, config.ALFRED_CREDENTIAL_TTL_MS);
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials }), adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,
@@ -70,7 +73,7 @@ export async function createGatewayApp(
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
   registered.set(app, routes);
-  installAuth(fastify, config.ALFRED_API_KEYS);
+  installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   await app.init();

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { baseEnv, parseEnv } from '#config';
+import { baseEnv, osSandboxEnv, parseEnv } from '#config';
 import { SkillEnvName } from '#contracts';
 
 /** `NAME=value,NAME2=value` or a JSON object of strings; names follow the manifest's env rule. */
@@ -23,6 +23,7 @@ const secrets = z
 
 export const skillRunnerEnvSchema = z.object({
   ...baseEnv,
+  ...osSandboxEnv,
   /** The only source of the values skills may receive as environment variables (manifest `permissions.env`). */
   ALFRED_SKILL_SECRETS: secrets.default({}),
   /** Warm processes kept per skill version (same id and digest only); 0 starts every run cold. */

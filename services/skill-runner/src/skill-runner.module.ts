@@ -2,7 +2,8 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
-import { SkillRunner } from '#sandbox';
+import { LOGGER, type Logger } from '#logging';
+import { announceOsSandbox, SkillRunner } from '#sandbox';
 import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, type SkillRunnerConfig } from './config.js';
 import { ExecutionLog } from './execution-log.js';
 import { SkillRunnerHandlers } from './handlers/skill-runner.handlers.js';
@@ -18,7 +19,14 @@ export class SkillRunnerModule {
       providers: [
         {
           provide: SkillRunner,
-          useFactory: () => new SkillRunner({ dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL }),
+          inject: [LOGGER],
+          useFactory: async (logger: Logger) => {
+            await announceOsSandbox(logger.child({ context: 'SkillRunner' }), 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            return new SkillRunner({
+              dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
+              osSandbox: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH,
+            });
+          },
         },
         { provide: SkillFilesCache, inject: [BUS], useFactory: (bus: Bus) => new SkillFilesCache(bus, dirs.cacheDir) },
         { provide: ExecutionLog, inject: [BUS], useFactory: (bus: Bus) => new ExecutionLog(bus) },

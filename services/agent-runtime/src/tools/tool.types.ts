@@ -15,7 +15,7 @@ export const failed = (content: string): ToolOutcome => ({ content, isError: tru
 export interface ToolContext {
   readonly scope: Scope;
   readonly sessionId: string;
-  /** The caller's API key when the gateway requires keys; bash exposes it as ALFRED_API_KEY. */
+  /** The turn's scoped credential (tenant, agent, session; expires with the turn) minted by the gateway; bash exposes it as ALFRED_API_KEY. */
   readonly apiKey?: string;
   readonly workspace: Workspace;
   readonly signal: AbortSignal;

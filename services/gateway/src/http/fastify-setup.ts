@@ -3,26 +3,38 @@ import { timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkScopedAccess } from './scoped-access.js';
+import { ScopedCredentials } from './scoped-credential.js';
 
 const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready']);
 const CORRELATION_HEADER = 'x-correlation-id';
 
-/** Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. */
-export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, string> | undefined): void {
+/**
+ * Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. A scoped
+ * credential (the agent's bash) is accepted in both modes, for its tenant, agent and session only.
+ */
+export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, string> | undefined, credentials: ScopedCredentials): void {
   const entries = [...(keys ?? new Map<string, string>()).entries()].map(([k, t]) => [Buffer.from(k), t] as const);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const incoming = req.headers[CORRELATION_HEADER];
     const correlationId = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     reply.header(CORRELATION_HEADER, correlationId);
     req.alfred = { tenant: 'default', correlationId };
-    if (entries.length === 0 || OPEN_PATHS.has(req.url.split('?')[0]!)) return;
     const presented = bearer(req) ?? header(req, 'x-api-key');
+    if (presented !== undefined && ScopedCredentials.looksScoped(presented)) {
+      const scope = credentials.verify(presented);
+      if (!scope) throw new AlfredError(ErrorCode.Unauthorized, 'the scoped credential is not valid or has expired (it lasts one agent turn)');
+      checkScopedAccess(req.method, req.url, scope, header(req, 'x-alfred-session'));
+      req.alfred.tenant = scope.tenant;
+      req.alfred.scoped = scope;
+      return;
+    }
+    if (entries.length === 0 || OPEN_PATHS.has(req.url.split('?')[0]!)) return;
     const tenant = presented === undefined ? undefined : matchKey(entries, presented);
     if (tenant === undefined) {
       throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');
     }
     req.alfred.tenant = tenant;
-    req.alfred.apiKey = presented;
   });
 }
 
