@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +40,8 @@ export interface AgentSystem {
 export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelLatencyMs = 0): Promise<AgentSystem> {
   const model = await AnthropicLoopback.start({ latencyMs: modelLatencyMs });
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
+  // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
+  await chmod(dataDir, 0o711);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};

@@ -223,6 +223,9 @@ function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<strin
     case 'output_limit':
       return fail('output_limit', 'output exceeded the limit; the skill was stopped');
     case 'crashed':
+      if (/bwrap: Can't find source path .*: Permission denied/.test(end.reason)) {
+        return fail('crashed', `${end.reason} (the sandbox's user could not reach a folder it was given: make the data and skill folders' parents searchable, e.g. chmod o+x)`);
+      }
       return fail('crashed', end.reason);
     case 'threw':
       if (ALLOCATION_FAILED.test(end.message)) return fail('out_of_memory', `exceeded memory limit of ${manifest.memoryMb} MB`);
