@@ -37,7 +37,7 @@ describe('executableSkillTools', () => {
 
   describe('definitions', () => {
     it('should offer the management tools, with delete flagged for confirmation', async () => {
-      const defs = await tools.definitions();
+      const defs = await tools.definitions(caller.tenant);
       expect(defs.map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete', 'skill_reload', 'skill_list']);
       expect(defs.find((d) => d.name === 'skill_delete')?.requiresConfirmation).toBe(true);
       expect(defs.filter((d) => d.requiresConfirmation)).toHaveLength(1);
@@ -49,7 +49,7 @@ describe('executableSkillTools', () => {
       await mkdir(join(dir, 'executable-skills', 'broken-one'), { recursive: true });
       await writeFile(join(dir, 'executable-skills', 'broken-one', 'skill.json'), '{');
       expect((await tools.call('skill_reload', {}, caller)).data).toMatchObject({ added: ['broken-one'], invalid: 1 });
-      const defs = await tools.definitions();
+      const defs = await tools.definitions(caller.tenant);
       expect(defs.map((d) => d.name)).not.toContain('skill_broken_one');
       expect(defs.find((d) => d.name === 'skill_greet_user')).toEqual({
         name: 'skill_greet_user',
@@ -60,7 +60,7 @@ describe('executableSkillTools', () => {
 
     it('should never let a skill shadow a management tool', async () => {
       await tools.call('skill_create', { id: 'list', description: 'Would be skill_list', code: GREET }, caller);
-      const defs = await tools.definitions();
+      const defs = await tools.definitions(caller.tenant);
       expect(defs.filter((d) => d.name === 'skill_list')).toEqual([MANAGEMENT_TOOLS.skill_list]);
     });
   });

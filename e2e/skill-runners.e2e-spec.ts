@@ -79,7 +79,7 @@ describeNats('skill runners in one queue group over NATS', () => {
   }, 60_000);
 
   it('should run the new version on every runner right after an update', async () => {
-    const updated = await client.request(ExecutableSkillRoutes.update, { id: 'slow-echo', patch: { code: SLOW_ECHO('v2') } });
+    const updated = await client.request(ExecutableSkillRoutes.update, { tenant: caller.tenant, id: 'slow-echo', patch: { code: SLOW_ECHO('v2') } });
     const runs = await Promise.all(Array.from({ length: 12 }, (_, n) => client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller })));
     expect(new Set(runs.map((r) => (r.result as { tag: string }).tag))).toEqual(new Set(['v2']));
     expect(new Set(runs.map((r) => r.digest))).toEqual(new Set([updated.digest]));

@@ -1,7 +1,7 @@
 import { executableSkillTools, type ExecutableSkillTools, type ToolDefinition } from '#agent-tools';
 import type { Bus } from '#bus';
 import type { Logger } from '#logging';
-import type { AgentTool, ToolProvider } from './tool.types.js';
+import type { AgentTool, ToolContext, ToolProvider } from './tool.types.js';
 import { failed } from './tool.types.js';
 import { TtlCache } from '../turns/ttl-cache.js';
 
@@ -12,21 +12,24 @@ import { TtlCache } from '../turns/ttl-cache.js';
  */
 export class ExecutableSkillToolProvider implements ToolProvider {
   private readonly executable: ExecutableSkillTools;
-  private readonly definitions: TtlCache<ToolDefinition[]>;
+  /** Per tenant: one tenant's skills are never offered to another's agents. */
+  private readonly definitions = new Map<string, TtlCache<ToolDefinition[]>>();
 
   constructor(
     bus: Bus,
     private readonly logger: Logger,
-    ttlMs: number,
+    private readonly ttlMs: number,
   ) {
     this.executable = executableSkillTools(bus);
-    this.definitions = new TtlCache(ttlMs);
   }
 
-  async tools(): Promise<AgentTool[]> {
+  async tools(ctx: Pick<ToolContext, 'scope'>): Promise<AgentTool[]> {
+    const tenant = ctx.scope.tenant;
+    let cache = this.definitions.get(tenant);
+    if (!cache) this.definitions.set(tenant, (cache = new TtlCache(this.ttlMs)));
     let definitions;
     try {
-      definitions = await this.definitions.get(() => this.executable.definitions());
+      definitions = await cache.get(() => this.executable.definitions(tenant));
     } catch (err) {
       this.logger.warn({ err: String(err) }, 'executable skills unavailable for this turn');
       return [];

@@ -73,13 +73,13 @@ const NOTE: Record<string, string> = {
  * assistant's tool calls with all their results), or before a compaction; a turn that lost its lease writes nothing.
  */
 export class TurnRunner {
-  private readonly skillIndex: TtlCache<SkillRegistryIndex>;
+  /** Per tenant: what one tenant created never shows in another's index. */
+  private readonly skillIndex = new Map<string, TtlCache<SkillRegistryIndex>>();
 
   constructor(
     private readonly deps: TurnRunnerDeps,
     private readonly options: TurnRunnerOptions,
   ) {
-    this.skillIndex = new TtlCache(options.skillIndexTtlMs);
   }
 
   async run(t: RunningTurn): Promise<TurnOutcome> {
@@ -109,11 +109,11 @@ export class TurnRunner {
     const session = await sessions.get(t.scope, t.sessionId);
     const agent = await agents.ensure(t.scope);
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
-      this.skillIndex.get(() => bus.request(SkillRoutes.index, {})),
+      this.indexCache(t.scope.tenant).get(() => bus.request(SkillRoutes.index, { tenant: t.scope.tenant })),
     );
     const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope));
     const cwd = await workspace.root();
-    let activeSkill = session.active_skill ? await this.skillText(session.active_skill) : undefined;
+    let activeSkill = session.active_skill ? await this.skillText(t.scope.tenant, session.active_skill) : undefined;
     const extra = (await Promise.all(this.deps.providers.map((p) => p.tools({ scope: t.scope, sessionId: t.sessionId })))).flat();
     const tools = ToolSet.core(bus, this.options.bash, context.skills.map((s) => s.name), extra);
     const ctx: ToolContext = {
@@ -126,7 +126,7 @@ export class TurnRunner {
       confirm: (action, subject, prompt) => this.confirm(t, action, subject, prompt),
       activeSkillChanged: async (skill) => {
         await sessions.setActiveSkill(t.scope, t.sessionId, skill);
-        activeSkill = skill ? await this.skillText(skill) : undefined;
+        activeSkill = skill ? await this.skillText(t.scope.tenant, skill) : undefined;
       },
     };
     const { files, memories, skillIndex } = context;
@@ -210,9 +210,15 @@ export class TurnRunner {
     return t.waitForConfirmation(requestId);
   }
 
-  private async skillText(name: string): Promise<string | undefined> {
+  private indexCache(tenant: string): TtlCache<SkillRegistryIndex> {
+    let cache = this.skillIndex.get(tenant);
+    if (!cache) this.skillIndex.set(tenant, (cache = new TtlCache(this.options.skillIndexTtlMs)));
+    return cache;
+  }
+
+  private async skillText(tenant: string, name: string): Promise<string | undefined> {
     try {
-      return renderSkillBody(await this.deps.bus.request(SkillRoutes.get, { name }));
+      return renderSkillBody(await this.deps.bus.request(SkillRoutes.get, { tenant, name }));
     } catch (err) {
       this.deps.logger.warn({ err: String(err), skill: name }, 'active skill could not be loaded');
       return undefined;

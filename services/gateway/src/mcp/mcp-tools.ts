@@ -42,20 +42,20 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_search',
     description: 'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
     input: SkillSearchQuery,
-    run: (bus, c, query) => bus.request(SkillRoutes.search, { query }, opts(c)),
+    run: (bus, c, query) => bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query }, opts(c)),
   }),
   tool({
     name: 'skills_get',
     description: "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
     input: z.strictObject({ name: SkillPathName }),
-    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { name }, opts(c)),
+    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name }, opts(c)),
   }),
   tool({
     name: 'skills_index',
     description: 'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
     input: SkillIndexQuery,
     run: async (bus, c, { format, budget }) => {
-      const { rendered, ...index } = await bus.request(SkillRoutes.index, budget === undefined ? {} : { budget }, opts(c));
+      const { rendered, ...index } = await bus.request(SkillRoutes.index, budget === undefined ? { tenant: c.scope.tenant } : { tenant: c.scope.tenant, budget }, opts(c));
       return format === 'json' ? index : { format, ...rendered[format], budget: index.budget };
     },
   }),
@@ -63,7 +63,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_create',
     description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
     input: SkillCreateBody,
-    run: (bus, c, skill) => bus.request(SkillRoutes.create, { skill }, SLOW(c)),
+    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, SLOW(c)),
   }),
   tool({
     name: 'memory_search',
