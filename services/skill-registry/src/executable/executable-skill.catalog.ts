@@ -82,7 +82,7 @@ export class ExecutableSkillCatalog {
   }
 
   /** An agent's change (origin `agent`) happens only after the user consented; the tool asks before calling. */
-  create(scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
+  async create(scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
     requireConsent(origin, String(body.id));
     const { code, ...fields } = body;
     const manifest = validManifest({ name: fields.id, version: '1.0.0', createdBy: scope.agent, ...fields });
@@ -94,7 +94,7 @@ export class ExecutableSkillCatalog {
     });
   }
 
-  update(tenant: string, id: string, patch: ExecutableSkillPatch, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
+  async update(tenant: string, id: string, patch: ExecutableSkillPatch, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
     requireConsent(origin, id);
     return this.serially(async () => {
       const entry = this.writable(tenant, id);
