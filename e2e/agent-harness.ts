@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createLogger } from '#logging';
 import { NatsBus } from '#bus';
 import { hostService } from '#runtime';
-import { AnthropicLoopback, testServers } from '#testing';
+import { AnthropicLoopback, SANDBOX_MODE, testServers } from '#testing';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
@@ -48,6 +48,7 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
   const env: NodeJS.ProcessEnv = {
     ALFRED_DATA_DIR: dataDir,
     ALFRED_EMBEDDER: 'hash',
+    ALFRED_OS_SANDBOX: SANDBOX_MODE,
     ALFRED_LOG_LEVEL: 'silent',
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: model.apiKey,

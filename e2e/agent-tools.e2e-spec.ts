@@ -5,6 +5,7 @@ import { executableSkillTools, MANAGEMENT_TOOLS, type ExecutableSkillTools } fro
 import { InProcessBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService } from '#runtime';
+import { SANDBOX_MODE } from '#testing';
 import { skillRegistryService } from '../services/skill-registry/src/skill-registry.module.js';
 import { skillRunnerService } from '../services/skill-runner/src/skill-runner.module.js';
 
@@ -23,7 +24,7 @@ describe('executableSkillTools', () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-agent-tools-'));
     await chmod(dir, 0o711); // sandboxed code runs as other kernel users: they pass through to their folders
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger });
-    const env = { ALFRED_DATA_DIR: dir, ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_EMBEDDER: 'hash', ALFRED_SKILLS_WATCH: 'false' };
+    const env = { ALFRED_DATA_DIR: dir, ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_EMBEDDER: 'hash', ALFRED_SKILLS_WATCH: 'false', ALFRED_OS_SANDBOX: SANDBOX_MODE };
     for (const def of [skillRegistryService, skillRunnerService] as const) {
       hosted.push(await hostService(def as never, def.loadConfig(env), { service: def.name, instance: def.name, bus, logger }));
     }

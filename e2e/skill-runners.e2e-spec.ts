@@ -6,7 +6,7 @@ import { ExecutableSkillRoutes, ServiceName, SkillRunnerRoutes, type ServiceName
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
-import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, SANDBOX_MODE, testServers } from '#testing';
 import { skillRegistryService } from '../services/skill-registry/src/skill-registry.module.js';
 import { skillRunnerService } from '../services/skill-runner/src/skill-runner.module.js';
 
@@ -47,6 +47,7 @@ describeNats('skill runners in one queue group over NATS', () => {
       ALFRED_PROJECT_DIR: join(dir, 'project'),
       ALFRED_HOME_DIR: join(dir, 'home'),
       ALFRED_EMBEDDER: 'hash',
+      ALFRED_OS_SANDBOX: SANDBOX_MODE,
       ALFRED_SKILLS_WATCH: 'false',
     });
     for (const instance of ['runner-a', 'runner-b']) await host(skillRunnerService, instance, { ALFRED_DATA_DIR: join(dir, instance) });

@@ -4,6 +4,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SkillExecutionOutcome, SkillManifestInput } from '#contracts';
 import { SkillRunner } from './skill-runner.js';
+import { SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 interface Attack {
@@ -29,7 +30,7 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
 
   beforeAll(async () => {
     ws = await SkillWorkspace.create();
-    runner = new SkillRunner({ dataRoot: ws.dataRoot, limits: { outputHardCapBytes: 256 * 1024 }, warmPoolSize: warm });
+    runner = new SkillRunner({ dataRoot: ws.dataRoot, limits: { outputHardCapBytes: 256 * 1024 }, warmPoolSize: warm, osSandbox: SANDBOX_MODE });
     const victim = await ws.addSkill('victim', fn('return { success: true };'));
     await writeFile(path.join(victim.dir, 'secret.txt'), 'victim secret');
     await writeFile(path.join(victim.dir, 'secret.ts'), 'export const secret = "victim secret";');

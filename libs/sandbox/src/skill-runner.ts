@@ -26,6 +26,11 @@ export interface SkillRunnerOptions {
   dataRoot: string;
   /** Values skills may receive as environment variables, by name; a skill gets only those its manifest lists. */
   secrets?: Readonly<Record<string, string>>;
+  /**
+   * Which tenants' skills may receive each secret (`*` for every tenant). A secret granted to no tenant reaches no
+   * skill, whatever its manifest names: the operator, not the skill's author, decides who gets a secret.
+   */
+  secretGrants?: Readonly<Record<string, readonly string[] | '*'>>;
   fetchGuard?: FetchGuard;
   limits?: Partial<SandboxLimits>;
   /** The Node 24 binary that runs skills; defaults to the one running the service. */
@@ -110,7 +115,7 @@ export class SkillRunner {
       skillDir: realDir,
       entry,
       args: parsedArgs,
-      env: this.allowedEnv(manifest),
+      env: this.allowedEnv(manifest, parsedCaller.tenant),
       roots,
       readable: ['skill', ...manifest.permissions.fs.read, ...manifest.permissions.fs.write],
       writable: manifest.permissions.fs.write,
@@ -153,11 +158,12 @@ export class SkillRunner {
     throw new AlfredError(ErrorCode.ValidationFailed, `invalid arguments for skill ${manifest.id}: ${summary}`, { issues });
   }
 
-  private allowedEnv(manifest: SkillManifest): Record<string, string> {
+  private allowedEnv(manifest: SkillManifest, tenant: string): Record<string, string> {
     const env: Record<string, string> = {};
     for (const name of manifest.permissions.env) {
       const value = this.secrets[name];
-      if (value !== undefined) env[name] = value;
+      const grant = this.options.secretGrants?.[name];
+      if (value !== undefined && (grant === '*' || grant?.includes(tenant))) env[name] = value;
     }
     return env;
   }

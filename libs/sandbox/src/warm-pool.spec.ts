@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SkillRunner } from './skill-runner.js';
+import { SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 const LEAKY = `export async function execute(args: { n: number }, ctx: { log(m: string): void }) {
@@ -21,7 +22,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
 
   beforeAll(async () => {
     ws = await SkillWorkspace.create();
-    runner = new SkillRunner({ dataRoot: ws.dataRoot, warmPoolSize: 1 });
+    runner = new SkillRunner({ dataRoot: ws.dataRoot, warmPoolSize: 1, osSandbox: SANDBOX_MODE });
   });
   afterAll(async () => {
     runner.close();

@@ -21,9 +21,12 @@ export class SkillRunnerModule {
           provide: SkillRunner,
           inject: [LOGGER],
           useFactory: async (logger: Logger) => {
-            await announceOsSandbox(logger.child({ context: 'SkillRunner' }), 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            const log = logger.child({ context: 'SkillRunner' });
+            await announceOsSandbox(log, 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            const ungranted = Object.keys(config.ALFRED_SKILL_SECRETS).filter((name) => !config.ALFRED_SKILL_SECRET_GRANTS[name]);
+            if (ungranted.length) log.warn({ secrets: ungranted }, 'these skill secrets are granted to no tenant and reach no skill; grant them with ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2');
             return new SkillRunner({
-              dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
+              dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, secretGrants: config.ALFRED_SKILL_SECRET_GRANTS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
               osSandbox: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH,
             });
           },
