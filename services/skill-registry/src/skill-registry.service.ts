@@ -114,14 +114,14 @@ export class SkillRegistryService {
   /** Re-reads the shared roots and the tenant's own skills; reports the changes the tenant sees. */
   async reload(tenant: string): Promise<SkillReloadResult> {
     const started = performance.now();
+    const own = await this.tenants.catalogOf(tenant);
     const shared = await this.catalog.reload();
     this.rendered.clear();
-    this.tenants.markStale();
+    this.tenants.markStale(tenant);
+    const changes = own ? await own.reload() : shared;
     let indexed = await this.sync();
-    const own = await this.tenants.catalogOf(tenant);
     if (own) indexed += await this.tenants.sync(tenant);
-    const catalog = own ?? this.catalog;
-    return { ...(own ? await own.reload() : shared), skills: catalog.list().length, indexed, duration_ms: Math.round(performance.now() - started) };
+    return { ...changes, skills: (own ?? this.catalog).list().length, indexed, duration_ms: Math.round(performance.now() - started) };
   }
 
   /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */

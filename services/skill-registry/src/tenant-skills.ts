@@ -51,9 +51,9 @@ export class TenantSkills {
     return entry.catalog;
   }
 
-  /** The shared roots changed: every tenant's view is re-read on its next use. */
-  markStale(): void {
-    for (const entry of this.tenants.values()) entry.stale = true;
+  /** The shared roots changed: every tenant's view (but `except`'s, which its caller reloads) is re-read on its next use. */
+  markStale(except?: string): void {
+    for (const [tenant, entry] of this.tenants) if (tenant !== except) entry.stale = true;
   }
 
   async create(tenant: string, input: unknown): Promise<SkillBodyResponse> {

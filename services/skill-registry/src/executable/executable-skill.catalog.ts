@@ -156,6 +156,7 @@ export class ExecutableSkillCatalog {
   private writable(tenant: string, id: string): CatalogEntry {
     const entry = this.entry(tenant, id);
     if (entry.source !== 'managed') throw new AlfredError(ErrorCode.Forbidden, `skill ${id} is bundled with Alfred and read-only`, { id });
+    if (entry.owner !== tenant) throw new AlfredError(ErrorCode.Forbidden, `skill ${id} was placed on disk by the operator; it is shared and read-only`, { id });
     return entry;
   }
 

@@ -23,7 +23,7 @@ const segment = (tenant: string) => encodeURIComponent(tenant).replace(/\./g, '%
 
 /**
  * The executable-skill folders on disk: a managed (writable) root with one folder per tenant
- * (`tenants/<tenant>/<id>`; folders directly under the root, from before tenancy, belong to tenant `default`)
+ * (`tenants/<tenant>/<id>`; folders placed directly under the root are shared and read-only)
  * and an optional bundled (read-only, shared) root.
  */
 export class ExecutableSkillStore {
@@ -36,13 +36,14 @@ export class ExecutableSkillStore {
   async scan(): Promise<SkillFolder[]> {
     await mkdir(this.managedDir, { recursive: true });
     const bundled = this.bundledDir ? await this.folders(this.bundledDir, 'bundled', true) : [];
-    const legacy = (await this.folders(this.managedDir, 'managed', false)).filter((f) => f.id !== 'tenants').map((f) => ({ ...f, owner: 'default' }));
+    // Folders an operator placed directly in the managed root are on-disk skills: shared and read-only, like bundled ones.
+    const onDisk = (await this.folders(this.managedDir, 'managed', false)).filter((f) => f.id !== 'tenants');
     const owned: SkillFolder[] = [];
     for (const seg of await readdir(path.join(this.managedDir, 'tenants')).catch(() => [] as string[])) {
       const owner = decodeURIComponent(seg);
       for (const f of await this.folders(path.join(this.managedDir, 'tenants', seg), 'managed', false)) owned.push({ ...f, owner });
     }
-    return [...bundled, ...legacy, ...owned];
+    return [...bundled, ...onDisk, ...owned];
   }
 
   /** Reads a folder again (after a change); `owner` is kept as it was. */
