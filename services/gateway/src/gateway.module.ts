@@ -20,7 +20,7 @@ import { SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
+import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
 
 @Global()
@@ -75,6 +75,7 @@ export async function createGatewayApp(
   registered.set(app, routes);
   installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
+  refuseNul(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   await app.init();
   return app;

@@ -60,6 +60,25 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
+ * A NUL character anywhere in a request (path, query or any string of the JSON body) is refused with 400 before any
+ * route runs: ids and tags with NUL cannot be stored, listed or matched consistently by any store.
+ */
+export function refuseNul(app: FastifyInstance): void {
+  app.addHook('preHandler', async (req) => {
+    if (/%00/i.test(req.url) || req.url.includes('\0') || hasNul(req.body, 0)) {
+      throw new AlfredError(ErrorCode.BadRequest, 'NUL characters are not allowed in paths, queries or bodies');
+    }
+  });
+}
+
+function hasNul(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (!value || typeof value !== 'object' || depth > 64) return false;
+  for (const [key, inner] of Object.entries(value)) if (key.includes('\0') || hasNul(inner, depth + 1)) return true;
+  return false;
+}
+
+/**
  * Only JSON bodies are accepted: fastify's text/plain parser is removed, so any other media type
  * is a 415 (Nest's own parsers are off: `bodyParser: false`).
  */
