@@ -70,7 +70,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
         if (args.hang) await new Promise(() => setInterval(() => {}, 1000));
         return { success: true, result: (globalThis as any).touched ?? ((globalThis as any).touched = 'fresh') };
       }`,
-      { timeoutMs: 3000, parameters: { hang: { type: 'boolean', default: false } } },
+      { timeoutMs: 8000, parameters: { hang: { type: "boolean", default: false } } },
     );
     await runner.execute(slow.dir, slow.manifest, {}, TEST_CALLER);
     const hung = await runner.execute(slow.dir, slow.manifest, { hang: true }, TEST_CALLER);
