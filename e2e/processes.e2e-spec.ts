@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, pollUntil, SANDBOX_MODE, testServers } from '#testing';
 import { client } from './harness.js';
 
 const repo = new URL('..', import.meta.url).pathname;
@@ -56,6 +56,17 @@ describe('built processes', () => {
     const api = client(match[1]!);
     expect((await api.get('/health')).body.status).toBe('healthy');
     expect((await api.post('/memories', { content: 'from a real process' })).status).toBe(201);
+    expect(await stop(child)).toBe(0);
+  }, 60_000);
+
+  it('should not open an inspector on SIGUSR1, however it was started, and say plainly whether the OS sandbox is on', async () => {
+    const env = { ALFRED_DATA_DIR: join(dir, 'signal'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
+    const { child, match, output } = await launch('dist/services/main.js', env, /Alfred is listening on (http:\/\/[\d.:]+)/);
+    expect(output()).toMatch(SANDBOX_MODE === 'required' ? /executable skills run inside the OS sandbox \(bubblewrap\)/ : /UNSAFE: executable skills run WITHOUT the OS sandbox/);
+    child.kill('SIGUSR1');
+    await pollUntil(() => output().includes('SIGUSR1 ignored'), 10_000, 'the SIGUSR1 warning');
+    expect(output()).not.toMatch(/Debugger listening/);
+    expect((await client(match[1]!).get('/health')).status).toBe(200);
     expect(await stop(child)).toBe(0);
   }, 60_000);
 
