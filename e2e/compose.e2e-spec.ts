@@ -55,4 +55,16 @@ describe('docker-compose.yml', () => {
     expect(envExample.ALFRED_API_KEYS).toMatch(/=/);
     expect(compose.services.gateway.ports).toEqual(['8080:8080']);
   });
+
+  it('should grant what bubblewrap needs only to the services that run untrusted code, saying why', () => {
+    const text = readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8');
+    for (const name of serviceNames) {
+      const svc = compose.services[name];
+      const sandboxed = name === 'skill-runner' || name === 'agent-runtime';
+      expect(`${name}:${JSON.stringify(svc.cap_add ?? [])}`).toBe(`${name}:${sandboxed ? '["SYS_ADMIN"]' : '[]'}`);
+      if (sandboxed) expect(svc.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined']);
+    }
+    expect(text).toMatch(/bubblewrap[\s\S]*forbid creating those namespaces/);
+    expect(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8')).toMatch(/apt-get install[^\n]*bubblewrap/);
+  });
 });
