@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { chmod, lchown, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,8 +41,6 @@ export interface BashOutcome {
 const RELAY = fileURLToPath(new URL(`../child/loopback-relay${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 const SOCKET_INSIDE = '/run/alfred/api.sock';
 const DEFAULT_LIMITS: OsLimits = { addressSpaceMb: 4096, processes: 256, cpuSeconds: 600, fileSizeMb: 1024, openFiles: 1024 };
-/** Entries of a workspace handed to the sandbox's user per call at most; a larger tree keeps its older owners. */
-const CLAIM_LIMIT = 20_000;
 
 /** The agent's `bash` inside bubblewrap: its workspace, a read-only system, Alfred's API on its loopback, nothing else. */
 export class BashSandbox {
@@ -110,16 +108,13 @@ function insidePort(apiUrl: string): number {
   return port >= 1024 ? port : 8080;
 }
 
-/** Hands the workspace to the tenant's sandbox user (files the agent's write tool made belong to the service). */
-async function claim(dir: string, owner: { uid: number; gid: number }): Promise<void> {
-  const queue = [dir];
-  for (let seen = 0; queue.length > 0 && seen < CLAIM_LIMIT; seen++) {
-    const entry = queue.shift()!;
-    const info = await lstat(entry).catch(() => undefined);
-    if (!info) continue;
-    if (info.uid !== owner.uid || info.gid !== owner.gid) await lchown(entry, owner.uid, owner.gid).catch(() => undefined);
-    if (info.isDirectory()) for (const name of await readdir(entry).catch(() => [])) queue.push(path.join(entry, name));
-  }
+/**
+ * Hands the workspace to the tenant's sandbox user (files the agent's write tool made belong to the service).
+ * coreutils' `chown -R -P -h` walks without following symlinks, with directory file descriptors, so a command
+ * racing it (another session of the same agent) cannot steer it outside the workspace.
+ */
+function claim(dir: string, owner: { uid: number; gid: number }): Promise<void> {
+  return new Promise((resolve) => execFile('chown', ['-R', '-P', '-h', `${owner.uid}:${owner.gid}`, '--', dir], { timeout: 30_000 }, () => resolve()));
 }
 
 /** Collects output up to the cap; kills the whole sandbox on timeout or cancel. */

@@ -26,6 +26,9 @@ export function checkScopedAccess(method: string, url: string, scope: Credential
     case 'skills':
       if (method === 'POST' && second === undefined) throw forbid('creating a skill needs the user\'s consent; ask the user to create it');
       return;
+    case 'mcp':
+      // MCP tools include creating skills; an agent's own commands use the REST API its skills describe.
+      throw forbid('the MCP endpoint is for API clients; this credential uses the REST API');
     case 'executable-skills':
       if (write && !(method === 'POST' && (third === 'execute' || second === 'reload'))) {
         throw forbid('creating, changing or deleting executable skills needs the user\'s consent; use the skill_create / skill_update / skill_delete tools');
