@@ -62,7 +62,8 @@ describe('built processes', () => {
   it('should not open an inspector on SIGUSR1, however it was started, and say plainly whether the OS sandbox is on', async () => {
     const env = { ALFRED_DATA_DIR: join(dir, 'signal'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
     const { child, match, output } = await launch('dist/services/main.js', env, /Alfred is listening on (http:\/\/[\d.:]+)/);
-    expect(output()).toMatch(SANDBOX_MODE === 'required' ? /executable skills run inside the OS sandbox \(bubblewrap\)/ : /UNSAFE: executable skills run WITHOUT the OS sandbox/);
+    const announced = SANDBOX_MODE === 'required' ? /executable skills run inside the OS sandbox \(bubblewrap\)/ : /UNSAFE: executable skills run WITHOUT the OS sandbox/;
+    await pollUntil(() => announced.test(output()), 10_000, 'the OS sandbox announcement');
     child.kill('SIGUSR1');
     await pollUntil(() => output().includes('SIGUSR1 ignored'), 10_000, 'the SIGUSR1 warning');
     expect(output()).not.toMatch(/Debugger listening/);
