@@ -37,11 +37,10 @@ describe('executableSkillTools', () => {
   });
 
   describe('definitions', () => {
-    it('should offer the management tools, with delete flagged for confirmation', async () => {
+    it('should offer the management tools, with create, update and delete flagged for confirmation', async () => {
       const defs = await tools.definitions(caller.tenant);
       expect(defs.map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete', 'skill_reload', 'skill_list']);
-      expect(defs.find((d) => d.name === 'skill_delete')?.requiresConfirmation).toBe(true);
-      expect(defs.filter((d) => d.requiresConfirmation)).toHaveLength(1);
+      expect(defs.filter((d) => d.requiresConfirmation).map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete']);
     });
 
     it('should turn every loaded executable skill into a tool with its JSON schema, and leave invalid ones out', async () => {
