@@ -98,10 +98,10 @@ describe('built processes', () => {
 
     it('should run an executable skill on a separate skill-runner process with the built sandbox bootstrap', async () => {
       const prefix = `proc-${randomUUID().slice(0, 8)}.`;
-      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash' };
+      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
       const registryEnv = { ...common, ALFRED_DATA_DIR: join(dir, 'registry'), ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_SKILLS_WATCH: 'false' };
       const registry = await launch('dist/services/skill-registry/src/main.js', registryEnv, /service started/);
-      const runner = await launch('dist/services/skill-runner/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'runner'), ALFRED_SKILL_SECRETS: 'GREETING=hej' }, /service started/);
+      const runner = await launch('dist/services/skill-runner/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'runner'), ALFRED_SKILL_SECRETS: 'GREETING=hej', ALFRED_SKILL_SECRET_GRANTS: 'GREETING=default' }, /service started/);
       const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
       try {
         const api = client(`http://127.0.0.1:${gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`);
