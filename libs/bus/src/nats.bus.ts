@@ -17,6 +17,7 @@ import { BusHeader, consoleLogger, decodeReply, deliverEvent, handleRequest, par
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
 import { requireTenant } from './tenancy-guard.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
+import { observedRequest } from './bus-metrics.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject, sanitizeStreamName, streamSubjectFor } from './subject.js';
 import { TopicBuffer } from './topic-subscription.js';
@@ -91,7 +92,11 @@ export class NatsBus implements Bus, JetStreamContext {
     return sanitizeStreamName(`${this.prefix}${name}`);
   }
 
-  async request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+  request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    return observedRequest(route.subject, () => this.send(route, payload, options));
+  }
+
+  private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
     requireTenant(route, payload);
     const timeout = options?.timeoutMs ?? this.defaultTimeoutMs;
     const h = natsHeaders();

@@ -20,6 +20,8 @@ import { SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
+import { ObservabilityController } from './controllers/observability.controller.js';
+import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
 
@@ -29,7 +31,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
@@ -73,6 +75,7 @@ export async function createGatewayApp(
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
   registered.set(app, routes);
+  installHttpMetrics(fastify);
   installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
   refuseNul(fastify);

@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { checkScopedAccess } from './scoped-access.js';
 import { ScopedCredentials } from './scoped-credential.js';
 
-const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready']);
+const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready', '/openapi.json']);
 const CORRELATION_HEADER = 'x-correlation-id';
 
 /**
