@@ -42,7 +42,7 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
   // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
   await chmod(dataDir, 0o711);
-  const port = await freePort();
+  const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
   const env: NodeJS.ProcessEnv = {

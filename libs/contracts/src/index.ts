@@ -15,3 +15,4 @@ export * from './checkpoints.js';
 export * from './remediations.js';
 export * from './recall.js';
 export * from './tenancy.js';
+export * from './channels.js';

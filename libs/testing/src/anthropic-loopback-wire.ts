@@ -22,6 +22,10 @@ export interface ScriptedMessage {
   readonly delayMs?: number;
   /** Streamed replies only: send an SSE `error` event of this type after message_start instead of the content. */
   readonly streamErrorType?: string;
+  /** Streamed replies only: how many pieces each text is cut into (overrides the loopback's streamPieces). */
+  readonly streamPieces?: number;
+  /** Streamed replies only: the pause between two SSE events, as a model that writes slowly. */
+  readonly eventDelayMs?: number;
 }
 
 /** An HTTP error reply in the API's error format. */

@@ -155,10 +155,12 @@ export class AnthropicLoopback {
     sendJson(res, reply.status, errorBody(type, reply.message ?? `scripted ${type}`, requestId));
   }
 
-  private sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: number): void {
+  private async sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: number): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    for (const { event, data } of streamEvents(reply, model, msgId, inputTokens, this.options.streamPieces ?? 3)) {
+    for (const { event, data } of streamEvents(reply, model, msgId, inputTokens, reply.streamPieces ?? this.options.streamPieces ?? 3)) {
+      if (res.destroyed) return;
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      await this.delay(reply.eventDelayMs ?? 0);
     }
     res.end();
   }

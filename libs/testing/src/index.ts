@@ -5,3 +5,4 @@ export * from './bus-contract.js';
 export { deleteStreamsWithPrefix } from '#bus';
 export * from './redis-cleanup.js';
 export * from './os-sandbox-gate.js';
+export * from './telegram-loopback.js';

@@ -7,6 +7,7 @@ import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
 import { AgentsController } from './controllers/agents.controller.js';
+import { ChannelsController } from './controllers/channels.controller.js';
 import { CheckpointsController } from './controllers/checkpoints.controller.js';
 import { CapabilitiesController } from './controllers/capabilities.controller.js';
 import { ExecutableSkillsController } from './controllers/executable-skills.controller.js';
@@ -31,7 +32,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { healthRoute, ServiceName, type ApiInfo, type Health } from '#contracts';
+import { ErrorCode, healthRoute, ServiceName, type ApiInfo, type Health } from '#contracts';
+import { AlfredError } from '#errors';
 import { BUS, type Bus } from '#bus';
 import type { z } from 'zod';
 import type { FastifyReply } from 'fastify';
@@ -7,6 +8,8 @@ import { API_ENDPOINTS, API_VERSION } from '../api-info.js';
 
 /** Services whose answer decides readiness: without them the API cannot serve its core. */
 const CORE_SERVICES: readonly ServiceName[] = [ServiceName.Memory];
+/** Services a deployment may leave out (chat channels): without a responder they are `absent`, not a degradation. */
+const OPTIONAL_SERVICES: readonly ServiceName[] = [ServiceName.Channels];
 const HEALTH_TIMEOUT_MS = 1000;
 
 @Controller()
@@ -23,7 +26,7 @@ export class SystemController {
   async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<Health & { services: Record<string, string> }> {
     const services = await this.probeServices();
     const coreDown = CORE_SERVICES.some((s) => services[s] !== 'up');
-    const anyDown = Object.values(services).some((s) => s !== 'up');
+    const anyDown = Object.values(services).some((s) => s !== 'up' && s !== 'absent');
     if (coreDown) void reply.status(503);
     return {
       status: coreDown ? 'unhealthy' : anyDown ? 'degraded' : 'healthy',
@@ -52,8 +55,9 @@ export class SystemController {
         try {
           const h = await this.bus.request(healthRoute(name), {}, { timeoutMs: HEALTH_TIMEOUT_MS });
           return [name, h.ready ? 'up' : 'not-ready'] as const;
-        } catch {
-          return [name, 'down'] as const;
+        } catch (err) {
+          const absent = OPTIONAL_SERVICES.includes(name) && err instanceof AlfredError && err.code === ErrorCode.ServiceUnavailable;
+          return [name, absent ? 'absent' : 'down'] as const;
         }
       }),
     );

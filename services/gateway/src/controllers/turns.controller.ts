@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Body, Controller, Delete, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ConfirmBody, SessionId, TurnBody, TurnRoutes, TurnTopics, type TurnEvent, type TurnResult } from '#contracts';
-import { BUS, type Bus, type TopicSubscription } from '#bus';
+import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
+import { followTurn } from '#runtime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { ScopedCredentials } from '../http/scoped-credential.js';
@@ -13,37 +14,11 @@ function sessionId(raw: string): string {
   return raw;
 }
 
-// Until the worker's `started` event says how often it beats, wait this long for it.
-const FIRST_EVENT_MS = 15_000;
-
 function wantsJson(req: FastifyRequest, body: TurnBody, query: Record<string, unknown>): boolean {
   if (body.stream !== undefined) return !body.stream;
   if (query.stream === 'false') return true;
   const accept = req.headers.accept ?? '';
   return accept.includes('application/json') && !accept.includes('text/event-stream');
-}
-
-/**
- * The turn's events as they come, ending with `done`; a worker that stops beating (killed mid-turn) ends the
- * stream with an error and a failed `done`.
- */
-async function* turnEvents(events: TopicSubscription<TurnEvent>, turnId: string): AsyncGenerator<TurnEvent> {
-  let idleMs = FIRST_EVENT_MS;
-  try {
-    for (;;) {
-      const event = await events.next(idleMs);
-      if (event === undefined) {
-        yield { type: 'error', error: { code: 'TURN_LOST', message: `the worker running turn ${turnId} stopped answering; the turn failed and wrote nothing after its last finished round` } };
-        yield { type: 'done', turn_id: turnId, status: 'failed', rounds: 0 };
-        return;
-      }
-      if (event.type === 'started') idleMs = event.heartbeat_ms * 3 + 1_000;
-      yield event;
-      if (event.type === 'done') return;
-    }
-  } finally {
-    events.close();
-  }
 }
 
 /** Passes the events through; when the turn's `done` has passed, its credential is revoked. */
@@ -93,7 +68,7 @@ export class TurnsController {
       this.credentials.revoke(credential);
       throw err;
     }
-    const stream = revokeAtDone(turnEvents(events, turnId), () => this.credentials.revoke(credential));
+    const stream = revokeAtDone(followTurn(events, turnId), () => this.credentials.revoke(credential));
     if (wantsJson(req, body, query)) return reply.status(200).send(await collect(stream, turnId, session));
     reply.hijack();
     const res = reply.raw;

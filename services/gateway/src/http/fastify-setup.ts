@@ -7,6 +7,8 @@ import { checkScopedAccess } from './scoped-access.js';
 import { ScopedCredentials } from './scoped-credential.js';
 
 const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready', '/openapi.json']);
+/** Paths that authenticate otherwise than by API key: Telegram's webhook carries the bot's webhook secret. */
+const SELF_AUTHENTICATED = [/^\/channels\/telegram\/[^/]+\/webhook$/];
 const CORRELATION_HEADER = 'x-correlation-id';
 
 /**
@@ -29,7 +31,8 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
       req.alfred.scoped = scope;
       return;
     }
-    if (entries.length === 0 || OPEN_PATHS.has(req.url.split('?')[0]!)) return;
+    const path = req.url.split('?')[0]!;
+    if (entries.length === 0 || OPEN_PATHS.has(path) || SELF_AUTHENTICATED.some((p) => p.test(path))) return;
     const tenant = presented === undefined ? undefined : matchKey(entries, presented);
     if (tenant === undefined) {
       throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');

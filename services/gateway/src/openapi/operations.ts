@@ -7,6 +7,7 @@ import {
   AgentPatchBody,
   AgentRoutes,
   ApiInfo,
+  ChannelRoutes,
   CheckpointId,
   CheckpointListQuery,
   CheckpointResumeBody,
@@ -53,6 +54,8 @@ import {
   SkillRoutes,
   SkillRunnerRoutes,
   SkillSearchQuery,
+  TelegramUpdate,
+  TenantId,
   TurnBody,
   TurnResult,
   TurnRoutes,
@@ -161,6 +164,16 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'DELETE', path: '/executable-skills/:id', summary: 'Delete an executable skill (?confirm=true)', params: execId, query: ExecDeleteQuery, responses: resp(ExecutableSkillRoutes.delete) },
   { method: 'POST', path: '/executable-skills/:id/execute', summary: 'Run an executable skill in the sandbox with these arguments', params: execId, body: z.unknown(), responses: resp(SkillRunnerRoutes.execute) },
   { method: 'GET', path: '/executable-skills/:id/executions', summary: "The tenant's executions of a skill, newest first", params: execId, query: SkillExecutionsQuery, responses: resp(SkillRunnerRoutes.executions) },
+
+  {
+    method: 'POST',
+    path: '/channels/telegram/:tenant/webhook',
+    summary: "Telegram's webhook (registered by the channels service): authenticated by X-Telegram-Bot-Api-Secret-Token, not an API key; 200 once the update is stored",
+    params: { tenant: TenantId },
+    body: TelegramUpdate,
+    responses: resp(ChannelRoutes.telegramWebhook),
+    open: true,
+  },
 
   { method: 'POST', path: '/mcp', summary: 'MCP over Streamable HTTP (stateless JSON-RPC)', body: z.unknown(), responses: { 200: { mediaType: 'application/json', description: 'a JSON-RPC response (or text/event-stream)' } } },
   ...(['GET', 'PUT', 'PATCH', 'DELETE'] as const).map((method) => ({
