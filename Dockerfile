@@ -29,7 +29,8 @@ FROM app-${ALFRED_APP_FROM} AS app
 
 FROM ${NODE_IMAGE}
 # curl: every bundled skill calls the API with it from the agent's bash tool.
-RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates \
+# bubblewrap: the OS sandbox around executable skills and the agent's bash (libs/sandbox/README.md).
+RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates bubblewrap \
   && rm -rf /var/lib/apt/lists/*
 # Every volume's mount point exists and belongs to `node`, so a new named volume is writable by the services.
 RUN mkdir -p /data/models /data/project/.alfred/skills /data/executable-skills /data/skill-runner/data \
@@ -37,6 +38,8 @@ RUN mkdir -p /data/models /data/project/.alfred/skills /data/executable-skills /
   && chown -R node:node /data
 WORKDIR /app
 ENV NODE_ENV=production
+# No process in this image opens an inspector on SIGUSR1.
+ENV NODE_OPTIONS=--disable-sigusr1
 COPY --from=app /app/node_modules node_modules
 COPY --from=app /app/dist dist
 COPY package.json .npmrc ./

@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { NatsBus } from '#bus';
 import type { Logger } from '#logging';
 import { hostService, type HostedService } from '#runtime';
+import { BashSandbox, OsSandbox } from '#sandbox';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import { skillRunnerService } from '../services/skill-runner/src/skill-runner.module.js';
@@ -53,23 +54,55 @@ async function throughput(alfred: RunningAlfred, mode: string, runners: number, 
   );
 }
 
-/** Executable-skill latency through the gateway (embedded and NATS) and executions/s with one and two runners. */
+/** One `bash` tool call as the agent makes it: a command that calls Alfred's API with curl, start to exit. */
+async function bashRows(alfred: RunningAlfred, label: string, mode: 'required' | 'unsafe-off', quick: boolean): Promise<BenchRow[]> {
+  const workspace = await mkdtemp(join(tmpdir(), 'alfred-bench-bash-'));
+  await chmod(workspace, 0o711);
+  const sandbox = new BashSandbox({ mode });
+  const run = (command: string) => () =>
+    sandbox.run({ command, workspace, tenant: 'bench', env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' }, apiUrl: alfred.url, timeoutMs: 30_000, maxOutputChars: 10_000, signal: new AbortController().signal })
+      .then((r) => { if (r.code !== 0) throw new Error(`bash exited ${r.code}: ${r.output}`); });
+  try {
+    const n = quick ? 10 : 30;
+    const trivial = await timeSequential(n, run('true'));
+    const curl = await timeSequential(n, run('curl -sS --fail -o /dev/null "$ALFRED_API_URL/health"'));
+    return [
+      latencyRow('bash call: `true`', label, trivial, mode === 'required' ? 'bubblewrap + in-sandbox API relay + host proxy' : 'host bash, no OS layer (baseline)'),
+      latencyRow('bash call: curl $ALFRED_API_URL/health', label, curl, mode === 'required' ? 'through the sandbox loopback relay and the host proxy' : 'straight to the gateway (baseline)'),
+    ];
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Executable-skill latency through the gateway (embedded and NATS) and executions/s with one and two runners, and
+ * the agent's bash call; the embedded shape runs twice, with the OS sandbox and without it (same-run baseline).
+ */
 export async function execSkillsBench(options: { logger: Logger; quick: boolean; natsUrl?: string }): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  const modes: Array<'embedded' | 'nats'> = options.natsUrl ? ['embedded', 'nats'] : ['embedded'];
-  for (const mode of modes) {
-    const dataDir = await mkdtemp(join(tmpdir(), `alfred-bench-exec-${mode}-`));
-    const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_SKILLS_WATCH: 'false', ALFRED_PROJECT_DIR: dataDir, ALFRED_HOME_DIR: dataDir };
+  const os = (await OsSandbox.probe()).available;
+  const variants: Array<{ mode: 'embedded' | 'nats'; sandbox: 'required' | 'unsafe-off' }> = [
+    ...(os ? [{ mode: 'embedded' as const, sandbox: 'required' as const }] : []),
+    { mode: 'embedded', sandbox: 'unsafe-off' },
+    ...(options.natsUrl && os ? [{ mode: 'nats' as const, sandbox: 'required' as const }] : []),
+  ];
+  for (const { mode: shape, sandbox } of variants) {
+    const mode = `${shape}, ${sandbox === 'required' ? 'OS sandbox' : 'no OS layer'}`;
+    const dataDir = await mkdtemp(join(tmpdir(), `alfred-bench-exec-${shape}-`));
+    await chmod(dataDir, 0o711);
+    const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_SKILLS_WATCH: 'false', ALFRED_PROJECT_DIR: dataDir, ALFRED_HOME_DIR: dataDir, ALFRED_OS_SANDBOX: sandbox };
     const prefix = `bench-exec-${randomUUID().slice(0, 8)}.`;
     const base = { env, gateway: loadGatewayConfig(env), logger: options.logger, port: 0 };
-    const alfred = mode === 'embedded' ? await startEmbedded(base) : await startOverNats({ ...base, natsUrl: options.natsUrl!, subjectPrefix: prefix, ephemeral: true });
+    const alfred = shape === 'embedded' ? await startEmbedded(base) : await startOverNats({ ...base, natsUrl: options.natsUrl!, subjectPrefix: prefix, ephemeral: true });
     let second: { hosted: HostedService; bus: NatsBus } | undefined;
     try {
       rows.push(...(await latencyRows(alfred, mode, options.quick)));
       rows.push(await throughput(alfred, mode, 1, options.quick));
-      if (mode === 'nats') {
+      if (shape === 'embedded') rows.push(...(await bashRows(alfred, mode, sandbox, options.quick)));
+      if (shape === 'nats') {
         const bus = await NatsBus.connect({ url: options.natsUrl!, name: 'bench-runner-2', subjectPrefix: prefix, logger: options.logger });
-        const config = skillRunnerService.loadConfig({ ALFRED_DATA_DIR: join(dataDir, 'runner-2') });
+        const config = skillRunnerService.loadConfig({ ALFRED_DATA_DIR: join(dataDir, 'runner-2'), ALFRED_OS_SANDBOX: sandbox });
         second = { bus, hosted: await hostService(skillRunnerService, config, { service: skillRunnerService.name, instance: 'runner-2', bus, logger: options.logger }) };
         rows.push(await throughput(alfred, mode, 2, options.quick));
       }

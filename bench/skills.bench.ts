@@ -63,7 +63,7 @@ async function catalogRows(root: string, count: number, quick: boolean): Promise
     await service.start(false);
     const full = round(performance.now() - started);
     rows.push({ section: SECTION, name: `discover + search-index ${count} skills (hash embedder, LanceDB)`, mode: 'in-process', connections: 1, rps: 0, p50: full, p99: full, errors: 0, note: 'one cold run; target < 1000 ms' });
-    const again = await timeSequential(quick ? 3 : 10, () => service.reload());
+    const again = await timeSequential(quick ? 3 : 10, () => service.reload('bench'));
     rows.push(timedRow(`reload ${count} unchanged skills (no re-embedding)`, again, 'digests compared, nothing embedded'));
     await service.close();
   } finally {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '#logging';
 import { NatsBus } from '#bus';
 import { hostService } from '#runtime';
-import { AnthropicLoopback, testServers, type AnthropicLoopbackOptions } from '#testing';
+import { AnthropicLoopback, SANDBOX_MODE, testServers, type AnthropicLoopbackOptions } from '#testing';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
@@ -43,12 +43,15 @@ export interface AgentSystem {
 export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelOptions: number | AnthropicLoopbackOptions = 0): Promise<AgentSystem> {
   const model = await AnthropicLoopback.start(typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions);
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
+  // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
+  await chmod(dataDir, 0o711);
   // A test that restarts Alfred on the same address names the port; otherwise it is chosen at bind time.
   const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : 0;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
   const env: NodeJS.ProcessEnv = {
     ALFRED_DATA_DIR: dataDir,
     ALFRED_EMBEDDER: 'hash',
+    ALFRED_OS_SANDBOX: SANDBOX_MODE,
     ALFRED_LOG_LEVEL: 'silent',
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: model.apiKey,

@@ -1,10 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { executableSkillTools, MANAGEMENT_TOOLS, type ExecutableSkillTools } from '#agent-tools';
 import { InProcessBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService } from '#runtime';
+import { SANDBOX_MODE } from '#testing';
 import { skillRegistryService } from '../services/skill-registry/src/skill-registry.module.js';
 import { skillRunnerService } from '../services/skill-runner/src/skill-runner.module.js';
 
@@ -21,8 +22,9 @@ describe('executableSkillTools', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-agent-tools-'));
+    await chmod(dir, 0o711); // sandboxed code runs as other kernel users: they pass through to their folders
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger });
-    const env = { ALFRED_DATA_DIR: dir, ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_EMBEDDER: 'hash', ALFRED_SKILLS_WATCH: 'false' };
+    const env = { ALFRED_DATA_DIR: dir, ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_EMBEDDER: 'hash', ALFRED_SKILLS_WATCH: 'false', ALFRED_OS_SANDBOX: SANDBOX_MODE };
     for (const def of [skillRegistryService, skillRunnerService] as const) {
       hosted.push(await hostService(def as never, def.loadConfig(env), { service: def.name, instance: def.name, bus, logger }));
     }
@@ -35,11 +37,10 @@ describe('executableSkillTools', () => {
   });
 
   describe('definitions', () => {
-    it('should offer the management tools, with delete flagged for confirmation', async () => {
-      const defs = await tools.definitions();
+    it('should offer the management tools, with create, update and delete flagged for confirmation', async () => {
+      const defs = await tools.definitions(caller.tenant);
       expect(defs.map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete', 'skill_reload', 'skill_list']);
-      expect(defs.find((d) => d.name === 'skill_delete')?.requiresConfirmation).toBe(true);
-      expect(defs.filter((d) => d.requiresConfirmation)).toHaveLength(1);
+      expect(defs.filter((d) => d.requiresConfirmation).map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete']);
     });
 
     it('should turn every loaded executable skill into a tool with its JSON schema, and leave invalid ones out', async () => {
@@ -48,7 +49,7 @@ describe('executableSkillTools', () => {
       await mkdir(join(dir, 'executable-skills', 'broken-one'), { recursive: true });
       await writeFile(join(dir, 'executable-skills', 'broken-one', 'skill.json'), '{');
       expect((await tools.call('skill_reload', {}, caller)).data).toMatchObject({ added: ['broken-one'], invalid: 1 });
-      const defs = await tools.definitions();
+      const defs = await tools.definitions(caller.tenant);
       expect(defs.map((d) => d.name)).not.toContain('skill_broken_one');
       expect(defs.find((d) => d.name === 'skill_greet_user')).toEqual({
         name: 'skill_greet_user',
@@ -59,7 +60,7 @@ describe('executableSkillTools', () => {
 
     it('should never let a skill shadow a management tool', async () => {
       await tools.call('skill_create', { id: 'list', description: 'Would be skill_list', code: GREET }, caller);
-      const defs = await tools.definitions();
+      const defs = await tools.definitions(caller.tenant);
       expect(defs.filter((d) => d.name === 'skill_list')).toEqual([MANAGEMENT_TOOLS.skill_list]);
     });
   });

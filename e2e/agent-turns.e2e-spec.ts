@@ -157,7 +157,8 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     const session = (await api.get(`/sessions/${id}`)).body;
     expect(session.messages).toHaveLength(10);
     expect(session.messages.at(-1)).toEqual({ role: 'assistant', content: '[turn stopped: the tool round limit was reached]' });
-  });
+    // Four bash calls, each in a fresh OS sandbox (bubblewrap + the API relay), on a shared two-core machine.
+  }, 30_000);
 
   it('should cancel a running turn through DELETE /sessions/{id}/turns/current', async () => {
     const id = await newSession();

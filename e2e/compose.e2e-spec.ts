@@ -142,4 +142,15 @@ describe('docker-compose.yml', () => {
     // A request crosses the bus as its body plus scope and envelope; replies (lists, sessions) may be larger.
     expect(maxPayloads[0]!).toBeGreaterThanOrEqual(4 * bodyLimit);
   });
+
+  it('should grant what bubblewrap needs only to the services that run untrusted code, saying why', () => {
+    const sandboxed = new Set(alfred.filter((a) => a.service === 'skill-runner' || a.service === 'agent-runtime').map((a) => a.name));
+    expect(sandboxed.size).toBeGreaterThanOrEqual(2);
+    for (const [name, svc] of Object.entries(services)) {
+      expect(`${name}:${JSON.stringify(svc.cap_add ?? [])}`).toBe(`${name}:${sandboxed.has(name) ? '["SYS_ADMIN"]' : '[]'}`);
+      if (sandboxed.has(name)) expect(svc.security_opt).toEqual(['seccomp=unconfined', 'apparmor=unconfined', 'systempaths=unconfined']);
+    }
+    expect(read('docker-compose.yml')).toMatch(/bubblewrap[\s\S]*forbid creating those namespaces/);
+    expect(dockerfile).toMatch(/apt-get install[^\n]*bubblewrap/);
+  });
 });

@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '#logging';
-import { testServers } from '#testing';
+import { SANDBOX_MODE, testServers } from '#testing';
 import { startEmbedded, startOverNats } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 
@@ -26,7 +26,9 @@ const logger = createLogger({ service: 'e2e', level: 'silent' });
  */
 export async function startSystem(mode: Mode, extraEnv: Record<string, string> = {}): Promise<TestSystem> {
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-e2e-${mode}-`));
-  const env: NodeJS.ProcessEnv = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ...extraEnv };
+  // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
+  await chmod(dataDir, 0o711);
+  const env: NodeJS.ProcessEnv = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_OS_SANDBOX: SANDBOX_MODE, ...extraEnv };
   const gateway = loadGatewayConfig(env);
   const options = { env, gateway, logger, port: 0 };
   const subjectPrefix = `e2e-${randomUUID().slice(0, 8)}.`;

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, pollUntil, SANDBOX_MODE, testServers } from '#testing';
 import { client } from './harness.js';
 import { launch, repo, stop } from './process-harness.js';
 
@@ -15,6 +15,7 @@ describe('built processes', () => {
   beforeAll(async () => {
     execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')], { stdio: 'inherit' });
     dir = await mkdtemp(join(tmpdir(), 'alfred-proc-'));
+    await chmod(dir, 0o711); // sandboxed code runs as other kernel users: they pass through to their folders
   }, 120_000);
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -24,6 +25,18 @@ describe('built processes', () => {
     const api = client(match[1]!);
     expect((await api.get('/health')).body.status).toBe('healthy');
     expect((await api.post('/memories', { content: 'from a real process' })).status).toBe(201);
+    expect(await stop(child)).toBe(0);
+  }, 60_000);
+
+  it('should not open an inspector on SIGUSR1, however it was started, and say plainly whether the OS sandbox is on', async () => {
+    const env = { ALFRED_DATA_DIR: join(dir, 'signal'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
+    const { child, match, output } = await launch('dist/services/main.js', env, /Alfred is listening on (http:\/\/[\d.:]+)/);
+    const announced = SANDBOX_MODE === 'required' ? /executable skills run inside the OS sandbox \(bubblewrap\)/ : /UNSAFE: executable skills run WITHOUT the OS sandbox/;
+    await pollUntil(() => announced.test(output()), 10_000, 'the OS sandbox announcement');
+    child.kill('SIGUSR1');
+    await pollUntil(() => output().includes('SIGUSR1 ignored'), 10_000, 'the SIGUSR1 warning');
+    expect(output()).not.toMatch(/Debugger listening/);
+    expect((await client(match[1]!).get('/health')).status).toBe(200);
     expect(await stop(child)).toBe(0);
   }, 60_000);
 
@@ -54,10 +67,10 @@ describe('built processes', () => {
 
     it('should run an executable skill on a separate skill-runner process with the built sandbox bootstrap', async () => {
       const prefix = `proc-${randomUUID().slice(0, 8)}.`;
-      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash' };
+      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
       const registryEnv = { ...common, ALFRED_DATA_DIR: join(dir, 'registry'), ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_SKILLS_WATCH: 'false' };
       const registry = await launch('dist/services/skill-registry/src/main.js', registryEnv, /service started/);
-      const runner = await launch('dist/services/skill-runner/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'runner'), ALFRED_SKILL_SECRETS: 'GREETING=hej' }, /service started/);
+      const runner = await launch('dist/services/skill-runner/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'runner'), ALFRED_SKILL_SECRETS: 'GREETING=hej', ALFRED_SKILL_SECRET_GRANTS: 'GREETING=default' }, /service started/);
       const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
       try {
         const api = client(`http://127.0.0.1:${gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`);

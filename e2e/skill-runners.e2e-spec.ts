@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutableSkillRoutes, ServiceName, SkillRunnerRoutes, type ServiceName as Service } from '#contracts';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
-import { deleteStreamsWithPrefix, describeWithNats, testServers } from '#testing';
+import { deleteStreamsWithPrefix, describeWithNats, SANDBOX_MODE, testServers } from '#testing';
 import { skillRegistryService } from '../services/skill-registry/src/skill-registry.module.js';
 import { skillRunnerService } from '../services/skill-runner/src/skill-runner.module.js';
 
@@ -40,11 +40,14 @@ describeNats('skill runners in one queue group over NATS', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-runners-'));
+    // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
+    await chmod(dir, 0o711);
     await host(skillRegistryService, 'registry', {
       ALFRED_DATA_DIR: join(dir, 'registry'),
       ALFRED_PROJECT_DIR: join(dir, 'project'),
       ALFRED_HOME_DIR: join(dir, 'home'),
       ALFRED_EMBEDDER: 'hash',
+      ALFRED_OS_SANDBOX: SANDBOX_MODE,
       ALFRED_SKILLS_WATCH: 'false',
     });
     for (const instance of ['runner-a', 'runner-b']) await host(skillRunnerService, instance, { ALFRED_DATA_DIR: join(dir, instance) });
@@ -77,7 +80,7 @@ describeNats('skill runners in one queue group over NATS', () => {
   }, 60_000);
 
   it('should run the new version on every runner right after an update', async () => {
-    const updated = await client.request(ExecutableSkillRoutes.update, { id: 'slow-echo', patch: { code: SLOW_ECHO('v2') } });
+    const updated = await client.request(ExecutableSkillRoutes.update, { tenant: caller.tenant, id: 'slow-echo', patch: { code: SLOW_ECHO('v2') } });
     const runs = await Promise.all(Array.from({ length: 12 }, (_, n) => client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller })));
     expect(new Set(runs.map((r) => (r.result as { tag: string }).tag))).toEqual(new Set(['v2']));
     expect(new Set(runs.map((r) => r.digest))).toEqual(new Set([updated.digest]));

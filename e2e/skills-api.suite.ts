@@ -179,11 +179,13 @@ export function skillsApiSuite(mode: Mode): void {
         body: '# Weekly report\n\nGroup the quarterly work by project.\n',
       };
 
-      it('should create a project skill (201), load it and index it for search', async () => {
+      it("should create a skill of the caller's tenant (201), load it and index it for search", async () => {
         const res = await api.post('/skills', good);
         expect(res.status).toBe(201);
         expect(res.body).toMatchObject({ name: 'weekly-report', source: 'project', body: good.body });
-        const file = join(dirs.projectSkills, 'weekly-report', 'SKILL.md');
+        // Written into the tenant's own folder, never into the shared, read-only project root.
+        const file = join(system.dataDir, 'tenant-skills', 'default', 'weekly-report', 'SKILL.md');
+        expect(existsSync(join(dirs.projectSkills, 'weekly-report'))).toBe(false);
         expect(res.body.location).toBe(file);
         expect(await readFile(file, 'utf8')).toContain('name: weekly-report');
         expect((await api.get('/skills/weekly-report')).status).toBe(200);

@@ -15,7 +15,7 @@ import type { ToolCallResult, ToolDefinition } from './tool-definition.js';
 /** The executable-skill tools of one agent turn: definitions for the model and the executor of its calls. */
 export interface ExecutableSkillTools {
   /** The management tools, then every loaded executable skill as `skill_<id>` (a name taken by a management tool is left out). */
-  definitions(): Promise<ToolDefinition[]>;
+  definitions(tenant: string): Promise<ToolDefinition[]>;
   /** Runs one tool call over the bus; failures (bad input, a failed skill, a missing service) come back as error results. */
   call(name: string, input: unknown, caller: SkillCaller): Promise<ToolCallResult>;
 }
@@ -23,8 +23,8 @@ export interface ExecutableSkillTools {
 /** Executable skills as agent tools, served by the skill-registry and the skill-runner queue group. */
 export function executableSkillTools(bus: Bus): ExecutableSkillTools {
   return {
-    async definitions() {
-      const { skills } = await bus.request(ExecutableSkillRoutes.list, {});
+    async definitions(tenant) {
+      const { skills } = await bus.request(ExecutableSkillRoutes.list, { tenant });
       return [...Object.values(MANAGEMENT_TOOLS), ...skills.filter(isOfferable).map(skillDefinition)];
     },
     async call(name, input, caller) {
@@ -62,21 +62,24 @@ async function manage(bus: Bus, name: ManagementToolName, input: Record<string, 
   const { id, ...rest } = input;
   switch (name) {
     case 'skill_list': {
-      const { skills } = await bus.request(ExecutableSkillRoutes.list, {}, ctx);
+      const { skills } = await bus.request(ExecutableSkillRoutes.list, { tenant: caller.tenant }, ctx);
       const brief = skills.map((s) => ({ id: s.id, status: s.status, ...(s.reason ? { reason: s.reason } : {}), version: s.version, tool: s.tool_name, description: s.description }));
       return success(brief);
     }
     case 'skill_create':
-      return success(summary(await bus.request(ExecutableSkillRoutes.create, { scope: { tenant: caller.tenant, agent: caller.agent }, body: input as RequestOf<typeof ExecutableSkillRoutes.create>['body'] }, ctx)));
+      // The definitions of create, update and delete ask the runtime to confirm with the user before this call is made.
+      return success(summary(await bus.request(ExecutableSkillRoutes.create, { scope: { tenant: caller.tenant, agent: caller.agent }, body: input as RequestOf<typeof ExecutableSkillRoutes.create>['body'], origin: AGENT_CONSENTED }, ctx)));
     case 'skill_update':
-      return success(summary(await bus.request(ExecutableSkillRoutes.update, { id: String(id), patch: rest }, ctx)));
+      return success(summary(await bus.request(ExecutableSkillRoutes.update, { tenant: caller.tenant, id: String(id), patch: rest, origin: AGENT_CONSENTED }, ctx)));
     case 'skill_delete':
-      // The definition asks the runtime to confirm with the user before this call is made.
-      return success(await bus.request(ExecutableSkillRoutes.delete, { id: String(id), confirm: true }, ctx));
+      return success(await bus.request(ExecutableSkillRoutes.delete, { tenant: caller.tenant, id: String(id), confirm: true }, ctx));
     case 'skill_reload':
-      return success(await bus.request(ExecutableSkillRoutes.reload, {}, ctx));
+      return success(await bus.request(ExecutableSkillRoutes.reload, { tenant: caller.tenant }, ctx));
   }
 }
+
+/** Management calls reach the registry only after the user said yes (the tool definitions require confirmation). */
+const AGENT_CONSENTED = { by: 'agent', consented: true } as const;
 
 function summary(skill: ExecutableSkillInfo) {
   return { id: skill.id, status: skill.status, version: skill.version, digest: skill.digest, tool: skill.tool_name, ...(skill.reason ? { reason: skill.reason } : {}) };

@@ -35,11 +35,14 @@ export const MANAGEMENT_TOOLS = {
     name: 'skill_create',
     description: "Create a new executable skill (fails if the id exists). It is your tool skill_<id> at once, for the rest of this turn; to keep it in later turns, name it in a skill's allowed-tools and activate that skill.",
     input_schema: { type: 'object', properties: { id, ...manifestFields, code }, required: ['id', 'description', 'code'], additionalProperties: false },
+    // New code for every agent of the tenant: the user decides, as for delete.
+    requiresConfirmation: true,
   },
   skill_update: {
     name: 'skill_update',
     description: 'Change an executable skill: its code and/or any manifest field. The new version is live at once (and its tool is yours for the rest of this turn).',
     input_schema: { type: 'object', properties: { id, ...manifestFields, code }, required: ['id'], additionalProperties: false },
+    requiresConfirmation: true,
   },
   skill_delete: {
     name: 'skill_delete',

@@ -33,7 +33,7 @@ describe('bus metrics', () => {
   });
 
   it('should count requests per subject on both sides by outcome, and errors by code', async () => {
-    const echo = route(ServiceName.Memory, `echo-${randomUUID().slice(0, 6)}`, z.object({ fail: z.boolean() }), z.object({ ok: z.boolean() }));
+    const echo = route(ServiceName.Memory, `echo-${randomUUID().slice(0, 6)}`, z.object({ fail: z.boolean() }), z.object({ ok: z.boolean() }), { global: true });
     bus.serve(echo, async ({ fail }) => {
       if (fail) throw AlfredError.notFound('thing', 'x');
       return { ok: true };
@@ -41,7 +41,7 @@ describe('bus metrics', () => {
     await bus.request(echo, { fail: false });
     await bus.request(echo, { fail: false });
     await expect(bus.request(echo, { fail: true })).rejects.toThrow();
-    const unserved = route(ServiceName.Memory, `nobody-${randomUUID().slice(0, 6)}`, z.object({}), z.object({}));
+    const unserved = route(ServiceName.Memory, `nobody-${randomUUID().slice(0, 6)}`, z.object({}), z.object({}), { global: true });
     await expect(bus.request(unserved, {})).rejects.toThrow();
 
     expect(await sample('alfred_bus_requests_total', { subject: echo.subject, side: 'client', outcome: 'ok' })).toBe(2);

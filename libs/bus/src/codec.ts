@@ -2,6 +2,7 @@ import { ErrorBody, ErrorCode, type EventDef, type ParsedRequestOf, type Respons
 import { AlfredError, isAlfredError } from '#errors';
 import type { z } from 'zod';
 import type { EventHandler, Handler, MessageContext } from './bus.js';
+import { requireTenant } from './tenancy-guard.js';
 import { zodToAlfredError } from './zod-error.js';
 import { observeRequest } from './bus-metrics.js';
 
@@ -64,7 +65,9 @@ export async function handleRequest<R extends Route>(
   const start = process.hrtime.bigint();
   try {
     const json = decodeJson(data, () => new AlfredError(ErrorCode.InvalidJson, `request to ${route.subject} is not valid JSON`));
-    const result = await handler(parseWith(route.request, json) as ParsedRequestOf<R>, ctx);
+    const parsed = parseWith(route.request, json) as ParsedRequestOf<R>;
+    requireTenant(route, parsed);
+    const result = await handler(parsed, ctx);
     const reply = route.response.safeParse(result);
     if (!reply.success) {
       throw new Error(`reply of ${route.subject} does not match its schema: ${reply.error.message}`);

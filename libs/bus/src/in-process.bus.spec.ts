@@ -65,7 +65,7 @@ describe(InProcessBus.name, () => {
   describe('request', () => {
     it('should send every queue group of a subject the request', async () => {
       const bus = new InProcessBus({ dataDir, logger: quiet });
-      const route = { subject: 'alfred.memory.fanout.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}), options: {} };
+      const route = { subject: 'alfred.memory.fanout.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}), options: { global: true } };
       const groups: string[] = [];
       bus.serve(route, async () => (groups.push('one'), {}), { queue: 'one' });
       bus.serve(route, async () => (groups.push('two'), {}), { queue: 'two' });
@@ -80,7 +80,7 @@ describe(InProcessBus.name, () => {
     it('should give up waiting for a stuck handler at the deadline and say so', async () => {
       const warnings: string[] = [];
       const bus = new InProcessBus({ dataDir, logger: { ...quiet, warn: (_o, msg) => void warnings.push(msg) } });
-      const route = { subject: 'alfred.memory.stuck.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}), options: {} };
+      const route = { subject: 'alfred.memory.stuck.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}), options: { global: true } };
       bus.serve(route, () => new Promise(() => undefined));
       const request = bus.request(route, {}, { timeoutMs: 1_000 }).catch((err: unknown) => err);
       await bus.close(50);

@@ -16,6 +16,7 @@ import {
 } from './codec.js';
 import { observedRequest } from './bus-metrics.js';
 import { InProcessEventStore } from './in-process-event-store.js';
+import { requireTenant } from './tenancy-guard.js';
 import { InProcessWorkQueue } from './in-process-work-queue.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject } from './subject.js';
@@ -61,6 +62,7 @@ export class InProcessBus implements Bus {
   }
 
   private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    requireTenant(route, payload);
     const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
     const ctx = { correlationId: options?.context?.correlationId ?? randomUUID() };
     const responders = this.pick(route.subject);

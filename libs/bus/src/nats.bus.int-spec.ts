@@ -28,7 +28,7 @@ describeNats(NatsBus.name, () => {
     busContract(async (logger) => isolatedBus({ logger }));
   });
 
-  const Work = route(ServiceName.Distiller, 'int-work', z.object({ n: z.number() }), z.object({ by: z.string() }));
+  const Work = route(ServiceName.Distiller, 'int-work', z.object({ n: z.number() }), z.object({ by: z.string() }), { global: true });
   const noted = event('int-note', 'written', 'INT_NOTES', z.object({ text: z.string() }));
 
   describe('serve', () => {

@@ -15,6 +15,7 @@ import type { z } from 'zod';
 import type { Bus, EventHandler, EventSubscription, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
 import { BusHeader, consoleLogger, decodeReply, deliverEvent, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
+import { requireTenant } from './tenancy-guard.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
 import { observedRequest } from './bus-metrics.js';
 import type { QueueDef, WorkQueue } from './queue.js';
@@ -96,6 +97,7 @@ export class NatsBus implements Bus, JetStreamContext {
   }
 
   private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    requireTenant(route, payload);
     const timeout = options?.timeoutMs ?? this.defaultTimeoutMs;
     const h = natsHeaders();
     h.set(BusHeader.CorrelationId, options?.context?.correlationId ?? randomUUID());

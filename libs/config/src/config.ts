@@ -76,3 +76,13 @@ export const redisEnv = {
 };
 
 export const envHelpers = { bool, port, url };
+
+/** Variables of services that run untrusted code (skill-runner: executable skills; agent-runtime: the agent's bash). */
+export const osSandboxEnv = {
+  /**
+   * `required` (default): untrusted code runs only inside bubblewrap and is refused where it cannot start.
+   * `unsafe-off`: no OS layer (Node's permission model still wraps skills) — logged loudly at start.
+   */
+  ALFRED_OS_SANDBOX: z.enum(['required', 'unsafe-off']).default('required'),
+  ALFRED_BWRAP_PATH: z.string().min(1).default('bwrap'),
+};

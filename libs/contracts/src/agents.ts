@@ -162,8 +162,11 @@ export const TurnRoutes = {
       session_id: SessionId,
       turn_id: TurnId,
       message: TurnBody.shape.message,
-      /** The caller's API key, when the gateway requires keys: skills' curl commands call the API with it. Never stored. */
-      api_key: z.string().min(1).max(512).optional(),
+      /**
+       * The scoped credential the gateway minted for this turn (its tenant, agent and session; it expires with the turn):
+       * the agent's bash calls the API with it. Never the caller's key; never stored.
+       */
+      credential: z.string().min(1).max(1024).optional(),
     }),
     z.object({ turn_id: TurnId, worker: z.string() }),
   ),

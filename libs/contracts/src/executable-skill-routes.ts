@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoTimestamp, queryInt, Scope } from './common.js';
+import { IsoTimestamp, queryInt, Scope, TenantId } from './common.js';
 import {
   SKILL_TIMEOUT_MS_MAX,
   SkillCaller,
@@ -156,18 +156,22 @@ export type SkillExecutionList = z.infer<typeof SkillExecutionList>;
 
 const R = ServiceName.SkillRegistry;
 const X = ServiceName.SkillRunner;
-const byId = z.object({ id: SkillId });
+const byId = z.object({ tenant: TenantId, id: SkillId });
 
-/** Executable-skill management on the skill-registry. */
+/** Who asked a change for: `user` (an API caller) or `agent` (an agent's skill tool, after the user's consent). */
+export const SkillChangeOrigin = z.object({ by: z.enum(['user', 'agent']), consented: z.boolean().default(false) });
+export type SkillChangeOrigin = z.infer<typeof SkillChangeOrigin>;
+
+/** Executable-skill management on the skill-registry; managed skills belong to one tenant, bundled ones are shared and read-only. */
 export const ExecutableSkillRoutes = {
-  list: route(R, 'exec-list', z.object({}), ExecutableSkillList),
+  list: route(R, 'exec-list', z.object({ tenant: TenantId }), ExecutableSkillList),
   get: route(R, 'exec-get', byId, ExecutableSkillDetail),
-  create: route(R, 'exec-create', z.object({ scope: Scope, body: ExecutableSkillCreateBody }), ExecutableSkillDetail),
-  update: route(R, 'exec-update', z.object({ id: SkillId, patch: ExecutableSkillPatch }), ExecutableSkillDetail),
-  delete: route(R, 'exec-delete', z.object({ id: SkillId, confirm: z.boolean() }), ExecutableSkillDeleted),
-  reload: route(R, 'exec-reload', z.object({}), ExecutableSkillReloaded),
+  create: route(R, 'exec-create', z.object({ scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin.default({ by: 'user', consented: false }) }), ExecutableSkillDetail),
+  update: route(R, 'exec-update', z.object({ tenant: TenantId, id: SkillId, patch: ExecutableSkillPatch, origin: SkillChangeOrigin.default({ by: 'user', consented: false }) }), ExecutableSkillDetail),
+  delete: route(R, 'exec-delete', z.object({ tenant: TenantId, id: SkillId, confirm: z.boolean() }), ExecutableSkillDeleted),
+  reload: route(R, 'exec-reload', z.object({ tenant: TenantId }), ExecutableSkillReloaded),
   resolve: route(R, 'exec-resolve', byId, ExecutableSkillResolved),
-  files: route(R, 'exec-files', z.object({ id: SkillId, digest: SkillDigest }), SkillFiles),
+  files: route(R, 'exec-files', z.object({ tenant: TenantId, id: SkillId, digest: SkillDigest }), SkillFiles),
 } as const;
 
 /** Execution on the skill-runner queue group. */

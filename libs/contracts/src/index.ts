@@ -14,4 +14,5 @@ export * from './feedback.js';
 export * from './checkpoints.js';
 export * from './remediations.js';
 export * from './recall.js';
+export * from './tenancy.js';
 export * from './channels.js';

@@ -175,5 +175,7 @@ export const MemoryRoutes = {
     'reindex',
     z.object({}),
     z.object({ reindexed: z.number().int(), embedder: z.string(), duration_ms: z.number() }),
+    // An operator command over every tenant's stored data (re-embedding), never reachable through the API.
+    { global: true },
   ),
 } as const;

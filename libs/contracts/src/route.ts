@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { requiresTenant } from './tenancy.js';
 
 /** A request/reply operation on the bus: its subject and the schemas of both directions. */
 export interface Route<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
@@ -61,7 +62,12 @@ export function route<Req extends z.ZodType, Res extends z.ZodType>(
   response: Res,
   options: RouteOptions = {},
 ): Route<Req, Res> {
-  return { subject: `alfred.${service}.${verb}.v1`, service, request, response, options };
+  const subject = `alfred.${service}.${verb}.v1`;
+  // Tenancy is structural: a route that acts on tenant data must say whose in its request, or declare itself global.
+  if (!options.global && !requiresTenant(request)) {
+    throw new Error(`route ${subject} must require a tenant in its request (tenant, scope or caller) or be declared { global: true }`);
+  }
+  return { subject, service, request, response, options };
 }
 
 export function event<P extends z.ZodType>(entity: string, pastTense: string, stream: string, payload: P): EventDef<P> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NamePatterns } from './common.js';
+import { NamePatterns, TenantId } from './common.js';
 import { route, ServiceName } from './route.js';
 
 /** Agent Skills name rule: 1-64 lowercase letters, digits and single inner hyphens. */
@@ -206,16 +206,19 @@ export const SkillResourcePath = z.string().min(1).max(4096);
 export const SkillPathName = z.string().min(1).max(256);
 
 const R = ServiceName.SkillRegistry;
-const ByName = z.object({ name: SkillPathName });
+const ByName = z.object({ tenant: TenantId, name: SkillPathName });
 
-/** Skill-registry operations. Skills are shared capabilities of the deployment, not per-tenant data. */
+/**
+ * Skill-registry operations. On-disk and bundled roots are shared and read-only; a skill created through the API
+ * belongs to its tenant and is seen by that tenant alone.
+ */
 export const SkillRoutes = {
   /** The level-1 index; `only` keeps the skills an agent's policy permits (the rendered text lists only those). */
-  index: route(R, 'index', z.object({ budget: z.number().int().min(0).optional(), only: NamePatterns.optional() }), SkillRegistryIndex),
+  index: route(R, 'index', z.object({ tenant: TenantId, budget: z.number().int().min(0).optional(), only: NamePatterns.optional() }), SkillRegistryIndex),
   get: route(R, 'get', ByName, SkillBodyResponse),
   resources: route(R, 'resources', ByName, SkillResourceList),
   resource: route(R, 'resource', ByName.extend({ path: SkillResourcePath }), SkillResourceContent),
-  search: route(R, 'search', z.object({ query: SkillSearchQuery }), SkillSearchResponse),
-  reload: route(R, 'reload', z.object({}), SkillReloadResult),
-  create: route(R, 'create', z.object({ skill: SkillCreateBody }), SkillBodyResponse),
+  search: route(R, 'search', z.object({ tenant: TenantId, query: SkillSearchQuery }), SkillSearchResponse),
+  reload: route(R, 'reload', z.object({ tenant: TenantId }), SkillReloadResult),
+  create: route(R, 'create', z.object({ tenant: TenantId, skill: SkillCreateBody }), SkillBodyResponse),
 } as const;

@@ -14,8 +14,18 @@ export function exitOnConfigError(service: string, err: unknown): never {
   throw err;
 }
 
+/**
+ * SIGUSR1 would open Node's inspector on the service (any process that may signal it — once, a skill through the
+ * real `process` — could then run code inside it). A listener of our own means Node never starts the inspector;
+ * the npm scripts and the image also pass --disable-sigusr1.
+ */
+export function refuseInspectorSignal(logger: Logger): void {
+  process.on('SIGUSR1', () => logger.warn({ signal: 'SIGUSR1' }, 'SIGUSR1 ignored: the inspector is never opened by a signal'));
+}
+
 /** On SIGTERM/SIGINT: stop taking work, drain, close, within the deadline; a second signal exits at once. */
 export function onShutdown(logger: Logger, deadlineMs: number, stop: () => Promise<void>): void {
+  refuseInspectorSignal(logger);
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);

@@ -4,6 +4,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SkillExecutionOutcome, SkillManifestInput } from '#contracts';
 import { SkillRunner } from './skill-runner.js';
+import { SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 interface Attack {
@@ -16,6 +17,8 @@ interface Attack {
 
 const fn = (body: string) => `export async function execute(args: any, ctx: any) {\n${body}\n}`;
 const HOSTILE = { timeoutMs: 1500, memoryMb: 32 };
+// The permission model refuses (inner layer), or the file is not even there (the OS sandbox mounts only the skill's own folder).
+const DENIED = /ERR_ACCESS_DENIED|Access to this API has been restricted|Cannot find module|outside the skill's folder/;
 
 // Every attack runs in a fresh process per execution and again through the warm pool (kept-alive processes).
 describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool size $warm)', ({ warm }) => {
@@ -27,12 +30,12 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
 
   beforeAll(async () => {
     ws = await SkillWorkspace.create();
-    runner = new SkillRunner({ dataRoot: ws.dataRoot, limits: { outputHardCapBytes: 256 * 1024 }, warmPoolSize: warm });
+    runner = new SkillRunner({ dataRoot: ws.dataRoot, limits: { outputHardCapBytes: 256 * 1024 }, warmPoolSize: warm, osSandbox: SANDBOX_MODE });
     const victim = await ws.addSkill('victim', fn('return { success: true };'));
     await writeFile(path.join(victim.dir, 'secret.txt'), 'victim secret');
     await writeFile(path.join(victim.dir, 'secret.ts'), 'export const secret = "victim secret";');
-    await mkdir(path.join(ws.dataRoot, 'skill-data', 'victim'), { recursive: true });
-    await writeFile(path.join(ws.dataRoot, 'skill-data', 'victim', 'notes.txt'), 'victim data');
+    await mkdir(path.join(ws.tenantData('test'), 'skill-data', 'victim'), { recursive: true });
+    await writeFile(path.join(ws.tenantData('test'), 'skill-data', 'victim', 'notes.txt'), 'victim data');
     loopback = createServer((_req, res) => {
       loopbackHits++;
       res.end('loopback reached');
@@ -61,9 +64,9 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
     { name: 'read /etc/passwd through ctx', code: fn(`return { success: true, result: await ctx.readFile('/etc/passwd') };`), outcome: 'threw', error: /paths look like <root>\/<file>/ },
     { name: 'read /etc/passwd through a traversal', code: fn(`return { success: true, result: await ctx.readFile('skill/../../../../../etc/passwd') };`), outcome: 'threw', error: /paths look like <root>\/<file>/ },
     { name: 'read /etc/passwd through node:fs', code: fn(`const fs = await import('node:fs'); return { success: true, result: fs.readFileSync('/etc/passwd', 'utf8') };`), outcome: 'threw', error: /module node:fs is not available to skills/ },
-    { name: 'import /etc/passwd as JSON', code: fn(`return { success: true, result: await import('/etc/passwd', { with: { type: 'json' } }) };`), outcome: 'threw', error: /ERR_ACCESS_DENIED|Access to this API has been restricted/ },
+    { name: 'import /etc/passwd as JSON', code: fn(`return { success: true, result: await import('/etc/passwd', { with: { type: 'json' } }) };`), outcome: 'threw', error: DENIED },
     { name: "read another skill's file through ctx", code: fn(`return { success: true, result: await ctx.readFile('skill/../victim/secret.txt') };`), outcome: 'threw', error: /no read access to root "victim"/ },
-    { name: "import another skill's module", code: fn(`return { success: true, result: (await import('../victim/secret.ts')).secret };`), outcome: 'threw', error: /ERR_ACCESS_DENIED|Access to this API has been restricted/ },
+    { name: "import another skill's module", code: fn(`return { success: true, result: (await import('../victim/secret.ts')).secret };`), outcome: 'threw', error: DENIED },
     { name: "read another skill's data", code: fn(`return { success: true, result: await ctx.readFile('self/../../victim/notes.txt') };`), manifest: { permissions: { fs: { read: ['self'] } } }, outcome: 'threw', error: /paths look like <root>\/<file>/ },
     { name: 'write outside its root', code: fn(`await ctx.writeFile('self/../../../escape.txt', 'x'); return { success: true };`), manifest: { permissions: { fs: { write: ['self'] } } }, outcome: 'threw', error: /paths look like <root>\/<file>/ },
     { name: 'write into its own code folder', code: fn(`await ctx.writeFile('skill/execute.ts', 'x'); return { success: true };`), outcome: 'threw', error: /no write access to root "skill"/ },
@@ -104,7 +107,8 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
     const skill = await ws.addSkill('symlinker', fn(`return { success: true, result: await ctx.readFile('skill/leak.txt') };`));
     await symlink(path.join(ws.skillDir('victim'), 'secret.txt'), path.join(skill.dir, 'leak.txt'));
     const { result } = await runner.execute(skill.dir, skill.manifest, {}, TEST_CALLER);
-    expect(result).toEqual({ success: false, error: 'skill/leak.txt resolves outside its root "skill"' });
+    expect(result.success).toBe(false);
+    expect(result.error).toMatch(/^skill\/leak\.txt (resolves outside its root "skill"|does not exist)$/);
     await expectHealthy();
   }, SANDBOX_TEST_TIMEOUT_MS);
 
@@ -113,7 +117,7 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
     await symlink(path.join(ws.skillDir('victim'), 'secret.ts'), path.join(skill.dir, 'leak.ts'));
     const { result } = await runner.execute(skill.dir, skill.manifest, {}, TEST_CALLER);
     expect(result.success).toBe(false);
-    expect(result.error).toMatch(/ERR_ACCESS_DENIED|Access to this API has been restricted/);
+    expect(result.error).toMatch(DENIED);
     await expectHealthy();
   }, SANDBOX_TEST_TIMEOUT_MS);
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { sandboxArgv } from './sandbox-process.js';
+import { sandboxArgv } from './sandbox-command.js';
 import { SANDBOX_TEST_TIMEOUT_MS } from './testing/skill-fixtures.js';
 
 /** Runs a probe script under exactly the flags a skill gets, without the bootstrap's own lockdown. */

@@ -1,29 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { ErrorCode } from '#contracts';
-import { AlfredError } from '#errors';
 import type { FetchGuard } from './fetch-guard.js';
+import { signalTree, treeCpuSeconds, treeRssKb } from './os/process-tree.js';
 import { OutputCapture } from './output-capture.js';
+import { cpuBudgetSeconds, skillProcessCommand, type SkillProcessSpec } from './sandbox-command.js';
 import { ChildMessage, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { MarkerSplitter } from './stream-marker.js';
 
 /** Everything one sandboxed run needs; all paths are real (symlink-free) absolute paths. */
-export interface SandboxSpec {
-  nodePath: string;
-  bootstrapPath: string;
-  skillDir: string;
+export interface SandboxSpec extends SkillProcessSpec {
   entry: string;
   args: Record<string, unknown>;
   env: Record<string, string>;
-  /** Root name (`skill`, `self`, `shared/<name>`) to directory. */
-  roots: Record<string, string>;
-  readable: string[];
-  writable: string[];
   allowedHosts: string[];
-  timeoutMs: number;
-  memoryMb: number;
   limits: SandboxLimits;
   guard: FetchGuard;
 }
@@ -39,32 +28,14 @@ export interface SandboxOutcome {
 const OOM_MARKERS = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
 const RESULT_EXIT_GRACE_MS = 1000;
 const MEMORY_POLL_MS = 20;
+/** Resident memory of the sandbox's own helper processes (bubblewrap's two), besides Node's. */
+const SANDBOX_RSS_MB = 8;
 /** Output a kept-alive process may write between runs before it is killed. */
 const IDLE_OUTPUT_CAP = 64 * 1024;
 
-/** Node flags for a run: the permission model with reads/writes only where allowed, and heap caps. */
-export function sandboxArgv(spec: Pick<SandboxSpec, 'bootstrapPath' | 'skillDir' | 'roots' | 'readable' | 'writable' | 'memoryMb'>): string[] {
-  const dirOf = (name: string) => spec.roots[name] ?? missingRoot(name);
-  const reads = new Set([path.dirname(spec.bootstrapPath), spec.skillDir, ...spec.readable.map(dirOf), ...spec.writable.map(dirOf)]);
-  const writes = new Set(spec.writable.map(dirOf));
-  for (const dir of [...reads, spec.bootstrapPath]) {
-    // Node has accepted comma-separated lists in these flags; a comma would widen the grant.
-    if (dir.includes(',') || !path.isAbsolute(dir)) throw new AlfredError(ErrorCode.BadRequest, `unusable sandbox path: ${dir}`);
-  }
-  return [
-    '--permission',
-    ...[...reads].map((dir) => `--allow-fs-read=${dir}`),
-    ...[...writes].map((dir) => `--allow-fs-write=${dir}`),
-    `--max-old-space-size=${spec.memoryMb}`,
-    `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(spec.memoryMb / 16)))}`,
-    '--disable-warning=ExperimentalWarning',
-    spec.bootstrapPath,
-  ];
-}
-
 /** Runs one skill execution in a fresh child process that exits after it, and reports how it ended. */
 export function runSandboxed(spec: SandboxSpec): Promise<SandboxOutcome> {
-  return new SandboxRun(spec, new SandboxProcess(spec), false).start();
+  return new SandboxRun(spec, new SandboxProcess(spec, false), false).start();
 }
 
 /** Runs one execution in a process that stays up afterwards if it ended cleanly (the warm pool's runs). */
@@ -85,10 +56,18 @@ export class SandboxProcess {
   private logCarry = '';
   private readonly exitListeners: Array<() => void> = [];
 
-  constructor(spec: Pick<SandboxSpec, 'nodePath' | 'skillDir' | 'env' | 'bootstrapPath' | 'roots' | 'readable' | 'writable' | 'memoryMb'>) {
-    this.child = spawn(spec.nodePath, sandboxArgv(spec), {
+  private frozen = false;
+  private readonly cpuBudget: number;
+  private readonly cpuPerRun: number;
+
+  constructor(spec: Pick<SandboxSpec, keyof SkillProcessSpec | 'env'>, keepAlive: boolean) {
+    const { file, args, uid, gid } = skillProcessCommand(spec, keepAlive);
+    this.cpuBudget = cpuBudgetSeconds(spec.timeoutMs, keepAlive);
+    this.cpuPerRun = cpuBudgetSeconds(spec.timeoutMs, false);
+    this.child = spawn(file, args, {
       cwd: spec.skillDir,
       env: spec.env,
+      ...(uid === undefined ? {} : { uid, gid }),
       // fd 4 carries ctx.log lines (JSON strings), written synchronously by the child like stdout.
       stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
       detached: true,
@@ -138,11 +117,37 @@ export class SandboxProcess {
   kill(): void {
     const pid = this.child.pid;
     if (pid === undefined || this.exited) return;
+    // The sandbox's own processes run in a new session: signal the tree, then the group.
+    signalTree(pid, 'SIGKILL');
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       this.child.kill('SIGKILL');
     }
+  }
+
+  /** Stops every process of the sandbox between runs (SIGSTOP): an idle warm process runs nothing at all. */
+  freeze(): void {
+    if (this.child.pid === undefined || this.exited) return;
+    signalTree(this.child.pid, 'SIGSTOP');
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    if (!this.frozen || this.child.pid === undefined) return;
+    this.frozen = false;
+    signalTree(this.child.pid, 'SIGCONT');
+  }
+
+  /** Whether a further run would still find its full CPU time under the process's RLIMIT_CPU. */
+  hasCpuForAnotherRun(): boolean {
+    const pid = this.child.pid;
+    return pid !== undefined && treeCpuSeconds(pid) + this.cpuPerRun <= this.cpuBudget;
+  }
+
+  /** Resident memory of the whole sandbox (KiB). */
+  rssKb(): number {
+    return this.child.pid === undefined ? 0 : treeRssKb(this.child.pid);
   }
 
   private onLogData(text: string): void {
@@ -174,6 +179,7 @@ class SandboxRun {
   private readonly split: Record<'stdout' | 'stderr', MarkerSplitter>;
   private logMarkerSeen = false;
   private fetches = 0;
+  private leftoverFree = false;
 
   constructor(
     private readonly spec: SandboxSpec,
@@ -197,13 +203,13 @@ class SandboxRun {
         this.end = { kind: 'crashed', reason: 'the sandbox process ended before the run started' };
         return this.finish(false);
       }
-      const { entry, args, roots, readable, writable, limits } = this.spec;
+      const { entry, args, roots, readable, writable, limits, skillDir } = this.spec;
       this.proc.send({
-        type: 'run', entry, args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes,
+        type: 'run', entry, skillDir, envNames: Object.keys(this.spec.env), args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes,
         nonce: this.nonce, keepAlive: this.keepAlive,
       });
       this.timers.push(setTimeout(() => this.kill({ kind: 'timed_out' }), this.spec.timeoutMs));
-      this.timers.push(setInterval(() => void this.checkMemory(), MEMORY_POLL_MS));
+      this.timers.push(setInterval(() => this.checkMemory(), MEMORY_POLL_MS));
     });
   }
 
@@ -230,9 +236,9 @@ class SandboxRun {
     const message = parsed.data;
     switch (message.type) {
       case 'result':
-        return this.settle({ kind: 'result', json: message.json });
+        return this.settle({ kind: 'result', json: message.json }, message.reusable !== false);
       case 'threw':
-        return this.settle({ kind: 'threw', message: message.message });
+        return this.settle({ kind: 'threw', message: message.message }, message.reusable !== false);
       case 'fetch':
         return void this.onFetch(message);
     }
@@ -254,9 +260,10 @@ class SandboxRun {
     if (text && !this.output.add(stream, text)) this.kill({ kind: 'output_limit' });
   }
 
-  private settle(end: SandboxEnd): void {
+  private settle(end: SandboxEnd, reusable: boolean): void {
     this.end ??= end;
     this.resultIn = true;
+    this.leftoverFree = reusable;
     // A single-use child exits by itself after answering; a kept-alive one writes its end markers.
     this.timers.push(setTimeout(() => this.kill(end), RESULT_EXIT_GRACE_MS));
     if (this.keepAlive) this.maybeDone();
@@ -273,7 +280,8 @@ class SandboxRun {
     for (const timer of this.timers) clearTimeout(timer);
     this.aborter.abort();
     this.proc.detach();
-    done({ end: this.end!, output: this.output.snapshot(), reusable: reusable && !this.killed, pid: this.proc.pid });
+    const keep = reusable && !this.killed && this.leftoverFree && this.withinMemory() && this.proc.hasCpuForAnotherRun();
+    done({ end: this.end!, output: this.output.snapshot(), reusable: keep, pid: this.proc.pid });
   }
 
   private async onFetch(message: Extract<ChildMessage, { type: 'fetch' }>): Promise<void> {
@@ -291,12 +299,13 @@ class SandboxRun {
     }
   }
 
-  private async checkMemory(): Promise<void> {
-    const pid = this.proc.pid;
-    if (pid === undefined || this.end) return;
-    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    const rssKb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? 0);
-    if (rssKb > (this.spec.memoryMb + this.spec.limits.rssHeadroomMb) * 1024) this.kill({ kind: 'out_of_memory' });
+  private checkMemory(): void {
+    if (this.proc.pid === undefined || this.end) return;
+    if (!this.withinMemory()) this.kill({ kind: 'out_of_memory' });
+  }
+
+  private withinMemory(): boolean {
+    return this.proc.rssKb() <= (this.spec.memoryMb + this.spec.limits.rssHeadroomMb + SANDBOX_RSS_MB) * 1024;
   }
 
   private kill(end: SandboxEnd): void {
@@ -321,8 +330,4 @@ function decodeLogLine(line: string): string {
   } catch {
     return line;
   }
-}
-
-function missingRoot(name: string): never {
-  throw new AlfredError(ErrorCode.Internal, `sandbox root ${name} was not prepared`);
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { SkillRunner } from './skill-runner.js';
+import { SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 describe(SkillRunner.name, () => {
@@ -11,7 +12,12 @@ describe(SkillRunner.name, () => {
 
   beforeAll(async () => {
     ws = await SkillWorkspace.create();
-    runner = new SkillRunner({ dataRoot: ws.dataRoot, secrets: { WEATHER_KEY: 'k-123', SERVICE_TOKEN: 'never-for-skills' } });
+    runner = new SkillRunner({
+      dataRoot: ws.dataRoot,
+      secrets: { WEATHER_KEY: 'k-123', SERVICE_TOKEN: 'never-for-skills', OTHER_TENANT_KEY: 'not-for-test' },
+      secretGrants: { WEATHER_KEY: [TEST_CALLER.tenant], OTHER_TENANT_KEY: ['someone-else'] },
+      osSandbox: SANDBOX_MODE,
+    });
   });
   afterAll(() => ws.dispose());
 
@@ -32,13 +38,13 @@ describe(SkillRunner.name, () => {
       expect(record.stdout).toBe('printing to stdout\n');
       expect(record.digest).toMatch(/^sha256:[a-f0-9]{64}$/);
     }, SANDBOX_TEST_TIMEOUT_MS);
-    it('should give a skill only the secrets its manifest names', async () => {
+    it('should give a skill only the secrets its manifest names and the operator granted to its tenant', async () => {
       const { dir, manifest } = await ws.addSkill(
         'env-reader',
         `export async function execute(args: unknown, ctx: { env: Record<string, string> }) {
           return { success: true, result: { ctx: ctx.env, proc: { ...process.env } } };
         }`,
-        { permissions: { env: ['WEATHER_KEY', 'NOT_CONFIGURED'] } },
+        { permissions: { env: ['WEATHER_KEY', 'NOT_CONFIGURED', 'OTHER_TENANT_KEY', 'SERVICE_TOKEN'] } },
       );
       const { result } = await runner.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: true, result: { ctx: { WEATHER_KEY: 'k-123' }, proc: { WEATHER_KEY: 'k-123' } } });
@@ -58,8 +64,8 @@ describe(SkillRunner.name, () => {
       await import('node:fs/promises').then((fs) => fs.writeFile(path.join(dir, 'template.txt'), 'tpl'));
       const { result } = await runner.execute(dir, manifest, { text: 'remember' }, TEST_CALLER);
       expect(result).toEqual({ success: true, result: 'tpl:remember' });
-      expect(await readFile(path.join(ws.dataRoot, 'skill-data', 'notes', 'sub', 'note.txt'), 'utf8')).toBe('remember');
-      expect(await readFile(path.join(ws.dataRoot, 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
+      expect(await readFile(path.join(ws.tenantData('test'), 'skill-data', 'notes', 'sub', 'note.txt'), 'utf8')).toBe('remember');
+      expect(await readFile(path.join(ws.tenantData('test'), 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
     }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should refuse invalid arguments with field details before anything runs', async () => {
@@ -76,7 +82,7 @@ describe(SkillRunner.name, () => {
       await expect(attempt).rejects.toMatchObject({ code: ErrorCode.ValidationFailed, message: expect.stringMatching(/size: .*count: .*/) });
       const issues = ((await attempt.catch((e: AlfredError) => e)) as AlfredError).details as { issues: { path: string }[] };
       expect(issues.issues.map((i) => i.path).sort()).toEqual(['', 'count', 'size']);
-      await expect(access(path.join(ws.dataRoot, 'skill-data', 'strict-args', 'ran.txt'))).rejects.toThrow(/ENOENT/);
+      await expect(access(path.join(ws.tenantData('test'), 'skill-data', 'strict-args', 'ran.txt'))).rejects.toThrow(/ENOENT/);
     }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should reject a result that is not {success, result?, error?}', async () => {
@@ -109,7 +115,7 @@ describe(SkillRunner.name, () => {
     }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should refuse a result larger than the cap', async () => {
-      const small = new SkillRunner({ dataRoot: ws.dataRoot, limits: { resultBytes: 1000 } });
+      const small = new SkillRunner({ dataRoot: ws.dataRoot, limits: { resultBytes: 1000 }, osSandbox: SANDBOX_MODE });
       const { dir, manifest } = await ws.addSkill('big-result', `export async function execute() { return { success: true, result: 'x'.repeat(5000) }; }`);
       const { result } = await small.execute(dir, manifest, {}, TEST_CALLER);
       expect(result).toEqual({ success: false, error: 'result exceeds 1000 bytes' });

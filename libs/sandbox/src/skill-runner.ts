@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, realpath, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -14,7 +14,9 @@ import {
 } from '#contracts';
 import { AlfredError } from '#errors';
 import { FetchGuard } from './fetch-guard.js';
-import { runSandboxed, runWarm, sandboxArgv, SandboxProcess, type SandboxOutcome, type SandboxSpec } from './sandbox-process.js';
+import { OsSandbox, osSandboxUnavailable, sandboxUser } from './os/os-sandbox.js';
+import { sandboxArgv, type OsPlacement } from './sandbox-command.js';
+import { runSandboxed, runWarm, SandboxProcess, type SandboxOutcome, type SandboxSpec } from './sandbox-process.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { skillDigest } from './skill-digest.js';
 import { WarmPool } from './warm-pool.js';
@@ -24,6 +26,11 @@ export interface SkillRunnerOptions {
   dataRoot: string;
   /** Values skills may receive as environment variables, by name; a skill gets only those its manifest lists. */
   secrets?: Readonly<Record<string, string>>;
+  /**
+   * Which tenants' skills may receive each secret (`*` for every tenant). A secret granted to no tenant reaches no
+   * skill, whatever its manifest names: the operator, not the skill's author, decides who gets a secret.
+   */
+  secretGrants?: Readonly<Record<string, readonly string[] | '*'>>;
   fetchGuard?: FetchGuard;
   limits?: Partial<SandboxLimits>;
   /** The Node 24 binary that runs skills; defaults to the one running the service. */
@@ -33,6 +40,12 @@ export interface SkillRunnerOptions {
    * default) runs every execution in a fresh process. Different skills or versions never share a process.
    */
   warmPoolSize?: number;
+  /**
+   * `required` (the default): every skill process runs inside bubblewrap, and executions are refused when it cannot
+   * start. `unsafe-off`: Node's permission model only — an operator's explicit, logged choice.
+   */
+  osSandbox?: 'required' | 'unsafe-off';
+  bwrapPath?: string;
 }
 
 /** One execution: what the caller gets back and what the audit trail records. */
@@ -43,7 +56,12 @@ export interface SkillExecution {
 
 const BOOTSTRAP = fileURLToPath(new URL(`./child/bootstrap${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
-/** Runs executable skills, each execution in its own permission-restricted Node process. */
+/** A tenant's folder name under the data root (any tenant id, no path tricks). */
+export function tenantSegment(tenant: string): string {
+  return encodeURIComponent(tenant).replace(/\./g, '%2E');
+}
+
+/** Runs executable skills, each execution in its own permission-restricted Node process inside the OS sandbox. */
 export class SkillRunner {
   private readonly limits: SandboxLimits;
   private readonly guard: FetchGuard;
@@ -58,6 +76,15 @@ export class SkillRunner {
     this.secrets = options.secrets ?? {};
     this.nodePath = options.nodePath ?? process.execPath;
     this.pool = new WarmPool({ perKey: options.warmPoolSize ?? 0 });
+    this.os = options.osSandbox === 'unsafe-off' ? undefined : new OsSandbox(options.bwrapPath);
+  }
+
+  private readonly os: OsSandbox | undefined;
+
+  /** Whether runs get the OS layer, and when it is required but cannot start, why. */
+  static async osStatus(options: Pick<SkillRunnerOptions, 'osSandbox' | 'bwrapPath'>): Promise<{ mode: 'required' | 'unsafe-off'; available: boolean; reason?: string }> {
+    if (options.osSandbox === 'unsafe-off') return { mode: 'unsafe-off', available: false, reason: 'turned off by the operator (ALFRED_OS_SANDBOX=unsafe-off)' };
+    return { mode: 'required', ...(await OsSandbox.probe(options.bwrapPath)) };
   }
 
   /** Kills the idle warm processes; runs in flight finish on their own. */
@@ -80,14 +107,15 @@ export class SkillRunner {
     if (!(await stat(entry).catch(() => undefined))?.isFile()) {
       throw new AlfredError(ErrorCode.NotFound, `skill ${manifest.id} has no execute.ts`, { skillDir });
     }
-    const [digest, roots] = await Promise.all([skillDigest(realDir), this.prepareRoots(manifest, realDir)]);
-    const outcome = await this.run(manifest.id, digest, {
+    const os = await this.placement(parsedCaller.tenant);
+    const [digest, roots] = await Promise.all([skillDigest(realDir), this.prepareRoots(manifest, realDir, parsedCaller.tenant)]);
+    const outcome = await this.run(parsedCaller.tenant, manifest.id, digest, {
       nodePath: this.nodePath,
       bootstrapPath: BOOTSTRAP,
       skillDir: realDir,
       entry,
       args: parsedArgs,
-      env: this.allowedEnv(manifest),
+      env: this.allowedEnv(manifest, parsedCaller.tenant),
       roots,
       readable: ['skill', ...manifest.permissions.fs.read, ...manifest.permissions.fs.write],
       writable: manifest.permissions.fs.write,
@@ -96,15 +124,26 @@ export class SkillRunner {
       memoryMb: manifest.memoryMb,
       limits: this.limits,
       guard: this.guard,
+      fileBytes: this.limits.fileBytes,
+      rssHeadroomMb: this.limits.rssHeadroomMb,
+      ...(os ? { os } : {}),
     });
-    const { result, outcome: kind } = interpret(outcome.end, manifest);
+    const { result, outcome: kind } = interpret(outcome.end, manifest, { [realDir]: 'skill', ...invert(roots) });
     return { result, record: this.record(manifest, digest, parsedCaller, startedAt, kind, result, outcome) };
   }
 
-  private async run(id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
+  private async placement(tenant: string): Promise<OsPlacement | undefined> {
+    if (!this.os) return undefined;
+    const status = await OsSandbox.probe(this.options.bwrapPath);
+    if (!status.available) throw osSandboxUnavailable('executing skills', status.reason);
+    return { sandbox: this.os, tenant };
+  }
+
+  /** Warm processes are keyed by tenant and exact skill version (and sandbox), so no run sees another tenant's globals. */
+  private async run(tenant: string, id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
     if (!this.pool.enabled) return runSandboxed(spec);
-    const key = createHash('sha256').update(JSON.stringify([id, digest, spec.nodePath, sandboxArgv(spec), spec.env, spec.skillDir])).digest('hex');
-    const proc = this.pool.take(key) ?? new SandboxProcess(spec);
+    const key = createHash('sha256').update(JSON.stringify([tenant, id, digest, spec.nodePath, sandboxArgv(spec), spec.env, spec.skillDir, spec.os ? 'os' : 'no-os'])).digest('hex');
+    const proc = this.pool.take(key) ?? new SandboxProcess(spec, true);
     const outcome = await runWarm(spec, proc);
     if (outcome.reusable) this.pool.give(key, proc);
     else proc.kill();
@@ -119,21 +158,28 @@ export class SkillRunner {
     throw new AlfredError(ErrorCode.ValidationFailed, `invalid arguments for skill ${manifest.id}: ${summary}`, { issues });
   }
 
-  private allowedEnv(manifest: SkillManifest): Record<string, string> {
+  private allowedEnv(manifest: SkillManifest, tenant: string): Record<string, string> {
     const env: Record<string, string> = {};
     for (const name of manifest.permissions.env) {
       const value = this.secrets[name];
-      if (value !== undefined) env[name] = value;
+      const grant = this.options.secretGrants?.[name];
+      if (value !== undefined && (grant === '*' || grant?.includes(tenant))) env[name] = value;
     }
     return env;
   }
 
-  private async prepareRoots(manifest: SkillManifest, skillDir: string): Promise<Record<string, string>> {
+  /** Data roots live under the caller's tenant: `<dataRoot>/tenants/<tenant>/skill-data/<id>` and `.../shared/<name>`. */
+  private async prepareRoots(manifest: SkillManifest, skillDir: string, tenant: string): Promise<Record<string, string>> {
     const roots: Record<string, string> = { skill: skillDir };
     const { read, write } = manifest.permissions.fs;
+    const base = path.join(this.options.dataRoot, 'tenants', tenantSegment(tenant));
+    const owner = this.os ? sandboxUser(tenant, 'skill') : undefined;
     for (const name of new Set([...read, ...write])) {
-      const dir = name === 'self' ? path.join(this.options.dataRoot, 'skill-data', manifest.id) : path.join(this.options.dataRoot, name);
-      await mkdir(dir, { recursive: true });
+      const dir = name === 'self' ? path.join(base, 'skill-data', manifest.id) : path.join(base, name);
+      // Parents may be searched (not listed) by sandbox users; the folder itself belongs to the tenant's kernel user.
+      await mkdir(dir, { recursive: true, mode: 0o711 });
+      if (owner) await chown(dir, owner.uid, owner.gid);
+      await chmod(dir, 0o700);
       roots[name] = await realpath(dir);
     }
     return roots;
@@ -163,9 +209,18 @@ export class SkillRunner {
   }
 }
 
-/** Turns how the child ended into the skill result and the recorded outcome. */
-function interpret(end: SandboxEnd, manifest: SkillManifest): { result: SkillResult; outcome: SkillExecutionOutcome } {
-  const fail = (outcome: SkillExecutionOutcome, error: string) => ({ result: { success: false, error }, outcome });
+/** Root folder to root name, so errors say `skill/…` or `self/…` instead of a server path. */
+function invert(roots: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(roots).map(([name, dir]) => [dir, name]));
+}
+
+/** A V8 allocation refused by the address-space limit (RLIMIT_AS) surfaces as a throw; it is an out-of-memory end. */
+const ALLOCATION_FAILED = /^(Failed to allocate memory|Array buffer allocation failed|Invalid array buffer length)/;
+
+/** Turns how the child ended into the skill result and the recorded outcome; server paths in errors become root names. */
+function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<string, string>): { result: SkillResult; outcome: SkillExecutionOutcome } {
+  const scrub = (text: string) => Object.entries(paths).reduce((out, [dir, name]) => out.replaceAll(dir, name), text);
+  const fail = (outcome: SkillExecutionOutcome, error: string) => ({ result: { success: false, error: scrub(error) }, outcome });
   switch (end.kind) {
     case 'timed_out':
       return fail('timed_out', `timed out after ${manifest.timeoutMs} ms`);
@@ -174,8 +229,12 @@ function interpret(end: SandboxEnd, manifest: SkillManifest): { result: SkillRes
     case 'output_limit':
       return fail('output_limit', 'output exceeded the limit; the skill was stopped');
     case 'crashed':
+      if (/bwrap: Can't find source path .*: Permission denied/.test(end.reason)) {
+        return fail('crashed', `${end.reason} (the sandbox's user could not reach a folder it was given: make the data and skill folders' parents searchable, e.g. chmod o+x)`);
+      }
       return fail('crashed', end.reason);
     case 'threw':
+      if (ALLOCATION_FAILED.test(end.message)) return fail('out_of_memory', `exceeded memory limit of ${manifest.memoryMb} MB`);
       return fail('threw', end.message);
     case 'result':
       return checkResult(end.json, manifest);

@@ -1,6 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SkillRunner } from './skill-runner.js';
+import { SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 const LEAKY = `export async function execute(args: { n: number }, ctx: { log(m: string): void }) {
@@ -21,7 +22,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
 
   beforeAll(async () => {
     ws = await SkillWorkspace.create();
-    runner = new SkillRunner({ dataRoot: ws.dataRoot, warmPoolSize: 1 });
+    runner = new SkillRunner({ dataRoot: ws.dataRoot, warmPoolSize: 1, osSandbox: SANDBOX_MODE });
   });
   afterAll(async () => {
     runner.close();
@@ -69,7 +70,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
         if (args.hang) await new Promise(() => setInterval(() => {}, 1000));
         return { success: true, result: (globalThis as any).touched ?? ((globalThis as any).touched = 'fresh') };
       }`,
-      { timeoutMs: 3000, parameters: { hang: { type: 'boolean', default: false } } },
+      { timeoutMs: 8000, parameters: { hang: { type: "boolean", default: false } } },
     );
     await runner.execute(slow.dir, slow.manifest, {}, TEST_CALLER);
     const hung = await runner.execute(slow.dir, slow.manifest, { hang: true }, TEST_CALLER);
@@ -77,4 +78,58 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
     const after = await runner.execute(slow.dir, slow.manifest, {}, TEST_CALLER);
     expect(after.result).toEqual({ success: true, result: 'fresh' });
   }, SANDBOX_TEST_TIMEOUT_MS);
+  describe('nothing between executions (kernel-enforced, not by the skill\'s good will)', () => {
+    const alive = (pid: number | undefined) => pid !== undefined && readFile(`/proc/${pid}/stat`, 'utf8').then(() => true, () => false);
+    const state = async (pid: number) => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[0];
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 400));
+
+    it('should not keep a process whose run left a timer behind, so the timer never fires', async () => {
+      // The timer would burn CPU (outside every limit) between runs, as the old pool allowed.
+      const timer = await ws.addSkill('warm-timer', `export async function execute() {
+        setTimeout(() => { const end = Date.now() + 15000; while (Date.now() < end) {} }, 50);
+        return { success: true };
+      }`);
+      const idleBefore = runner.warmProcesses().map((p) => p.pid);
+      const run = await runner.execute(timer.dir, timer.manifest, {}, TEST_CALLER);
+      expect(run.result).toEqual({ success: true });
+      const kept = runner.warmProcesses();
+      expect(kept.map((p) => p.pid)).toEqual(idleBefore);
+      await settle();
+      for (const p of kept) expect(await state(p.pid!)).toBe('T');
+      // No process was kept for this skill: the idle ones are all the earlier tests' (frozen, state T).
+      const fresh = await runner.execute(timer.dir, timer.manifest, {}, TEST_CALLER);
+      expect(fresh.result).toEqual({ success: true });
+    }, SANDBOX_TEST_TIMEOUT_MS);
+
+    it('should kill a process that would allocate after its run instead of letting it hold memory idle', async () => {
+      const hog = await ws.addSkill('warm-hog', `export async function execute() {
+        const keep: Buffer[] = [];
+        (globalThis as any).keep = keep;
+        setTimeout(() => { for (let i = 0; i < 100; i++) keep.push(Buffer.alloc(8 * 1024 * 1024, 1)); }, 100);
+        return { success: true };
+      }`, { memoryMb: 64 });
+      const before = new Set(runner.warmProcesses().map((p) => p.pid));
+      const run = await runner.execute(hog.dir, hog.manifest, {}, TEST_CALLER);
+      expect(run.result).toEqual({ success: true });
+      const pid = (run.record as { pid?: number }).pid;
+      expect(runner.warmProcesses().filter((p) => !before.has(p.pid))).toEqual([]);
+      await settle();
+      if (pid !== undefined) expect(await alive(pid)).toBe(false);
+    }, SANDBOX_TEST_TIMEOUT_MS);
+
+    it('should freeze a kept process while idle and keep warm runs of two tenants apart', async () => {
+      const shared = await ws.addSkill('warm-tenants', leaky('t'), PARAMS);
+      const a = await runner.execute(shared.dir, shared.manifest, {}, { tenant: 'tenant-a', agent: 'x' });
+      const b = await runner.execute(shared.dir, shared.manifest, {}, { tenant: 'tenant-b', agent: 'x' });
+      // Same skill version, different tenants: separate processes, so B does not see what A left.
+      expect(a.result).toEqual({ success: true, result: { seen: null } });
+      expect(b.result).toEqual({ success: true, result: { seen: null } });
+      const again = await runner.execute(shared.dir, shared.manifest, {}, { tenant: 'tenant-a', agent: 'x' });
+      expect(again.result).toEqual({ success: true, result: { seen: 'left by t' } });
+      // SIGSTOP is delivered asynchronously; once delivered, every idle process stays stopped.
+      await settle();
+      for (const p of runner.warmProcesses()) expect(await state(p.pid!)).toBe('T');
+    }, SANDBOX_TEST_TIMEOUT_MS);
+  });
 });
+

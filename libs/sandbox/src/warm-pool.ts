@@ -18,8 +18,9 @@ interface Idle {
 }
 
 /**
- * Kept-alive sandbox processes by key. The key names one skill version and its exact sandbox (id, digest,
- * flags, environment), so a process only ever runs the skill version it was started for.
+ * Kept-alive sandbox processes by key. The key names one tenant, one skill version and its exact sandbox (id,
+ * digest, flags, environment), so a process only ever runs the skill version and tenant it was started for.
+ * An idle process is stopped (SIGSTOP on its whole tree) until it is taken again.
  */
 export class WarmPool {
   private readonly idle: Idle[] = [];
@@ -38,7 +39,10 @@ export class WarmPool {
       if (entry.key !== key) continue;
       this.idle.splice(i, 1);
       clearTimeout(entry.timer);
-      if (entry.proc.alive) return entry.proc;
+      if (entry.proc.alive) {
+        entry.proc.thaw();
+        return entry.proc;
+      }
       entry.proc.kill();
     }
     return undefined;
@@ -48,6 +52,8 @@ export class WarmPool {
   give(key: string, proc: SandboxProcess): void {
     const sameKey = this.idle.filter((e) => e.key === key).length;
     if (!this.enabled || !proc.alive || proc.runs >= (this.options.maxRuns ?? 500) || sameKey >= this.options.perKey) return proc.kill();
+    // Frozen while idle: no timer, no allocation, no CPU until the next run of the same tenant and version.
+    proc.freeze();
     const timer = setTimeout(() => this.evict(proc), this.options.idleMs ?? 60_000);
     timer.unref();
     this.idle.push({ key, proc, timer });

@@ -125,8 +125,16 @@ async function entryKind(entry: { isDirectory(): boolean; isFile(): boolean; isS
   return info?.isDirectory() ? 'dir' : info?.isFile() ? 'file' : 'other';
 }
 
+/** A SKILL.md larger than this is skipped with the reason: its description would otherwise reach every index. */
+export const SKILL_FILE_MAX_BYTES = 256 * 1024;
+
 /** Loads one candidate leniently (or strictly); returns the skill or why it was skipped. */
 export async function loadCandidate(candidate: SkillCandidate, root: SkillRoot, options: DiscoveryOptions = {}) {
+  const size = (await stat(candidate.file).catch(() => null))?.size ?? 0;
+  if (size > SKILL_FILE_MAX_BYTES) {
+    const message = `SKILL.md is ${size} bytes; at most ${SKILL_FILE_MAX_BYTES} are read (long material belongs in resource files)`;
+    return { skipped: { path: candidate.file, reason: message, problems: [{ severity: 'warning', field: 'file', message, file: candidate.file } satisfies SkillProblem] } satisfies SkippedSkill };
+  }
   const read = await settle(readFile(candidate.file, 'utf8'));
   if (!read.ok) {
     const problem: SkillProblem = { severity: 'warning', field: 'file', message: `cannot read: ${read.error.message}`, file: candidate.file };

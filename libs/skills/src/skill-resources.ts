@@ -62,6 +62,10 @@ export async function readResource(
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw notFound();
+    // A hard link is the same file as one elsewhere (perhaps outside the folder): containment cannot be shown.
+    if (info.nlink > 1) {
+      throw new AlfredError(ErrorCode.Forbidden, `resource ${relPath} of skill ${skill.name} is a hard link; it is not served`, { name: skill.name, path: relPath });
+    }
     if (info.size > limits.maxBytes) {
       throw new AlfredError(ErrorCode.PayloadTooLarge, `resource ${relPath} is ${info.size} bytes; the limit is ${limits.maxBytes}`, {
         name: skill.name,

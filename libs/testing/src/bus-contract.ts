@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { event, route, ServiceName, topic } from '#contracts';
+import { event, route, Scope, ServiceName, topic } from '#contracts';
 import { AlfredError } from '#errors';
 import { PermanentError, queueDef, type Bus, type BusLogger, type StoredEvent } from '#bus';
 import { z } from 'zod';
@@ -22,8 +22,12 @@ const Echo = route(
   'contract-echo',
   z.object({ text: z.string(), count: z.number().int().min(0).max(10).default(3) }),
   z.object({ text: z.string(), count: z.number(), correlationId: z.string() }),
+  { global: true },
 );
-const Nobody = route(ServiceName.Learner, 'contract-nobody', z.object({}), z.object({}));
+const Nobody = route(ServiceName.Learner, 'contract-nobody', z.object({}), z.object({}), { global: true });
+const Scoped = route(ServiceName.Memory, 'contract-scoped', z.object({ scope: Scope, text: z.string() }), z.object({ tenant: z.string() }));
+/** A route as it would be if it forgot its tenant: not global, and a request schema without one. */
+const Forgetful = { ...route(ServiceName.Memory, 'contract-forgetful', z.object({ text: z.string() }), z.object({}), { global: true }), options: {} };
 const Thing = z.object({ id: z.string(), n: z.number().int() });
 const thingCreated = event('contract-thing', 'created', 'CONTRACT_THINGS', Thing);
 const thingDeleted = event('contract-thing', 'deleted', 'CONTRACT_THINGS', Thing);
@@ -62,6 +66,28 @@ export function busContract(create: (logger: BusLogger) => Promise<BusFixture>):
     bus = fixture.bus;
   });
   afterEach(() => fixture.dispose());
+
+  describe('tenancy', () => {
+    it('should carry the tenant of a tenant-scoped route to its handler', async () => {
+      bus.serve(Scoped, async (p) => ({ tenant: p.scope.tenant }));
+      await bus.flush();
+      expect(await bus.request(Scoped, { scope: { tenant: 'acme', agent: 'a' }, text: 'x' })).toEqual({ tenant: 'acme' });
+    });
+
+    it('should refuse, on both sides, a request on a route that is not global and carries no tenant', async () => {
+      let handled = 0;
+      bus.serve(Forgetful, async () => {
+        handled++;
+        return {};
+      });
+      await bus.flush();
+      expect((await caught(bus.request(Forgetful, { text: 'x' }))).message).toMatch(/must carry its tenant/);
+      // A peer that skips the requesting side's check (a raw message) is refused by the serving side.
+      const raw = { ...Forgetful, options: { global: true } };
+      expect((await caught(bus.request(raw, { text: 'x' }))).message).toMatch(/must carry its tenant/);
+      expect(handled).toBe(0);
+    });
+  });
 
   describe('request', () => {
     const echo = () =>

@@ -29,6 +29,10 @@ export const gatewayEnvSchema = z.object({
   ALFRED_API_HOST: z.string().default('127.0.0.1'),
   ALFRED_API_PORT: envHelpers.port.default(8080),
   ALFRED_API_KEYS: apiKeys.optional(),
+  /** Signs the agent's scoped bash credentials; give every gateway instance the same one (random per process when unset). */
+  ALFRED_CREDENTIAL_SECRET: z.string().min(32, 'ALFRED_CREDENTIAL_SECRET must be at least 32 characters').optional(),
+  /** Longest life of a scoped credential (it is revoked earlier, when its turn ends); match ALFRED_TURN_DEADLINE_MS. */
+  ALFRED_CREDENTIAL_TTL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(660_000),
   ALFRED_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
 });
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;

@@ -24,18 +24,20 @@ import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
 import { installHttpMetrics } from './http/http-metrics.js';
-import { acceptOnlyJson, installAuth } from './http/fastify-setup.js';
+import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
+import { ScopedCredentials } from './http/scoped-credential.js';
 
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
+  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials }): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
+        { provide: ScopedCredentials, useValue: deps.credentials },
       ],
     };
   }
@@ -63,7 +65,8 @@ export async function createGatewayApp(
     logger: false,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(deps), adapter, {
+  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, config.ALFRED_CREDENTIAL_TTL_MS);
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials }), adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,
@@ -75,8 +78,9 @@ export async function createGatewayApp(
   });
   registered.set(app, routes);
   installHttpMetrics(fastify);
-  installAuth(fastify, config.ALFRED_API_KEYS);
+  installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
+  refuseNul(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   app.useGlobalGuards(new AgentExistsGuard(deps.bus));
   await app.init();

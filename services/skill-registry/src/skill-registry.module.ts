@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
@@ -37,6 +38,7 @@ export class SkillRegistryModule {
             });
             const registry = new SkillRegistryService(catalog, repo, embedder, {
               projectSkillsDir: projectSkillsDirOf(config),
+              tenantSkillsDir: resolve(config.ALFRED_DATA_DIR, 'tenant-skills'),
               indexBudget: config.ALFRED_SKILLS_INDEX_BUDGET,
               logger: logger.child({ context: SkillRegistryService.name }),
             });

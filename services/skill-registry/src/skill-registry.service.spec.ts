@@ -70,7 +70,7 @@ describe(SkillRegistryService.name, () => {
       ['update USER.md with an observation', 'learn'],
     ])('should rank for "%s" the %s skill first, with scores in 0..1', async (q, expected) => {
       const service = await start(new HashingEmbedder());
-      const res = await service.searchSkills({ q, limit: 5, min_score: 0 });
+      const res = await service.searchSkills('t', { q, limit: 5, min_score: 0 });
       expect(res.results[0]?.name).toBe(expected);
       expect(res.results.length).toBeLessThanOrEqual(5);
       for (const r of res.results) expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
@@ -79,7 +79,7 @@ describe(SkillRegistryService.name, () => {
 
     it('should drop results under min_score', async () => {
       const service = await start(new HashingEmbedder());
-      const res = await service.searchSkills({ q: 'remember preferences', limit: 50, min_score: 0.99 });
+      const res = await service.searchSkills('t', { q: 'remember preferences', limit: 50, min_score: 0.99 });
       expect(res.results.every((r) => r.score >= 0.99)).toBe(true);
     });
   });
@@ -89,16 +89,16 @@ describe(SkillRegistryService.name, () => {
       const embedder = new CountingEmbedder(new HashingEmbedder({ dimension: 64 }));
       const service = await start(embedder);
       expect(embedder.texts).toBe(8);
-      expect(await service.reload()).toMatchObject({ added: [], changed: [], removed: [], indexed: 0 });
+      expect(await service.reload('t')).toMatchObject({ added: [], changed: [], removed: [], indexed: 0 });
       expect(embedder.texts).toBe(8);
       await writeSkill(project.dir, 'fresh', 'Tune the espresso grinder.');
-      expect(await service.reload()).toMatchObject({ added: ['fresh'], indexed: 1, skills: 9 });
+      expect(await service.reload('t')).toMatchObject({ added: ['fresh'], indexed: 1, skills: 9 });
       await writeFile(join(project.dir, 'fresh', 'notes.md'), 'finer\n');
-      expect(await service.reload()).toMatchObject({ changed: ['fresh'], indexed: 1 });
+      expect(await service.reload('t')).toMatchObject({ changed: ['fresh'], indexed: 1 });
       expect(embedder.texts).toBe(10);
       await rm(join(project.dir, 'fresh'), { recursive: true });
-      expect(await service.reload()).toMatchObject({ removed: ['fresh'], indexed: 0 });
-      expect((await service.searchSkills({ q: 'espresso grinder', limit: 50, min_score: 0 })).results.map((r) => r.name)).not.toContain('fresh');
+      expect(await service.reload('t')).toMatchObject({ removed: ['fresh'], indexed: 0 });
+      expect((await service.searchSkills('t', { q: 'espresso grinder', limit: 50, min_score: 0 })).results.map((r) => r.name)).not.toContain('fresh');
     });
 
     it('should re-embed nothing after a restart over the same store', async () => {
@@ -107,7 +107,7 @@ describe(SkillRegistryService.name, () => {
       const again = new CountingEmbedder(new HashingEmbedder({ dimension: 64 }));
       const service = await start(again);
       expect(again.texts).toBe(0);
-      expect((await service.searchSkills({ q: 'remember preferences', limit: 1, min_score: 0 })).results[0]?.name).toBe('remember');
+      expect((await service.searchSkills('t', { q: 'remember preferences', limit: 1, min_score: 0 })).results[0]?.name).toBe('remember');
     });
 
     it('should rebuild the index for another embedder instead of refusing', async () => {
@@ -120,32 +120,49 @@ describe(SkillRegistryService.name, () => {
   });
 
   describe('create', () => {
-    it('should write the skill into the project root and make it searchable', async () => {
+    it("should write the skill into the tenant's own root and make it searchable for that tenant", async () => {
       const service = await start(new HashingEmbedder());
-      const body = await service.create({ name: 'plant-care', description: 'Water the office plants. Use on Mondays.', body: '# Plants\n' });
-      expect(body).toMatchObject({ name: 'plant-care', source: 'project', location: join(project.dir, 'plant-care', 'SKILL.md') });
-      expect((await service.searchSkills({ q: 'water office plants', limit: 1, min_score: 0 })).results[0]?.name).toBe('plant-care');
-      await expect(service.create({ name: 'plant-care', description: 'Again.', body: '' })).rejects.toMatchObject({ code: 'CONFLICT' });
+      const body = await service.create('t', { name: 'plant-care', description: 'Water the office plants. Use on Mondays.', body: '# Plants\n' });
+      expect(body).toMatchObject({ name: 'plant-care', source: 'project', location: join(project.dir, '..', 'tenant-skills', 't', 'plant-care', 'SKILL.md') });
+      expect((await service.searchSkills('t', { q: 'water office plants', limit: 1, min_score: 0 })).results[0]?.name).toBe('plant-care');
+      await expect(service.create('t', { name: 'plant-care', description: 'Again.', body: '' })).rejects.toMatchObject({ code: 'CONFLICT' });
+      await expect(service.create('t', { name: 'remember', description: 'Shadow a shared one.', body: '' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    });
+
+    it("should keep a tenant's skill out of every other tenant's index, reads and searches", async () => {
+      const service = await start(new HashingEmbedder());
+      await service.create('t', { name: 'plant-care', description: 'Water the office plants. Use on Mondays.', body: '# Plants\n' });
+      expect((await service.index('t')).skills.map((s) => s.name)).toContain('plant-care');
+      expect((await service.index('other')).skills.map((s) => s.name)).not.toContain('plant-care');
+      expect((await service.index('other')).rendered.markdown.text).not.toContain('plant-care');
+      await expect(service.get('other', 'plant-care')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(service.resources('other', 'plant-care')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      const found = await service.searchSkills('other', { q: 'water office plants', limit: 50, min_score: 0 });
+      expect(found.results.map((r) => r.name)).not.toContain('plant-care');
+      // The other tenant may create its own skill of that name: a separate skill, not a view of the first.
+      await service.create('other', { name: 'plant-care', description: 'Their plants. Use on Fridays.', body: '# Theirs\n' });
+      expect((await service.get('t', 'plant-care')).description).toMatch(/Mondays/);
+      expect((await service.get('other', 'plant-care')).description).toMatch(/Fridays/);
     });
   });
 
   describe('index', () => {
     it('should give the JSON index with both renderings under the configured budget', async () => {
       const service = await start(new HashingEmbedder(), { budget: 400 });
-      const index = service.index();
+      const index = (await service.index('t'));
       expect(index.skills.map((s) => s.name)).toEqual(['checkpoint', 'compact', 'distill', 'learn', 'recall', 'remediate', 'remember', 'skills']);
       expect(index.budget).toBe(400);
       expect(index.rendered.markdown.text.length).toBeLessThanOrEqual(400);
       expect(index.rendered.xml.text.length).toBeLessThanOrEqual(400);
       expect(index.rendered.xml.truncated.dropped.length).toBeGreaterThan(0);
-      expect(service.index(0).rendered.markdown.text).toBe('');
-      expect(service.index(1_000_000).rendered.markdown.truncated).toEqual({ shortened: 0, dropped: [] });
+      expect((await service.index('t', 0)).rendered.markdown.text).toBe('');
+      expect((await service.index('t', 1_000_000)).rendered.markdown.truncated).toEqual({ shortened: 0, dropped: [] });
     });
 
     it('should render without a budget when it is 0', async () => {
       const service = await start(new HashingEmbedder(), { budget: 0 });
-      expect(service.index().budget).toBeNull();
-      expect(service.index().rendered.markdown.truncated).toEqual({ shortened: 0, dropped: [] });
+      expect((await service.index('t')).budget).toBeNull();
+      expect((await service.index('t')).rendered.markdown.truncated).toEqual({ shortened: 0, dropped: [] });
     });
   });
 });

@@ -10,10 +10,12 @@ import type {
   SkillSearchResponse,
   SkillSummary,
 } from '#contracts';
+import { join } from 'node:path';
 import type { Embedder } from '#embeddings';
 import type { Logger } from '#logging';
 import type { SkillCatalog } from '#skills';
 import type { IndexedSkill, SkillSearchRepository } from './skill-search.repository.js';
+import { TenantSkills } from './tenant-skills.js';
 
 export interface SkillRegistryOptions {
   /** `<project>/.alfred/skills`: where created skills are written. */
@@ -21,6 +23,8 @@ export interface SkillRegistryOptions {
   /** Size budget of the rendered index in characters; 0 or undefined means none. */
   readonly indexBudget?: number;
   readonly logger?: Logger;
+  /** Where each tenant's API-created skills live (`<dir>/<tenant>/<name>/SKILL.md`). */
+  readonly tenantSkillsDir?: string;
 }
 
 /** Texts per embedder call and documents per store write (LanceDB writes are costly per call). */
@@ -40,13 +44,28 @@ export class SkillRegistryService {
   private syncing: Promise<number> = Promise.resolve(0);
   /** Renderings by budget; valid until the catalog changes. */
   private readonly rendered = new Map<number | undefined, SkillRegistryIndex['rendered']>();
+  private readonly tenants: TenantSkills;
 
   constructor(
     private readonly catalog: SkillCatalog,
     private readonly search: SkillSearchRepository,
     private readonly embedder: Embedder,
     private readonly options: SkillRegistryOptions,
-  ) {}
+  ) {
+    this.tenants = new TenantSkills({
+      base: options.tenantSkillsDir ?? join(options.projectSkillsDir, '..', 'tenant-skills'),
+      sharedRoots: catalog.roots,
+      catalog: {},
+      search,
+      embedder,
+      searchText: searchTextOf,
+    });
+  }
+
+  /** The catalog a tenant sees: its own skills over the shared roots, or the shared catalog alone. */
+  private async catalogOf(tenant: string): Promise<SkillCatalog> {
+    return (await this.tenants.catalogOf(tenant)) ?? this.catalog;
+  }
 
   /** Loads the catalog and brings the search index up to date; with `watch`, follows file changes. */
   async start(watch: boolean): Promise<void> {
@@ -57,6 +76,7 @@ export class SkillRegistryService {
     if (!watch) return;
     this.catalog.on('change', (changes) => {
       this.rendered.clear();
+      this.tenants.markStale();
       this.options.logger?.info(changes, 'skills changed on disk');
       this.sync().catch((err: unknown) => this.options.logger?.error({ err }, 'skill search index update failed'));
     });
@@ -64,62 +84,70 @@ export class SkillRegistryService {
     this.catalog.watch();
   }
 
-  /** The level-1 index; with `only` (an agent's skill policy) it lists and renders just the skills that permits. */
-  index(budget?: number, only?: NamePatterns): SkillRegistryIndex {
+  /**
+   * The level-1 index a tenant sees (its own skills over the shared roots); with `only` (an agent's skill policy)
+   * it lists and renders just the skills that permits.
+   */
+  async index(tenant: string, budget?: number, only?: NamePatterns): Promise<SkillRegistryIndex> {
     const effective = budget ?? (this.options.indexBudget || undefined);
-    const base = { ...this.catalog.index(), warnings: this.catalog.rootWarnings(), budget: effective ?? null };
-    if (!only) return { ...base, rendered: this.render(effective) };
+    const catalog = await this.catalogOf(tenant);
+    const base = { ...catalog.index(), warnings: catalog.rootWarnings(), budget: effective ?? null };
+    if (!only) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
     const keep = (name: string) => permits(only, name);
-    const options = effective === undefined ? {} : { budget: effective };
-    const rendered = { markdown: this.catalog.renderIndexMarkdown(options, keep), xml: this.catalog.renderIndexXml(options, keep) };
-    return { ...base, skills: base.skills.filter((s) => keep(s.name)), rendered };
+    return { ...base, skills: base.skills.filter((s) => keep(s.name)), rendered: renderOf(catalog, effective, keep) };
   }
 
   private render(budget: number | undefined): SkillRegistryIndex['rendered'] {
     let rendered = this.rendered.get(budget);
     if (!rendered) {
-      const options = budget === undefined ? {} : { budget };
-      rendered = { markdown: this.catalog.renderIndexMarkdown(options), xml: this.catalog.renderIndexXml(options) };
+      rendered = renderOf(this.catalog, budget);
       if (this.rendered.size > 16) this.rendered.clear();
       this.rendered.set(budget, rendered);
     }
     return rendered;
   }
 
-  get(name: string): SkillBodyResponse {
-    return this.catalog.getBody(name);
+  async get(tenant: string, name: string): Promise<SkillBodyResponse> {
+    return (await this.catalogOf(tenant)).getBody(name);
   }
 
-  resources(name: string): Promise<SkillResourceList> {
-    return this.catalog.listResources(name);
+  async resources(tenant: string, name: string): Promise<SkillResourceList> {
+    return (await this.catalogOf(tenant)).listResources(name);
   }
 
-  resource(name: string, path: string): Promise<SkillResourceContent> {
-    return this.catalog.readResource(name, path);
+  async resource(tenant: string, name: string, path: string): Promise<SkillResourceContent> {
+    return (await this.catalogOf(tenant)).readResource(name, path);
   }
 
-  async reload(): Promise<SkillReloadResult> {
+  /** Re-reads the shared roots and the tenant's own skills; reports the changes the tenant sees. */
+  async reload(tenant: string): Promise<SkillReloadResult> {
     const started = performance.now();
-    const changes = await this.catalog.reload();
+    const own = await this.tenants.catalogOf(tenant);
+    const shared = await this.catalog.reload();
     this.rendered.clear();
-    const indexed = await this.sync();
-    return { ...changes, skills: this.catalog.list().length, indexed, duration_ms: Math.round(performance.now() - started) };
+    this.tenants.markStale(tenant);
+    const changes = own ? await own.reload() : shared;
+    let indexed = await this.sync();
+    if (own) indexed += await this.tenants.sync(tenant);
+    return { ...changes, skills: (own ?? this.catalog).list().length, indexed, duration_ms: Math.round(performance.now() - started) };
   }
 
-  async create(input: unknown): Promise<SkillBodyResponse> {
-    const created = await this.catalog.createSkill(input, this.options.projectSkillsDir).finally(() => this.rendered.clear());
-    await this.sync();
-    return created;
+  /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */
+  create(tenant: string, input: unknown): Promise<SkillBodyResponse> {
+    return this.tenants.create(tenant, input);
   }
 
-  async searchSkills(query: SkillSearchQuery): Promise<SkillSearchResponse> {
+  async searchSkills(tenant: string, query: SkillSearchQuery): Promise<SkillSearchResponse> {
     const started = performance.now();
     await this.syncing.catch(() => undefined);
     const [vector] = await this.embedder.embed([query.q]);
+    const catalog = await this.catalogOf(tenant);
     const { hits, total } = await this.search.search({ vector: vector!, text: query.q, limit: query.limit, minScore: query.min_score });
-    // A skill removed since the last sync is not offered.
-    const results = hits.filter((h) => this.catalog.has(h.name));
-    return { results, query: query.q, total: Math.max(results.length, total - (hits.length - results.length)), search_time_ms: Math.round((performance.now() - started) * 100) / 100 };
+    // A skill removed since the last sync, or shadowed by the tenant's own, is not offered from the shared index.
+    const shared = hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
+    const own = await this.tenants.search(tenant, query, vector!);
+    const results = [...own, ...shared].sort((a, b) => b.score - a.score).slice(0, query.limit);
+    return { results, query: query.q, total: Math.max(results.length, total - (hits.length - shared.length) + own.length), search_time_ms: Math.round((performance.now() - started) * 100) / 100 };
   }
 
   /** Brings the search index in line with the catalog; resolves to how many skills were embedded. */
@@ -151,6 +179,12 @@ export class SkillRegistryService {
   /** Stops watching and waits for an index update in flight. */
   async close(): Promise<void> {
     await this.catalog.close();
+    await this.tenants.close();
     await this.syncing.catch(() => undefined);
   }
+}
+
+function renderOf(catalog: SkillCatalog, budget: number | undefined, keep?: (name: string) => boolean): SkillRegistryIndex['rendered'] {
+  const options = budget === undefined ? {} : { budget };
+  return { markdown: catalog.renderIndexMarkdown(options, keep), xml: catalog.renderIndexXml(options, keep) };
 }

@@ -11,6 +11,9 @@ export const SKILL_COLLECTION = 'skills';
  */
 export const SKILL_SCOPE: DocScope = { tenant: '_system', agent: '_skills' };
 
+/** Where a tenant's own (API-created) skills are indexed: searched for that tenant only. */
+export const tenantSkillScope = (tenant: string): DocScope => ({ tenant: `tenant:${tenant}`, agent: '_skills' });
+
 export function skillCollectionSpec(embedderId: string, dimension: number): CollectionSpec {
   return {
     name: SKILL_COLLECTION,
@@ -60,22 +63,22 @@ export class SkillSearchRepository {
   constructor(private readonly collection: Collection) {}
 
   /** Every indexed skill by name, as stored. */
-  async indexed(): Promise<Map<string, IndexedSkill>> {
+  async indexed(scope: DocScope = SKILL_SCOPE): Promise<Map<string, IndexedSkill>> {
     const out = new Map<string, IndexedSkill>();
     for await (const page of this.collection.scanAll(500)) {
       for (const doc of page) {
-        if (doc.tenant !== SKILL_SCOPE.tenant || doc.agent !== SKILL_SCOPE.agent) continue;
+        if (doc.tenant !== scope.tenant || doc.agent !== scope.agent) continue;
         out.set(doc.id, { digest: String(doc.fields.digest ?? ''), location: String(doc.fields.location ?? '') });
       }
     }
     return out;
   }
 
-  async upsert(docs: readonly SkillSearchDoc[]): Promise<void> {
+  async upsert(docs: readonly SkillSearchDoc[], scope: DocScope = SKILL_SCOPE): Promise<void> {
     if (docs.length === 0) return;
     await this.collection.upsert(
       docs.map(({ skill, text, vector }) => ({
-        ...SKILL_SCOPE,
+        ...scope,
         id: skill.name,
         text,
         vector,
@@ -84,12 +87,12 @@ export class SkillSearchRepository {
     );
   }
 
-  async delete(names: readonly string[]): Promise<void> {
-    if (names.length > 0) await this.collection.delete(SKILL_SCOPE, names);
+  async delete(names: readonly string[], scope: DocScope = SKILL_SCOPE): Promise<void> {
+    if (names.length > 0) await this.collection.delete(scope, names);
   }
 
-  async search(query: { vector: Float32Array; text: string; limit: number; minScore: number }): Promise<{ hits: SkillHit[]; total: number }> {
-    const { hits, total } = await this.collection.search(SKILL_SCOPE, query);
+  async search(query: { vector: Float32Array; text: string; limit: number; minScore: number }, scope: DocScope = SKILL_SCOPE): Promise<{ hits: SkillHit[]; total: number }> {
+    const { hits, total } = await this.collection.search(scope, query);
     return { hits: hits.map((h) => ({ ...fromDoc(h.doc), score: h.score })), total };
   }
 }

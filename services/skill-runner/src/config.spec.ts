@@ -19,4 +19,8 @@ describe(loadSkillRunnerConfig.name, () => {
     expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: 'lower=1' })).toThrow(ConfigError);
     expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: '{"A":' })).toThrow(/does not parse/);
   });
+  it('should read which tenants get each secret', () => {
+    expect(loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'WEATHER_KEY=acme|globex, TOKEN=*' }).ALFRED_SKILL_SECRET_GRANTS).toEqual({ WEATHER_KEY: ['acme', 'globex'], TOKEN: '*' });
+    expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'lower=acme' })).toThrow(ConfigError);
+  });
 });

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { baseEnv, parseEnv } from '#config';
+import { baseEnv, osSandboxEnv, parseEnv } from '#config';
 import { SkillEnvName } from '#contracts';
 
 /** `NAME=value,NAME2=value` or a JSON object of strings; names follow the manifest's env rule. */
@@ -21,10 +21,25 @@ const secrets = z
   })
   .pipe(z.record(SkillEnvName, z.string(), { error: 'secrets are NAME=value pairs with UPPER_SNAKE_CASE names' }));
 
+const grants = z
+  .string()
+  .transform((raw): Record<string, string[] | '*'> => {
+    const entries = raw.split(',').map((p) => p.trim()).filter(Boolean).map((p) => {
+      const at = p.indexOf('=');
+      const tenants = p.slice(at + 1).split('|').map((t) => t.trim()).filter(Boolean);
+      return [p.slice(0, at).trim(), tenants.includes('*') ? '*' : tenants] as const;
+    });
+    return Object.fromEntries(entries);
+  })
+  .pipe(z.record(SkillEnvName, z.union([z.literal('*'), z.array(z.string().min(1)).min(1)]), { error: 'grants are NAME=tenant1|tenant2 (or NAME=*) pairs' }));
+
 export const skillRunnerEnvSchema = z.object({
   ...baseEnv,
+  ...osSandboxEnv,
   /** The only source of the values skills may receive as environment variables (manifest `permissions.env`). */
   ALFRED_SKILL_SECRETS: secrets.default({}),
+  /** Which tenants get each secret: `NAME=tenant1|tenant2,NAME2=*`. A secret granted to no tenant reaches no skill. */
+  ALFRED_SKILL_SECRET_GRANTS: grants.default({}),
   /** Warm processes kept per skill version (same id and digest only); 0 starts every run cold. */
   ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(16).default(4),
   /** Executions one runner instance runs at once; more wait their turn (scale out with more instances). */

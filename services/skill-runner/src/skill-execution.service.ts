@@ -26,7 +26,7 @@ export class SkillExecutionService {
   ) {}
 
   async execute(request: ExecuteRequest, ctx: MessageContext): Promise<SkillExecuteResponse> {
-    const skill = await this.current(request.id, ctx);
+    const skill = await this.current(request.caller.tenant, request.id, ctx);
     const caller = { ...request.caller, correlationId: request.caller.correlationId ?? ctx.correlationId };
     // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded).
     const { result, record } = await this.slots.run(() => this.runner.execute(skill.dir, skill.manifest, request.args, caller));
@@ -46,15 +46,15 @@ export class SkillExecutionService {
   }
 
   /** The version the registry serves now; one retry covers a skill updated between resolving and fetching. */
-  private async current(id: string, ctx: MessageContext, retried = false): Promise<CachedSkill> {
-    const resolved = await this.bus.request(ExecutableSkillRoutes.resolve, { id }, { context: ctx });
+  private async current(tenant: string, id: string, ctx: MessageContext, retried = false): Promise<CachedSkill> {
+    const resolved = await this.bus.request(ExecutableSkillRoutes.resolve, { tenant, id }, { context: ctx });
     if (resolved.status !== 'loaded') {
       throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${resolved.reason}`, { id, reason: resolved.reason });
     }
     try {
-      return await this.cache.get(id, resolved.digest, ctx);
+      return await this.cache.get(tenant, id, resolved.digest, ctx);
     } catch (err) {
-      if (!retried && isAlfredError(err) && err.code === ErrorCode.Conflict) return this.current(id, ctx, true);
+      if (!retried && isAlfredError(err) && err.code === ErrorCode.Conflict) return this.current(tenant, id, ctx, true);
       throw err;
     }
   }

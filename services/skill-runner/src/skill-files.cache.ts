@@ -24,20 +24,20 @@ export class SkillFilesCache {
     private readonly cacheDir: string,
   ) {}
 
-  get(id: string, digest: string, context?: MessageContext): Promise<CachedSkill> {
+  get(tenant: string, id: string, digest: string, context?: MessageContext): Promise<CachedSkill> {
     let cached = this.ready.get(digest);
     if (!cached) {
-      cached = this.load(id, digest, context);
+      cached = this.load(tenant, id, digest, context);
       this.ready.set(digest, cached);
       cached.catch(() => this.ready.delete(digest));
     }
     return cached;
   }
 
-  private async load(id: string, digest: string, context?: MessageContext): Promise<CachedSkill> {
+  private async load(tenant: string, id: string, digest: string, context?: MessageContext): Promise<CachedSkill> {
     const dir = path.join(this.cacheDir, digest.replace(/^sha256:/, ''));
     if (!(await stat(dir).catch(() => undefined))) {
-      const files = await this.bus.request(ExecutableSkillRoutes.files, { id, digest }, { ...(context ? { context } : {}) });
+      const files = await this.bus.request(ExecutableSkillRoutes.files, { tenant, id, digest }, { ...(context ? { context } : {}) });
       await this.write(dir, files);
     }
     const manifest = SkillManifest.parse(JSON.parse(await readFile(path.join(dir, 'skill.json'), 'utf8')));

@@ -2,7 +2,8 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
-import { SkillRunner } from '#sandbox';
+import { LOGGER, type Logger } from '#logging';
+import { announceOsSandbox, SkillRunner } from '#sandbox';
 import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, type SkillRunnerConfig } from './config.js';
 import { ExecutionLog } from './execution-log.js';
 import { SkillRunnerHandlers } from './handlers/skill-runner.handlers.js';
@@ -18,7 +19,18 @@ export class SkillRunnerModule {
       providers: [
         {
           provide: SkillRunner,
-          useFactory: () => new SkillRunner({ dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL }),
+          inject: [LOGGER],
+          useFactory: (logger: Logger) => {
+            const log = logger.child({ context: 'SkillRunner' });
+            // Said as soon as bubblewrap has been tried; start-up does not wait for it (executions check it themselves).
+            void announceOsSandbox(log, 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            const ungranted = Object.keys(config.ALFRED_SKILL_SECRETS).filter((name) => !config.ALFRED_SKILL_SECRET_GRANTS[name]);
+            if (ungranted.length) log.warn({ secrets: ungranted }, 'these skill secrets are granted to no tenant and reach no skill; grant them with ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2');
+            return new SkillRunner({
+              dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, secretGrants: config.ALFRED_SKILL_SECRET_GRANTS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
+              osSandbox: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH,
+            });
+          },
         },
         { provide: SkillFilesCache, inject: [BUS], useFactory: (bus: Bus) => new SkillFilesCache(bus, dirs.cacheDir) },
         { provide: ExecutionLog, inject: [BUS], useFactory: (bus: Bus) => new ExecutionLog(bus) },

@@ -8,11 +8,15 @@ import { mkdir, open, readFile as fsReadFile, realpath, stat } from 'node:fs/pro
 import { isBuiltin, registerHooks } from 'node:module';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 interface RunMessage {
   type: 'run';
   entry: string;
+  /** The skill's own (read-only) folder: the only place modules may be imported from. */
+  skillDir: string;
+  /** The variables the manifest grants; anything else in the environment (bubblewrap's PWD) is not shown. */
+  envNames: string[];
   args: Record<string, unknown>;
   roots: Record<string, string>;
   readable: string[];
@@ -69,6 +73,8 @@ let nextFetchId = 1;
 let current: RunMessage | undefined;
 let lockedDown = false;
 let exiting = false;
+/** Handles and requests alive before the first run; a run that leaves more behind (a timer) ends the process. */
+let baseline: Record<string, number> = Object.create(null);
 
 if (!send) realProcess.exit(70);
 realProcess.on('disconnect', () => realProcess.exit(71));
@@ -83,7 +89,10 @@ realProcess.on('message', (message: RunMessage | FetchReply) => {
 });
 
 async function run(message: RunMessage): Promise<void> {
-  if (!lockedDown) lockDown();
+  if (!lockedDown) {
+    lockDown(message.skillDir, message.envNames);
+    baseline = activeResources();
+  }
   lockedDown = true;
   const ctx = buildContext(message);
   try {
@@ -110,23 +119,55 @@ function finish(message: { type: 'result'; json: string } | { type: 'threw'; mes
   current = undefined;
   const marker = `\0${run.nonce}\n`;
   for (const fd of [STDOUT_FD, STDERR_FD, LOG_FD]) writeOut(fd, marker);
-  send!(message);
+  // Nothing may run between executions: a process with a timer, an interval or I/O still pending is not kept.
+  send!({ ...message, reusable: !lingers() });
 }
 
-function lockDown(): void {
+function activeResources(): Record<string, number> {
+  const counts: Record<string, number> = Object.create(null);
+  for (const name of realProcess.getActiveResourcesInfo()) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+}
+
+function lingers(): boolean {
+  const now = activeResources();
+  for (const name of Object.keys(now)) if (now[name]! > (baseline[name] ?? 0)) return true;
+  return false;
+}
+
+/**
+ * Module rules for skill code: builtins only from the I/O-free list; files only from the skill's own read-only
+ * folder (never from a data root it can write, so it cannot write a module and import it); ES modules and JSON
+ * only (CommonJS would hand the skill `module` and through it `Module.registerHooks`); no addons or wasm.
+ */
+function lockDown(skillDir: string, skillEnvNames: string[]): void {
+  const inside = `${skillDir}${path.sep}`;
   registerHooks({
     resolve(specifier, context, nextResolve) {
       if (hasOwn(safe, specifier)) return nextResolve(specifier, context);
       if (isBuiltin(specifier)) throw new Error(`module ${specifier} is not available to skills`);
       const resolved = nextResolve(specifier, context);
       if (apply(startsWith, resolved.url, ['node:'])) throw new Error(`module ${specifier} is not available to skills`);
+      if (apply(startsWith, resolved.url, ['file:']) && !apply(startsWith, fileURLToPath(resolved.url), [inside])) {
+        throw new Error(`module ${specifier} is outside the skill's folder; skills import only their own files`);
+      }
+      if (!apply(startsWith, resolved.url, ['file:']) && !apply(startsWith, resolved.url, ['data:'])) {
+        throw new Error(`module ${specifier} is not available to skills`);
+      }
       return resolved;
+    },
+    load(url, context, nextLoad) {
+      const loaded = nextLoad(url, context);
+      const format = String(loaded.format);
+      if (format === 'module' || format === 'module-typescript' || format === 'json' || format === 'builtin') return loaded;
+      if (format.startsWith('commonjs')) throw new Error(`skills are ES modules: ${displayName(url)} is CommonJS (use import/export, not require/module.exports)`);
+      throw new Error(`${displayName(url)} is a ${format} module, which skills may not load`);
     },
   });
   const stdout = forwardingStream('stdout');
   const stderr = forwardingStream('stderr');
   const facade = Object.freeze({
-    env: Object.freeze({ ...realProcess.env }),
+    env: grantedEnv(skillEnvNames),
     argv: Object.freeze([] as string[]),
     platform: realProcess.platform,
     arch: realProcess.arch,
@@ -146,6 +187,16 @@ function lockDown(): void {
   }
   Object.defineProperty(globalThis, 'process', { value: facade, writable: false, configurable: false, enumerable: false });
   Object.defineProperty(globalThis, 'console', { value: new Console({ stdout, stderr }), writable: true, configurable: true });
+}
+
+function grantedEnv(names: string[]): Readonly<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const name of names) if (typeof realProcess.env[name] === 'string') env[name] = realProcess.env[name]!;
+  return Object.freeze(env);
+}
+
+function displayName(url: string): string {
+  return apply(startsWith, url, ['file:']) ? path.basename(fileURLToPath(url)) : url.slice(0, 64);
 }
 
 function forwardingStream(stream: 'stdout' | 'stderr'): Writable {
@@ -168,7 +219,7 @@ function writeOut(fd: number, text: string): void {
 }
 
 function buildContext(message: RunMessage) {
-  const env = Object.freeze({ ...realProcess.env });
+  const env = grantedEnv(message.envNames);
   return Object.freeze({
     env,
     log: (line: unknown) => writeOut(LOG_FD, `${JSON.stringify(String(line).slice(0, 8192))}\n`),
@@ -207,7 +258,10 @@ async function resolveInRoot(message: RunMessage, file: unknown, mode: 'read' | 
   if (!rootDir || !allowed.includes(rootName)) throw new Error(`no ${mode} access to root "${rootName}"`);
   const candidate = path.join(rootDir, rest);
   if (mode === 'write') await mkdir(path.dirname(candidate), { recursive: true });
-  const real = mode === 'read' ? await realpath(candidate) : path.join(await realpath(path.dirname(candidate)), path.basename(candidate));
+  // Errors name the skill's own path, never the server's (a link to a file the sandbox does not show is missing).
+  const real = await (mode === 'read' ? realpath(candidate) : realpath(path.dirname(candidate)).then((dir) => path.join(dir, path.basename(candidate)))).catch(() => {
+    throw new Error(`${file} does not exist`);
+  });
   const relative = path.relative(rootDir, real);
   if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
     throw new Error(`${file} resolves outside its root "${rootName}"`);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SkillManifest, type SkillManifestInput } from '#contracts';
@@ -8,11 +8,19 @@ export class SkillWorkspace {
   private constructor(readonly root: string) {}
 
   static async create(): Promise<SkillWorkspace> {
-    return new SkillWorkspace(await mkdtemp(path.join(os.tmpdir(), 'alfred-sandbox-')));
+    const root = await mkdtemp(path.join(os.tmpdir(), 'alfred-sandbox-'));
+    // Sandboxed processes run as other kernel users (root services): they must be able to pass through to their binds.
+    await chmod(root, 0o711);
+    return new SkillWorkspace(root);
   }
 
   get dataRoot(): string {
     return path.join(this.root, 'data');
+  }
+
+  /** Where a tenant's data roots (`skill-data/<id>`, `shared/<name>`) live. */
+  tenantData(tenant: string): string {
+    return path.join(this.dataRoot, 'tenants', encodeURIComponent(tenant).replace(/\./g, '%2E'));
   }
 
   skillDir(id: string): string {

@@ -5,6 +5,9 @@ import type { AgentRecord, AgentStore } from './agent.store.js';
 
 type Table = Record<string, AgentRecord>;
 
+/** A record of the table only (an agent named `constructor` or `__proto__` is not Object.prototype's). */
+const own = (table: Table, name: string): AgentRecord | undefined => (Object.hasOwn(table, name) ? table[name] : undefined);
+
 /**
  * Agents as one JSON file per tenant under `<dataDir>/agent-registry/` (the embedded shape: one process).
  * Changes of a tenant's file are serialised in the process and written via temp file + fsync + rename.
@@ -14,14 +17,14 @@ export class FileAgentStore implements AgentStore {
 
   async create(tenant: string, record: AgentRecord): Promise<{ record: AgentRecord; created: boolean }> {
     return this.change<{ record: AgentRecord; created: boolean }>(tenant, (table) => {
-      const existing = table[record.name];
+      const existing = own(table, record.name);
       if (existing) return { result: { record: existing, created: false } };
       return { table: { ...table, [record.name]: record }, result: { record, created: true } };
     });
   }
 
   async get(tenant: string, name: string): Promise<AgentRecord | undefined> {
-    return (await this.read(tenant))[name];
+    return own(await this.read(tenant), name);
   }
 
   async list(tenant: string): Promise<AgentRecord[]> {
@@ -30,13 +33,13 @@ export class FileAgentStore implements AgentStore {
 
   async update(tenant: string, record: AgentRecord): Promise<boolean> {
     return this.change(tenant, (table) =>
-      table[record.name] ? { table: { ...table, [record.name]: record }, result: true } : { result: false },
+      own(table, record.name) ? { table: { ...table, [record.name]: record }, result: true } : { result: false },
     );
   }
 
   async delete(tenant: string, name: string): Promise<boolean> {
     return this.change(tenant, (table) => {
-      if (!table[name]) return { result: false };
+      if (!own(table, name)) return { result: false };
       const { [name]: _gone, ...rest } = table;
       return { table: rest, result: true };
     });

@@ -16,29 +16,32 @@ const MAKES_TOOLS = new Set(['skill_create', 'skill_update']);
  */
 export class ExecutableSkillToolProvider implements ToolProvider {
   private readonly executable: ExecutableSkillTools;
-  private readonly definitions: TtlCache<ToolDefinition[]>;
+  /** Per tenant: one tenant's skills are never offered to another's agents. */
+  private readonly definitions = new Map<string, TtlCache<ToolDefinition[]>>();
 
   constructor(
     bus: Bus,
     private readonly logger: Logger,
-    ttlMs: number,
+    private readonly ttlMs: number,
   ) {
     this.executable = executableSkillTools(bus);
-    this.definitions = new TtlCache(ttlMs);
   }
 
   async tools(): Promise<AgentTool[]> {
     return Object.values(MANAGEMENT_TOOLS).map((d) => this.tool(d));
   }
 
-  async find(names: readonly string[], fresh = false): Promise<AgentTool[]> {
+  async find(names: readonly string[], ctx: Pick<ToolContext, 'scope'>, fresh = false): Promise<AgentTool[]> {
     const wanted = new Set(names.filter((n) => n.startsWith('skill_') && !isManagementTool(n)));
     if (wanted.size === 0) return [];
+    const tenant = ctx.scope.tenant;
+    let cache = this.definitions.get(tenant);
+    if (!cache) this.definitions.set(tenant, (cache = new TtlCache(this.ttlMs)));
     try {
-      let defs = await this.definitions.get(() => this.executable.definitions());
+      let defs = await cache.get(() => this.executable.definitions(tenant));
       if (fresh || [...wanted].some((n) => !defs.some((d) => d.name === n))) {
-        defs = await this.executable.definitions();
-        this.definitions.set(defs);
+        defs = await this.executable.definitions(tenant);
+        cache.set(defs);
       }
       return defs.filter((d) => wanted.has(d.name)).map((d) => this.tool(d));
     } catch (err) {

@@ -53,7 +53,7 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
       const offset = intArg(input, 'offset', 1);
       const limit = intArg(input, 'limit', 1);
       const skillFile = skillFileOf(path, ctx.skills);
-      const text = skillFile ? await readSkillFile(bus, skillFile) : await readFile(await ctx.workspace.resolveExisting(path), 'utf8');
+      const text = skillFile ? await readSkillFile(bus, ctx.scope.tenant, skillFile) : await readFile(await ctx.workspace.resolveExisting(path), 'utf8');
       return ok(sliceLines(text, offset, limit, maxChars));
     },
   };

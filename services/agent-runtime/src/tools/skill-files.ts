@@ -25,14 +25,14 @@ export function skillFileOf(path: string, skills: readonly SkillSummary[]): Skil
 }
 
 /** The text of a skill file from the registry: SKILL.md whole (frontmatter and body), any other file as a resource. */
-export async function readSkillFile(bus: Bus, ref: SkillFileRef): Promise<string> {
+export async function readSkillFile(bus: Bus, tenant: string, ref: SkillFileRef): Promise<string> {
   try {
-    const res = await bus.request(SkillRoutes.resource, { name: ref.skill, path: ref.path });
+    const res = await bus.request(SkillRoutes.resource, { tenant, name: ref.skill, path: ref.path });
     if (res.encoding === 'utf8') return res.content;
     return `[binary file, ${res.size} bytes, not shown]`;
   } catch (err) {
     if (!(ref.path === 'SKILL.md' && isAlfredError(err) && err.code === ErrorCode.NotFound)) throw err;
-    const skill = await bus.request(SkillRoutes.get, { name: ref.skill });
+    const skill = await bus.request(SkillRoutes.get, { tenant, name: ref.skill });
     return `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description)}\n---\n${skill.body}`;
   }
 }

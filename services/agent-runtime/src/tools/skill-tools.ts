@@ -32,7 +32,7 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
     async call(input, ctx) {
       const name = stringArg(input, 'name')!;
       if (!ctx.skills.some((s) => s.name === name)) return unknownSkill(name, ctx);
-      return ok(renderSkillBody(await bus.request(SkillRoutes.get, { name })));
+      return ok(renderSkillBody(await bus.request(SkillRoutes.get, { tenant: ctx.scope.tenant, name })));
     },
   };
   const activate: AgentTool = {

@@ -27,7 +27,7 @@ export const failed = (content: string): ToolOutcome => ({ content, isError: tru
 export interface ToolContext {
   readonly scope: Scope;
   readonly sessionId: string;
-  /** The caller's API key when the gateway requires keys; bash exposes it as ALFRED_API_KEY. */
+  /** The turn's scoped credential (tenant, agent, session; expires with the turn) minted by the gateway; bash exposes it as ALFRED_API_KEY. */
   readonly apiKey?: string;
   readonly workspace: Workspace;
   readonly signal: AbortSignal;
@@ -53,7 +53,7 @@ export interface AgentTool {
 export interface ToolProvider {
   tools(ctx: Pick<ToolContext, 'scope' | 'sessionId'>): Promise<AgentTool[]>;
   /** The tools among `names` this provider has (fresh when `fresh`, e.g. right after one was made). */
-  find?(names: readonly string[], fresh?: boolean): Promise<AgentTool[]>;
+  find?(names: readonly string[], ctx: Pick<ToolContext, 'scope'>, fresh?: boolean): Promise<AgentTool[]>;
 }
 
 /** Reads a string argument; undefined when absent, an error outcome's message when of the wrong type. */

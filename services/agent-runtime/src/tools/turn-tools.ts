@@ -21,11 +21,12 @@ export class TurnTools {
     private readonly offered: AgentTool[],
     private readonly providers: readonly ToolProvider[],
     private readonly policy: NamePatterns,
+    private readonly ctx: Pick<ToolContext, 'scope' | 'sessionId'>,
   ) {}
 
   static async create(core: ToolSet, providers: readonly ToolProvider[], ctx: Pick<ToolContext, 'scope' | 'sessionId'>, policy: NamePatterns): Promise<TurnTools> {
     const offered = (await Promise.all(providers.map((p) => p.tools(ctx)))).flat().filter((t) => permits(policy, t.definition.name));
-    return new TurnTools(core, offered, providers, policy);
+    return new TurnTools(core, offered, providers, policy, ctx);
   }
 
   get definitions(): LlmTool[] {
@@ -55,7 +56,7 @@ export class TurnTools {
   private async find(names: readonly string[], fresh: boolean): Promise<AgentTool[]> {
     const permitted = names.filter((n) => permits(this.policy, n));
     if (permitted.length === 0) return [];
-    const found = await Promise.all(this.providers.map((p) => p.find?.(permitted, fresh) ?? Promise.resolve([])));
+    const found = await Promise.all(this.providers.map((p) => p.find?.(permitted, this.ctx, fresh) ?? Promise.resolve([])));
     return found.flat();
   }
 }

@@ -28,7 +28,7 @@ export async function loadTurnContext(
   message: string,
   memoryLimit: number,
   logger: Logger,
-  skillIndex: () => Promise<SkillRegistryIndex> = () => bus.request(SkillRoutes.index, {}),
+  skillIndex: () => Promise<SkillRegistryIndex> = () => bus.request(SkillRoutes.index, { tenant: scope.tenant }),
 ): Promise<TurnContext> {
   const soft = async <T>(what: string, fallback: T, call: () => Promise<T>): Promise<T> => {
     try {

@@ -78,6 +78,7 @@ const NOTE: Record<string, string> = {
  * assistant's tool calls with all their results), or before a fold; a turn that lost its lease writes nothing.
  */
 export class TurnRunner {
+  /** Per tenant and agent policy: what one tenant created never shows in another's index. */
   private readonly skillIndex = new Map<string, TtlCache<SkillRegistryIndex>>();
   private readonly keeper: ContextKeeper;
 
@@ -116,14 +117,14 @@ export class TurnRunner {
     const agent = await agents.get(t.scope);
     const session = await sessions.get(t.scope, t.sessionId);
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
-      this.indexFor(JSON.stringify(agent.policy.skills)).get(() => bus.request(SkillRoutes.index, { only: agent.policy.skills })),
+      this.indexFor(JSON.stringify([t.scope.tenant, agent.policy.skills])).get(() => bus.request(SkillRoutes.index, { tenant: t.scope.tenant, only: agent.policy.skills })),
     );
     const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope));
     const cwd = await workspace.root();
     const apiUrl = this.options.apiUrl();
     const core = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name));
     const tools = await TurnTools.create(core, this.deps.providers, { scope: t.scope, sessionId: t.sessionId }, agent.policy.tools);
-    let active = await this.activate(tools, context.skills, session.active_skill);
+    let active = await this.activate(t.scope.tenant, tools, context.skills, session.active_skill);
     const ctx: ToolContext = {
       scope: t.scope,
       sessionId: t.sessionId,
@@ -134,7 +135,7 @@ export class TurnRunner {
       confirm: (action, subject, prompt) => this.confirm(t, action, subject, prompt),
       activeSkillChanged: async (skill) => {
         await sessions.setActiveSkill(t.scope, t.sessionId, skill);
-        active = await this.activate(tools, context.skills, skill);
+        active = await this.activate(t.scope.tenant, tools, context.skills, skill);
       },
     };
     const { files, skillIndex } = context;
@@ -204,23 +205,23 @@ export class TurnRunner {
   }
 
   /** The active skill's body for the system prompt, and its declared tools offered. */
-  private async activate(tools: TurnTools, skills: readonly SkillSummary[], name: string | null): Promise<string | undefined> {
+  private async activate(tenant: string, tools: TurnTools, skills: readonly SkillSummary[], name: string | null): Promise<string | undefined> {
     await tools.declare(name ? skills.find((s) => s.name === name)?.allowed_tools : undefined);
     if (!name) return undefined;
     try {
-      return renderSkillBody(await this.deps.bus.request(SkillRoutes.get, { name }));
+      return renderSkillBody(await this.deps.bus.request(SkillRoutes.get, { tenant, name }));
     } catch (err) {
       this.deps.logger.warn({ err: String(err), skill: name }, 'active skill could not be loaded');
       return undefined;
     }
   }
 
-  private indexFor(policyKey: string): TtlCache<SkillRegistryIndex> {
-    let cache = this.skillIndex.get(policyKey);
+  private indexFor(tenantAndPolicy: string): TtlCache<SkillRegistryIndex> {
+    let cache = this.skillIndex.get(tenantAndPolicy);
     if (!cache) {
       if (this.skillIndex.size > 64) this.skillIndex.clear();
       cache = new TtlCache(this.options.skillIndexTtlMs);
-      this.skillIndex.set(policyKey, cache);
+      this.skillIndex.set(tenantAndPolicy, cache);
     }
     return cache;
   }

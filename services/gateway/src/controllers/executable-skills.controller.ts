@@ -26,7 +26,7 @@ export class ExecutableSkillsController {
 
   @Get('executable-skills')
   list(@CallerParam() c: Caller) {
-    return this.bus.request(ExecutableSkillRoutes.list, {}, { context: c.context });
+    return this.bus.request(ExecutableSkillRoutes.list, { tenant: c.scope.tenant }, { context: c.context });
   }
 
   @Post('executable-skills')
@@ -38,25 +38,25 @@ export class ExecutableSkillsController {
   @Post('executable-skills/reload')
   @HttpCode(200)
   reload(@CallerParam() c: Caller) {
-    return this.bus.request(ExecutableSkillRoutes.reload, {}, { context: c.context });
+    return this.bus.request(ExecutableSkillRoutes.reload, { tenant: c.scope.tenant }, { context: c.context });
   }
 
   @Get('executable-skills/:id')
   get(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(ExecutableSkillRoutes.get, { id: skillId(id) }, { context: c.context });
+    return this.bus.request(ExecutableSkillRoutes.get, { tenant: c.scope.tenant, id: skillId(id) }, { context: c.context });
   }
 
   @Patch('executable-skills/:id')
   update(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const patch = parseInput(ExecutableSkillPatch, body);
-    return this.bus.request(ExecutableSkillRoutes.update, { id: skillId(id), patch }, { context: c.context });
+    return this.bus.request(ExecutableSkillRoutes.update, { tenant: c.scope.tenant, id: skillId(id), patch }, { context: c.context });
   }
 
   /** Without `?confirm=true`: 409 CONFLICT whose details show what would be deleted; nothing changes. */
   @Delete('executable-skills/:id')
   remove(@CallerParam() c: Caller, @Param('id') id: string, @Query() query: unknown) {
     const { confirm } = parseInput(DeleteQuery, query);
-    return this.bus.request(ExecutableSkillRoutes.delete, { id: skillId(id), confirm: confirm === 'true' }, { context: c.context });
+    return this.bus.request(ExecutableSkillRoutes.delete, { tenant: c.scope.tenant, id: skillId(id), confirm: confirm === 'true' }, { context: c.context });
   }
 
   @Post(['executable-skills/:id/execute', 'skills/:id/execute'])

@@ -18,43 +18,43 @@ export class SkillsController {
   @Get()
   async index(@CallerParam() c: Caller, @Query() query: unknown) {
     const { format, budget } = parseInput(SkillIndexQuery, query);
-    const { rendered, ...index } = await this.bus.request(SkillRoutes.index, budget === undefined ? {} : { budget }, { context: c.context });
+    const { rendered, ...index } = await this.bus.request(SkillRoutes.index, budget === undefined ? { tenant: c.scope.tenant } : { tenant: c.scope.tenant, budget }, { context: c.context });
     if (format === 'json') return index;
     return { format, ...rendered[format], budget: index.budget };
   }
 
   @Get('search')
   search(@CallerParam() c: Caller, @Query() query: unknown) {
-    return this.bus.request(SkillRoutes.search, { query: parseInput(SkillSearchQuery, query) }, { context: c.context });
+    return this.bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query: parseInput(SkillSearchQuery, query) }, { context: c.context });
   }
 
   @Post('reload')
   @HttpCode(200)
   reload(@CallerParam() c: Caller) {
-    return this.bus.request(SkillRoutes.reload, {}, { context: c.context, timeoutMs: 60_000 });
+    return this.bus.request(SkillRoutes.reload, { tenant: c.scope.tenant }, { context: c.context, timeoutMs: 60_000 });
   }
 
   @Post()
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
     const skill = parseInput(SkillCreateBody, body);
-    return this.bus.request(SkillRoutes.create, { skill }, { context: c.context, timeoutMs: 60_000 });
+    return this.bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, { context: c.context, timeoutMs: 60_000 });
   }
 
   @Get(':name')
   get(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(SkillRoutes.get, { name: skillName(name) }, { context: c.context });
+    return this.bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: skillName(name) }, { context: c.context });
   }
 
   @Get(':name/resources')
   resources(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(SkillRoutes.resources, { name: skillName(name) }, { context: c.context });
+    return this.bus.request(SkillRoutes.resources, { tenant: c.scope.tenant, name: skillName(name) }, { context: c.context });
   }
 
   /** The rest of the path, URL-decoded, may hold slashes; the registry checks containment before reading. */
   @Get(':name/resources/*')
   resource(@CallerParam() c: Caller, @Param('name') name: string, @Param('*') path: string) {
     const rel = parseInput(SkillResourcePath, path);
-    return this.bus.request(SkillRoutes.resource, { name: skillName(name), path: rel }, { context: c.context });
+    return this.bus.request(SkillRoutes.resource, { tenant: c.scope.tenant, name: skillName(name), path: rel }, { context: c.context });
   }
 }

@@ -7,6 +7,7 @@ import { followTurn } from '#runtime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
+import { ScopedCredentials } from '../http/scoped-credential.js';
 import { parseInput } from '../http/validation.js';
 
 function sessionId(raw: string): string {
@@ -19,6 +20,14 @@ function wantsJson(req: FastifyRequest, body: TurnBody, query: Record<string, un
   if (query.stream === 'false') return true;
   const accept = req.headers.accept ?? '';
   return accept.includes('application/json') && !accept.includes('text/event-stream');
+}
+
+/** Passes the events through; when the turn's `done` has passed, its credential is revoked. */
+async function* revokeAtDone(stream: AsyncIterable<TurnEvent>, revoke: () => void): AsyncGenerator<TurnEvent> {
+  for await (const event of stream) {
+    if (event.type === 'done') revoke();
+    yield event;
+  }
 }
 
 async function collect(stream: AsyncIterable<TurnEvent>, turnId: string, session: string): Promise<TurnResult> {
@@ -39,7 +48,10 @@ async function collect(stream: AsyncIterable<TurnEvent>, turnId: string, session
 /** Agent turns on a session: SSE (default) or one JSON result; confirmations and cancellation reach any worker. */
 @Controller('sessions')
 export class TurnsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(ScopedCredentials) private readonly credentials: ScopedCredentials,
+  ) {}
 
   @Post(':id/turns')
   async turn(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown, @Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
@@ -49,18 +61,16 @@ export class TurnsController {
     const turnId = `turn-${randomUUID().replaceAll('-', '')}`;
     // Listen before starting: the first event may be emitted before the start reply arrives.
     const events = await this.bus.listen(TurnTopics.events, { key: turnId });
+    // The agent's bash never gets the caller's key: a credential for this tenant, agent and session, ended with the turn.
+    const credential = this.credentials.mint({ tenant: c.scope.tenant, agent: c.scope.agent, session, turn: turnId });
     try {
-      const apiKey = req.alfred.apiKey;
-      await this.bus.request(
-        TurnRoutes.start,
-        { scope: c.scope, session_id: session, turn_id: turnId, message: body.message, ...(apiKey ? { api_key: apiKey } : {}) },
-        { context: c.context },
-      );
+      await this.bus.request(TurnRoutes.start, { scope: c.scope, session_id: session, turn_id: turnId, message: body.message, credential }, { context: c.context });
     } catch (err) {
       events.close();
+      this.credentials.revoke(credential);
       throw err;
     }
-    const stream = followTurn(events, turnId);
+    const stream = revokeAtDone(followTurn(events, turnId), () => this.credentials.revoke(credential));
     if (wantsJson(req, body, query)) return reply.status(200).send(await collect(stream, turnId, session));
     reply.hijack();
     const res = reply.raw;

@@ -3,6 +3,7 @@ import { AgentName, ErrorCode, type AgentPolicy, type Scope } from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
+import type { CredentialScope } from './scoped-credential.js';
 
 export const AGENT_HEADER = 'x-alfred-agent';
 export const DEFAULT_AGENT = 'alfred';
@@ -11,8 +12,8 @@ export const DEFAULT_AGENT = 'alfred';
 export interface AlfredRequestState {
   tenant: string;
   correlationId: string;
-  /** The key that authenticated the request (only when keys are required); handed to agent turns for skills' curl. */
-  apiKey?: string;
+  /** Set when a scoped credential (the agent's bash) authenticated the request: its agent and session are fixed. */
+  scoped?: CredentialScope;
 }
 
 declare module 'fastify' {
@@ -34,7 +35,12 @@ export interface Caller {
 /** The agent X-Alfred-Agent names, undefined when the header is absent or empty; a malformed name is a 400. */
 export function namedAgent(req: FastifyRequest): string | undefined {
   const raw = req.headers[AGENT_HEADER];
-  const agent = Array.isArray(raw) ? raw[0] : raw;
+  const asked = Array.isArray(raw) ? raw[0] : raw;
+  const scoped = req.alfred.scoped;
+  if (scoped && asked !== undefined && asked !== '' && asked !== scoped.agent) {
+    throw new AlfredError(ErrorCode.Forbidden, `this credential acts only as agent ${scoped.agent}`, { header: 'X-Alfred-Agent' });
+  }
+  const agent = scoped?.agent ?? asked;
   if (agent === undefined || agent === '') return undefined;
   const parsed = AgentName.safeParse(agent);
   if (!parsed.success) {

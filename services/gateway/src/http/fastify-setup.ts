@@ -3,29 +3,41 @@ import { timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkScopedAccess } from './scoped-access.js';
+import { ScopedCredentials } from './scoped-credential.js';
 
 const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready', '/openapi.json']);
 /** Paths that authenticate otherwise than by API key: Telegram's webhook carries the bot's webhook secret. */
 const SELF_AUTHENTICATED = [/^\/channels\/telegram\/[^/]+\/webhook$/];
 const CORRELATION_HEADER = 'x-correlation-id';
 
-/** Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. */
-export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, string> | undefined): void {
+/**
+ * Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. A scoped
+ * credential (the agent's bash) is accepted in both modes, for its tenant, agent and session only.
+ */
+export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, string> | undefined, credentials: ScopedCredentials): void {
   const entries = [...(keys ?? new Map<string, string>()).entries()].map(([k, t]) => [Buffer.from(k), t] as const);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const incoming = req.headers[CORRELATION_HEADER];
     const correlationId = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     reply.header(CORRELATION_HEADER, correlationId);
     req.alfred = { tenant: 'default', correlationId };
+    const presented = bearer(req) ?? header(req, 'x-api-key');
+    if (presented !== undefined && ScopedCredentials.looksScoped(presented)) {
+      const scope = credentials.verify(presented);
+      if (!scope) throw new AlfredError(ErrorCode.Unauthorized, 'the scoped credential is not valid or has expired (it lasts one agent turn)');
+      checkScopedAccess(req.method, req.url, scope, header(req, 'x-alfred-session'));
+      req.alfred.tenant = scope.tenant;
+      req.alfred.scoped = scope;
+      return;
+    }
     const path = req.url.split('?')[0]!;
     if (entries.length === 0 || OPEN_PATHS.has(path) || SELF_AUTHENTICATED.some((p) => p.test(path))) return;
-    const presented = bearer(req) ?? header(req, 'x-api-key');
     const tenant = presented === undefined ? undefined : matchKey(entries, presented);
     if (tenant === undefined) {
       throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');
     }
     req.alfred.tenant = tenant;
-    req.alfred.apiKey = presented;
   });
 }
 
@@ -48,6 +60,25 @@ function bearer(req: FastifyRequest): string | undefined {
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/**
+ * A NUL character anywhere in a request (path, query or any string of the JSON body) is refused with 400 before any
+ * route runs: ids and tags with NUL cannot be stored, listed or matched consistently by any store.
+ */
+export function refuseNul(app: FastifyInstance): void {
+  app.addHook('preHandler', async (req) => {
+    if (/%00/i.test(req.url) || req.url.includes('\0') || hasNul(req.body, 0)) {
+      throw new AlfredError(ErrorCode.BadRequest, 'NUL characters are not allowed in paths, queries or bodies');
+    }
+  });
+}
+
+function hasNul(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (!value || typeof value !== 'object' || depth > 64) return false;
+  for (const [key, inner] of Object.entries(value)) if (key.includes('\0') || hasNul(inner, depth + 1)) return true;
+  return false;
 }
 
 /**

@@ -37,16 +37,17 @@ export class SkillResources {
   constructor(
     private readonly bus: Bus,
     private readonly context: MessageContext,
+    private readonly tenant: string,
     /** The calling agent's skill policy: other skills are neither listed nor read. */
     private readonly only?: NamePatterns,
   ) {}
 
   async list() {
-    const index = await this.bus.request(SkillRoutes.index, this.only ? { only: this.only } : {}, { context: this.context });
+    const index = await this.bus.request(SkillRoutes.index, { tenant: this.tenant, ...(this.only ? { only: this.only } : {}) }, { context: this.context });
     const files = (
       await Promise.all(
         index.skills.map(async (skill) => {
-          const { resources } = await this.bus.request(SkillRoutes.resources, { name: skill.name }, { context: this.context });
+          const { resources } = await this.bus.request(SkillRoutes.resources, { tenant: this.tenant, name: skill.name }, { context: this.context });
           return ['SKILL.md', ...resources.map((r) => r.path)].map((path) => ({ skill: skill.name, description: skill.description, path }));
         }),
       )
@@ -82,6 +83,6 @@ export class SkillResources {
   }
 
   private read_(name: string, path: string): Promise<SkillResourceContent> {
-    return this.bus.request(SkillRoutes.resource, { name, path }, { context: this.context });
+    return this.bus.request(SkillRoutes.resource, { tenant: this.tenant, name, path }, { context: this.context });
   }
 }

@@ -53,7 +53,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description: 'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
     input: SkillSearchQuery,
     run: async (bus, c, query) => {
-      const found = await bus.request(SkillRoutes.search, { query }, opts(c));
+      const found = await bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query }, opts(c));
       const results = found.results.filter((r) => permits(c.policy?.skills, r.name));
       return { ...found, results, total: found.total - (found.results.length - results.length) };
     },
@@ -62,7 +62,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_get',
     description: "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
     input: z.strictObject({ name: SkillPathName }),
-    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { name: permittedSkill(c, name) }, opts(c)),
+    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: permittedSkill(c, name) }, opts(c)),
   }),
   tool({
     name: 'skills_index',
@@ -70,7 +70,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     input: SkillIndexQuery,
     run: async (bus, c, { format, budget }) => {
       const only = c.policy?.skills;
-      const { rendered, ...index } = await bus.request(SkillRoutes.index, { ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}) }, opts(c));
+      const { rendered, ...index } = await bus.request(SkillRoutes.index, { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}) }, opts(c));
       return format === 'json' ? index : { format, ...rendered[format], budget: index.budget };
     },
   }),
@@ -78,7 +78,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_create',
     description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
     input: SkillCreateBody,
-    run: (bus, c, skill) => bus.request(SkillRoutes.create, { skill }, SLOW(c)),
+    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, SLOW(c)),
   }),
   tool({
     name: 'memory_search',

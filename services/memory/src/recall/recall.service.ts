@@ -33,7 +33,7 @@ export class RecallService {
     const [memories, remediations, skills] = await Promise.all([
       this.memories.search(scope, search),
       this.remediations.search(scope, search),
-      this.bus.request(SkillRoutes.search, { query: search }, ctx ? { context: ctx } : {}),
+      this.bus.request(SkillRoutes.search, { tenant: scope.tenant, query: search }, ctx ? { context: ctx } : {}),
     ]);
     const hits: RecallHit[] = [
       ...memories.results.map((m) => hitOf('memory', m.id, undefined, m.score, m.content)),

@@ -37,9 +37,9 @@ describe(ExecutableSkillCatalog.name, () => {
 
   describe('reload', () => {
     it('should load bundled folders that have a skill.json, read-only', async () => {
-      expect(catalog.list().map((s) => [s.id, s.source, s.status])).toEqual([['shipped', 'bundled', 'loaded']]);
-      expect(await codeOf(catalog.update('shipped', { description: 'x' }))).toBe(ErrorCode.Forbidden);
-      expect(await codeOf(catalog.delete('shipped', true))).toBe(ErrorCode.Forbidden);
+      expect(catalog.list(scope.tenant).map((s) => [s.id, s.source, s.status])).toEqual([['shipped', 'bundled', 'loaded']]);
+      expect(await codeOf(catalog.update(scope.tenant, 'shipped', { description: 'x' }))).toBe(ErrorCode.Forbidden);
+      expect(await codeOf(catalog.delete(scope.tenant, 'shipped', true))).toBe(ErrorCode.Forbidden);
     });
   });
 
@@ -47,7 +47,7 @@ describe(ExecutableSkillCatalog.name, () => {
     it('should write the folder, fill defaults and hash exactly the files on disk', async () => {
       const created = await catalog.create(scope, { id: 'fresh', description: 'New', code: CODE });
       expect(created).toMatchObject({ status: 'loaded', name: 'fresh', version: '1.0.0', created_by: 'maker', code: CODE });
-      expect(created.digest).toBe(await skillDigest(join(dir, 'managed', 'fresh')));
+      expect(created.digest).toBe(await skillDigest(join(dir, 'managed', 'tenants', encodeURIComponent(scope.tenant), 'fresh')));
       expect(await codeOf(catalog.create(scope, { id: 'fresh', description: 'Again', code: CODE }))).toBe(ErrorCode.Conflict);
       expect(await codeOf(catalog.create(scope, { id: 'shipped', description: 'Shadow', code: CODE }))).toBe(ErrorCode.Conflict);
     });
@@ -56,31 +56,54 @@ describe(ExecutableSkillCatalog.name, () => {
   describe('update', () => {
     it('should bump the patch version, change the digest and keep the old version on a refused patch', async () => {
       const v1 = await catalog.create(scope, { id: 'evolving', description: 'v1', code: CODE });
-      const v2 = await catalog.update('evolving', { code: CODE.replace('1 }', '2 }') });
+      const v2 = await catalog.update(scope.tenant, 'evolving', { code: CODE.replace('1 }', '2 }') });
       expect(v2.version).toBe('1.0.1');
       expect(v2.digest).not.toBe(v1.digest);
-      expect(await codeOf(catalog.update('evolving', { timeoutMs: 5 }))).toBe(ErrorCode.ValidationFailed);
-      expect(await codeOf(catalog.update('evolving', { code: 'nope(' }))).toBe(ErrorCode.ValidationFailed);
-      expect(catalog.get('evolving')).toMatchObject({ version: '1.0.1', digest: v2.digest });
+      expect(await codeOf(catalog.update(scope.tenant, 'evolving', { timeoutMs: 5 }))).toBe(ErrorCode.ValidationFailed);
+      expect(await codeOf(catalog.update(scope.tenant, 'evolving', { code: 'nope(' }))).toBe(ErrorCode.ValidationFailed);
+      expect(catalog.get(scope.tenant, 'evolving')).toMatchObject({ version: '1.0.1', digest: v2.digest });
     });
   });
 
   describe('files', () => {
     it('should serve the files of the current digest and refuse another', async () => {
       const created = await catalog.create(scope, { id: 'served', description: 'd', code: CODE });
-      const files = catalog.files('served', created.digest);
+      const files = catalog.files(scope.tenant, 'served', created.digest);
       expect(files.files.map((f) => f.path)).toEqual(['execute.ts', 'skill.json']);
-      expect(await codeOf(Promise.resolve().then(() => catalog.files('served', `sha256:${'0'.repeat(64)}`)))).toBe(ErrorCode.Conflict);
+      expect(await codeOf(Promise.resolve().then(() => catalog.files(scope.tenant, 'served', `sha256:${'0'.repeat(64)}`)))).toBe(ErrorCode.Conflict);
+    });
+  });
+
+  describe('tenancy', () => {
+    it("should keep a tenant's skills invisible and untouchable to every other tenant", async () => {
+      await catalog.create(scope, { id: 'private-one', description: 'd', code: CODE });
+      const other = 'tenant-b';
+      expect(catalog.list(other).map((s) => s.id)).toEqual(['shipped']);
+      for (const attempt of [
+        () => Promise.resolve().then(() => catalog.get(other, 'private-one')),
+        () => Promise.resolve().then(() => catalog.resolve(other, 'private-one')),
+        () => catalog.update(other, 'private-one', { description: 'mine now' }),
+        () => catalog.delete(other, 'private-one', true),
+      ]) expect(await codeOf(attempt())).toBe(ErrorCode.NotFound);
+      // The same id is free for the other tenant: it gets its own skill, not a view of the first.
+      await catalog.create({ tenant: other, agent: 'maker' }, { id: 'private-one', description: 'theirs', code: CODE });
+      expect(catalog.get(scope.tenant, 'private-one').description).toBe('d');
+      expect(catalog.get(other, 'private-one').description).toBe('theirs');
+    });
+
+    it("should refuse an agent's change made without the user's consent", async () => {
+      expect(await codeOf(catalog.create(scope, { id: 'sneaky', description: 'd', code: CODE }, { by: 'agent', consented: false }))).toBe(ErrorCode.Forbidden);
+      expect(catalog.list(scope.tenant).map((s) => s.id)).not.toContain('sneaky');
     });
   });
 
   describe('delete', () => {
     it('should only delete with confirmation', async () => {
       await catalog.create(scope, { id: 'doomed', description: 'd', code: CODE });
-      expect(await codeOf(catalog.delete('doomed', false))).toBe(ErrorCode.Conflict);
-      expect(catalog.resolve('doomed').status).toBe('loaded');
-      await catalog.delete('doomed', true);
-      expect(await codeOf(Promise.resolve().then(() => catalog.resolve('doomed')))).toBe(ErrorCode.NotFound);
+      expect(await codeOf(catalog.delete(scope.tenant, 'doomed', false))).toBe(ErrorCode.Conflict);
+      expect(catalog.resolve(scope.tenant, 'doomed').status).toBe('loaded');
+      await catalog.delete(scope.tenant, 'doomed', true);
+      expect(await codeOf(Promise.resolve().then(() => catalog.resolve(scope.tenant, 'doomed')))).toBe(ErrorCode.NotFound);
     });
   });
 });

@@ -12,6 +12,7 @@ import {
   type ExecutableSkillResolved,
   type ExecutableSkillSource,
   type Scope,
+  type SkillChangeOrigin,
   type SkillFiles,
 } from '#contracts';
 import { AlfredError } from '#errors';
@@ -24,6 +25,9 @@ import type { ExecutableSkillStore, SkillFolder } from './executable-skill.store
 interface CatalogEntry {
   readonly id: string;
   readonly source: ExecutableSkillSource;
+  /** The tenant of a managed skill; undefined for bundled (shared, read-only) ones. */
+  readonly owner?: string;
+  readonly dir: string;
   readonly digest: string;
   readonly files: readonly SkillFileBytes[];
   readonly updatedAt: string;
@@ -35,9 +39,13 @@ const MANIFEST = 'skill.json';
 const CODE = 'execute.ts';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Bundled skills are keyed by id alone; a tenant's own by tenant and id. */
+const keyOf = (owner: string | undefined, id: string) => `${owner ?? ''}\u0000${id}`;
+
 /**
  * Executable skills: loading and validating folders, and changing managed ones at runtime. A change is
- * visible as soon as it is acknowledged; a broken folder is listed as invalid with the reason.
+ * visible as soon as it is acknowledged; a broken folder is listed as invalid with the reason. A managed skill
+ * belongs to one tenant and is invisible to every other; bundled skills are shared and read-only.
  */
 export class ExecutableSkillCatalog {
   private entries = new Map<string, CatalogEntry>();
@@ -45,59 +53,65 @@ export class ExecutableSkillCatalog {
 
   constructor(private readonly store: ExecutableSkillStore) {}
 
-  reload(): Promise<ExecutableSkillReloaded> {
+  /** Reads every folder again; reports what changed among the skills `tenant` sees (without `tenant`: all). */
+  reload(tenant?: string): Promise<ExecutableSkillReloaded> {
     return this.serially(async () => {
       const before = this.entries;
       const next = new Map<string, CatalogEntry>();
-      for (const folder of await this.store.scan()) next.set(folder.id, toEntry(folder));
+      for (const folder of await this.store.scan()) next.set(keyOf(folder.owner, folder.id), toEntry(folder));
       this.entries = next;
-      const changed = [...next.values()].filter((e) => before.has(e.id) && before.get(e.id)!.digest !== e.digest).map((e) => e.id);
+      const seen = (e: CatalogEntry) => tenant === undefined || e.owner === undefined || e.owner === tenant;
+      const now = [...next.entries()].filter(([, e]) => seen(e));
+      const was = [...before.entries()].filter(([, e]) => seen(e));
       return {
-        loaded: [...next.values()].filter((e) => e.manifest).length,
-        invalid: [...next.values()].filter((e) => !e.manifest).length,
-        added: [...next.keys()].filter((id) => !before.has(id)),
-        removed: [...before.keys()].filter((id) => !next.has(id)),
-        changed,
+        loaded: now.filter(([, e]) => e.manifest).length,
+        invalid: now.filter(([, e]) => !e.manifest).length,
+        added: now.filter(([k]) => !before.has(k)).map(([, e]) => e.id),
+        removed: was.filter(([k]) => !next.has(k)).map(([, e]) => e.id),
+        changed: now.filter(([k, e]) => before.has(k) && before.get(k)!.digest !== e.digest).map(([, e]) => e.id),
       };
     });
   }
 
-  list(): ExecutableSkillInfo[] {
-    return [...this.entries.values()].sort((a, b) => a.id.localeCompare(b.id)).map(info);
+  list(tenant: string): ExecutableSkillInfo[] {
+    return [...this.entries.values()].filter((e) => e.owner === undefined || e.owner === tenant).sort((a, b) => a.id.localeCompare(b.id)).map(info);
   }
 
-  get(id: string): ExecutableSkillDetail {
-    return detail(this.entry(id));
+  get(tenant: string, id: string): ExecutableSkillDetail {
+    return detail(this.entry(tenant, id));
   }
 
-  create(scope: Scope, body: ExecutableSkillCreateBody): Promise<ExecutableSkillDetail> {
+  /** An agent's change (origin `agent`) happens only after the user consented; the tool asks before calling. */
+  async create(scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
+    requireConsent(origin, String(body.id));
     const { code, ...fields } = body;
     const manifest = validManifest({ name: fields.id, version: '1.0.0', createdBy: scope.agent, ...fields });
     validCode(code);
     return this.serially(async () => {
-      if (this.entries.has(manifest.id)) throw conflict(manifest.id);
-      if (!(await this.store.create(manifest.id, filesOf(manifest, code)))) throw conflict(manifest.id);
-      return this.refresh(manifest.id, 'managed');
+      if (this.visible(scope.tenant, manifest.id)) throw conflict(manifest.id);
+      if (!(await this.store.create(scope.tenant, manifest.id, filesOf(manifest, code)))) throw conflict(manifest.id);
+      return this.refresh({ id: manifest.id, source: 'managed', owner: scope.tenant, dir: this.store.dirFor(scope.tenant, manifest.id) });
     });
   }
 
-  update(id: string, patch: ExecutableSkillPatch): Promise<ExecutableSkillDetail> {
+  async update(tenant: string, id: string, patch: ExecutableSkillPatch, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
+    requireConsent(origin, id);
     return this.serially(async () => {
-      const entry = this.writable(id);
+      const entry = this.writable(tenant, id);
       const { code, ...fields } = patch;
       const base: Record<string, unknown> = entry.manifest ?? rawManifest(entry) ?? {};
       const version = fields.version ?? bumpPatch(typeof base.version === 'string' ? base.version : undefined);
       const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
       const manifest = validManifest({ ...base, ...defined, id, version });
       if (code !== undefined) validCode(code);
-      await this.store.replace(id, filesOf(manifest, code));
-      return this.refresh(id, 'managed');
+      await this.store.replace(entry.dir, filesOf(manifest, code));
+      return this.refresh(entry);
     });
   }
 
-  delete(id: string, confirm: boolean): Promise<ExecutableSkillDeleted> {
+  delete(tenant: string, id: string, confirm: boolean): Promise<ExecutableSkillDeleted> {
     return this.serially(async () => {
-      const entry = this.writable(id);
+      const entry = this.writable(tenant, id);
       if (!confirm) {
         const preview = {
           confirm_required: true,
@@ -109,40 +123,46 @@ export class ExecutableSkillCatalog {
         };
         throw new AlfredError(ErrorCode.Conflict, `deleting skill ${id} needs confirmation: repeat with confirm=true`, preview);
       }
-      await this.store.remove(id);
-      this.entries.delete(id);
+      await this.store.remove(entry.dir);
+      this.entries.delete(keyOf(entry.owner, id));
       return { id, deleted: true, digest: entry.digest };
     });
   }
 
-  resolve(id: string): ExecutableSkillResolved {
-    const e = this.entry(id);
+  resolve(tenant: string, id: string): ExecutableSkillResolved {
+    const e = this.entry(tenant, id);
     return { id: e.id, status: e.manifest ? 'loaded' : 'invalid', digest: e.digest, ...(e.reason ? { reason: e.reason } : {}), ...(e.manifest ? { version: e.manifest.version } : {}) };
   }
 
   /** The exact bytes behind a digest; a skill that changed since is a conflict (the runner resolves again). */
-  files(id: string, digest: string): SkillFiles {
-    const e = this.entry(id);
+  files(tenant: string, id: string, digest: string): SkillFiles {
+    const e = this.entry(tenant, id);
     if (!e.manifest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid: ${e.reason}`, { id, reason: e.reason });
     if (e.digest !== digest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} changed: its digest is now ${e.digest}`, { id, digest: e.digest });
     return { id, digest, files: e.files.map(encodeFile) };
   }
 
-  private entry(id: string): CatalogEntry {
-    const entry = this.entries.get(id);
+  /** The tenant's own skill of that id, else the bundled one; another tenant's skill is simply not there. */
+  private visible(tenant: string, id: string): CatalogEntry | undefined {
+    return this.entries.get(keyOf(tenant, id)) ?? this.entries.get(keyOf(undefined, id));
+  }
+
+  private entry(tenant: string, id: string): CatalogEntry {
+    const entry = this.visible(tenant, id);
     if (!entry) throw AlfredError.notFound('executable skill', id);
     return entry;
   }
 
-  private writable(id: string): CatalogEntry {
-    const entry = this.entry(id);
+  private writable(tenant: string, id: string): CatalogEntry {
+    const entry = this.entry(tenant, id);
     if (entry.source !== 'managed') throw new AlfredError(ErrorCode.Forbidden, `skill ${id} is bundled with Alfred and read-only`, { id });
+    if (entry.owner !== tenant) throw new AlfredError(ErrorCode.Forbidden, `skill ${id} was placed on disk by the operator; it is shared and read-only`, { id });
     return entry;
   }
 
-  private async refresh(id: string, source: ExecutableSkillSource): Promise<ExecutableSkillDetail> {
-    const entry = toEntry(await this.store.read(id, source));
-    this.entries.set(id, entry);
+  private async refresh(folder: { id: string; source: ExecutableSkillSource; owner?: string; dir: string }): Promise<ExecutableSkillDetail> {
+    const entry = toEntry(await this.store.reread(folder));
+    this.entries.set(keyOf(entry.owner, entry.id), entry);
     return detail(entry);
   }
 
@@ -155,7 +175,7 @@ export class ExecutableSkillCatalog {
 
 function toEntry(folder: SkillFolder): CatalogEntry {
   const files = folder.files ?? [];
-  const base = { id: folder.id, source: folder.source, files, digest: skillDigestOf(files), updatedAt: folder.modifiedAt.toISOString() };
+  const base = { id: folder.id, source: folder.source, dir: folder.dir, ...(folder.owner === undefined ? {} : { owner: folder.owner }), files, digest: skillDigestOf(files), updatedAt: folder.modifiedAt.toISOString() };
   const invalid = (reason: string): CatalogEntry => ({ ...base, reason });
   if (folder.problem) return invalid(folder.problem);
   const manifestFile = files.find((f) => f.path === MANIFEST);
@@ -232,6 +252,12 @@ function encodeFile(f: SkillFileBytes): { path: string; encoding: 'utf8' | 'base
     return { path: f.path, encoding: 'utf8', content: utf8.decode(f.bytes) };
   } catch {
     return { path: f.path, encoding: 'base64', content: Buffer.from(f.bytes).toString('base64') };
+  }
+}
+
+function requireConsent(origin: SkillChangeOrigin, id: string): void {
+  if (origin.by === 'agent' && !origin.consented) {
+    throw new AlfredError(ErrorCode.Forbidden, `an agent may create or change skill ${id} only after the user consents`, { id });
   }
 }
 

@@ -8,6 +8,8 @@ import { readSkillFiles, type SkillFileBytes } from '#sandbox';
 export interface SkillFolder {
   readonly id: string;
   readonly source: ExecutableSkillSource;
+  /** The tenant a managed skill belongs to; bundled skills belong to none (shared, read-only). */
+  readonly owner?: string;
   readonly dir: string;
   readonly files?: SkillFileBytes[];
   readonly problem?: string;
@@ -16,7 +18,14 @@ export interface SkillFolder {
 
 const isErrno = (err: unknown, ...codes: string[]) => codes.includes((err as NodeJS.ErrnoException).code ?? '');
 
-/** The executable-skill folders on disk: a managed (writable) root and an optional bundled (read-only) root. */
+/** A tenant's folder name (any tenant id, no path tricks). */
+const segment = (tenant: string) => encodeURIComponent(tenant).replace(/\./g, '%2E');
+
+/**
+ * The executable-skill folders on disk: a managed (writable) root with one folder per tenant
+ * (`tenants/<tenant>/<id>`; folders placed directly under the root are shared and read-only)
+ * and an optional bundled (read-only, shared) root.
+ */
 export class ExecutableSkillStore {
   constructor(
     private readonly managedDir: string,
@@ -27,21 +36,34 @@ export class ExecutableSkillStore {
   async scan(): Promise<SkillFolder[]> {
     await mkdir(this.managedDir, { recursive: true });
     const bundled = this.bundledDir ? await this.folders(this.bundledDir, 'bundled', true) : [];
-    return [...bundled, ...(await this.folders(this.managedDir, 'managed', false))];
+    // Folders an operator placed directly in the managed root are on-disk skills: shared and read-only, like bundled ones.
+    const onDisk = (await this.folders(this.managedDir, 'managed', false)).filter((f) => f.id !== 'tenants');
+    const owned: SkillFolder[] = [];
+    for (const seg of await readdir(path.join(this.managedDir, 'tenants')).catch(() => [] as string[])) {
+      const owner = decodeURIComponent(seg);
+      for (const f of await this.folders(path.join(this.managedDir, 'tenants', seg), 'managed', false)) owned.push({ ...f, owner });
+    }
+    return [...bundled, ...onDisk, ...owned];
   }
 
-  async read(id: string, source: ExecutableSkillSource): Promise<SkillFolder> {
-    const dir = path.join(source === 'managed' ? this.managedDir : this.bundledDir!, id);
-    return this.readFolder(id, source, dir);
+  /** Reads a folder again (after a change); `owner` is kept as it was. */
+  async reread(folder: Pick<SkillFolder, 'id' | 'source' | 'dir' | 'owner'>): Promise<SkillFolder> {
+    return { ...(await this.readFolder(folder.id, folder.source, folder.dir)), ...(folder.owner === undefined ? {} : { owner: folder.owner }) };
+  }
+
+  /** Where a new managed skill of `tenant` is written. */
+  dirFor(tenant: string, id: string): string {
+    return path.join(this.managedDir, 'tenants', segment(tenant), id);
   }
 
   /** Writes a new managed skill folder; false if one with that id already exists. */
-  async create(id: string, files: Record<string, string>): Promise<boolean> {
+  async create(tenant: string, id: string, files: Record<string, string>): Promise<boolean> {
     const staging = await this.stage(files);
+    const target = this.dirFor(tenant, id);
     try {
-      await mkdir(this.managedDir, { recursive: true });
-      if (await exists(this.target(id))) return false;
-      await rename(staging, this.target(id));
+      await mkdir(path.dirname(target), { recursive: true });
+      if (await exists(target)) return false;
+      await rename(staging, target);
       return true;
     } catch (err) {
       if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) return false;
@@ -52,28 +74,24 @@ export class ExecutableSkillStore {
   }
 
   /** Replaces the given files of a managed skill; the folder is swapped, never half-written. */
-  async replace(id: string, files: Record<string, string>): Promise<void> {
-    const current = await readSkillFiles(this.target(id));
+  async replace(dir: string, files: Record<string, string>): Promise<void> {
+    const current = await readSkillFiles(dir);
     const merged = Object.fromEntries(current.map((f) => [f.path, Buffer.from(f.bytes)] as [string, string | Buffer]));
     const staging = await this.stage({ ...merged, ...files });
     const trash = path.join(this.managedDir, `.trash-${randomUUID()}`);
     try {
-      await rename(this.target(id), trash);
-      await rename(staging, this.target(id));
+      await rename(dir, trash);
+      await rename(staging, dir);
     } finally {
       await rm(staging, { recursive: true, force: true });
       await rm(trash, { recursive: true, force: true });
     }
   }
 
-  async remove(id: string): Promise<void> {
+  async remove(dir: string): Promise<void> {
     const trash = path.join(this.managedDir, `.trash-${randomUUID()}`);
-    await rename(this.target(id), trash);
+    await rename(dir, trash);
     await rm(trash, { recursive: true, force: true });
-  }
-
-  private target(id: string): string {
-    return path.join(this.managedDir, id);
   }
 
   private async stage(files: Record<string, string | Buffer>): Promise<string> {

@@ -16,13 +16,13 @@ export class ExecutableSkillsHandlers extends BusHandlers {
 
   protected register(): void {
     const c = this.catalog;
-    this.handle(ExecutableSkillRoutes.list, async () => ({ skills: c.list() }));
-    this.handle(ExecutableSkillRoutes.get, async (p) => c.get(p.id));
-    this.handle(ExecutableSkillRoutes.create, (p) => c.create(p.scope, p.body));
-    this.handle(ExecutableSkillRoutes.update, (p) => c.update(p.id, p.patch));
-    this.handle(ExecutableSkillRoutes.delete, (p) => c.delete(p.id, p.confirm));
-    this.handle(ExecutableSkillRoutes.reload, () => c.reload());
-    this.handle(ExecutableSkillRoutes.resolve, async (p) => c.resolve(p.id));
-    this.handle(ExecutableSkillRoutes.files, async (p) => c.files(p.id, p.digest));
+    this.handle(ExecutableSkillRoutes.list, async (p) => ({ skills: c.list(p.tenant) }));
+    this.handle(ExecutableSkillRoutes.get, async (p) => c.get(p.tenant, p.id));
+    this.handle(ExecutableSkillRoutes.create, (p) => c.create(p.scope, p.body, p.origin));
+    this.handle(ExecutableSkillRoutes.update, (p) => c.update(p.tenant, p.id, p.patch, p.origin));
+    this.handle(ExecutableSkillRoutes.delete, (p) => c.delete(p.tenant, p.id, p.confirm));
+    this.handle(ExecutableSkillRoutes.reload, (p) => c.reload(p.tenant));
+    this.handle(ExecutableSkillRoutes.resolve, async (p) => c.resolve(p.tenant, p.id));
+    this.handle(ExecutableSkillRoutes.files, async (p) => c.files(p.tenant, p.id, p.digest));
   }
 }

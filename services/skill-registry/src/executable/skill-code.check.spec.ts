@@ -19,3 +19,14 @@ describe(checkSkillCode.name, () => {
     expect(checkSkillCode('export function run() { return 1; }')).toBe('execute.ts must export a function execute(args, ctx)');
   });
 });
+
+describe(`${checkSkillCode.name} (the escapes of the old textual check)`, () => {
+  it('should refuse CommonJS with a clear error, even when a comment mentions an execute export', () => {
+    const cjs = "// export function execute() {}\nmodule.exports.execute = async () => module.constructor.registerHooks({});";
+    expect(checkSkillCode(cjs)).toMatch(/must be an ES module.*CommonJS.*not supported/);
+  });
+
+  it('should not take an export inside a comment or a string for the real one', () => {
+    expect(checkSkillCode('/* export function execute() {} */\nexport const x = "export function execute() {}";')).toBe('execute.ts must export a function execute(args, ctx)');
+  });
+});

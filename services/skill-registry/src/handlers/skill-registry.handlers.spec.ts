@@ -42,7 +42,7 @@ describe(SkillRegistryHandlers.name, () => {
 
   describe('register', () => {
     it('should answer the index with the project skill before the bundled ones in precedence', async () => {
-      const index = await bus.request(SkillRoutes.index, {});
+      const index = await bus.request(SkillRoutes.index, { tenant: 't' });
       expect(index.skills.find((s) => s.name === 'local-tool')?.source).toBe('project');
       expect(index.skills.find((s) => s.name === 'remember')?.source).toBe('bundled');
       expect(index.rendered.markdown.text).toContain('- **local-tool** — A local tool.');
@@ -50,26 +50,26 @@ describe(SkillRegistryHandlers.name, () => {
     });
 
     it('should carry NOT_FOUND with suggestions across the bus', async () => {
-      await expect(bus.request(SkillRoutes.get, { name: 'local-tol' })).rejects.toMatchObject({
+      await expect(bus.request(SkillRoutes.get, { tenant: 't', name: 'local-tol' })).rejects.toMatchObject({
         code: 'NOT_FOUND',
         details: { name: 'local-tol', suggestions: ['local-tool'] },
       });
     });
 
     it('should serve level 3 with containment errors as codes', async () => {
-      expect((await bus.request(SkillRoutes.resources, { name: 'local-tool' })).resources.map((r) => r.path)).toEqual(['docs/a.md']);
-      expect((await bus.request(SkillRoutes.resource, { name: 'local-tool', path: 'docs/a.md' })).content).toBe('doc a\n');
-      await expect(bus.request(SkillRoutes.resource, { name: 'local-tool', path: '../../outside.txt' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
-      await expect(bus.request(SkillRoutes.resource, { name: 'local-tool', path: 'link.txt' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      expect((await bus.request(SkillRoutes.resources, { tenant: 't', name: 'local-tool' })).resources.map((r) => r.path)).toEqual(['docs/a.md']);
+      expect((await bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: 'docs/a.md' })).content).toBe('doc a\n');
+      await expect(bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: '../../outside.txt' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+      await expect(bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: 'link.txt' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     });
 
     it('should search, create and reload', async () => {
-      const hits = await bus.request(SkillRoutes.search, { query: { q: 'remember preferences' } });
+      const hits = await bus.request(SkillRoutes.search, { tenant: 't', query: { q: 'remember preferences' } });
       expect(hits.results[0]?.name).toBe('remember');
-      const created = await bus.request(SkillRoutes.create, { skill: { name: 'made-here', description: 'Made over the bus.' } });
-      expect(created.location).toBe(join(tmp, 'project', '.alfred', 'skills', 'made-here', 'SKILL.md'));
-      await expect(bus.request(SkillRoutes.create, { skill: { name: 'Nope', description: 'x' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-      expect(await bus.request(SkillRoutes.reload, {})).toMatchObject({ added: [], removed: [], changed: [], indexed: 0, skills: 10 });
+      const created = await bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'made-here', description: 'Made over the bus.' } });
+      expect(created.location).toBe(join(tmp, 'data', 'tenant-skills', 't', 'made-here', 'SKILL.md'));
+      await expect(bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'Nope', description: 'x' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+      expect(await bus.request(SkillRoutes.reload, { tenant: 't' })).toMatchObject({ added: [], removed: [], changed: [], indexed: 0, skills: 10 });
     });
 
     it('should report ready once its search collection exists', async () => {

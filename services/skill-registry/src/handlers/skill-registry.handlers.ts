@@ -16,12 +16,12 @@ export class SkillRegistryHandlers extends BusHandlers {
 
   protected register(): void {
     const r = this.registry;
-    this.handle(SkillRoutes.index, async (p) => r.index(p.budget, p.only));
-    this.handle(SkillRoutes.get, async (p) => r.get(p.name));
-    this.handle(SkillRoutes.resources, (p) => r.resources(p.name));
-    this.handle(SkillRoutes.resource, (p) => r.resource(p.name, p.path));
-    this.handle(SkillRoutes.search, (p) => r.searchSkills(p.query));
-    this.handle(SkillRoutes.reload, () => r.reload());
-    this.handle(SkillRoutes.create, (p) => r.create(p.skill));
+    this.handle(SkillRoutes.index, (p) => r.index(p.tenant, p.budget, p.only));
+    this.handle(SkillRoutes.get, (p) => r.get(p.tenant, p.name));
+    this.handle(SkillRoutes.resources, (p) => r.resources(p.tenant, p.name));
+    this.handle(SkillRoutes.resource, (p) => r.resource(p.tenant, p.name, p.path));
+    this.handle(SkillRoutes.search, (p) => r.searchSkills(p.tenant, p.query));
+    this.handle(SkillRoutes.reload, (p) => r.reload(p.tenant));
+    this.handle(SkillRoutes.create, (p) => r.create(p.tenant, p.skill));
   }
 }

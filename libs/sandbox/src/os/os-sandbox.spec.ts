@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describeOsSandbox } from '#testing';
+import { OsSandbox } from './os-sandbox.js';
+
+/** What untrusted code could do if the inner layer (Node's permission model, the bootstrap) fell: run plain Node in the sandbox. */
+const PROBE = `
+import fs from 'node:fs';
+import net from 'node:net';
+const [, , hostPort, otherTenant, skillDir] = process.argv;
+const attempt = (fn) => { try { return fn(); } catch (err) { return err.code ?? err.message; } };
+const connect = () => new Promise((resolve) => {
+  const socket = net.connect(Number(hostPort), '127.0.0.1');
+  socket.on('connect', () => { socket.destroy(); resolve('connected'); });
+  socket.on('error', (err) => resolve(err.code));
+});
+console.log(JSON.stringify({
+  connect: await connect(),
+  pids: fs.readdirSync('/proc').filter((e) => /^\\d+$/.test(e)).length,
+  environ: attempt(() => fs.readFileSync('/proc/1/environ', 'utf8').split('\\0').filter(Boolean)),
+  otherTenant: attempt(() => fs.readdirSync(otherTenant)),
+  writeSkill: attempt(() => fs.writeFileSync(skillDir + '/execute.ts', 'x')),
+  etcShadow: attempt(() => fs.readFileSync('/etc/shadow', 'utf8').length),
+  uid: process.getuid(),
+  caps: fs.readFileSync('/proc/self/status', 'utf8').match(/CapEff:\\s+(\\w+)/)[1],
+}));
+`;
+
+describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
+  let root: string;
+  let server: Server;
+  let hostPort = 0;
+  let connections = 0;
+
+  beforeAll(async () => {
+    root = await realpath(await mkdtemp(path.join(os.tmpdir(), 'alfred-os-')));
+    await chmod(root, 0o711);
+    for (const dir of ['skill', 'tenants/a', 'tenants/b']) await mkdir(path.join(root, dir), { recursive: true, mode: 0o755 });
+    await writeFile(path.join(root, 'skill', 'probe.mjs'), PROBE);
+    await writeFile(path.join(root, 'tenants', 'b', 'secret.txt'), 'tenant b');
+    server = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    hostPort = (server.address() as { port: number }).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('should give code that escaped Node no network, no host processes, no other tenant and no capability', async () => {
+    const nodeDir = path.dirname(await realpath(process.execPath));
+    const { file, args, uid, gid } = new OsSandbox().command({
+      command: [process.execPath, path.join(root, 'skill', 'probe.mjs'), String(hostPort), path.join(root, 'tenants', 'b'), path.join(root, 'skill')],
+      mounts: [{ path: nodeDir, mode: 'ro' }, { path: path.join(root, 'skill'), mode: 'ro' }, { path: path.join(root, 'tenants', 'a'), mode: 'rw' }],
+      cwd: path.join(root, 'skill'),
+      tenant: 'a',
+      kind: 'skill',
+      tmpfsMb: 8,
+      limits: { addressSpaceMb: 2048, processes: 512, cpuSeconds: 10, fileSizeMb: 1, openFiles: 64 },
+    });
+    process.env.ALFRED_FAKE_SERVICE_SECRET = 'service-only';
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(file, args, { env: { PATH: '/usr/bin:/bin' }, ...(uid === undefined ? {} : { uid, gid }) }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
+    ).finally(() => delete process.env.ALFRED_FAKE_SERVICE_SECRET);
+    const seen = JSON.parse(out);
+    expect(seen.connect).toBe('ECONNREFUSED');
+    expect(connections).toBe(0);
+    expect(seen.pids).toBeLessThanOrEqual(3);
+    expect(JSON.stringify(seen.environ)).not.toContain('service-only');
+    expect(seen.otherTenant).toBe('ENOENT');
+    expect(['EROFS', 'EACCES']).toContain(seen.writeSkill);
+    expect(seen.etcShadow).toBe('ENOENT');
+    expect(seen.uid).toBe(65534);
+    expect(seen.caps).toBe('0000000000000000');
+  }, 30_000);
+});
