@@ -50,8 +50,8 @@ interface SkillCheck {
   before?(r: Runner): Promise<void>;
   /** How many bash blocks the skill has: a new block needs its check here. */
   blocks: number;
-  /** What each block's output must show, by block index. */
-  block(index: number, docs: any[]): void;
+  /** What each block's output must show, by block index (`asAgent`: run by the agent's bash with its scoped credential). */
+  block(index: number, docs: any[], asAgent: boolean): void;
   /** What the API must show afterwards. */
   after?(r: Runner): Promise<void>;
 }
@@ -100,7 +100,12 @@ const CHECKS: Record<string, SkillCheck> = {
       expect((await api.post('/skills/reload')).status).toBe(200);
     },
     needs: ['/skills', '/skills/search', '/skills/{name}', '/skills/{name}/resources', '/skills/{name}/resources/{path}'],
-    block: (i, docs) => {
+    block: (i, docs, asAgent) => {
+      // The create block is the user's to run: an agent's own credential is refused, and the skill says so.
+      if (i === 5 && asAgent) {
+        expect(docs[0].error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('consent') });
+        return;
+      }
       noError(docs);
       if (i === 0) expect(docs[0].results[0].name).toBe('remember');
       if (i === 1) expect(docs[0].skills.map((s: any) => s.name)).toEqual(expect.arrayContaining(Object.keys(CHECKS)));
@@ -203,12 +208,12 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
     if (missing.length > 0) console.warn(`[skip] ${skill} skill blocks: GET / does not list ${missing.join(', ')} yet`);
     return missing.length > 0;
   };
-  const checkDocs = (skill: string, outputs: string[]) => {
+  const checkDocs = (skill: string, outputs: string[], asAgent: boolean) => {
     expect(outputs.length).toBe(CHECKS[skill]!.blocks);
     outputs.forEach((stdout, i) => {
       const docs = jsonDocs(stdout);
       expect(docs.length).toBeGreaterThan(0);
-      CHECKS[skill]!.block(i, docs);
+      CHECKS[skill]!.block(i, docs, asAgent);
     });
   };
   const sessionWithHistory = async (api: Client) => {
@@ -247,7 +252,7 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
       await CHECKS[skill]!.before?.(runner);
       const outputs: string[] = [];
       for (const block of await bashBlocks(skill)) outputs.push((await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 30_000 })).stdout);
-      checkDocs(skill, outputs);
+      checkDocs(skill, outputs, false);
       await CHECKS[skill]!.after?.(runner);
     }, 60_000);
   });
@@ -285,7 +290,7 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
       expect(named(events, 'done')[0]).toMatchObject({ status: 'completed', rounds: blocks.length });
       const results = named(events, 'tool_result');
       results.forEach((r) => expect(r).toMatchObject({ name: 'bash', is_error: false }));
-      checkDocs(skill, results.map((r) => stdoutOf(r.content)));
+      checkDocs(skill, results.map((r) => stdoutOf(r.content)), true);
       await CHECKS[skill]!.after?.(runner);
     }, 60_000);
   });
