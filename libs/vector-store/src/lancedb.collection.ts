@@ -1,11 +1,10 @@
-import { Index, MatchQuery, type Table } from '@lancedb/lancedb';
+import { Index, type Table } from '@lancedb/lancedb';
 import type { Schema } from 'apache-arrow';
-import { assertSortable, assertValidDoc } from './collection-spec.js';
-import { cosineOf, fuse, type Candidate } from './fusion.js';
-import { filterWhere, idsWhere } from './lancedb-filter.js';
+import { assertSortable, assertValidCondition, assertValidDoc } from './collection-spec.js';
+import { filterWhere, idsWhere, scopeWhere } from './lancedb-filter.js';
+import { CollectionMirror } from './mirror/collection-mirror.js';
 import { docColumns, fieldColumn, fromRow, rowVector, toArrowTable, toRow } from './lancedb-rows.js';
 import { LanceDbWriteQueue, type WriteMode } from './lancedb-write-queue.js';
-import { sqlIn } from './sql.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
 /** Tuning knobs of the embedded store; the defaults suit up to a few 100k docs per collection. */
@@ -44,6 +43,8 @@ export class LanceDbCollection implements Collection {
   /** Rows the vector index was trained on; the index is retrained once the table has doubled since. */
   private vectorIndexRows = 0;
   private readonly columns: string[];
+  /** Every document in memory: reads by id and every search are served from here (see CollectionMirror). */
+  private readonly mirror: CollectionMirror;
 
   constructor(
     readonly spec: CollectionSpec,
@@ -53,13 +54,13 @@ export class LanceDbCollection implements Collection {
     private readonly tuning: LanceDbTuning,
   ) {
     this.columns = docColumns(spec);
+    this.mirror = new CollectionMirror(spec);
     this.writes = new LanceDbWriteQueue((docs, mode) => this.commit(docs, mode));
   }
 
-  /** Creates the scalar and full-text indexes of a new (empty) table. */
+  /** Creates the scalar indexes of a new (empty) table; text search is the mirror's, so no full-text index. */
   static async createIndexes(table: Table, spec: CollectionSpec): Promise<void> {
     for (const column of ['tenant', 'agent', 'id']) await table.createIndex(column, { config: Index.btree() });
-    await table.createIndex('text', { config: Index.fts({ withPosition: false }) });
     for (const [field, type] of Object.entries(spec.fields)) {
       if (type === 'string[]') await table.createIndex(fieldColumn(field), { config: Index.labelList() });
     }
@@ -73,6 +74,9 @@ export class LanceDbCollection implements Collection {
       // Delta indexes (numIndices > 1) mean rows were folded in after training: count it as trained on half.
       this.vectorIndexRows = stats === undefined ? 0 : stats.numIndexedRows / ((stats.numIndices ?? 1) > 1 ? 2 : 1);
     }
+    const docs: StoredDoc[] = [];
+    for await (const page of this.scanAll(4096)) docs.push(...page);
+    this.mirror.load(docs);
     return this;
   }
 
@@ -85,11 +89,7 @@ export class LanceDbCollection implements Collection {
   }
 
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
-    if (ids.length === 0) return [];
-    // Looked up by id alone (its btree) and then held to the scope here: ANDing the tenant/agent btrees,
-    // which match most rows, costs more than the lookup itself. Rows of other scopes are never returned.
-    const rows = await this.table.query().where(sqlIn('id', [...new Set(ids)])).select(this.columns).toArray();
-    return rows.filter((r: Row) => r.tenant === scope.tenant && r.agent === scope.agent).map((r: Row) => fromRow(this.spec, r));
+    return this.mirror.get(scope, ids);
   }
 
   delete(scope: DocScope, ids: readonly string[]): Promise<string[]> {
@@ -99,6 +99,7 @@ export class LanceDbCollection implements Collection {
       const found = [...new Set(rows.map((r: Row) => r.id as string))];
       if (found.length > 0) {
         await this.table.delete(idsWhere(scope, found));
+        this.mirror.delete(scope, found);
         this.afterWrite(0);
       }
       return found;
@@ -126,17 +127,18 @@ export class LanceDbCollection implements Collection {
     return { docs: rows.map((r: Row) => fromRow(this.spec, r)), total };
   }
 
-  /** Candidates are ids and scores only; the documents are read for the returned page alone. */
+  /** Served by the scope's in-memory indexes; a scope's vectors are loaded on its first search with a vector. */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
-    const where = filterWhere(this.spec, filter);
-    const pool = Math.max(options.limit * 5, 100);
-    const [dense, lexical] = await Promise.all([this.denseCandidates(where, options.vector, pool), this.textCandidates(where, options, pool)]);
-    const fused = fuse<string>([...dense, ...lexical], (id) => id, options.minScore);
-    const page = fused.slice(0, options.limit);
-    const docs = new Map((await this.get(filter, page.map((p) => p.item))).map((d) => [d.id, d]));
-    // A hit deleted between the candidate query and the read is dropped (and not counted).
-    const hits = page.flatMap(({ item, score }) => (docs.has(item) ? [{ doc: docs.get(item)!, score }] : []));
-    return { hits, total: fused.length - (page.length - hits.length) };
+    for (const c of filter.where ?? []) assertValidCondition(this.spec, c);
+    if (options.vector !== undefined && this.mirror.needsDense(filter)) await this.writes.task(() => this.loadVectors(filter));
+    return this.mirror.search(filter, options);
+  }
+
+  /** Reads a scope's vectors into its dense index; queued with the writes, so none lands in between. */
+  private async loadVectors(scope: DocScope): Promise<void> {
+    if (!this.mirror.needsDense(scope)) return;
+    const rows = await this.table.query().where(scopeWhere(scope)).select(['id', 'vector']).toArray();
+    this.mirror.buildDense(scope, rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) })));
   }
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
@@ -177,27 +179,8 @@ export class LanceDbCollection implements Collection {
     const data = toArrowTable(this.schema, [...unique.values()].map((d) => toRow(this.spec, d)));
     if (mode === 'insert') await this.table.add(data);
     else await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
+    this.mirror.upsert([...unique.values()]);
     this.afterWrite(unique.size);
-  }
-
-  private async denseCandidates(where: string, vector: Float32Array, pool: number): Promise<Candidate<string>[]> {
-    if (!vector.some((x) => x !== 0)) return [];
-    let query = this.table.vectorSearch(vector).column('vector').distanceType('cosine').where(where);
-    if (this.hasVectorIndex) query = query.nprobes(this.tuning.nprobes);
-    const rows = await query.select(['id', '_distance']).limit(pool).toArray();
-    return rows.map((r: Row) => ({ item: r.id as string, cosine: 1 - (r._distance as number) }));
-  }
-
-  private async textCandidates(where: string, options: SearchOptions, pool: number): Promise<Candidate<string>[]> {
-    if (options.text.trim() === '') return [];
-    const rows = await this.table
-      .query()
-      .fullTextSearch(new MatchQuery(options.text, 'text'))
-      .where(where)
-      .select(['id', 'vector', '_score'])
-      .limit(pool)
-      .toArray();
-    return rows.map((r: Row) => ({ item: r.id as string, bm25: r._score as number, cosine: cosineOf(options.vector, rowVector(r)) }));
   }
 
   /** Counts commits and written rows; past a threshold, queues maintenance behind the writes without making the caller wait. */

@@ -3,7 +3,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
-import { readMeta, tableSchema } from './lancedb-rows.js';
+import { CONTEXT_COLUMN, readMeta, tableSchema } from './lancedb-rows.js';
 import type { CollectionSpec, VectorStore } from './vector-store.js';
 
 export interface LanceDbStoreOptions {
@@ -90,6 +90,10 @@ export class LanceDbStore implements VectorStore {
     } catch (err) {
       table.close();
       throw err;
+    }
+    if (!schema.fields.some((f) => f.name === CONTEXT_COLUMN)) {
+      // Tables made before Doc.context gain the column (null for every row); nothing else changes.
+      await table.addColumns([{ name: CONTEXT_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
     }
     return new LanceDbCollection(spec, table, tableSchema(spec), this.tuning).init();
   }
