@@ -17,6 +17,8 @@ import { stemmer } from 'stemmer';
 export const STOP_WORDS: ReadonlySet<string> = new Set(stopword.eng);
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+const ASCII = /^[\x00-\x7f]*$/;
+const APOSTROPHE = /['’]/;
 /** Contraction tails that carry no content: "it's" → "it", "you're" → "you", "don't" → "do". */
 const CONTRACTION = /['’](?:s|re|ve|ll|d|m|t)$/u;
 const IRREGULAR_NEGATIONS: Readonly<Record<string, string>> = { "can't": 'can', "won't": 'will', "shan't": 'shall' };
@@ -37,10 +39,14 @@ export function stem(word: string): string {
 
 /** Lower-case words with possessives and contraction tails removed, before stop words and stemming. */
 export function words(text: string): string[] {
-  const matches = text.normalize('NFKC').toLowerCase().match(WORD);
+  const matches = (ASCII.test(text) ? text : text.normalize('NFKC')).toLowerCase().match(WORD);
   if (matches === null) return [];
   const out: string[] = [];
   for (const raw of matches) {
+    if (!APOSTROPHE.test(raw)) {
+      out.push(raw);
+      continue;
+    }
     const m = raw.replace(/’/g, "'");
     const irregular = IRREGULAR_NEGATIONS[m];
     const word = irregular ?? (m.endsWith("n't") ? m.slice(0, -3) : m.replace(CONTRACTION, ''));

@@ -1,6 +1,7 @@
 import { CONTEXT_WEIGHT, NEIGHBOUR_WINDOW, SITTING_GAP_MS, idf, termScore, upperBound } from '#ranking';
 import { analyse } from '#text';
 import { grown, Postings } from './postings.js';
+import { TopHeap } from './top-heap.js';
 
 /** What the lexical index holds about one document. */
 export interface LexicalDoc {
@@ -43,7 +44,7 @@ export class LexicalIndex {
   private readonly ctx: Postings[] = [];
   /** Documents whose own text or stored context holds the term. */
   private readonly df: number[] = [];
-  private readonly terms: Array<{ own: Map<number, number>; ctx: Map<number, number> } | undefined> = [];
+  private readonly terms: Array<{ own: TermCounts; ctx: TermCounts } | undefined> = [];
   private ownLen = new Float64Array(16);
   private ctxLen = new Float64Array(16);
   private effLen = new Float64Array(16);
@@ -58,6 +59,8 @@ export class LexicalIndex {
   private acc = new Float64Array(16);
   private lastTouched: number[] = [];
   private tf = new Float64Array(16);
+  /** Scratch: slots one term reached (a slot at most once per term). */
+  private seen = new Int32Array(16);
 
   get size(): number {
     return this.docs;
@@ -66,13 +69,14 @@ export class LexicalIndex {
   add(slot: number, doc: LexicalDoc): void {
     this.ensure(slot + 1);
     const own = this.count(analyse(doc.text));
-    const ctx = this.count(doc.context ? analyse(doc.context) : []);
+    const ctx = doc.context ? this.count(analyse(doc.context)) : NO_TERMS;
     this.terms[slot] = { own, ctx };
-    for (const id of new Set([...own.keys(), ...ctx.keys()])) this.df[id]!++;
-    for (const [id, n] of own) this.own[id]!.add(slot, n);
-    for (const [id, n] of ctx) this.ctx[id]!.add(slot, n);
-    this.ownLen[slot] = sum(own);
-    this.ctxLen[slot] = sum(ctx);
+    for (const id of own.ids) this.df[id]!++;
+    for (const id of ctx.ids) if (!own.ids.includes(id)) this.df[id]!++;
+    for (let i = 0; i < own.ids.length; i++) this.own[own.ids[i]!]!.add(slot, own.tfs[i]!);
+    for (let i = 0; i < ctx.ids.length; i++) this.ctx[ctx.ids[i]!]!.add(slot, ctx.tfs[i]!);
+    this.ownLen[slot] = own.length;
+    this.ctxLen[slot] = ctx.length;
     this.docs++;
     if (doc.order !== undefined && !doc.context) this.link(slot, doc.order);
     else this.setEffLen(slot, this.ownLen[slot]! + CONTEXT_WEIGHT * this.ctxLen[slot]!);
@@ -82,9 +86,10 @@ export class LexicalIndex {
   remove(slot: number): void {
     const t = this.terms[slot];
     if (t === undefined) return;
-    for (const id of new Set([...t.own.keys(), ...t.ctx.keys()])) this.df[id]!--;
-    for (const id of t.own.keys()) this.own[id]!.remove(slot);
-    for (const id of t.ctx.keys()) this.ctx[id]!.remove(slot);
+    for (const id of t.own.ids) this.df[id]!--;
+    for (const id of t.ctx.ids) if (!t.own.ids.includes(id)) this.df[id]!--;
+    for (const id of t.own.ids) this.own[id]!.remove(slot);
+    for (const id of t.ctx.ids) this.ctx[id]!.remove(slot);
     this.terms[slot] = undefined;
     this.docs--;
     this.effLenSum -= this.effLen[slot]!;
@@ -94,60 +99,117 @@ export class LexicalIndex {
     for (const s of [before, after]) if (s !== NONE) this.refreshAround(s);
   }
 
+  /**
+   * Term-at-a-time scoring with MaxScore pruning (Turtle & Flood): terms go rarest first; once the terms left
+   * could not lift an unseen document into the best `pool` (their upper bounds sum below the pool's
+   * threshold), they are scored only for the documents that could still get there. So common words cost
+   * little, and the best `pool` are exact. `total` counts every document scored at or above minScore: exact
+   * without pruning, a lower bound with it (the old store's count was bounded by its candidate pool).
+   */
   search(query: LexicalQuery): LexicalResult {
-    const ids = [...new Set(analyse(query.text))].flatMap((t) => {
-      const id = this.termIds.get(t);
-      return id !== undefined && this.df[id]! > 0 ? [id] : [];
-    });
-    const idfs = ids.map((id) => idf(this.docs, this.df[id]!));
-    const bound = upperBound(idfs);
+    const terms = [...new Set(analyse(query.text))]
+      .flatMap((t) => {
+        const id = this.termIds.get(t);
+        return id !== undefined && this.df[id]! > 0 ? [{ id, idf: idf(this.docs, this.df[id]!) }] : [];
+      })
+      .sort((a, b) => b.idf - a.idf);
+    const bound = upperBound(terms.map((t) => t.idf));
     const acc = this.acc;
     for (const slot of this.lastTouched) acc[slot] = 0;
     const touched: number[] = [];
     this.lastTouched = touched;
-    for (let i = 0; i < ids.length; i++) this.scoreTerm(ids[i]!, idfs[i]!, touched);
+    const left = terms.map((_, i) => upperBound(terms.slice(i).map((t) => t.idf)));
+    let threshold = 0;
+    let i = 0;
+    for (; i < terms.length && (i === 0 || left[i]! >= threshold); i++) {
+      this.scoreTerm(terms[i]!.id, terms[i]!.idf, touched);
+      threshold = this.kthBest(touched, query.pool, query.accept);
+    }
+    if (i < terms.length) this.finish(terms.slice(i), left[i]!, threshold, touched, query.accept);
     const heap = new TopHeap(query.pool);
+    const floor = query.minScore * bound;
     let total = 0;
     for (const slot of touched) {
-      const score = acc[slot]! / bound;
-      if (score < query.minScore || (query.accept && !query.accept(slot))) continue;
+      const raw = acc[slot]!;
+      if (raw < floor || raw === 0 || (query.accept && !query.accept(slot))) continue;
       total++;
-      heap.push(slot, score);
+      heap.push(slot, raw / bound);
     }
-    // The accumulators stay as they are until the next search, which clears them: scoreOf reads them.
-    return { top: heap.sorted(), total, scoreOf: (slot) => (bound > 0 && this.lastTouched === touched && slot < acc.length ? acc[slot]! / bound : 0) };
+    const exact = (slot: number) => (bound > 0 ? terms.reduce((sum, t) => sum + this.contribution(slot, t.id, t.idf), 0) / bound : 0);
+    return { top: heap.sorted(), total, scoreOf: exact };
+  }
+
+  /**
+   * Scores the remaining terms for the slots that could still reach the threshold: by lookups when those are
+   * few, else by walking the terms' postings like the first phase (cheaper when nearly every slot could).
+   */
+  private finish(rest: ReadonlyArray<{ id: number; idf: number }>, left: number, threshold: number, touched: number[], accept?: (slot: number) => boolean): void {
+    const candidates = touched.filter((slot) => this.acc[slot]! + left >= threshold && (!accept || accept(slot)));
+    const postings = rest.reduce((n, t) => n + this.own[t.id]!.size + this.ctx[t.id]!.size, 0);
+    if (candidates.length * rest.length > postings) {
+      for (const t of rest) this.scoreTerm(t.id, t.idf, touched);
+      return;
+    }
+    for (const slot of candidates) for (const t of rest) this.acc[slot]! += this.contribution(slot, t.id, t.idf);
+  }
+
+  /** The pool-th best accumulated score among accepted slots (0 while fewer have a score). */
+  private kthBest(touched: readonly number[], k: number, accept?: (slot: number) => boolean): number {
+    if (touched.length < k) return 0;
+    const heap = new TopHeap(k);
+    for (const slot of touched) if (!accept || accept(slot)) heap.push(slot, this.acc[slot]!);
+    return heap.full ? heap.min : 0;
+  }
+
+  /** One term's BM25F contribution to one slot, from its own, its stored context's and its neighbours' frequencies. */
+  private contribution(slot: number, id: number, termIdf: number): number {
+    const t = this.terms[slot];
+    if (t === undefined) return 0;
+    let tf = frequency(t.own, id) + CONTEXT_WEIGHT * frequency(t.ctx, id);
+    for (let k = slot * 2 * W, end = k + 2 * W; k < end; k++) {
+      const nb = this.nbrs[k]!;
+      if (nb !== NONE) tf += CONTEXT_WEIGHT * frequency(this.terms[nb]!.own, id);
+    }
+    if (tf === 0) return 0;
+    const avg = this.effLenSum / Math.max(1, this.docs) || 1;
+    return termIdf * termScore(tf, this.effLen[slot]! / avg);
   }
 
   /** Adds one term's BM25F contribution to the accumulators; `touched` collects slots seen for the first time. */
   private scoreTerm(id: number, termIdf: number, touched: number[]): void {
-    const tf = this.tf;
-    const seen: number[] = [];
-    const bump = (slot: number, w: number) => {
-      if (tf[slot] === 0) seen.push(slot);
-      tf[slot]! += w;
-    };
+    const { tf, nbrs, acc, effLen } = this;
+    const seen = this.seen;
+    let n = 0;
     const own = this.own[id]!;
     for (let i = 0; i < own.size; i++) {
       const slot = own.slots[i]!;
       const w = own.weights[i]!;
-      bump(slot, w);
-      const base = slot * 2 * W;
-      for (let k = 0; k < 2 * W; k++) {
-        const n = this.nbrs[base + k]!;
-        if (n !== NONE) bump(n, CONTEXT_WEIGHT * w);
+      if (tf[slot] === 0) seen[n++] = slot;
+      tf[slot]! += w;
+      const cw = CONTEXT_WEIGHT * w;
+      for (let k = slot * 2 * W, end = k + 2 * W; k < end; k++) {
+        const nb = nbrs[k]!;
+        if (nb === NONE) continue;
+        if (tf[nb] === 0) seen[n++] = nb;
+        tf[nb]! += cw;
       }
     }
     const ctx = this.ctx[id]!;
-    for (let i = 0; i < ctx.size; i++) bump(ctx.slots[i]!, CONTEXT_WEIGHT * ctx.weights[i]!);
+    for (let i = 0; i < ctx.size; i++) {
+      const slot = ctx.slots[i]!;
+      if (tf[slot] === 0) seen[n++] = slot;
+      tf[slot]! += CONTEXT_WEIGHT * ctx.weights[i]!;
+    }
     const avg = this.effLenSum / Math.max(1, this.docs) || 1;
-    for (const slot of seen) {
-      if (this.acc[slot] === 0) touched.push(slot);
-      this.acc[slot]! += termIdf * termScore(tf[slot]!, this.effLen[slot]! / avg);
+    for (let i = 0; i < n; i++) {
+      const slot = seen[i]!;
+      if (acc[slot] === 0) touched.push(slot);
+      acc[slot]! += termIdf * termScore(tf[slot]!, effLen[slot]! / avg);
       tf[slot] = 0;
     }
   }
 
-  private count(terms: readonly string[]): Map<number, number> {
+  private count(terms: readonly string[]): TermCounts {
     const counts = new Map<number, number>();
     for (const t of terms) {
       let id = this.termIds.get(t);
@@ -160,7 +222,15 @@ export class LexicalIndex {
       }
       counts.set(id, (counts.get(id) ?? 0) + 1);
     }
-    return counts;
+    // Filled by hand: TypedArray.from(iterator) is an order of magnitude slower.
+    const ids = new Int32Array(counts.size);
+    const tfs = new Float32Array(counts.size);
+    let i = 0;
+    for (const [id, n] of counts) {
+      ids[i] = id;
+      tfs[i++] = n;
+    }
+    return { ids, tfs, length: terms.length };
   }
 
   /** Inserts a sequential slot into the write-order list (almost always at the tail). */
@@ -238,58 +308,20 @@ export class LexicalIndex {
     this.nbrs = grown(this.nbrs, this.ownLen.length * 2 * W, NONE);
     this.acc = grown(this.acc, this.ownLen.length);
     this.tf = grown(this.tf, this.ownLen.length);
+    this.seen = grown(this.seen, this.ownLen.length);
   }
 }
 
-function sum(counts: Map<number, number>): number {
-  let n = 0;
-  for (const v of counts.values()) n += v;
-  return n;
+/** A document's distinct term ids with their frequencies, and its length in terms. */
+interface TermCounts {
+  readonly ids: Int32Array;
+  readonly tfs: Float32Array;
+  readonly length: number;
 }
 
-/** A bounded min-heap keeping the `capacity` best (slot, score) pairs; ties favour the lower slot. */
-class TopHeap {
-  private readonly items: Array<{ slot: number; score: number }> = [];
-  constructor(private readonly capacity: number) {}
+const NO_TERMS: TermCounts = { ids: new Int32Array(0), tfs: new Float32Array(0), length: 0 };
 
-  push(slot: number, score: number): void {
-    const item = { slot, score };
-    if (this.items.length < this.capacity) {
-      this.items.push(item);
-      this.up(this.items.length - 1);
-    } else if (this.capacity > 0 && worse(this.items[0]!, item)) {
-      this.items[0] = item;
-      this.down(0);
-    }
-  }
-
-  sorted(): Array<{ slot: number; score: number }> {
-    return [...this.items].sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
-  }
-
-  private up(i: number): void {
-    const h = this.items;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!worse(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
-      i = p;
-    }
-  }
-
-  private down(i: number): void {
-    const h = this.items;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < h.length && worse(h[l]!, h[m]!)) m = l;
-      if (r < h.length && worse(h[r]!, h[m]!)) m = r;
-      if (m === i) return;
-      [h[i], h[m]] = [h[m]!, h[i]!];
-      i = m;
-    }
-  }
+function frequency(counts: TermCounts, id: number): number {
+  const at = counts.ids.indexOf(id);
+  return at < 0 ? 0 : counts.tfs[at]!;
 }
-
-const worse = (a: { slot: number; score: number }, b: { slot: number; score: number }) => a.score < b.score || (a.score === b.score && a.slot > b.slot);
