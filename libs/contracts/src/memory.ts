@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, Scope, queryInt } from './common.js';
+import { IsoDate, Scope, ScoreExplanation, queryBool, queryInt } from './common.js';
 import { FeedbackBody, FeedbackCounts, FeedbackResult } from './feedback.js';
 import { event, route, ServiceName } from './route.js';
 
@@ -102,10 +102,12 @@ export const SearchQuery = z.strictObject({
   limit: queryInt(1, 50, 10),
   min_score: z.coerce.number().min(0).max(1).default(0),
   source: MemorySource.optional(),
+  /** Adds each result's per-signal score breakdown (`explanation`). */
+  explain: queryBool(),
 });
 export type SearchQuery = z.infer<typeof SearchQuery>;
 
-export const SearchResult = Memory.extend({ score: z.number().min(0).max(1) });
+export const SearchResult = Memory.extend({ score: z.number().min(0).max(1), explanation: ScoreExplanation.optional() });
 export const SearchResponse = z.object({
   results: z.array(SearchResult),
   query: z.string(),

@@ -19,6 +19,12 @@ export interface RankingProfile {
   readonly adjustments: readonly Adjustment[];
 }
 
+/**
+ * How many candidates a store brings for a page of `limit`: enough that the adjustments (bounded) can reorder
+ * the page from beyond it.
+ */
+export const candidatePool = (limit: number) => Math.max(limit * 5, 50);
+
 /** How an embedder's vectors count: a lexical (hashing) embedder repeats the lexical signal, so its cosine gets no weight. */
 export type EmbedderKind = 'semantic' | 'lexical';
 

@@ -57,7 +57,8 @@ export function scalingPrior(name: string, bound: number, valueOf: (e: Evidence,
       const v = valueOf(e, now);
       return v === undefined ? score : clamp01(score * (1 - bound + bound * clamp01(v)));
     },
-    floor: (minScore) => minScore * (1 - bound),
+    // It only ever lowers a score: nothing below minScore can reach it.
+    floor: (minScore) => minScore,
   };
 }
 

@@ -7,8 +7,6 @@ import {
   type MemorySource,
   type MemoryUpdateBody,
   type Scope,
-  type SearchQuery,
-  type SearchResponse,
 } from '#contracts';
 import { AlfredError } from '#errors';
 import type { Embedder } from '#embeddings';
@@ -16,9 +14,6 @@ import { randomUUID } from 'node:crypto';
 import { MemoryCache } from './memory-cache.js';
 import type { MemoryEventLog } from './memory-events.js';
 import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
-
-/** Importance nudges ranking without leaving 0..1: a 1.0 memory keeps its full score, a 0.0 one keeps 90%. */
-const IMPORTANCE_WEIGHT = 0.1;
 
 /**
  * Memory logic: a write is acknowledged only after the store holds it and its change event is on the
@@ -31,8 +26,6 @@ export class MemoryService {
     private readonly events: MemoryEventLog,
     private readonly now: () => Date = () => new Date(),
     private readonly cache: MemoryCache = new MemoryCache(),
-    /** Embeds search queries; a CachedEmbedder here spares the model repeated queries. */
-    private readonly queryEmbedder: Embedder = embedder,
   ) {}
 
   async create(scope: Scope, body: MemoryCreateBody, source: MemorySource): Promise<MemoryCreated> {
@@ -102,29 +95,6 @@ export class MemoryService {
     return {
       memories: records.map(toMemory),
       pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + records.length < total },
-    };
-  }
-
-  async search(scope: Scope, query: SearchQuery): Promise<SearchResponse> {
-    const started = performance.now();
-    const [vector] = await this.queryEmbedder.embed([query.q]);
-    // Ask the store for a wider window with the lowest score that weighting could still lift over min_score.
-    const { hits, total } = await this.repo.search(scope, {
-      vector: vector!,
-      text: query.q,
-      limit: query.limit * 2,
-      minScore: query.min_score * (1 - IMPORTANCE_WEIGHT),
-      ...(query.source ? { source: query.source } : {}),
-    });
-    const ranked = hits
-      .map(({ record, score }) => ({ ...toMemory(record), score: weighted(score, record.importance) }))
-      .filter((r) => r.score >= query.min_score)
-      .sort((a, b) => b.score - a.score);
-    return {
-      results: ranked.slice(0, query.limit),
-      query: query.q,
-      total: total - (hits.length - ranked.length),
-      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
     };
   }
 
@@ -206,10 +176,6 @@ export class MemoryService {
 
 function change(kind: MemoryChange['kind'], scope: Scope, r: MemoryRecord): MemoryChange {
   return { kind, id: r.id, tenant: scope.tenant, agent: scope.agent, version: r.version, at: r.updated_at ?? r.timestamp, memory: toMemory(r) };
-}
-
-function weighted(score: number, importance: number): number {
-  return Math.min(1, Math.max(0, score * (1 - IMPORTANCE_WEIGHT + IMPORTANCE_WEIGHT * importance)));
 }
 
 function dedupe(tags: readonly string[]): string[] {

@@ -9,6 +9,7 @@ import type {
   SkillSummary,
 } from '#contracts';
 import type { Embedder } from '#embeddings';
+import { candidatePool, Ranker, skillProfile } from '#ranking';
 import type { Logger } from '#logging';
 import type { SkillCatalog } from '#skills';
 import type { IndexedSkill, SkillSearchRepository } from './skill-search.repository.js';
@@ -38,13 +39,16 @@ export class SkillRegistryService {
   private syncing: Promise<number> = Promise.resolve(0);
   /** Renderings by budget; valid until the catalog changes. */
   private readonly rendered = new Map<number | undefined, SkillRegistryIndex['rendered']>();
+  private readonly ranker: Ranker;
 
   constructor(
     private readonly catalog: SkillCatalog,
     private readonly search: SkillSearchRepository,
     private readonly embedder: Embedder,
     private readonly options: SkillRegistryOptions,
-  ) {}
+  ) {
+    this.ranker = new Ranker(skillProfile(embedder.kind));
+  }
 
   /** Loads the catalog and brings the search index up to date; with `watch`, follows file changes. */
   async start(watch: boolean): Promise<void> {
@@ -104,14 +108,27 @@ export class SkillRegistryService {
     return created;
   }
 
+  /** Ranked by the ranking module (#ranking's skill profile), like every other search. */
   async searchSkills(query: SkillSearchQuery): Promise<SkillSearchResponse> {
     const started = performance.now();
     await this.syncing.catch(() => undefined);
-    const [vector] = await this.embedder.embed([query.q]);
-    const { hits, total } = await this.search.search({ vector: vector!, text: query.q, limit: query.limit, minScore: query.min_score });
+    const vector = this.ranker.uses('dense') ? (await this.embedder.embed([query.q]))[0] : undefined;
+    const { hits, total } = await this.search.search({
+      ...(vector ? { vector } : {}),
+      text: query.q,
+      limit: candidatePool(query.limit),
+      minScore: this.ranker.relevanceFloor(query.min_score),
+      fuse: (signals) => this.ranker.relevance(signals),
+    });
     // A skill removed since the last sync is not offered.
-    const results = hits.filter((h) => this.catalog.has(h.name));
-    return { results, query: query.q, total: Math.max(results.length, total - (hits.length - results.length)), search_time_ms: Math.round((performance.now() - started) * 100) / 100 };
+    const current = hits.filter((h) => this.catalog.has(h.name));
+    const ranked = this.ranker.rank(
+      current.map(({ signals, score: _score, ...skill }) => ({ item: skill, evidence: signals })),
+      { minScore: query.min_score, limit: query.limit, key: (s) => s.name },
+    );
+    const results = ranked.hits.map(({ item, score }) => ({ ...item, score }));
+    const gone = hits.length - current.length;
+    return { results, query: query.q, total: Math.max(results.length, total - gone - ranked.dropped), search_time_ms: Math.round((performance.now() - started) * 100) / 100 };
   }
 
   /** Brings the search index in line with the catalog; resolves to how many skills were embedded. */

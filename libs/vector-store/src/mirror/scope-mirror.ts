@@ -1,11 +1,10 @@
 import type { Condition, Doc, DocScope, SearchHit, SearchOptions, StoredDoc } from '../vector-store.js';
+import { candidatePool } from '#ranking';
 import { meanOfSignals } from '../fusion.js';
 import { DenseIndex } from './dense-index.js';
 import { docPredicate } from './doc-filter.js';
 import { LexicalIndex } from './lexical-index.js';
 
-/** Candidates each side brings before fusion: enough that adjustments (bounded) can reorder the page. */
-export const poolFor = (limit: number) => Math.max(limit * 5, 50);
 
 /**
  * One (tenant, agent) scope's documents in memory with their lexical and dense indexes: what search reads,
@@ -78,7 +77,7 @@ export class ScopeMirror {
   search(where: readonly Condition[] | undefined, options: SearchOptions): { hits: SearchHit[]; total: number } {
     const test = docPredicate(where);
     const accept = test ? (slot: number) => test(this.docs[slot]!) : undefined;
-    const pool = poolFor(options.limit);
+    const pool = candidatePool(options.limit);
     const useDense = options.vector !== undefined && this.dense !== undefined && options.vector.some((x) => x !== 0);
     const lexical = this.lexical.search({ text: options.text, pool, minScore: useDense ? 0 : options.minScore, ...(accept ? { accept } : {}) });
     if (!useDense) {

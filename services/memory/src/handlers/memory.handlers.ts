@@ -4,6 +4,7 @@ import { BUS, type Bus } from '#bus';
 import { BusHandlers } from '#runtime';
 import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { MemoryService } from '../memory.service.js';
+import { MemorySearch } from '../search/memory-search.js';
 import { Reindexer } from '../reindexer.js';
 
 /** Memory operations on the bus: parse (done by the adapter), call the logic, answer. */
@@ -14,6 +15,7 @@ export class MemoryHandlers extends BusHandlers {
     private readonly memories: MemoryService,
     private readonly reindexer: Reindexer,
     private readonly feedback: MemoryFeedbackService,
+    private readonly searches: MemorySearch,
   ) {
     super(bus);
   }
@@ -28,7 +30,7 @@ export class MemoryHandlers extends BusHandlers {
     this.handle(MemoryRoutes.delete, (p) => m.delete(p.scope, p.id));
     this.handle(MemoryRoutes.batchDelete, (p) => m.batchDelete(p.scope, p.ids));
     this.handle(MemoryRoutes.list, (p) => f.list(p.scope, p.query));
-    this.handle(MemoryRoutes.search, (p) => f.search(p.scope, p.query));
+    this.handle(MemoryRoutes.search, (p) => this.searches.search(p.scope, p.query));
     this.handle(MemoryRoutes.history, (p) => m.history(p.scope, p.id));
     this.handle(MemoryRoutes.feedback, (p) => f.rate(p.scope, p.id, p.feedback));
     this.handle(MemoryRoutes.reindex, () => this.reindexer.reindex());
