@@ -1,6 +1,7 @@
 import {
   ErrorCode,
   MemoryCreateBody,
+  type ConversationIngestBody,
   type MemoryChange,
   type MemoryCreated,
   type MemoryListQuery,
@@ -11,6 +12,7 @@ import {
 import { AlfredError } from '#errors';
 import type { Embedder } from '#embeddings';
 import { randomUUID } from 'node:crypto';
+import { conversationContexts, messageContent } from './conversation-context.js';
 import { MemoryCache } from './memory-cache.js';
 import type { MemoryEventLog } from './memory-events.js';
 import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
@@ -43,6 +45,14 @@ export class MemoryService {
     });
     const memories = valid.length ? await this.createMany(scope, valid, source) : [];
     return { created: memories.length, memories, errors };
+  }
+
+  /** Stores each message as a memory "speaker: content" with its conversation context (see conversation-context.ts). */
+  async ingestConversation(scope: Scope, body: ConversationIngestBody) {
+    const conversationId = body.conversation_id ?? randomUUID();
+    const bodies = body.messages.map((m) => ({ content: messageContent(m), importance: body.importance, tags: body.tags }));
+    const memories = await this.createMany(scope, bodies, 'daily', conversationContexts(body.messages));
+    return { conversation_id: conversationId, created: memories.length, memories };
   }
 
   /** The one read served from the cache; writes read their `before` from the store, so versions never go stale. */
@@ -104,9 +114,9 @@ export class MemoryService {
     return { id, events: changes.map(({ tenant: _t, agent: _a, ...rest }) => rest) };
   }
 
-  private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource) {
+  private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource, contexts?: readonly string[]) {
     const at = this.now().toISOString();
-    const records: MemoryRecord[] = bodies.map((b) => ({
+    const records: MemoryRecord[] = bodies.map((b, i) => ({
       id: randomUUID(),
       content: b.content,
       date: at.slice(0, 10),
@@ -115,6 +125,7 @@ export class MemoryService {
       tags: dedupe(b.tags),
       source,
       version: 1,
+      ...(contexts?.[i] ? { context: contexts[i] } : {}),
     }));
     const vectors = await this.embedder.embed(records.map((r) => r.content));
     await this.repo.insert(scope, records, vectors);

@@ -24,6 +24,7 @@ export class MemoryHandlers extends BusHandlers {
     const m = this.memories;
     this.handle(MemoryRoutes.create, (p) => m.create(p.scope, p.memory, p.source));
     this.handle(MemoryRoutes.batchCreate, (p) => m.batchCreate(p.scope, p.memories, p.source));
+    this.handle(MemoryRoutes.ingestConversation, (p) => m.ingestConversation(p.scope, p.conversation));
     const f = this.feedback; // reads that show feedback counts and rank by them
     this.handle(MemoryRoutes.get, (p) => f.get(p.scope, p.id));
     this.handle(MemoryRoutes.update, (p) => m.update(p.scope, p.id, p.patch));
