@@ -81,3 +81,11 @@ export function termFrequencies(text: string, options?: AnalyseOptions): Map<str
 export function termSet(text: string, options?: AnalyseOptions): Set<string> {
   return new Set(analyse(text, options));
 }
+
+/** Words every insight or observation Alfred keeps is about ("User prefers …"): they tell none apart. */
+export const SUBJECT_WORDS: ReadonlySet<string> = new Set(['user', 'users', 'agent', 'agents']);
+
+/** The distinct terms of a text without its subject words: what the distiller and learner compare. */
+export function contentWords(text: string): Set<string> {
+  return termSet(text, { ignore: SUBJECT_WORDS });
+}
