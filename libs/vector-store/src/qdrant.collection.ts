@@ -1,7 +1,6 @@
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { assertSortable, assertValidDoc } from './collection-spec.js';
 import { cosineOf, fuseCandidates, type Candidate } from './fusion.js';
-import { candidatePool } from '#ranking';
 import { fromPayload, payloadKey, pointId, scopeConditions, sparseQuery, toFilter, toPoint } from './qdrant-mapping.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
@@ -56,7 +55,7 @@ export class QdrantCollection implements Collection {
 
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     const qfilter = toFilter(this.spec, filter);
-    const pool = candidatePool(options.limit);
+    const pool = options.limit;
     const [dense, lexical] = await Promise.all([options.vector ? this.dense(qfilter, options.vector, pool) : [], this.lexical(qfilter, options, pool)]);
     return fuseCandidates([...dense, ...lexical], options);
   }

@@ -1,10 +1,11 @@
 import type { Condition, Doc, DocScope, SearchHit, SearchOptions, StoredDoc } from '../vector-store.js';
-import { candidatePool } from '#ranking';
 import { meanOfSignals } from '../fusion.js';
 import { DenseIndex } from './dense-index.js';
 import { docPredicate } from './doc-filter.js';
 import { LexicalIndex } from './lexical-index.js';
 
+
+const MIN_POOL = 50;
 
 /**
  * One (tenant, agent) scope's documents in memory with their lexical and dense indexes: what search reads,
@@ -77,7 +78,9 @@ export class ScopeMirror {
   search(where: readonly Condition[] | undefined, options: SearchOptions): { hits: SearchHit[]; total: number } {
     const test = docPredicate(where);
     const accept = test ? (slot: number) => test(this.docs[slot]!) : undefined;
-    const pool = candidatePool(options.limit);
+    // The caller asks for its candidate pool (#ranking's candidatePool); at least MIN_POOL come from each side
+    // so that a hybrid total means something for small pages.
+    const pool = Math.max(options.limit, MIN_POOL);
     const useDense = options.vector !== undefined && this.dense !== undefined && options.vector.some((x) => x !== 0);
     const lexical = this.lexical.search({ text: options.text, pool, minScore: useDense ? 0 : options.minScore, ...(accept ? { accept } : {}) });
     if (!useDense) {
