@@ -8,6 +8,7 @@ import { skillsBench } from './skills.bench.js';
 import { agentsBench } from './agents.bench.js';
 import { capabilitiesBench } from './capabilities.bench.js';
 import { qualityBench } from './quality.bench.js';
+import { mem0Bench } from './mem0.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -45,6 +46,7 @@ const ctx = { logger, quick, ...(nats ? { natsUrl: nats } : {}) };
 const sections: Record<string, () => Promise<BenchRow[]>> = {
   quality: () => qualityBench(ctx),
   memory: () => memoryBench(ctx),
+  mem0: () => mem0Bench(ctx),
   'exec-skills': () => execSkillsBench(ctx),
   skills: () => skillsBench(ctx),
   capabilities: () => capabilitiesBench(ctx),
