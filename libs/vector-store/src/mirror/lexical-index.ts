@@ -120,10 +120,12 @@ export class LexicalIndex {
     this.lastTouched = touched;
     const left = terms.map((_, i) => upperBound(terms.slice(i).map((t) => t.idf)));
     let threshold = 0;
+    let best = 0;
     let i = 0;
     for (; i < terms.length && (i === 0 || left[i]! >= threshold); i++) {
-      this.scoreTerm(terms[i]!.id, terms[i]!.idf, touched);
-      threshold = this.kthBest(touched, query.pool, query.accept);
+      best = Math.max(best, this.scoreTerm(terms[i]!.id, terms[i]!.idf, touched));
+      // The pool's threshold can only stop the loop once the best score reaches what the next terms could add.
+      if (i + 1 < terms.length && best >= left[i + 1]!) threshold = this.kthBest(touched, query.pool, query.accept);
     }
     if (i < terms.length) this.finish(terms.slice(i), left[i]!, threshold, touched, query.accept);
     const heap = new TopHeap(query.pool);
@@ -175,8 +177,8 @@ export class LexicalIndex {
     return termIdf * termScore(tf, this.effLen[slot]! / avg);
   }
 
-  /** Adds one term's BM25F contribution to the accumulators; `touched` collects slots seen for the first time. */
-  private scoreTerm(id: number, termIdf: number, touched: number[]): void {
+  /** Adds one term's BM25F contribution to the accumulators (`touched` collects slots seen for the first time); returns the best accumulated score it reached. */
+  private scoreTerm(id: number, termIdf: number, touched: number[]): number {
     const { tf, nbrs, acc, effLen } = this;
     const seen = this.seen;
     let n = 0;
@@ -201,12 +203,15 @@ export class LexicalIndex {
       tf[slot]! += CONTEXT_WEIGHT * ctx.weights[i]!;
     }
     const avg = this.effLenSum / Math.max(1, this.docs) || 1;
+    let best = 0;
     for (let i = 0; i < n; i++) {
       const slot = seen[i]!;
       if (acc[slot] === 0) touched.push(slot);
-      acc[slot]! += termIdf * termScore(tf[slot]!, effLen[slot]! / avg);
+      const a = (acc[slot]! += termIdf * termScore(tf[slot]!, effLen[slot]! / avg));
+      if (a > best) best = a;
       tf[slot] = 0;
     }
+    return best;
   }
 
   private count(terms: readonly string[]): TermCounts {
