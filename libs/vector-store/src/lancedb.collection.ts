@@ -7,29 +7,20 @@ import { docColumns, fieldColumn, fromRow, rowVector, toArrowTable, toRow } from
 import { LanceDbWriteQueue, type WriteMode } from './lancedb-write-queue.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
-/** Tuning knobs of the embedded store; the defaults suit up to a few 100k docs per collection. */
+/** Tuning knobs of the embedded store's durable table (search is served by the in-memory mirror). */
 export interface LanceDbTuning {
-  /** Below this many rows vector search is brute force (exact and fast); at it an IVF_FLAT index is built. */
-  readonly vectorIndexMinRows: number;
-  /** Rows written since the last optimize() that trigger compaction and index refresh. */
+  /** Rows written since the last optimize() that trigger compaction. */
   readonly optimizeEveryRows: number;
   /**
-   * Commits since the last optimize() that trigger it too: every commit adds a fragment and unindexed
-   * rows, and reads slow down with their number (LanceDB's advice: optimize after ~20 modifications).
+   * Commits since the last optimize() that trigger it too: every commit adds a fragment, and scans slow down
+   * with their number (LanceDB's advice: optimize after ~20 modifications).
    */
   readonly optimizeEveryCommits: number;
-  /** IVF partitions probed per vector query once the index exists. */
-  readonly nprobes: number;
-  /** IVF_FLAT is exact within probed partitions; HNSW_SQ is faster on large tables (TOOLCHAIN: avoid IVF_PQ, poor recall). */
-  readonly vectorIndex: 'ivf_flat' | 'hnsw_sq';
 }
 
 export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
-  vectorIndexMinRows: 50_000,
   optimizeEveryRows: 2_000,
   optimizeEveryCommits: 20,
-  nprobes: 20,
-  vectorIndex: 'ivf_flat',
 };
 
 type Row = Record<string, unknown>;
@@ -39,9 +30,6 @@ export class LanceDbCollection implements Collection {
   private readonly writes: LanceDbWriteQueue<Doc>;
   private pendingRows = 0;
   private pendingCommits = 0;
-  private hasVectorIndex = false;
-  /** Rows the vector index was trained on; the index is retrained once the table has doubled since. */
-  private vectorIndexRows = 0;
   private readonly columns: string[];
   /** Every document in memory: reads by id and every search are served from here (see CollectionMirror). */
   private readonly mirror: CollectionMirror;
@@ -66,14 +54,8 @@ export class LanceDbCollection implements Collection {
     }
   }
 
+  /** Loads every document into the mirror (the in-memory indexes are rebuilt at every open). */
   async init(): Promise<this> {
-    const vectorIndex = (await this.table.listIndices()).find((i) => i.columns.includes('vector'));
-    this.hasVectorIndex = vectorIndex !== undefined;
-    if (vectorIndex !== undefined) {
-      const stats = await this.table.indexStats(vectorIndex.name);
-      // Delta indexes (numIndices > 1) mean rows were folded in after training: count it as trained on half.
-      this.vectorIndexRows = stats === undefined ? 0 : stats.numIndexedRows / ((stats.numIndices ?? 1) > 1 ? 2 : 1);
-    }
     const docs: StoredDoc[] = [];
     for await (const page of this.scanAll(4096)) docs.push(...page);
     this.mirror.load(docs);
@@ -199,32 +181,14 @@ export class LanceDbCollection implements Collection {
   lastMaintenanceError: unknown;
 
   /**
-   * Builds the vector index once the table is large enough, compacts fragments and folds new rows into
-   * indexes; queued behind writes, and only inserts (appends, which LanceDB commits concurrently with
-   * compaction and index changes) may pass it while it runs.
+   * Compacts fragments; queued behind writes, and only inserts (appends, which LanceDB commits concurrently
+   * with compaction) may pass it while it runs. No vector index is trained: vectors are searched in memory.
    */
   maintain(): Promise<void> {
     return this.writes.besideInserts(() => this.runMaintenance());
   }
 
-  /**
-   * Trains the vector index once the table is big enough, and retrains it when the table has doubled
-   * since: rows folded in by optimize() land in delta indexes with partitions of their own, which every
-   * query must probe too (at 100k rows a query over one retrained index was ~3x faster than over ten).
-   */
   private async runMaintenance(): Promise<void> {
-    const rows = await this.table.countRows();
-    const train = this.hasVectorIndex ? rows >= 2 * this.vectorIndexRows : rows >= this.tuning.vectorIndexMinRows;
-    if (train) {
-      const numPartitions = Math.max(1, Math.round(Math.sqrt(rows)));
-      const config =
-        this.tuning.vectorIndex === 'hnsw_sq'
-          ? Index.hnswSq({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(rows / 50_000)) })
-          : Index.ivfFlat({ distanceType: 'cosine', numPartitions });
-      await this.table.createIndex('vector', { config, replace: true });
-      this.hasVectorIndex = true;
-      this.vectorIndexRows = rows;
-    }
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
   }
 }
