@@ -51,10 +51,11 @@ const noError = (docs: any[]) => docs.forEach((d) => expect(d.error).toBeUndefin
 /** One entry per bundled skill, in the order they run (remember stores what recall then finds). */
 const CHECKS: Record<string, SkillCheck> = {
   remember: {
-    blocks: 3,
-    needs: ['/memories', '/memories/batch'],
+    blocks: 4,
+    needs: ['/memories', '/memories/batch', '/conversations'],
     block: (i, [doc]) => {
       if (i === 1) expect(doc.created).toBe(2);
+      else if (i === 2) expect(doc).toMatchObject({ created: 2, memories: [{ content: 'User: We moved the launch to May 12' }, { content: 'Assistant: Noted: launch on May 12' }] });
       else expect(doc).toMatchObject({ id: expect.any(String), content: expect.stringMatching(/^User /) });
     },
     after: async (api) => {
