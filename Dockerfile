@@ -1,20 +1,45 @@
 # One image for every service; docker-compose picks the service with the command.
-FROM node:24-bookworm-slim AS build
+# Build arguments (defaults: the official Node image, the app installed and built inside):
+#   NODE_IMAGE       a Node 24 image on Debian bookworm that has a `node` user (alfred-local/node:24 is built
+#                    without any registry by docker/local-images.sh)
+#   ALFRED_APP_FROM  npm: `npm install` and build here; host: copy the app the host built (.docker-host-app,
+#                    made by docker/local-images.sh) for machines whose containers cannot reach the npm registry
+# e2e/image-build.e2e-spec.ts runs the app-npm stage's steps on the host, in this order.
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG ALFRED_APP_FROM=npm
+
+FROM ${NODE_IMAGE} AS app-npm
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+COPY package.json package-lock.json .npmrc ./
+# Without scripts: the root `prepare` script builds sources that are not copied yet, and no production dependency
+# needs its install script (the native binaries ship inside their packages; .npmrc skips onnxruntime's download).
+RUN npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY libs libs
 COPY services services
 COPY bench bench
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --ignore-scripts
 
-FROM node:24-bookworm-slim
+FROM ${NODE_IMAGE} AS app-host
+WORKDIR /app
+COPY .docker-host-app/node_modules node_modules
+COPY .docker-host-app/dist dist
+
+FROM app-${ALFRED_APP_FROM} AS app
+
+FROM ${NODE_IMAGE}
+# curl: every bundled skill calls the API with it from the agent's bash tool.
+RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+# Every volume's mount point exists and belongs to `node`, so a new named volume is writable by the services.
+RUN mkdir -p /data/models /data/project/.alfred/skills /data/executable-skills /data/skill-runner/data \
+    /data/workspaces /data/vectors \
+  && chown -R node:node /data
 WORKDIR /app
 ENV NODE_ENV=production
-COPY --from=build /app/node_modules node_modules
-COPY --from=build /app/dist dist
-COPY package.json ./
+COPY --from=app /app/node_modules node_modules
+COPY --from=app /app/dist dist
+COPY package.json .npmrc ./
 COPY skills skills
 COPY bin bin
 USER node

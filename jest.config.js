@@ -26,6 +26,8 @@ const common = {
   moduleNameMapper,
   transform,
   testEnvironment: 'node',
+  // The app copy docker/local-images.sh builds images from (its package.json would collide with ours).
+  modulePathIgnorePatterns: ['<rootDir>/.docker-host-app/'],
 };
 
 export default {

@@ -3,6 +3,7 @@ import { AlfredError, isAlfredError } from '#errors';
 import type { z } from 'zod';
 import type { EventHandler, Handler, MessageContext } from './bus.js';
 import { zodToAlfredError } from './zod-error.js';
+import { observeRequest } from './bus-metrics.js';
 
 /** Message headers both adapters agree on. */
 export const BusHeader = {
@@ -60,6 +61,7 @@ export async function handleRequest<R extends Route>(
   ctx: MessageContext,
   logger: BusLogger,
 ): Promise<WireReply> {
+  const start = process.hrtime.bigint();
   try {
     const json = decodeJson(data, () => new AlfredError(ErrorCode.InvalidJson, `request to ${route.subject} is not valid JSON`));
     const result = await handler(parseWith(route.request, json) as ParsedRequestOf<R>, ctx);
@@ -67,8 +69,10 @@ export async function handleRequest<R extends Route>(
     if (!reply.success) {
       throw new Error(`reply of ${route.subject} does not match its schema: ${reply.error.message}`);
     }
+    observeRequest(route.subject, 'server', start);
     return { data: JSON.stringify(reply.data), isError: false };
   } catch (err) {
+    observeRequest(route.subject, 'server', start, err);
     return { data: JSON.stringify(errorBodyOf(err, route.subject, ctx, logger)), isError: true };
   }
 }

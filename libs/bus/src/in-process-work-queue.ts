@@ -14,6 +14,7 @@ import {
   type WorkQueue,
 } from './queue.js';
 import { sanitizeStreamName } from './subject.js';
+import { trackQueueDepth } from './bus-metrics.js';
 
 type QueueRecord =
   | { readonly op: 'job'; readonly id: string; readonly payload: unknown; readonly correlationId: string }
@@ -31,6 +32,8 @@ interface Consumer<P extends z.ZodType> {
   readonly handler: JobHandler<P>;
   readonly options: ConsumeOptions;
   readonly running: Set<Promise<void>>;
+  /** Stops sampling the queue depth for /metrics. */
+  readonly untrack: () => void;
 }
 
 /**
@@ -73,7 +76,7 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
   async consume(handler: JobHandler<P>, options: ConsumeOptions = {}): Promise<Consuming> {
     if (this.consumer) throw new Error(`queue ${this.def.name} already has a consumer in this process`);
     await this.loaded;
-    const consumer: Consumer<P> = { handler, options, running: new Set() };
+    const consumer: Consumer<P> = { handler, options, running: new Set(), untrack: trackQueueDepth(this.def.name, () => this.waiting.length) };
     this.consumer = consumer;
     this.pump();
     return { stop: () => this.stopConsumer(consumer) };
@@ -91,6 +94,7 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
 
   private async stopConsumer(consumer: Consumer<P>): Promise<void> {
     if (this.consumer === consumer) this.consumer = undefined;
+    consumer.untrack();
     clearTimeout(this.timer);
     await Promise.all(consumer.running);
   }

@@ -14,6 +14,7 @@ import {
   type BusLogger,
   type WireReply,
 } from './codec.js';
+import { observedRequest } from './bus-metrics.js';
 import { InProcessEventStore } from './in-process-event-store.js';
 import { InProcessWorkQueue } from './in-process-work-queue.js';
 import type { QueueDef, WorkQueue } from './queue.js';
@@ -55,7 +56,11 @@ export class InProcessBus implements Bus {
     this.events = new InProcessEventStore(join(options.dataDir, 'events'));
   }
 
-  async request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+  request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    return observedRequest(route.subject, () => this.send(route, payload, options));
+  }
+
+  private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
     const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
     const ctx = { correlationId: options?.context?.correlationId ?? randomUUID() };
     const responders = this.pick(route.subject);

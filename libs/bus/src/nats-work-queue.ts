@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AckPolicy, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders, nanos } from '@nats-io/transport-node';
 import type { z } from 'zod';
+import { trackQueueDepth } from './bus-metrics.js';
 import { BusHeader } from './codec.js';
 import type { JetStreamContext } from './nats.bus.js';
 import {
@@ -53,6 +54,7 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     const concurrency = Math.max(1, options.concurrency ?? 1);
     const consumer = await this.ctx.js.consumers.get(this.streamName, this.def.name);
     const messages = await consumer.consume({ max_messages: concurrency });
+    const untrack = trackQueueDepth(this.def.name, async () => (await consumer.info(true)).num_pending);
     const running = new Set<Promise<void>>();
     const loop = (async () => {
       for await (const msg of messages) {
@@ -65,6 +67,7 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     })();
     const consuming: Consuming = {
       stop: async () => {
+        untrack();
         this.consumers.delete(consuming);
         await messages.close();
         await loop;

@@ -16,6 +16,7 @@ import type { Bus, EventHandler, EventSubscription, Handler, RequestOptions, Ser
 import { BusHeader, consoleLogger, decodeReply, deliverEvent, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
+import { observedRequest } from './bus-metrics.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject, sanitizeStreamName, streamSubjectFor } from './subject.js';
 import { TopicBuffer } from './topic-subscription.js';
@@ -90,7 +91,11 @@ export class NatsBus implements Bus, JetStreamContext {
     return sanitizeStreamName(`${this.prefix}${name}`);
   }
 
-  async request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+  request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    return observedRequest(route.subject, () => this.send(route, payload, options));
+  }
+
+  private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
     const timeout = options?.timeoutMs ?? this.defaultTimeoutMs;
     const h = natsHeaders();
     h.set(BusHeader.CorrelationId, options?.context?.correlationId ?? randomUUID());

@@ -3,6 +3,7 @@ import { AlfredError, isAlfredError } from '#errors';
 import type { z } from 'zod';
 import type { MessageContext } from './bus.js';
 import { parseWith, type BusLogger } from './codec.js';
+import { observeJob } from './bus-metrics.js';
 
 /** A durable job queue: where jobs are stored and how failures are retried. */
 export interface QueueDef<P extends z.ZodType = z.ZodType> {
@@ -80,8 +81,20 @@ export function checkJobPayload<P extends z.ZodType>(def: QueueDef<P>, payload: 
   parseWith(def.payload, payload);
 }
 
-/** Runs one delivery of a job and decides its fate; both adapters settle messages from this. */
+/** Runs one delivery of a job and decides its fate; both adapters settle messages from this (and it is measured here). */
 export async function runJob<P extends z.ZodType>(
+  def: QueueDef<P>,
+  handler: JobHandler<P>,
+  raw: unknown,
+  ctx: JobContext,
+  logger: BusLogger,
+): Promise<JobOutcome> {
+  const outcome = await judgeJob(def, handler, raw, ctx, logger);
+  observeJob(def.name, ctx.attempt, outcome);
+  return outcome;
+}
+
+async function judgeJob<P extends z.ZodType>(
   def: QueueDef<P>,
   handler: JobHandler<P>,
   raw: unknown,

@@ -35,6 +35,8 @@ export const baseEnv = {
     .optional(),
   ALFRED_BUS_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
   ALFRED_HEALTH_PORT: port.optional(),
+  /** Where the health port listens: loopback unless a probe or scraper outside the host needs it (compose: 0.0.0.0). */
+  ALFRED_HEALTH_HOST: z.string().min(1).default('127.0.0.1'),
   ALFRED_SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
 };
 

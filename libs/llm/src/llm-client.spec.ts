@@ -203,3 +203,24 @@ describe(LlmClient.name, () => {
     });
   });
 });
+
+describe('model metrics', () => {
+  it('should count calls and tokens by kind, cached apart from uncached', async () => {
+    const { metricsRegistry } = await import('#metrics');
+    const loopback = await AnthropicLoopback.start({ apiKey: 'sk-test-1' });
+    try {
+      const llm = new LlmClient({ apiKey: 'sk-test-1', baseUrl: loopback.url, maxRetries: 0, timeoutMs: 5_000, model: 'metrics-test-model' });
+      loopback.reply('Hi', { usage: { input_tokens: 12, output_tokens: 3, cache_read_input_tokens: 100, cache_creation_input_tokens: 7 } });
+      await llm.complete({ messages: hello, maxTokens: 100 });
+      const text = await metricsRegistry.metrics();
+      const value = (labels: string) => Number(new RegExp(`^${labels.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1]);
+      expect(value('alfred_model_calls_total{model="metrics-test-model",outcome="ok"}')).toBe(1);
+      expect(value('alfred_model_tokens_total{model="metrics-test-model",kind="input"}')).toBe(12);
+      expect(value('alfred_model_tokens_total{model="metrics-test-model",kind="output"}')).toBe(3);
+      expect(value('alfred_model_tokens_total{model="metrics-test-model",kind="cache_read"}')).toBe(100);
+      expect(value('alfred_model_tokens_total{model="metrics-test-model",kind="cache_write"}')).toBe(7);
+    } finally {
+      await loopback.close();
+    }
+  });
+});

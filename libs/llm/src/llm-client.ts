@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { mapLlmError, modelNotConfigured } from './llm-error.mapper.js';
+import { observeCompletion, observedStream, observeFailure } from './llm-metrics.js';
 import { normaliseStream, toCompletion } from './llm-stream.js';
 import type {
   Completion,
@@ -71,10 +72,15 @@ export class LlmClient {
   /** One non-streaming completion. */
   async complete(req: CompleteRequest): Promise<Completion> {
     const client = this.requireClient();
+    const model = req.model ?? this.model;
     try {
-      return toCompletion(await client.messages.create({ ...this.params(req), stream: false }));
+      const completion = toCompletion(await client.messages.create({ ...this.params(req), stream: false }));
+      observeCompletion(model, completion);
+      return completion;
     } catch (err) {
-      throw this.mapError(err);
+      const mapped = this.mapError(err);
+      observeFailure(model, mapped);
+      throw mapped;
     }
   }
 
@@ -82,7 +88,7 @@ export class LlmClient {
   stream(req: CompleteRequest): AsyncIterable<LlmStreamEvent> {
     const client = this.requireClient();
     const stream = client.messages.stream(this.params(req));
-    return normaliseStream(stream, (err) => this.mapError(err));
+    return observedStream(req.model ?? this.model, normaliseStream(stream, (err) => this.mapError(err)));
   }
 
   /** Input tokens of a request, from the model's count-tokens endpoint. */

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { metricsRegistry } from '#metrics';
 
 /** What a service reports about itself to liveness/readiness probes and the gateway. */
 export interface ReadinessCheck {
@@ -13,22 +14,39 @@ export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ re
   return { ready: results.every(([, ok]) => ok), checks: Object.fromEntries(results) };
 }
 
+export interface HealthServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly checks: readonly ReadinessCheck[];
+}
+
 /**
- * A tiny HTTP server for container health checks: `/live` answers while the process runs,
- * `/ready` only while every readiness check passes.
+ * A tiny HTTP server for container health checks and scrapers: `/live` answers while the process runs,
+ * `/ready` only while every readiness check passes, `/metrics` is the process's Prometheus registry.
  */
-export async function startHealthServer(port: number, checks: readonly ReadinessCheck[]): Promise<Server> {
+export async function startHealthServer(options: HealthServerOptions): Promise<Server> {
   const server = createServer((req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
-    if (req.url === '/live') return send(200, { live: true });
-    if (req.url === '/ready') {
-      void readiness(checks).then((r) => send(r.ready ? 200 : 503, r));
+    const path = req.url?.split('?')[0];
+    if (path === '/live') return send(200, { live: true });
+    if (path === '/ready') {
+      void readiness(options.checks).then((r) => send(r.ready ? 200 : 503, r));
       return;
     }
-    send(404, { error: { code: 'ROUTE_NOT_FOUND', message: `no route ${req.url}` } });
+    if (path === '/metrics') {
+      void metricsRegistry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metricsRegistry.contentType }).end(text),
+        (err: unknown) => send(500, { error: { code: 'INTERNAL', message: `metrics failed: ${String(err)}` } }),
+      );
+      return;
+    }
+    send(404, { error: { code: 'ROUTE_NOT_FOUND', message: `no route ${path}` } });
   });
-  await new Promise<void>((resolve) => server.listen(port, '0.0.0.0', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
   return server;
 }

@@ -37,3 +37,18 @@ export function onShutdown(logger: Logger, deadlineMs: number, stop: () => Promi
   process.once('SIGTERM', handler);
   process.once('SIGINT', handler);
 }
+
+/**
+ * Process-level failures as JSON lines (never Node's plain-text stack dumps): an uncaught exception or unhandled
+ * rejection is logged at fatal and ends the process; runtime warnings go to the logger at warn.
+ */
+export function logProcessFailures(logger: Logger): void {
+  const fatal = (kind: string) => (err: unknown) => {
+    logger.fatal({ err }, kind);
+    process.exit(1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled promise rejection'));
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger.warn({ warning: w.name, detail: w.message }, 'runtime warning'));
+}

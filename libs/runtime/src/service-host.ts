@@ -68,7 +68,7 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
   });
   // "Started" means other connections can reach the handlers: the server has every subscription.
   await ctx.bus.flush();
-  ctx.logger.info({ service: def.name }, 'service started');
+  ctx.logger.info('service started');
   return {
     name: def.name,
     app,
@@ -76,7 +76,7 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
     async stop() {
       await health.drain();
       await app.close();
-      ctx.logger.info({ service: def.name }, 'service stopped');
+      ctx.logger.info('service stopped');
     },
   };
 }

@@ -1,15 +1,19 @@
+import { Metrics } from '#metrics';
 import { connect, type Connection, type Table } from '@lancedb/lancedb';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
 import { CONTEXT_COLUMN, readMeta, tableSchema } from './lancedb-rows.js';
+import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 import type { CollectionSpec, VectorStore } from './vector-store.js';
 
 export interface LanceDbStoreOptions {
   /** Directory holding the tables (created if missing). */
   readonly dir: string;
   readonly tuning?: Partial<LanceDbTuning>;
+  /** How long opening waits for another process's lock on a table to go stale (a crashed holder) before refusing. */
+  readonly lockWaitMs?: number;
 }
 
 /**
@@ -21,6 +25,10 @@ export class LanceDbStore implements VectorStore {
   private readonly tuning: LanceDbTuning;
   private db: Promise<Connection> | undefined;
   private readonly open_ = new Map<string, Promise<LanceDbCollection>>();
+  /** Writer locks of the tables this store opened, held until close (one writing process per table). */
+  private readonly locks = new Map<string, Promise<LanceDbWriterLock>>();
+  /** Stop sampling each open table's row count for /metrics. */
+  private readonly sizes = new Map<string, () => void>();
 
   constructor(private readonly options: LanceDbStoreOptions) {
     this.tuning = { ...DEFAULT_LANCEDB_TUNING, ...options.tuning };
@@ -32,7 +40,11 @@ export class LanceDbStore implements VectorStore {
     if (cached !== undefined) return cached.then((c) => (this.assertSameSpec(c.spec, spec), c));
     const opening = this.openOrCreate(spec);
     this.open_.set(spec.name, opening);
-    opening.catch(() => this.open_.delete(spec.name));
+    // A refused open (an embedder mismatch) leaves the table to whoever fixes it, such as `alfred reindex`.
+    opening.catch(() => {
+      this.open_.delete(spec.name);
+      void this.unlock(spec.name);
+    });
     return opening;
   }
 
@@ -50,6 +62,7 @@ export class LanceDbStore implements VectorStore {
 
   async recreate(spec: CollectionSpec): Promise<LanceDbCollection> {
     assertValidSpec(spec);
+    await this.lock(spec.name);
     const db = await this.connection();
     const cached = this.open_.get(spec.name);
     this.open_.delete(spec.name);
@@ -61,9 +74,30 @@ export class LanceDbStore implements VectorStore {
   async close(): Promise<void> {
     const collections = await Promise.allSettled(this.open_.values());
     this.open_.clear();
+    for (const untrack of this.sizes.values()) untrack();
+    this.sizes.clear();
     for (const c of collections) if (c.status === 'fulfilled') await c.value.close();
     if (this.db !== undefined) (await this.db).close();
     this.db = undefined;
+    const locks = await Promise.allSettled(this.locks.values());
+    this.locks.clear();
+    for (const l of locks) if (l.status === 'fulfilled') await l.value.release();
+  }
+
+  private async unlock(table: string): Promise<void> {
+    const held = this.locks.get(table);
+    this.locks.delete(table);
+    await (await held?.catch(() => undefined))?.release();
+  }
+
+  private lock(table: string): Promise<LanceDbWriterLock> {
+    let held = this.locks.get(table);
+    if (held === undefined) {
+      held = LanceDbWriterLock.acquire(this.options.dir, table, this.options.lockWaitMs ?? 12_000);
+      this.locks.set(table, held);
+      held.catch(() => this.locks.delete(table));
+    }
+    return held;
   }
 
   private connection(): Promise<Connection> {
@@ -72,6 +106,7 @@ export class LanceDbStore implements VectorStore {
   }
 
   private async openOrCreate(spec: CollectionSpec): Promise<LanceDbCollection> {
+    await this.lock(spec.name);
     const db = await this.connection();
     const exists = (await db.tableNames()).includes(spec.name);
     const table = exists ? await db.openTable(spec.name) : await this.create(db, spec);
@@ -95,6 +130,7 @@ export class LanceDbStore implements VectorStore {
       // Tables made before Doc.context gain the column (null for every row); nothing else changes.
       await table.addColumns([{ name: CONTEXT_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
     }
+    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
     return new LanceDbCollection(spec, table, tableSchema(spec), this.tuning).init();
   }
 

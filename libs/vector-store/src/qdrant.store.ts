@@ -1,3 +1,4 @@
+import { Metrics } from '#metrics';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
@@ -28,6 +29,8 @@ export class QdrantStore implements VectorStore {
   readonly kind = 'qdrant' as const;
   private readonly client: QdrantClient;
   private readonly prefix: string;
+  /** Stop sampling each open collection's size for /metrics. */
+  private readonly sizes = new Map<string, () => void>();
 
   constructor(options: QdrantStoreOptions) {
     this.client = new QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs ?? 10_000, checkCompatibility: false });
@@ -43,6 +46,7 @@ export class QdrantStore implements VectorStore {
     else if (JSON.stringify(Object.entries(stored.fields).sort()) !== JSON.stringify(Object.entries(spec.fields).sort())) {
       throw new AlfredError(ErrorCode.Conflict, `collection ${spec.name} was created with other fields; run \`alfred reindex\``, { collection: spec.name });
     }
+    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'qdrant', collection: spec.name }, async () => (await this.client.count(name, { exact: true })).count));
     return new QdrantCollection(spec, this.client, name);
   }
 
@@ -58,8 +62,10 @@ export class QdrantStore implements VectorStore {
     return this.open(spec);
   }
 
-  /** The REST client holds no connections that need closing. */
+  /** The REST client holds no connections that need closing; only the size sampling stops. */
   close(): Promise<void> {
+    for (const untrack of this.sizes.values()) untrack();
+    this.sizes.clear();
     return Promise.resolve();
   }
 

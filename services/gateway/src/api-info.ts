@@ -15,6 +15,8 @@ export const API_VERSION: string = (() => {
 /** What `GET /` lists: every endpoint family of the API. */
 export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; description: string }> = [
   { path: '/health', methods: ['GET'], description: 'Health check' },
+  { path: '/metrics', methods: ['GET'], description: 'Prometheus metrics of this gateway process (API key required)' },
+  { path: '/openapi.json', methods: ['GET'], description: 'OpenAPI 3.1 document of this API, generated from its zod contracts' },
   { path: '/memories', methods: ['GET', 'POST', 'DELETE'], description: 'Memory management' },
   { path: '/memories/batch', methods: ['POST'], description: 'Create many memories' },
   { path: '/conversations', methods: ['POST'], description: 'Store a conversation: each message a memory, searchable with its neighbours and date as context' },

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '#config';
 import { loadGatewayConfig } from './config.js';
 
@@ -24,5 +25,10 @@ describe(loadGatewayConfig.name, () => {
 
   it('should refuse short keys', () => {
     expect(() => loadGatewayConfig({ ALFRED_API_KEYS: 'short' })).toThrow(/at least 16/);
+  });
+
+  it('should refuse the placeholder key .env.example ships with until it is changed', () => {
+    const example = /^ALFRED_API_KEYS=(.*)$/m.exec(readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'))![1]!;
+    expect(() => loadGatewayConfig({ ALFRED_API_HOST: '0.0.0.0', ALFRED_API_KEYS: example })).toThrow(/placeholder from \.env\.example/);
   });
 });

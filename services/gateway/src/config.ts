@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { baseEnv, ConfigError, envHelpers, parseEnv } from '#config';
 
+/** The placeholder .env.example ships with: refused, so a copied example never starts with a published key. */
+const PLACEHOLDER = /change-?me/i;
+
 /** `key=tenant` pairs separated by commas; a bare key belongs to the tenant `default`. */
 const apiKeys = z
   .string()
@@ -10,6 +13,10 @@ const apiKeys = z
       const [key, tenant = 'default'] = entry.split('=').map((s) => s.trim());
       if (!key || key.length < 16) {
         ctx.addIssue({ code: 'custom', message: 'each API key must be at least 16 characters' });
+        return z.NEVER;
+      }
+      if (PLACEHOLDER.test(key)) {
+        ctx.addIssue({ code: 'custom', message: 'a key is still the placeholder from .env.example; set a random one (e.g. `openssl rand -hex 32`)' });
         return z.NEVER;
       }
       keys.set(key, tenant);

@@ -1,3 +1,4 @@
+import { Metrics } from '#metrics';
 import {
   ErrorCode,
   ExecutableSkillRoutes,
@@ -30,6 +31,8 @@ export class SkillExecutionService {
     // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded).
     const { result, record } = await this.slots.run(() => this.runner.execute(skill.dir, skill.manifest, request.args, caller));
     await this.log.record({ ...record, runner: this.instance });
+    Metrics.sandboxExecutions.inc({ kind: 'skill', outcome: record.outcome });
+    Metrics.sandboxDuration.observe({ kind: 'skill' }, record.durationMs / 1000);
     return {
       ...result,
       execution_id: record.executionId,

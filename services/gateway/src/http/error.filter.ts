@@ -25,10 +25,25 @@ export class ErrorFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const req = http.getRequest<FastifyRequest>();
     const error = this.toAlfred(exception, req);
-    if (error.status >= 500) {
-      this.logger.error({ err: exception, code: error.code, correlationId: req.alfred?.correlationId }, error.message);
-    }
+    this.log(error, exception, req);
     void reply.status(error.status).send(error.toBody());
+  }
+
+  /**
+   * Expected failures are logged without a stack: a client's mistake at info, an outage of a service or the model
+   * (502/503/504) at warn. Only an internal error, a defect, is logged at error with its stack.
+   */
+  private log(error: AlfredError, exception: unknown, req: FastifyRequest): void {
+    const fields = {
+      code: error.code,
+      status: error.status,
+      method: req.method,
+      route: req.routeOptions?.url ?? 'unmatched',
+      correlationId: req.alfred?.correlationId,
+    };
+    if (error.status < 500) this.logger.info(fields, error.message);
+    else if (error.code !== ErrorCode.Internal) this.logger.warn(fields, error.message);
+    else this.logger.error({ ...fields, err: exception }, error.message);
   }
 
   private toAlfred(exception: unknown, req: FastifyRequest): AlfredError {

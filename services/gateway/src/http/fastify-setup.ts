@@ -4,7 +4,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready']);
+const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready', '/openapi.json']);
 const CORRELATION_HEADER = 'x-correlation-id';
 
 /** Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. */

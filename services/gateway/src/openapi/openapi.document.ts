@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { ErrorBody } from '#contracts';
+import { API_VERSION } from '../api-info.js';
+import { OPERATIONS, type Content, type Operation } from './operations.js';
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * zod 4's own JSON Schema (draft 2020-12, what OpenAPI 3.1 uses). Requests are documented as clients send them
+ * (`io: 'input'`: defaults make fields optional), answers as the API produces them.
+ */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}
+
+/** `/memories/:id` → `/memories/{id}`; a trailing `*` (a path with slashes) → `{path}`. */
+export function openApiPath(fastifyPath: string): string {
+  return fastifyPath.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
+}
+
+function parameters(op: Operation): JsonSchema[] {
+  const path = Object.entries(op.params ?? {}).map(([name, schema]) => ({
+    name: name === '*' ? 'path' : name,
+    in: 'path',
+    required: true,
+    schema: jsonSchema(schema, 'input'),
+  }));
+  const shape = op.query?.shape ?? {};
+  const query = Object.entries(shape).map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: !(schema as z.ZodType).safeParse(undefined).success,
+    schema: jsonSchema(schema as z.ZodType, 'input'),
+  }));
+  return [...path, ...query];
+}
+
+function content(c: Content | readonly Content[]): JsonSchema {
+  const list = (Array.isArray(c) ? c : [c]) as Content[];
+  return Object.fromEntries(
+    list.map((one) => (one instanceof z.ZodType ? ['application/json', { schema: jsonSchema(one, 'output') }] : [one.mediaType, { schema: {} }])),
+  );
+}
+
+function describe(c: Content | readonly Content[]): string {
+  const list = (Array.isArray(c) ? c : [c]) as Content[];
+  return list.map((one) => (one instanceof z.ZodType ? 'JSON' : one.description)).join('; or ');
+}
+
+function operation(op: Operation): JsonSchema {
+  const responses: JsonSchema = Object.fromEntries(
+    Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c) }]),
+  );
+  responses.default = { description: 'Every 4xx/5xx: the API error format', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+  const params = parameters(op);
+  return {
+    operationId: `${op.method.toLowerCase()}${openApiPath(op.path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    summary: op.summary,
+    ...(params.length ? { parameters: params } : {}),
+    ...(op.body ? { requestBody: { required: !op.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+    responses,
+    ...(op.open ? { security: [] } : {}),
+  };
+}
+
+/** The API as an OpenAPI 3.1 document, generated from the operation table and the zod contracts. */
+export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIONS): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const op of operations) (paths[openApiPath(op.path)] ??= {})[op.method.toLowerCase()] = operation(op);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Alfred API',
+      version: API_VERSION,
+      description: 'Skills and memory for LLM agents. Choose the agent with X-Alfred-Agent (default alfred).',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    paths,
+    components: {
+      schemas: { ErrorBody: jsonSchema(ErrorBody, 'output') },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'an ALFRED_API_KEYS key (required unless the API is bound to loopback without keys)' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      },
+    },
+    security: [{ bearer: [] }, { apiKey: [] }],
+  };
+}
+
+let cached: JsonSchema | undefined;
+
+/** Built once per process: the contracts do not change while it runs. */
+export function openApiDocument(): JsonSchema {
+  cached ??= buildOpenApiDocument();
+  return cached;
+}
