@@ -173,7 +173,8 @@ describe('bundled skills: every bash block against a live gateway', () => {
       await api.post(`/sessions/${session}/messages`, { messages: longConversation(20) });
       env.ALFRED_SESSION_ID = session;
     }
-  });
+    // Starts a whole system and seeds a session: more than jest's default 5 s on a loaded 2-core machine.
+  }, 60_000);
   afterAll(async () => {
     await system?.stop();
     await dirs?.remove();
