@@ -6,6 +6,7 @@ import { memoryBench } from './memory.bench.js';
 import { execSkillsBench } from './exec-skills.bench.js';
 import { skillsBench } from './skills.bench.js';
 import { agentsBench } from './agents.bench.js';
+import { agentPromptBench } from './agent-prompt.bench.js';
 import { capabilitiesBench } from './capabilities.bench.js';
 import { qualityBench } from './quality.bench.js';
 import { mem0Bench } from './mem0.bench.js';
@@ -51,6 +52,7 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   skills: () => skillsBench(ctx),
   capabilities: () => capabilitiesBench(ctx),
   agents: () => agentsBench(ctx),
+  'agent-prompt': () => agentPromptBench(ctx),
 };
 // ALFRED_BENCH_ONLY=memory,skills runs some sections; every section runs by default.
 const only = process.env.ALFRED_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

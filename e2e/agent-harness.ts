@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createLogger } from '#logging';
 import { NatsBus } from '#bus';
 import { hostService } from '#runtime';
-import { AnthropicLoopback, testServers } from '#testing';
+import { AnthropicLoopback, testServers, type AnthropicLoopbackOptions } from '#testing';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
@@ -14,7 +14,7 @@ import type { Mode } from './harness.js';
 
 const logger = createLogger({ service: 'e2e', level: 'silent' });
 
-/** A free loopback port (the API URL must be known before the services start: bash gets it as ALFRED_API_URL). */
+/** A free loopback port, for a test that must know its address before Alfred starts (a restart on the same port). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -36,12 +36,15 @@ export interface AgentSystem {
   stop(): Promise<void>;
 }
 
-/** Alfred with the loopback model, on a known port so skills' curl commands reach this gateway. */
-export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelLatencyMs = 0): Promise<AgentSystem> {
-  const model = await AnthropicLoopback.start({ latencyMs: modelLatencyMs });
+/**
+ * Alfred with the loopback model on a port chosen at bind time: ALFRED_API_URL is not set, so skills' curl
+ * commands reach this gateway only if the runtime learns its real address.
+ */
+export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelOptions: number | AnthropicLoopbackOptions = 0): Promise<AgentSystem> {
+  const model = await AnthropicLoopback.start(typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions);
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  // A test that restarts Alfred on the same address names the port; otherwise it is chosen at bind time.
+  const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : 0;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
   const env: NodeJS.ProcessEnv = {
     ALFRED_DATA_DIR: dataDir,
@@ -50,7 +53,6 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: model.apiKey,
     ALFRED_MODEL_MAX_RETRIES: '0',
-    ALFRED_API_URL: url,
     ...distributed,
     ...extraEnv,
   };
@@ -59,7 +61,7 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
   const options = { env, gateway, logger, port };
   const alfred = mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
   return {
-    url,
+    url: alfred.url,
     dataDir,
     model,
     env,
@@ -119,7 +121,8 @@ export const named = (events: readonly SseEvent[], name: string) => events.filte
 
 /** One more agent-runtime worker on its own NATS connection, in the system's queue group. */
 export async function startWorker(sys: AgentSystem, name: string, extraEnv: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
-  const config = agentRuntimeService.loadConfig({ ...sys.env, ...extraEnv });
+  // A worker of its own has no gateway in its process: it is told the address, as in a distributed deployment.
+  const config = agentRuntimeService.loadConfig({ ALFRED_API_URL: sys.url, ...sys.env, ...extraEnv });
   const bus = await NatsBus.connect({ url: testServers.natsUrl, name: `alfred-${name}`, subjectPrefix: sys.subjectPrefix, logger });
   const hosted = await hostService(agentRuntimeService, config, { service: agentRuntimeService.name, instance: name, bus, logger });
   return {

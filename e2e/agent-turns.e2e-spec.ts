@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ScriptedBlock } from '#testing';
-import { client, startSystem, type Client } from './harness.js';
+import { client, createAgents, startSystem, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
 
 const as = (agent: string) => ({ 'x-alfred-agent': agent });
@@ -17,6 +17,7 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
   beforeAll(async () => {
     sys = await startAgentSystem('embedded', { ALFRED_MAX_TOOL_ROUNDS: '4', ALFRED_TURN_HEARTBEAT_MS: '200' });
     api = client(sys.url);
+    await createAgents(sys.url, ['editor', 'escaper', 'rem']);
   }, 60_000);
   afterAll(() => sys?.stop());
   beforeEach(() => sys.model.clear());
@@ -53,8 +54,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
 
     const first = sys.model.messageRequests[0]!.body;
     expect(first.system.map((b: { text: string }) => b.text).join('\n')).toMatch(/## Available skills[\s\S]*remember/);
-    expect(first.system.at(-2).cache_control).toEqual({ type: 'ephemeral' });
-    expect(first.system.at(-1).text).toMatch(/## Environment[\s\S]*Alfred API: http:\/\/127\.0\.0\.1/);
+    expect(first.system.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    // The per-turn material (environment, relevant memories) follows the cached conversation, not the system prompt.
+    expect(JSON.stringify(first.system)).not.toContain('## Environment');
+    expect(first.messages[0].content).toMatch(/## Environment[\s\S]*Alfred API: http:\/\/127\.0\.0\.1/);
     const loadSkill = first.tools.find((t: { name: string }) => t.name === 'load_skill');
     expect(loadSkill.input_schema.properties.name.enum).toEqual(expect.arrayContaining(['remember', 'recall']));
     expect(first.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'bash', 'load_skill', 'activate_skill', 'deactivate_skill']));
@@ -65,6 +68,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     expect(session.messages).toHaveLength(8);
     expect(session.messages.at(-1)).toMatchObject({ role: 'assistant' });
   }, 30_000);
+
+  it('should say in /health that a model is configured, and which', async () => {
+    expect((await api.get('/health')).body.model).toEqual({ configured: true, name: expect.any(String) });
+  });
 
   it('should answer the JSON variant with the final result', async () => {
     const id = await newSession();
@@ -207,10 +214,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
       expect((await api.get('/memories', as('temp'))).body.memories).toHaveLength(2);
       expect((await api.delete('/agents/alfred?confirm=alfred')).status).toBe(403);
       const res = await api.delete('/agents/temp?confirm=temp');
-      expect(res.body).toEqual({ name: 'temp', deleted: true, memories_deleted: 2, sessions_deleted: 1, files_deleted: 0 });
+      expect(res.body).toEqual({ name: 'temp', deleted: true, memories_deleted: 2, sessions_deleted: 1, files_deleted: 0, checkpoints_deleted: 0, remediations_deleted: 0 });
       expect((await api.get('/agents/temp')).status).toBe(404);
-      expect((await api.get('/memories', as('temp'))).body.memories).toHaveLength(0);
-      expect((await api.get('/sessions', as('temp'))).body.sessions).toHaveLength(0);
+      expect((await api.get('/memories', as('temp'))).status).toBe(404);
+      expect((await api.get('/sessions', as('temp'))).status).toBe(404);
       expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain('alfred keeps this');
     });
   });

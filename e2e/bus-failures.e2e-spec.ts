@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { MemoryRoutes } from '#contracts';
+import { healthRoute, MemoryRoutes, ServiceName } from '#contracts';
 import { InProcessBus, NatsBus, type Bus } from '#bus';
 import { createLogger } from '#logging';
 import { describeWithNats, testServers } from '#testing';
@@ -50,6 +50,21 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
     expect(res.status).toBe(503);
     expect(res.body.status).toBe('unhealthy');
     expect(res.body.services.memory).toBe('down');
+  });
+
+  it('should stay healthy when only an optional service (channels) is not deployed', async () => {
+    const present = Object.values(ServiceName).filter((s) => s !== ServiceName.Gateway && s !== ServiceName.Channels);
+    const served = present.map((s) => serviceBus.serve(healthRoute(s), async () => ({ service: s, instance: `${s}-test`, ready: true, details: {} })));
+    await serviceBus.flush();
+    try {
+      const res = await client(url).get('/health');
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe('healthy');
+      expect(res.body.services.channels).toBe('absent');
+      expect(res.body.services.memory).toBe('up');
+    } finally {
+      await Promise.all(served.map((s) => s.drain()));
+    }
   });
 
   it('should answer 504 when the memory service does not reply in time', async () => {

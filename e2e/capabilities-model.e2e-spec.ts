@@ -1,5 +1,5 @@
 import { AnthropicLoopback } from '#testing';
-import { client, startSystem, type Client, type TestSystem } from './harness.js';
+import { client, createAgents, startSystem, type Client, type TestSystem } from './harness.js';
 import { finishedJob, longConversation } from './capabilities.suite.js';
 
 const as = (agent: string, extra: Record<string, string> = {}) => ({ 'x-alfred-agent': agent, ...extra });
@@ -20,7 +20,8 @@ describe('capabilities with Claude (loopback Messages API, real SDK)', () => {
       ALFRED_DISTILL_MAX_ATTEMPTS: '2',
     });
     api = client(system.url);
-  });
+    await createAgents(system.url, ['m-compact', 'm-distill', 'm-distill-401', 'm-learn']);
+  }, 60_000);
   afterAll(async () => {
     await system?.stop();
     await model?.close();

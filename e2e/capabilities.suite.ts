@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pollUntil, testServers } from '#testing';
-import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
+import { client, createAgents, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 
 /** The env a mode needs for the capability stores: Redis (unique key prefix) in the distributed shape. */
 export function capabilityEnv(mode: Mode): Record<string, string> {
@@ -37,7 +37,8 @@ export function capabilitiesSuite(mode: Mode): void {
   beforeAll(async () => {
     system = await startSystem(mode, capabilityEnv(mode));
     api = client(system.url);
-  });
+    await createAgents(system.url, ['compact', 'compact-owner', 'compact-thief', 'distiller', 'empty-agent', 'intruder', 'learner', 'owner', 'refused', 'restorer', 'sess', 'sess-bad', 'sess-conc', 'unsure']);
+  }, 60_000);
   afterAll(async () => system?.stop());
 
   const newSession = async (agent: string, messages: unknown[] = []) => {

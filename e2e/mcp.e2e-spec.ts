@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { client as restClient, startSystem, type TestSystem } from './harness.js';
+import { client as restClient, createAgents, startSystem, type TestSystem } from './harness.js';
 import { ALICE_ERROR, BOB_ERROR } from './recall-api.suite.js';
 import { skillDirs, skillEnv, type SkillDirs } from './skills-fixtures.js';
 
@@ -21,6 +21,7 @@ const TOOLS = [
   'checkpoint_resume',
   'remediation_search',
   'remediation_record',
+  'remediation_feedback',
   'recall',
 ];
 
@@ -59,10 +60,11 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
   beforeAll(async () => {
     dirs = await skillDirs({ withProjectSkills: false });
     system = await startSystem('embedded', skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_SKILLS_RESOURCE_MAX_BYTES: '65536', ALFRED_API_KEYS: `${KEY_A}=acme,${KEY_B}=globex` }));
+    await createAgents(system.url, ['mallory'], { authorization: `Bearer ${KEY_A}` });
     alice = await connect({ authorization: `Bearer ${KEY_A}` });
     mallory = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'mallory' });
     otherTenant = await connect({ authorization: `Bearer ${KEY_B}` });
-  });
+  }, 60_000);
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await system?.stop();
@@ -154,6 +156,25 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     expect(found.results[0]).toMatchObject({ id: recorded.id, fix: ALICE_ERROR.fix });
     expect((await ok(mallory, 'remediation_search', { q: BOB_ERROR })).results).toEqual([]);
     await failed(alice, 'remediation_record', { error_message: 'x' }, 'BAD_REQUEST');
+    expect(await ok(alice, 'remediation_feedback', { id: recorded.id, helpful: true })).toMatchObject({ feedback: { helpful: 1, unhelpful: 0 } });
+    await failed(mallory, 'remediation_feedback', { id: recorded.id, helpful: false }, 'NOT_FOUND');
+  });
+
+  it("should serve only the skills a named agent's policy permits", async () => {
+    const rest = restClient(system.url, { authorization: `Bearer ${KEY_A}` });
+    expect((await rest.post('/agents', { name: 'scoped', policy: { skills: { allow: ['recall', 'remem*', 'remediate'], deny: ['remediate'] } } })).status).toBe(201);
+    const scoped = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'scoped' });
+
+    const index = await ok(scoped, 'skills_index', { format: 'json' });
+    expect(index.skills.map((s: { name: string }) => s.name).sort()).toEqual(['recall', 'remember']);
+    expect((await ok(scoped, 'skills_index', { format: 'markdown' })).text).not.toContain('**skills**');
+    expect((await ok(scoped, 'skills_search', { q: 'store a user preference' })).results.every((r: { name: string }) => ['recall', 'remember'].includes(r.name))).toBe(true);
+    expect((await ok(scoped, 'skills_get', { name: 'remember' })).name).toBe('remember');
+    expect((await failed(scoped, 'skills_get', { name: 'remediate' }, 'FORBIDDEN')).message).toContain('policy');
+    const uris = (await scoped.listResources()).resources.map((r) => r.uri);
+    expect(uris).toContain('skill://remember/SKILL.md');
+    expect(uris.some((u) => u.startsWith('skill://skills/'))).toBe(false);
+    await expect(scoped.readResource({ uri: 'skill://skills/SKILL.md' })).rejects.toThrow(/policy/);
   });
 
   it('should recall across kinds within a token budget', async () => {

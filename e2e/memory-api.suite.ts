@@ -1,4 +1,4 @@
-import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
+import { client, createAgents, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -11,7 +11,8 @@ export function memoryApiSuite(mode: Mode): void {
   beforeAll(async () => {
     system = await startSystem(mode, { ALFRED_BODY_LIMIT_BYTES: String(64 * 1024) });
     api = client(system.url);
-  });
+    await createAgents(system.url, ['batch', 'batch-del', 'crud', 'friday', 'history', 'jarvis', 'lister', 'refusals', 'searcher', 'talker', 'talker-2']);
+  }, 60_000);
   afterAll(async () => system?.stop());
 
   const create = async (body: unknown, agent = 'alfred') => {
@@ -35,6 +36,8 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.body).toMatchObject({ status: 'healthy', version: expect.any(String) });
       expect(res.body.timestamp).toMatch(ISO);
       expect(res.body.services.memory).toBe('up');
+      // No model configured here: /health says so, with what to set.
+      expect(res.body.model).toEqual({ configured: false, hint: expect.stringContaining('ANTHROPIC_API_KEY') });
     });
   });
 

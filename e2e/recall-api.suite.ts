@@ -1,4 +1,4 @@
-import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
+import { client, createAgents, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 import { skillDirs, skillEnv, type SkillDirs } from './skills-fixtures.js';
 
 const as = (agent: string) => ({ 'x-alfred-agent': agent });
@@ -26,7 +26,8 @@ export function recallApiSuite(mode: Mode): void {
     dirs = await skillDirs({ withProjectSkills: false });
     system = await startSystem(mode, skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false' }));
     api = client(system.url);
-  });
+    await createAgents(system.url, ['fixer', 'lister', 'mallory', 'ranking', 'recaller', 'validator']);
+  }, 60_000);
   afterAll(async () => {
     await system?.stop();
     await dirs?.remove();

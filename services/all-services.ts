@@ -1,5 +1,6 @@
 import type { ServiceDefinition } from '#runtime';
 import { agentRuntimeService } from './agent-runtime/src/agent-runtime.module.js';
+import { channelsService } from './channels/src/channels.module.js';
 import { compactorService } from './compactor/src/compactor.module.js';
 import { distillerService } from './distiller/src/distiller.module.js';
 import { learnerService } from './learner/src/learner.module.js';
@@ -16,4 +17,6 @@ export const ALL_SERVICES: ReadonlyArray<ServiceDefinition<any>> = [
   distillerService,
   learnerService,
   agentRuntimeService,
+  // Last: stopped first, so running chat turns can finish while the agents still run.
+  channelsService,
 ];

@@ -40,21 +40,24 @@ export async function startComposite(options: CompositeOptions): Promise<Running
     for (const s of [...services].reverse()) await s.stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
     for (const b of buses) await b.close().catch(() => undefined);
   };
+  let listening: string | undefined;
+  const apiUrl = () => listening;
   try {
     for (const def of ALL_SERVICES) {
       const config = def.loadConfig(options.env);
-      const ctx = { service: def.name, instance: `${def.name}-${process.pid}`, bus: await busFor(def.name), logger: logger.child({ component: def.name }) };
+      const ctx = { service: def.name, instance: `${def.name}-${process.pid}`, bus: await busFor(def.name), logger: logger.child({ component: def.name }), apiUrl };
       services.push(await hostService(def, config, ctx));
     }
     const app = await createGatewayApp(gateway, { bus: await busFor('gateway'), logger: logger.child({ component: 'gateway' }) });
     await app.listen({ host: gateway.ALFRED_API_HOST, port: options.port ?? gateway.ALFRED_API_PORT });
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : gateway.ALFRED_API_PORT;
-    const host = gateway.ALFRED_API_HOST.includes(':') ? `[${gateway.ALFRED_API_HOST}]` : gateway.ALFRED_API_HOST;
+    const url = `http://${hostOf(gateway.ALFRED_API_HOST)}:${port}`;
+    listening = `http://${hostOf(reachableHost(gateway.ALFRED_API_HOST))}:${port}`;
     return {
       app,
       services,
-      url: `http://${host}:${port}`,
+      url,
       async stop() {
         await app.close();
         await stopAll();
@@ -64,6 +67,15 @@ export async function startComposite(options: CompositeOptions): Promise<Running
     await stopAll();
     throw err;
   }
+}
+
+const hostOf = (host: string) => (host.includes(':') ? `[${host}]` : host);
+
+/** The address a local client reaches a server bound to `host` at: a wildcard bind answers on loopback. */
+export function reachableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '::1';
+  return host;
 }
 
 /** `npm start`'s shape: one in-process bus whose event logs live under the data dir. */

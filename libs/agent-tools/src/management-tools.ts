@@ -33,12 +33,12 @@ const code = {
 export const MANAGEMENT_TOOLS = {
   skill_create: {
     name: 'skill_create',
-    description: 'Create a new executable skill (fails if the id exists). It becomes the tool skill_<id> at once.',
+    description: "Create a new executable skill (fails if the id exists). It is your tool skill_<id> at once, for the rest of this turn; to keep it in later turns, name it in a skill's allowed-tools and activate that skill.",
     input_schema: { type: 'object', properties: { id, ...manifestFields, code }, required: ['id', 'description', 'code'], additionalProperties: false },
   },
   skill_update: {
     name: 'skill_update',
-    description: 'Change an executable skill: its code and/or any manifest field. The new version is live at once.',
+    description: 'Change an executable skill: its code and/or any manifest field. The new version is live at once (and its tool is yours for the rest of this turn).',
     input_schema: { type: 'object', properties: { id, ...manifestFields, code }, required: ['id'], additionalProperties: false },
   },
   skill_delete: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentName, IsoTimestamp, Scope } from './common.js';
+import { AgentName, IsoTimestamp, NamePatterns, Scope } from './common.js';
 import { route, ServiceName, topic } from './route.js';
 import { SessionId } from './sessions.js';
 
@@ -10,10 +10,24 @@ export const TURN_MESSAGE_MAX = 200_000;
 
 // ---------- named agents ----------
 
-/** A named agent: its persona seed; USER.md / SOUL.md / MEMORY.md, memories and sessions are keyed by its name. */
+const ALL = { allow: ['*'], deny: [] };
+
+/**
+ * What an agent may use (seed 002/004): `skills` it may load or activate (SKILL.md names) and `tools` it may call
+ * (executable-skill tools `skill_<id>` and the skill management tools). Default: everything.
+ */
+export const AgentPolicy = z.strictObject({
+  skills: NamePatterns.default(ALL),
+  tools: NamePatterns.default(ALL),
+});
+export type AgentPolicy = z.infer<typeof AgentPolicy>;
+export const DEFAULT_AGENT_POLICY: AgentPolicy = { skills: ALL, tools: ALL };
+
+/** A named agent: its persona seed and policy; USER.md / SOUL.md / MEMORY.md, memories and sessions are keyed by its name. */
 export const AgentView = z.object({
   name: AgentName,
   persona: z.string(),
+  policy: AgentPolicy,
   default: z.boolean(),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
@@ -24,11 +38,14 @@ export type AgentView = z.infer<typeof AgentView>;
 export const AgentCreateBody = z.strictObject({
   name: AgentName,
   persona: z.string().max(PERSONA_MAX).default(''),
+  policy: AgentPolicy.optional(),
 });
 export type AgentCreateBody = z.infer<typeof AgentCreateBody>;
 
-/** PATCH /agents/{name} */
-export const AgentPatchBody = z.strictObject({ persona: z.string().max(PERSONA_MAX) });
+/** PATCH /agents/{name}: the persona and/or the policy (a given policy part replaces that part whole). */
+export const AgentPatchBody = z
+  .strictObject({ persona: z.string().max(PERSONA_MAX).optional(), policy: AgentPolicy.partial().optional() })
+  .refine((b) => b.persona !== undefined || b.policy !== undefined, 'send persona and/or policy');
 export type AgentPatchBody = z.infer<typeof AgentPatchBody>;
 
 /** DELETE /agents/{name}?confirm={name}: the name repeated is the confirmation (nothing is deleted without it). */
@@ -43,6 +60,8 @@ export const AgentDeleted = z.object({
   memories_deleted: z.number().int().min(0),
   sessions_deleted: z.number().int().min(0),
   files_deleted: z.number().int().min(0),
+  checkpoints_deleted: z.number().int().min(0).default(0),
+  remediations_deleted: z.number().int().min(0).default(0),
 });
 export type AgentDeleted = z.infer<typeof AgentDeleted>;
 
@@ -84,6 +103,8 @@ export const TurnEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('tool_result'), id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean() }),
   z.object({ type: z.literal('confirmation_request'), request_id: z.string(), action: z.enum(['activate_skill', 'tool_call']), skill: z.string(), prompt: z.string() }),
   z.object({ type: z.literal('compacted'), tokens_before: z.number().int(), tokens_after: z.number().int() }),
+  /** A model call failed before any output and is tried again after `delay_ms` (the stream is not stuck). */
+  z.object({ type: z.literal('retrying'), attempt: z.number().int().min(1), max_attempts: z.number().int().min(1), delay_ms: z.number().int().min(0), error: ErrorInfo }),
   z.object({ type: z.literal('message'), text: z.string(), stop_reason: z.string().nullable() }),
   z.object({ type: z.literal('usage'), usage: TurnUsage }),
   z.object({ type: z.literal('error'), error: ErrorInfo }),
@@ -126,6 +147,7 @@ const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, .
 export const AgentRoutes = {
   create: route(ServiceName.AgentRuntime, 'agent-create', z.object({ tenant: Scope.shape.tenant, agent: AgentCreateBody }), AgentView),
   list: route(ServiceName.AgentRuntime, 'agent-list', z.object({ tenant: Scope.shape.tenant }), AgentList),
+  /** The agent, or NOT_FOUND saying how to create it; `alfred` always exists. */
   get: route(ServiceName.AgentRuntime, 'agent-get', scoped({}), AgentView),
   patch: route(ServiceName.AgentRuntime, 'agent-patch', scoped({ patch: AgentPatchBody }), AgentView),
   delete: route(ServiceName.AgentRuntime, 'agent-delete', scoped({ confirm: z.string().optional() }), AgentDeleted),

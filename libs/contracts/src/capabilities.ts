@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileView } from './agent-files.js';
-import { IsoTimestamp, Scope } from './common.js';
+import { AgentName, IsoTimestamp, Scope, TenantId } from './common.js';
 import { route, ServiceName } from './route.js';
 import {
   SessionAppendResult,
@@ -137,6 +137,8 @@ export const SessionRoutes = {
     SessionAppendResult,
   ),
   delete: route(ServiceName.AgentRuntime, 'session-delete', scoped({ id: SessionId }), SessionDeleted),
+  /** The agent a session of the tenant belongs to (a session implies its agent); NOT_FOUND when none has it. */
+  locate: route(ServiceName.AgentRuntime, 'session-locate', z.object({ tenant: TenantId, id: SessionId }), z.object({ agent: AgentName })),
   list: route(
     ServiceName.AgentRuntime,
     'session-list',
@@ -149,7 +151,16 @@ export const CompactorRoutes = {
   compact: route(
     ServiceName.Compactor,
     'compact',
-    scoped({ session_id: SessionId, instructions: z.string().max(INSTRUCTIONS_MAX).optional(), preserve_recent: z.number().int().min(0).optional() }),
+    scoped({
+      session_id: SessionId,
+      instructions: z.string().max(INSTRUCTIONS_MAX).optional(),
+      preserve_recent: z.number().int().min(0).optional(),
+      /**
+       * The compacted session must fit in about this many tokens (an agent turn near its context window): the
+       * recent tail kept verbatim is chosen by size, not count, and the summary and its input are bounded by it.
+       */
+      target_tokens: z.number().int().min(200).optional(),
+    }),
     CompactResult,
   ),
 } as const;
@@ -172,6 +183,8 @@ export const LearnerRoutes = {
 
 /** GET /sessions query. */
 export const SessionListQuery = z.strictObject({
+  /** Whose sessions (overrides X-Alfred-Agent; both given must agree). */
+  agent: AgentName.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
   offset: z.coerce.number().int().min(0).default(0),
 });

@@ -7,6 +7,16 @@ export const AgentName = z
   .max(64)
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'agent names are 1-64 lowercase letters, digits and single hyphens');
 
+/** A name pattern of an agent's policy: `*` matches any run of characters, `?` one character. */
+export const NamePattern = z.string().min(1).max(128).regex(/^[A-Za-z0-9_*?:.-]+$/, 'patterns are names with * and ? wildcards');
+
+/** Which names are permitted: those matching an `allow` pattern and no `deny` pattern (deny wins). */
+export const NamePatterns = z.strictObject({
+  allow: z.array(NamePattern).max(100).default(['*']),
+  deny: z.array(NamePattern).max(100).default([]),
+});
+export type NamePatterns = z.infer<typeof NamePatterns>;
+
 export const TenantId = z.string().min(1).max(128);
 
 /** Who a request acts for; every store query filters on both, never ranks by them. */
@@ -22,6 +32,14 @@ export const Health = z.object({
   timestamp: z.string(),
 });
 export type Health = z.infer<typeof Health>;
+
+/** GET /health's `model`: whether agent turns have a model (null while the agent runtime does not answer). */
+export const ModelStatus = z.object({
+  configured: z.boolean().nullable(),
+  name: z.string().optional(),
+  hint: z.string().optional(),
+});
+export type ModelStatus = z.infer<typeof ModelStatus>;
 
 /** A service's own health report over the bus. */
 export const ServiceHealth = z.object({

@@ -21,6 +21,8 @@ export const ErrorCode = {
   ModelNotConfigured: 'MODEL_NOT_CONFIGURED',
   ModelError: 'MODEL_ERROR',
   ModelAuthFailed: 'MODEL_AUTH_FAILED',
+  /** The model refused the request as longer than its context window ("prompt is too long"). */
+  ContextTooLong: 'CONTEXT_TOO_LONG',
   ServiceUnavailable: 'SERVICE_UNAVAILABLE',
   ServiceTimeout: 'SERVICE_TIMEOUT',
   Internal: 'INTERNAL_ERROR',
@@ -48,6 +50,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   MODEL_NOT_CONFIGURED: 503,
   MODEL_ERROR: 502,
   MODEL_AUTH_FAILED: 502,
+  CONTEXT_TOO_LONG: 413,
   SERVICE_UNAVAILABLE: 503,
   SERVICE_TIMEOUT: 504,
   INTERNAL_ERROR: 500,

@@ -14,3 +14,4 @@ export * from './feedback.js';
 export * from './checkpoints.js';
 export * from './remediations.js';
 export * from './recall.js';
+export * from './channels.js';

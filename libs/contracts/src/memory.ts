@@ -191,6 +191,14 @@ export const MemoryRoutes = {
   search: route(M, 'search', scoped({ query: SearchQuery }), SearchResponse),
   history: route(M, 'history', scoped({ id: MemoryId }), MemoryHistory),
   feedback: route(M, 'feedback', scoped({ id: MemoryId, feedback: FeedbackBody }), FeedbackResult),
+  /** Deletes everything the memory service holds for one agent (its agent is being deleted). */
+  purgeAgent: route(
+    M,
+    'purge-agent',
+    scoped({}),
+    z.object({ memories: z.number().int().min(0), checkpoints: z.number().int().min(0), remediations: z.number().int().min(0) }),
+    { timeoutMs: 120_000 },
+  ),
   reindex: route(
     M,
     'reindex',

@@ -50,6 +50,7 @@ export const ServiceName = {
   Compactor: 'compactor',
   Distiller: 'distiller',
   Learner: 'learner',
+  Channels: 'channels',
 } as const;
 export type ServiceName = (typeof ServiceName)[keyof typeof ServiceName];
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NamePatterns } from './common.js';
 import { route, ServiceName } from './route.js';
 
 /** Agent Skills name rule: 1-64 lowercase letters, digits and single inner hyphens. */
@@ -209,7 +210,8 @@ const ByName = z.object({ name: SkillPathName });
 
 /** Skill-registry operations. Skills are shared capabilities of the deployment, not per-tenant data. */
 export const SkillRoutes = {
-  index: route(R, 'index', z.object({ budget: z.number().int().min(0).optional() }), SkillRegistryIndex),
+  /** The level-1 index; `only` keeps the skills an agent's policy permits (the rendered text lists only those). */
+  index: route(R, 'index', z.object({ budget: z.number().int().min(0).optional(), only: NamePatterns.optional() }), SkillRegistryIndex),
   get: route(R, 'get', ByName, SkillBodyResponse),
   resources: route(R, 'resources', ByName, SkillResourceList),
   resource: route(R, 'resource', ByName.extend({ path: SkillResourcePath }), SkillResourceContent),

@@ -161,22 +161,50 @@ describe(LlmClient.name, () => {
       expect(loopback.messageRequests[0].body.stream).toBe(true);
     });
 
-    it('should surface an overloaded error event in the stream as MODEL_ERROR', async () => {
-      loopback.script({ content: [], streamErrorType: 'overloaded_error' });
+    it('should surface an overloaded error event in the stream as MODEL_ERROR once retries are used up', async () => {
+      loopback.script({ content: [], streamErrorType: 'overloaded_error' }, { content: [], streamErrorType: 'overloaded_error' }, { content: [], streamErrorType: 'overloaded_error' });
 
       const err = await caught(collect(llm.stream({ messages: hello, maxTokens: 10 })));
 
       expect(err.code).toBe(ErrorCode.ModelError);
       expect(err.message).toContain('overloaded');
+      expect(loopback.messageRequests).toHaveLength(3);
     });
 
-    it('should retry a 429 before the stream starts', async () => {
+    it('should retry a 429 before the stream starts and announce the retry', async () => {
       loopback.fail(429, { retryAfter: '0.01' }).reply('streamed');
 
       const events = await collect(llm.stream({ messages: hello, maxTokens: 10 }));
 
       expect(events.filter((e) => e.type === 'text_delta').map((e) => e.text).join('')).toBe('streamed');
+      expect(events[0]).toMatchObject({ type: 'retry', attempt: 1, maxAttempts: 3, delayMs: 10, error: { code: ErrorCode.RateLimited } });
       expect(loopback.messageRequests).toHaveLength(2);
+    });
+
+    it('should abort the request and make no retry once the signal aborts', async () => {
+      loopback.fail(503, { retryAfter: '5' }).reply('never');
+      const controller = new AbortController();
+      const events: string[] = [];
+
+      for await (const e of llm.stream({ messages: hello, maxTokens: 10 }, { signal: controller.signal })) {
+        events.push(e.type);
+        if (e.type === 'retry') controller.abort();
+      }
+
+      expect(events).toEqual(['retry']);
+      expect(loopback.messageRequests).toHaveLength(1);
+    });
+
+    it('should map "prompt is too long" to CONTEXT_TOO_LONG without retrying', async () => {
+      const small = await AnthropicLoopback.start({ contextWindow: 5 });
+      try {
+        const client = new LlmClient({ apiKey: small.apiKey, baseUrl: small.url, maxRetries: 2 });
+        const err = await caught(collect(client.stream({ messages: hello, maxTokens: 10 })));
+        expect(err.code).toBe(ErrorCode.ContextTooLong);
+        expect(small.messageRequests).toHaveLength(1);
+      } finally {
+        await small.close();
+      }
     });
   });
 

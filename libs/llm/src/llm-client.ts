@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { mapLlmError, modelNotConfigured } from './llm-error.mapper.js';
 import { observeCompletion, observedStream, observeFailure } from './llm-metrics.js';
+import { isRetryable, pause, retryDelayMs } from './llm-retry.js';
 import { normaliseStream, toCompletion } from './llm-stream.js';
 import type {
   Completion,
@@ -9,6 +10,7 @@ import type {
   CountTokensRequest,
   LlmStreamEvent,
   LlmTool,
+  StreamOptions,
   SystemPrompt,
   TokenMeasure,
 } from './llm.types.js';
@@ -84,11 +86,34 @@ export class LlmClient {
     }
   }
 
-  /** A streamed completion as normalised events; errors surface from the iteration as AlfredErrors. */
-  stream(req: CompleteRequest): AsyncIterable<LlmStreamEvent> {
-    const client = this.requireClient();
-    const stream = client.messages.stream(this.params(req));
-    return observedStream(req.model ?? this.model, normaliseStream(stream, (err) => this.mapError(err)));
+  /**
+   * A streamed completion as normalised events; errors surface from the iteration as AlfredErrors. Retries are
+   * made here, not in the SDK, so each is announced (a `retry` event) and an abort stops the request and every
+   * retry at once. An attempt is retried only before it streamed anything. Ends early (no message) when aborted.
+   */
+  stream(req: CompleteRequest, options: StreamOptions = {}): AsyncIterable<LlmStreamEvent> {
+    return observedStream(req.model ?? this.model, this.attempts(this.requireClient(), req, options.signal));
+  }
+
+  private async *attempts(client: Anthropic, req: CompleteRequest, signal: AbortSignal | undefined): AsyncGenerator<LlmStreamEvent> {
+    for (let attempt = 1; !signal?.aborted; attempt++) {
+      const sdk = client.messages.stream(this.params(req), { signal, maxRetries: 0 });
+      let streamed = false;
+      try {
+        for await (const event of normaliseStream(sdk, (err) => err)) {
+          streamed = true;
+          yield event;
+        }
+        return;
+      } catch (err) {
+        if (signal?.aborted) return;
+        const error = mapLlmError(err, { attempts: attempt, baseUrl: this.baseUrl });
+        if (streamed || attempt > this.maxRetries || !isRetryable(err)) throw error;
+        const delayMs = retryDelayMs(err, attempt);
+        yield { type: 'retry', attempt, maxAttempts: this.maxRetries + 1, delayMs, error: { code: error.code, message: error.message } };
+        await pause(delayMs, signal);
+      }
+    }
   }
 
   /** Input tokens of a request, from the model's count-tokens endpoint. */

@@ -32,6 +32,12 @@ function retryAfterSeconds(err: APIError): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
+/** "prompt is too long: N tokens > M maximum" (400) or a 413 request_too_large: the request does not fit. */
+function isContextTooLong(err: APIError): boolean {
+  if (err.status === 413) return true;
+  return err.status === 400 && /prompt is too long|context window|too many tokens/i.test(err.message);
+}
+
 function fromStatus(err: APIError, ctx: ErrorContext): AlfredError {
   const status = err.status;
   const type = apiErrorType(err);
@@ -52,6 +58,9 @@ function fromStatus(err: APIError, ctx: ErrorContext): AlfredError {
       { ...details, retry_after_seconds: retryAfter },
       { cause: err },
     );
+  }
+  if (isContextTooLong(err)) {
+    return new AlfredError(ErrorCode.ContextTooLong, `The model refused the request as longer than its context window: ${err.message}`, details, { cause: err });
   }
   if (status === 408 || status === 504) {
     return new AlfredError(ErrorCode.ServiceTimeout, `The model API timed out (${status})`, details, { cause: err });

@@ -61,7 +61,14 @@ export type LlmStreamEvent =
   | { readonly type: 'text_delta'; readonly text: string }
   | { readonly type: 'tool_use_start'; readonly index: number; readonly id: string; readonly name: string }
   | { readonly type: 'tool_use'; readonly index: number; readonly block: ToolUseBlock }
-  | { readonly type: 'message_stop'; readonly completion: Completion };
+  | { readonly type: 'message_stop'; readonly completion: Completion }
+  /** An attempt failed before any output and another follows after `delayMs` (nothing was streamed yet). */
+  | { readonly type: 'retry'; readonly attempt: number; readonly maxAttempts: number; readonly delayMs: number; readonly error: { code: string; message: string } };
+
+/** How one streamed call may be stopped: aborting the signal aborts the HTTP request and any retry not yet made. */
+export interface StreamOptions {
+  readonly signal?: AbortSignal;
+}
 
 /** A token count and where it came from. */
 export interface TokenMeasure {

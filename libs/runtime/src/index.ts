@@ -4,3 +4,4 @@ export * from './service-host.js';
 export * from './process.js';
 export * from './standalone.js';
 export * from './embedding.providers.js';
+export * from './turn-events.js';

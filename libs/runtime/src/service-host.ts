@@ -13,6 +13,11 @@ export interface ServiceContext {
   readonly instance: string;
   readonly bus: Bus;
   readonly logger: Logger;
+  /**
+   * The gateway's real base URL when the gateway runs in this process (the composite sets it once it listens,
+   * so a port chosen at bind time is known); undefined in a service running on its own.
+   */
+  readonly apiUrl?: () => string | undefined;
 }
 
 export const SERVICE_CONTEXT = Symbol('SERVICE_CONTEXT');
@@ -26,6 +31,8 @@ export interface ServiceDefinition<C = unknown> {
   readonly module: (config: C) => DynamicModule;
   /** Checks that must pass before the instance reports ready; resolved from its application context. */
   readonly readiness?: (app: INestApplicationContext) => ReadinessCheck[];
+  /** Facts its health answer carries beside the checks (e.g. whether a model is configured). */
+  readonly info?: (app: INestApplicationContext) => Record<string, unknown>;
 }
 
 @Global()
@@ -64,7 +71,7 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
   const ready = () => readiness(checks);
   const health: Served = ctx.bus.serve(healthRoute(def.name), async () => {
     const r = await ready();
-    return { service: def.name, instance: ctx.instance, ready: r.ready, details: r.checks };
+    return { service: def.name, instance: ctx.instance, ready: r.ready, details: { ...r.checks, ...def.info?.(app) } };
   });
   // "Started" means other connections can reach the handlers: the server has every subscription.
   await ctx.bus.flush();

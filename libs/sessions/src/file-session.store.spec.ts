@@ -21,6 +21,18 @@ describe(FileSessionStore.name, () => {
   });
   afterEach(() => rm(dataDir, { recursive: true, force: true }));
 
+  describe('deleteAll', () => {
+    it('should leave no folder of the agent behind', async () => {
+      const store = new FileSessionStore({ dataDir });
+      const jarvis = { tenant: 't', agent: 'jarvis' };
+      await store.create(jarvis);
+      await store.create({ tenant: 't', agent: 'alfred' });
+
+      expect(await store.deleteAll(jarvis)).toBe(1);
+      expect(await readdir(join(dataDir, 'sessions', 't'))).toEqual(['alfred']);
+    });
+  });
+
   describe('append', () => {
     it('should persist one JSON file per session and leave no temp files', async () => {
       const store = new FileSessionStore({ dataDir });

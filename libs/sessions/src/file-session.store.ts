@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ErrorCode, SessionView, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens } from '#contracts';
 import { AlfredError } from '#errors';
@@ -78,10 +78,26 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
+  async deleteAll(scope: Scope): Promise<number> {
+    let deleted = 0;
+    for (const id of await this.ids(scope)) if (await this.delete(scope, id)) deleted++;
+    await rm(this.dir(scope), { recursive: true, force: true });
+    return deleted;
+  }
+
+  async locate(tenant: string, id: string): Promise<string | undefined> {
+    checkSessionId(id);
+    const tenantDir = join(this.root, safeSegment(tenant));
+    const agents = await readdir(tenantDir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+    for (const agent of agents.sort()) {
+      const found = await stat(join(tenantDir, agent, `${id}.json`)).then(() => true, () => false);
+      if (found) return agent;
+    }
+    return undefined;
+  }
+
   async list(scope: Scope, options: ListSessionsOptions = {}): Promise<SessionList> {
-    const dir = this.dir(scope);
-    const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
-    const ids = names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).map((n) => n.slice(0, -5));
+    const ids = await this.ids(scope);
     const views = (await Promise.all(ids.map((id) => this.read(scope, id)))).filter((v): v is SessionView => v !== undefined);
     const sessions = views.map(summaryOf).sort((a, b) => b.created_at.localeCompare(a.created_at));
     return { sessions: page(sessions, options.offset, options.limit), total: sessions.length };
@@ -115,6 +131,11 @@ export class FileSessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {}
+
+  private async ids(scope: Scope): Promise<string[]> {
+    const names = await readdir(this.dir(scope)).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+    return names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).map((n) => n.slice(0, -5));
+  }
 
   private async update(scope: Scope, id: string, change: (v: SessionView) => SessionView): Promise<SessionView> {
     checkSessionId(id);

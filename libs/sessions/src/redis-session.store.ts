@@ -18,6 +18,8 @@ interface Keys {
   readonly skills: string;
   readonly lease: string;
   readonly index: string;
+  /** Hash of the tenant: session id → agent (a session implies its agent). */
+  readonly owners: string;
 }
 
 /**
@@ -51,6 +53,7 @@ export class RedisSessionStore implements SessionStore {
         tokens: 'null',
       })
       .zadd(k.index, Date.parse(view.created_at), view.id)
+      .hset(k.owners, view.id, scope.agent)
       .exec();
     return view;
   }
@@ -105,7 +108,35 @@ export class RedisSessionStore implements SessionStore {
     checkSessionId(id);
     const k = this.keys(scope, id);
     const res = await this.redis.multi().del(k.meta, k.messages, k.skills, k.lease).zrem(k.index, id).exec();
-    return Number(res?.[0]?.[1] ?? 0) > 0;
+    const existed = Number(res?.[0]?.[1] ?? 0) > 0;
+    // Only the owner's entry goes: a same-id session of another agent (impossible with minted UUIDs) keeps its own.
+    if (existed && (await this.redis.hget(k.owners, id)) === scope.agent) await this.redis.hdel(k.owners, id);
+    return existed;
+  }
+
+  async deleteAll(scope: Scope): Promise<number> {
+    let deleted = 0;
+    for (const id of await this.redis.zrevrange(this.keys(scope, '-').index, 0, -1)) if (await this.delete(scope, id)) deleted++;
+    await this.redis.del(this.keys(scope, '-').index);
+    return deleted;
+  }
+
+  async locate(tenant: string, id: string): Promise<string | undefined> {
+    checkSessionId(id);
+    const owners = `${this.prefix}session-owners:${safeSegment(tenant)}`;
+    const agent = await this.redis.hget(owners, id);
+    if (agent !== null) return agent;
+    // Sessions stored before the owners hash existed: find the meta key by pattern (glob characters escaped).
+    const glob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+    const pattern = `${glob(`${this.prefix}session:${safeSegment(tenant)}:`)}*${glob(`:{${id}}:meta`)}`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      const meta = keys[0] ? await this.redis.hget(keys[0], 'agent') : null;
+      if (meta) return meta;
+      cursor = next;
+    } while (cursor !== '0');
+    return undefined;
   }
 
   async list(scope: Scope, options: ListSessionsOptions = {}): Promise<SessionList> {
@@ -154,6 +185,7 @@ export class RedisSessionStore implements SessionStore {
       skills: `${base}:skills`,
       lease: `${base}:lease`,
       index: `${this.prefix}sessions:${owner}`,
+      owners: `${this.prefix}session-owners:${safeSegment(scope.tenant)}`,
     };
   }
 

@@ -150,6 +150,32 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
       });
     });
 
+    describe('owners', () => {
+      it('should name the agent a session belongs to, for its tenant only', async () => {
+        const jarvis = { ...scope, agent: 'jarvis' };
+        const { id } = await store.create(jarvis);
+
+        expect(await fx.peer.locate(scope.tenant, id)).toBe('jarvis');
+        expect(await fx.peer.locate('tenant-b', id)).toBeUndefined();
+        expect(await store.locate(scope.tenant, '00000000-0000-0000-0000-000000000000')).toBeUndefined();
+        await store.delete(jarvis, id);
+        expect(await fx.peer.locate(scope.tenant, id)).toBeUndefined();
+      });
+
+      it('should delete every session of one agent and leave the others', async () => {
+        const jarvis = { ...scope, agent: 'jarvis' };
+        const [a, b] = [await store.create(jarvis), await store.create(jarvis)];
+        const mine = await store.create(scope);
+
+        expect(await fx.peer.deleteAll(jarvis)).toBe(2);
+        expect((await store.list(jarvis)).total).toBe(0);
+        expect(await store.locate(scope.tenant, a.id)).toBeUndefined();
+        expect(await store.locate(scope.tenant, b.id)).toBeUndefined();
+        expect((await store.get(scope, mine.id)).id).toBe(mine.id);
+        expect(await fx.peer.deleteAll(jarvis)).toBe(0);
+      });
+    });
+
     describe('leases', () => {
       it('should give the lease to one owner at a time and release it only to its holder', async () => {
         const { id } = await store.create(scope);

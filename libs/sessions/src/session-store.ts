@@ -34,6 +34,10 @@ export interface SessionStore {
   setTokens(scope: Scope, id: string, tokens: SessionTokens): Promise<void>;
   /** True when the session existed. */
   delete(scope: Scope, id: string): Promise<boolean>;
+  /** Deletes every session of the agent and whatever held them (folders, index keys); returns how many. */
+  deleteAll(scope: Scope): Promise<number>;
+  /** The agent a tenant's session belongs to (a session implies its agent); undefined when no agent has it. */
+  locate(tenant: string, id: string): Promise<string | undefined>;
   /** Newest first. */
   list(scope: Scope, options?: ListSessionsOptions): Promise<SessionList>;
   /** One holder at a time; true when `owner` now holds the lease (re-acquiring your own lease extends it). */

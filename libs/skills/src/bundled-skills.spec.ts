@@ -32,6 +32,11 @@ describe('bundled skills', () => {
     expect(blocks.length).toBeGreaterThan(0);
     for (const block of blocks) {
       expect(block).toContain('"$ALFRED_API_URL/');
+      // Every call acts for the running agent (and its caller's key), never silently for the default agent.
+      for (const curl of block.split(/\n(?=\S)/).filter((c) => c.includes('curl '))) {
+        expect(curl).toContain('-H "X-Alfred-Agent: ${ALFRED_AGENT:-alfred}"');
+        expect(curl).toContain('-H "Authorization: Bearer ${ALFRED_API_KEY:-}"');
+      }
       expect(block).not.toMatch(/<[a-z_ -]+>/i);
       expect(block).not.toMatch(/localhost|127\.0\.0\.1/);
     }

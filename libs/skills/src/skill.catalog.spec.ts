@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AlfredError } from '#errors';
@@ -70,6 +70,22 @@ describe(SkillCatalog.name, () => {
       await writeFile(join(bundled.dir, 'alpha', 'ref.md'), 'new resource');
       await until(() => (catalog.getBody('alpha').version !== before ? true : undefined));
       expect(events).toContainEqual({ added: ['fresh'], removed: [], changed: [] });
+    });
+
+    it('should see in-place edits of a SKILL.md that was replaced by rename (an editor saving, sed -i)', async () => {
+      await writeSkill(bundled.dir, 'alpha', 'alpha', 'First.');
+      await catalog.reload();
+      catalog.watch();
+      const file = join(bundled.dir, 'alpha', 'SKILL.md');
+      const text = await readFile(file, 'utf8');
+      await writeFile(`${file}.tmp`, text.replace('First.', 'Renamed over.'));
+      await rename(`${file}.tmp`, file);
+      await until(() => (catalog.getBody('alpha').description === 'Renamed over.' ? true : undefined));
+      // The old inode is gone: only a watch on the folder sees these.
+      await writeFile(file, text.replace('First.', 'Edited in place.'));
+      await until(() => (catalog.getBody('alpha').description === 'Edited in place.' ? true : undefined));
+      await writeFile(file, text.replace('First.', 'Edited again.'));
+      await until(() => (catalog.getBody('alpha').description === 'Edited again.' ? true : undefined));
     });
 
     it('should start watching a root that only appears later, after a reload', async () => {

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import { basename, dirname } from 'node:path';
 import {
   ErrorCode,
@@ -94,12 +95,13 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     return this.byName.has(name);
   }
 
-  renderIndexMarkdown(options?: RenderOptions): RenderedIndex {
-    return renderIndex(this.indexEntries(), IndexFormat.Markdown, options);
+  /** The level-1 index as markdown; `only` keeps the skills it accepts (an agent's policy). */
+  renderIndexMarkdown(options?: RenderOptions, only: (name: string) => boolean = () => true): RenderedIndex {
+    return renderIndex(this.indexEntries().filter((e) => only(e.name)), IndexFormat.Markdown, options);
   }
 
-  renderIndexXml(options?: RenderOptions): RenderedIndex {
-    return renderIndex(this.indexEntries(), IndexFormat.Xml, options);
+  renderIndexXml(options?: RenderOptions, only: (name: string) => boolean = () => true): RenderedIndex {
+    return renderIndex(this.indexEntries().filter((e) => only(e.name)), IndexFormat.Xml, options);
   }
 
   private indexEntries() {
@@ -159,21 +161,36 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     this.armWatchers();
   }
 
+  /**
+   * One non-recursive watcher per directory under each root, re-armed after every reload. Directories, not files:
+   * Node's recursive fs.watch on Linux watches each file's inode, so once a SKILL.md is replaced by rename (editors,
+   * `sed -i`) later in-place edits of it go unseen; a directory's watch reports changes of whatever its entries are.
+   */
   private armWatchers(): void {
+    const wanted = new Set<string>();
     for (const root of this.options.roots) {
-      if (this.watchers.has(root.dir)) continue;
       if (!existsSync(root.dir)) {
         this.watchAncestor(root.dir);
         continue;
       }
       this.ancestorWatchers.get(root.dir)?.watcher.close();
       this.ancestorWatchers.delete(root.dir);
+      for (const dir of directoriesUnder(root.dir)) wanted.add(dir);
+    }
+    for (const [dir, watcher] of this.watchers) {
+      if (wanted.has(dir)) continue;
+      watcher.close();
+      this.watchers.delete(dir);
+    }
+    for (const dir of wanted) {
+      if (this.watchers.has(dir)) continue;
       try {
-        const watcher = watch(root.dir, { recursive: true }, () => this.schedule());
-        watcher.on('error', (err) => this.dropWatcher(root.dir, err));
-        this.watchers.set(root.dir, watcher);
+        const watcher = watch(dir, () => this.schedule());
+        watcher.on('error', (err) => this.dropWatcher(dir, err));
+        this.watchers.set(dir, watcher);
       } catch (err) {
-        this.emit('watch-error', err as Error);
+        // Gone between the listing and the watch: the reload its removal triggers re-arms.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.emit('watch-error', err as Error);
       }
     }
   }
@@ -239,6 +256,24 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     this.ancestorWatchers.clear();
     await this.pending.catch(() => undefined);
   }
+}
+
+// Bounds the watch: skill roots hold folders of skills, not whole trees.
+const MAX_WATCHED_DIRS = 10_000;
+
+/** The directory and every directory below it (symbolic links not followed), up to MAX_WATCHED_DIRS. */
+function directoriesUnder(root: string): string[] {
+  const out = [root];
+  for (let i = 0; i < out.length && out.length < MAX_WATCHED_DIRS; i++) {
+    let entries;
+    try {
+      entries = readdirSync(out[i]!, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) if (e.isDirectory() && !e.isSymbolicLink()) out.push(join(out[i]!, e.name));
+  }
+  return out.slice(0, MAX_WATCHED_DIRS);
 }
 
 function toSummary(skill: LoadedSkill): SkillSummary {

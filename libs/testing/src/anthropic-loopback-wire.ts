@@ -22,6 +22,10 @@ export interface ScriptedMessage {
   readonly delayMs?: number;
   /** Streamed replies only: send an SSE `error` event of this type after message_start instead of the content. */
   readonly streamErrorType?: string;
+  /** Streamed replies only: how many pieces each text is cut into (overrides the loopback's streamPieces). */
+  readonly streamPieces?: number;
+  /** Streamed replies only: the pause between two SSE events, as a model that writes slowly. */
+  readonly eventDelayMs?: number;
 }
 
 /** An HTTP error reply in the API's error format. */
@@ -63,12 +67,16 @@ export function errorBody(type: string, message: string, requestId: string) {
   return { type: 'error', error: { type, message }, request_id: requestId };
 }
 
-function usageOf(reply: ScriptedMessage, inputTokens: number) {
+/** A request's input tokens: a plain count, or split into uncached, cache-written and cache-read tokens. */
+export type InputTokens = number | { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+
+function usageOf(reply: ScriptedMessage, input: InputTokens) {
+  const base = typeof input === 'number' ? { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } : input;
   return {
-    input_tokens: reply.usage?.input_tokens ?? inputTokens,
+    input_tokens: reply.usage?.input_tokens ?? base.input_tokens,
     output_tokens: reply.usage?.output_tokens ?? outputEstimate(reply.content),
-    cache_creation_input_tokens: reply.usage?.cache_creation_input_tokens ?? 0,
-    cache_read_input_tokens: reply.usage?.cache_read_input_tokens ?? 0,
+    cache_creation_input_tokens: reply.usage?.cache_creation_input_tokens ?? base.cache_creation_input_tokens,
+    cache_read_input_tokens: reply.usage?.cache_read_input_tokens ?? base.cache_read_input_tokens,
     cache_creation: null,
     server_tool_use: null,
     service_tier: 'standard',
@@ -93,7 +101,7 @@ function blockOf(block: ScriptedBlock, index: number, msgId: string): WireBlock 
 }
 
 /** The non-streaming Message object. */
-export function messageJson(reply: ScriptedMessage, model: string, msgId: string, inputTokens: number) {
+export function messageJson(reply: ScriptedMessage, model: string, msgId: string, inputTokens: InputTokens) {
   const hasTool = reply.content.some((b) => b.type === 'tool_use');
   return {
     id: msgId,
@@ -138,7 +146,7 @@ function blockEvents(block: WireBlock, index: number, pieces: number): SseEvent[
 }
 
 /** The SSE event sequence of a streamed reply, in the order the API sends it. */
-export function streamEvents(reply: ScriptedMessage, model: string, msgId: string, inputTokens: number, pieces: number): SseEvent[] {
+export function streamEvents(reply: ScriptedMessage, model: string, msgId: string, inputTokens: InputTokens, pieces: number): SseEvent[] {
   const full = messageJson(reply, model, msgId, inputTokens);
   const start = { ...full, content: [], stop_reason: null, usage: { ...full.usage, output_tokens: 1 } };
   const events: SseEvent[] = [

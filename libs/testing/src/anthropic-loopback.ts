@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { LoopbackPromptCache } from './anthropic-loopback-cache.js';
 import {
   errorBody,
   errorTypeFor,
   loopbackTokenCount,
   messageJson,
   streamEvents,
+  type InputTokens,
   type ScriptedError,
   type ScriptedMessage,
   type ScriptedReply,
@@ -22,6 +24,8 @@ export interface RecordedRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly body: any;
   readonly at: number;
+  /** Set when the client closed the connection before the answer was complete (an aborted request). */
+  closedEarlyAt?: number;
 }
 
 export interface AnthropicLoopbackOptions {
@@ -31,6 +35,10 @@ export interface AnthropicLoopbackOptions {
   readonly latencyMs?: number;
   /** How many pieces each text / tool input is split into when streamed (default 3). */
   readonly streamPieces?: number;
+  /** A request counted above this many tokens is refused as the API does: 400 "prompt is too long". */
+  readonly contextWindow?: number;
+  /** Simulate prompt caching (cache_control breakpoints, usage split into read / written / uncached tokens). */
+  readonly promptCache?: { readonly minTokens?: number };
 }
 
 const MODEL = 'claude-sonnet-5-5';
@@ -44,14 +52,17 @@ export class AnthropicLoopback {
   readonly requests: RecordedRequest[] = [];
   readonly apiKey: string;
   private readonly queue: ScriptedReply[] = [];
+  private readonly routes: Array<{ match: (body: any) => boolean; reply: (body: any) => ScriptedReply }> = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private seq = 0;
+  private readonly cache: LoopbackPromptCache | undefined;
 
   private constructor(
     private readonly server: Server,
     private readonly options: AnthropicLoopbackOptions,
   ) {
     this.apiKey = options.apiKey ?? 'sk-ant-loopback-key';
+    this.cache = options.promptCache ? new LoopbackPromptCache(options.promptCache.minTokens) : undefined;
   }
 
   static async start(options: AnthropicLoopbackOptions = {}): Promise<AnthropicLoopback> {
@@ -74,6 +85,15 @@ export class AnthropicLoopback {
   /** Queues replies, answered in order to the next POST /v1/messages requests. */
   script(...replies: ScriptedReply[]): this {
     this.queue.push(...replies);
+    return this;
+  }
+
+  /**
+   * Answers every request whose body matches with `reply`, ahead of the script queue: for callers whose requests
+   * interleave with the scripted ones in an order the test does not decide (e.g. a capability a turn's tool calls).
+   */
+  answer(match: (body: any) => boolean, reply: (body: any) => ScriptedReply): this {
+    this.routes.push({ match, reply });
     return this;
   }
 
@@ -116,7 +136,11 @@ export class AnthropicLoopback {
     const path = new URL(req.url ?? '/', 'http://loopback').pathname;
     const body = safeJson(raw) as Record<string, unknown> | undefined;
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-    this.requests.push({ method: req.method ?? 'GET', path, headers, body, at: Date.now() });
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers, body, at: Date.now() };
+    this.requests.push(recorded);
+    res.once('close', () => {
+      if (!res.writableFinished) recorded.closedEarlyAt = Date.now();
+    });
 
     if (!this.authorised(headers)) {
       return sendJson(res, 401, errorBody('authentication_error', 'invalid x-api-key', requestId));
@@ -130,7 +154,11 @@ export class AnthropicLoopback {
     if (path === '/v1/messages/count_tokens') {
       return sendJson(res, 200, { input_tokens: loopbackTokenCount(body) });
     }
-    const reply = this.queue.shift();
+    const counted = loopbackTokenCount(body);
+    if (this.options.contextWindow !== undefined && counted > this.options.contextWindow) {
+      return sendJson(res, 400, errorBody('invalid_request_error', `prompt is too long: ${counted} tokens > ${this.options.contextWindow} maximum`, requestId));
+    }
+    const reply = this.routes.find((r) => r.match(body))?.reply(body) ?? this.queue.shift();
     if (!reply) {
       return sendJson(res, 400, errorBody('invalid_request_error', 'loopback: no scripted reply left', requestId));
     }
@@ -139,7 +167,7 @@ export class AnthropicLoopback {
     if (reply.kind === 'error') return this.sendError(res, reply, requestId);
     const model = typeof body.model === 'string' ? body.model : MODEL;
     const msgId = `msg_${randomUUID().replaceAll('-', '')}`;
-    const inputTokens = loopbackTokenCount(body);
+    const inputTokens = this.cache ? this.cache.usage(body) : counted;
     if (body.stream === true) return this.sendStream(res, reply, model, msgId, inputTokens);
     sendJson(res, 200, messageJson(reply, model, msgId, inputTokens));
   }
@@ -155,10 +183,12 @@ export class AnthropicLoopback {
     sendJson(res, reply.status, errorBody(type, reply.message ?? `scripted ${type}`, requestId));
   }
 
-  private sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: number): void {
+  private async sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: InputTokens): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    for (const { event, data } of streamEvents(reply, model, msgId, inputTokens, this.options.streamPieces ?? 3)) {
+    for (const { event, data } of streamEvents(reply, model, msgId, inputTokens, reply.streamPieces ?? this.options.streamPieces ?? 3)) {
+      if (res.destroyed) return;
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      await this.delay(reply.eventDelayMs ?? 0);
     }
     res.end();
   }

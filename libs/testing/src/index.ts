@@ -4,3 +4,4 @@ export * from './poll.js';
 export * from './bus-contract.js';
 export { deleteStreamsWithPrefix } from '#bus';
 export * from './redis-cleanup.js';
+export * from './telegram-loopback.js';

@@ -10,7 +10,7 @@ import { AgentService } from './agents/agent.service.js';
 import type { AgentStore } from './agents/agent.store.js';
 import { FileAgentStore } from './agents/file-agent.store.js';
 import { RedisAgentStore } from './agents/redis-agent.store.js';
-import { agentRuntimeEnvSchema, loadAgentRuntimeConfig, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
+import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
 import { TurnHandlers } from './handlers/turn.handlers.js';
@@ -88,7 +88,8 @@ export class AgentRuntimeModule {
                 memoryLimit: config.ALFRED_MEMORY_CONTEXT_LIMIT,
                 skillIndexTtlMs: config.ALFRED_SKILL_INDEX_TTL_MS,
                 workspacesDir,
-                bash: { apiUrl: config.ALFRED_API_URL, path: config.PATH, defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX },
+                apiUrl: apiUrlOf(config, ctx.apiUrl),
+                bash: { path: config.PATH, defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX },
               },
             );
             return new TurnCoordinator(bus, sessions, turnState, llm, runner, {
@@ -114,4 +115,8 @@ export const agentRuntimeService: ServiceDefinition<AgentRuntimeConfig> = {
   envSchema: agentRuntimeEnvSchema,
   loadConfig: loadAgentRuntimeConfig,
   module: (config) => AgentRuntimeModule.forRoot(config),
+  info: (app) => {
+    const llm = app.get<LlmClient>(LLM);
+    return { model: { configured: llm.isConfigured, name: llm.model } };
+  },
 };

@@ -8,8 +8,14 @@ const int = (min: number, max: number, fallback: number) => z.coerce.number().in
 export const agentEnv = {
   /** Where each agent's workspace lives: `<dir>/<tenant>/<agent>/` (default `<ALFRED_DATA_DIR>/workspaces`). */
   ALFRED_WORKSPACES_DIR: z.string().optional(),
-  /** The gateway URL skills' curl commands call (given to bash as ALFRED_API_URL). */
-  ALFRED_API_URL: envHelpers.url(/^https?$/).default('http://127.0.0.1:8080'),
+  /**
+   * The gateway URL skills' curl commands call (given to bash as ALFRED_API_URL). In one process with the gateway
+   * (`npm start`) the gateway's real listen address is used instead; on its own the default is the loopback
+   * address at ALFRED_API_PORT.
+   */
+  ALFRED_API_URL: envHelpers.url(/^https?$/).optional(),
+  /** The gateway's port, for the default ALFRED_API_URL. */
+  ALFRED_API_PORT: envHelpers.port.default(8080),
   /** PATH given to bash (the rest of the environment is scrubbed). */
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   ALFRED_MAX_TOOL_ROUNDS: int(1, 1000, 25),
@@ -36,6 +42,12 @@ export type AgentRuntimeConfig = z.output<typeof agentRuntimeEnvSchema>;
 
 export function loadAgentRuntimeConfig(env: NodeJS.ProcessEnv): AgentRuntimeConfig {
   return parseEnv(agentRuntimeEnvSchema, env);
+}
+
+/** The gateway address agents reach: the running gateway's when known, else the configured or default one. */
+export function apiUrlOf(config: AgentRuntimeConfig, listening?: () => string | undefined): () => string {
+  const configured = config.ALFRED_API_URL ?? `http://127.0.0.1:${config.ALFRED_API_PORT}`;
+  return () => listening?.() ?? configured;
 }
 
 export function workspacesDirOf(config: AgentRuntimeConfig): string {

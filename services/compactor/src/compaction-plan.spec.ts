@@ -1,5 +1,6 @@
 import type { SessionMessage } from '#contracts';
-import { allowedCuts, planCompaction, SKILL_TOOL } from './compaction-plan.js';
+import { allowedCuts, planByTokens, planCompaction, SKILL_TOOL } from './compaction-plan.js';
+import { renderTranscript } from './transcript.js';
 import { extractiveSummary } from './extractive-summarizer.js';
 
 const user = (text: string): SessionMessage => ({ role: 'user', content: text });
@@ -56,5 +57,35 @@ describe('extractiveSummary', () => {
   it('should prefer lines matching the instructions when over budget', () => {
     const msgs = Array.from({ length: 60 }, (_, i) => user(i === 55 ? 'The database password rotates monthly.' : `filler line ${i}.`));
     expect(extractiveSummary(msgs, 'keep everything about the database')).toContain('database password');
+  });
+});
+
+describe('planByTokens', () => {
+  const size = (m: SessionMessage[]) => m.reduce((n, x) => n + (typeof x.content === 'string' ? x.content.length : 10), 0);
+
+  it('should keep the longest recent tail within the budget, however few messages that is', () => {
+    const msgs = [user('a'.repeat(500)), assistant('b'.repeat(500)), user('c'.repeat(500)), assistant('d'.repeat(40))];
+    const plan = planByTokens(msgs, 600, size)!;
+    expect(plan.recent).toEqual(msgs.slice(2));
+    expect(plan.summarised).toEqual(msgs.slice(0, 2));
+  });
+
+  it('should fold even the last message but one when each is huge, and keep tool calls with their results', () => {
+    const msgs = [user('x'.repeat(5000)), call('t1'), result('t1', 'y'), user('z'.repeat(5000))];
+    const plan = planByTokens(msgs, 100, size)!;
+    expect(plan.recent).toEqual([]);
+    expect(plan.summarised).toEqual(msgs);
+    expect(planByTokens([user('only')], 100, size)).toBeNull();
+    expect(planByTokens([user('o'.repeat(500))], 100, size)!.summarised).toHaveLength(1);
+  });
+});
+
+describe('renderTranscript', () => {
+  it('should clip each huge block and drop the oldest lines beyond the limit', () => {
+    const text = renderTranscript([user('old '.repeat(100)), result('t1', 'r'.repeat(50_000)), user('latest question')], 4_300);
+    expect(text.length).toBeLessThan(4_400);
+    expect(text).toContain('characters left out');
+    expect(text).toContain('older transcript lines left out');
+    expect(text).toContain('latest question');
   });
 });

@@ -49,6 +49,26 @@ const loadsSkill = (segment: readonly SessionMessage[]) =>
   segment.some((m) => blocks(m).some((b) => b.type === 'tool_use' && b.name === SKILL_TOOL));
 
 /**
+ * Token-bounded: keeps the longest recent tail (whole segments) within `tailTokens` and summarises the rest, skill
+ * loads included (they are re-read on demand), so a few huge messages cannot make compaction a no-op.
+ */
+export function planByTokens(messages: readonly SessionMessage[], tailTokens: number, tokensOf: (m: SessionMessage[]) => number): CompactionPlan | null {
+  const all = segments(messages);
+  let kept = 0;
+  let used = 0;
+  for (let i = all.length - 1; i >= 0; i--) {
+    const size = tokensOf(all[i]!);
+    if (used + size > tailTokens) break;
+    used += size;
+    kept++;
+  }
+  if (kept === all.length) return null;
+  const summarised = all.slice(0, all.length - kept).flat();
+  if (summarised.length === 0) return null;
+  return { summarised, skillMessages: [], recent: all.slice(all.length - kept).flat() };
+}
+
+/**
  * Keeps the last `preserveRecent` messages (moved earlier when the cut would split a tool call from its
  * result) and skill loads verbatim; everything older is summarised. Nothing to summarise: null.
  */

@@ -1,8 +1,8 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
 import { AlfredError, isAlfredError } from '#errors';
-import { modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
+import { estimateTokens, modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
 import type { SessionStore } from '#sessions';
-import { planCompaction } from './compaction-plan.js';
+import { planByTokens, planCompaction } from './compaction-plan.js';
 import { extractiveSummary } from './extractive-summarizer.js';
 import { modelSummary } from './model-summarizer.js';
 
@@ -15,6 +15,8 @@ export interface CompactRequest {
   readonly sessionId: string;
   readonly instructions?: string;
   readonly preserveRecent?: number;
+  /** Fit the compacted session into about this many tokens (see CompactorRoutes.compact). */
+  readonly targetTokens?: number;
 }
 
 // A replace refused because someone appended meanwhile is retried on the fresh session this many times.
@@ -42,12 +44,14 @@ export class CompactorService {
   private async compactOnce(scope: Scope, req: CompactRequest, mode: 'model' | 'fallback'): Promise<CompactResult> {
     const session = await this.sessions.get(scope, req.sessionId);
     const before = await this.measure(session.messages);
-    const plan = planCompaction(session.messages, req.preserveRecent ?? this.options.defaultPreserveRecent);
+    const plan = req.targetTokens
+      ? planByTokens(session.messages, Math.floor(req.targetTokens / 2), (m) => estimateTokens(m))
+      : planCompaction(session.messages, req.preserveRecent ?? this.options.defaultPreserveRecent);
     if (!plan) {
       return this.result(before, before, `Nothing to compact: the session has ${session.messages.length} messages, all kept.`, 0, session.version);
     }
     const summary =
-      mode === 'model' ? await modelSummary(this.llm, plan.summarised, req.instructions) : extractiveSummary(plan.summarised, req.instructions);
+      mode === 'model' ? await modelSummary(this.llm, plan.summarised, req.instructions, req.targetTokens) : extractiveSummary(plan.summarised, req.instructions);
     const messages: SessionMessage[] = [{ role: 'user', content: summary }, ...plan.skillMessages, ...plan.recent];
     const after = await this.measure(messages);
     const version = await this.sessions.replace(scope, req.sessionId, {

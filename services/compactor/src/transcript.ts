@@ -30,9 +30,17 @@ export function transcriptLines(messages: readonly SessionMessage[]): Transcript
   return out;
 }
 
-/** The transcript as plain text, for the model. */
-export function renderTranscript(messages: readonly SessionMessage[]): string {
-  return transcriptLines(messages)
-    .map((l) => `${l.role}: ${l.text}`)
-    .join('\n\n');
+// One block of the transcript a summariser reads: its head and tail (a huge tool output says little more).
+const BLOCK_MAX = 4_000;
+
+const clipMiddle = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max * 0.75)}\n[… ${s.length - max} characters left out …]\n${s.slice(-max * 0.25)}`);
+
+/** The transcript as plain text, for the model: each block clipped, the oldest lines dropped beyond `maxChars`. */
+export function renderTranscript(messages: readonly SessionMessage[], maxChars = Infinity): string {
+  const lines = transcriptLines(messages).map((l) => `${l.role}: ${clipMiddle(l.text, BLOCK_MAX)}`);
+  let total = lines.reduce((n, l) => n + l.length + 2, 0);
+  let first = 0;
+  while (total > maxChars && first < lines.length - 1) total -= lines[first++]!.length + 2;
+  const dropped = first > 0 ? [`[${first} older transcript lines left out to fit]`] : [];
+  return [...dropped, ...lines.slice(first)].join('\n\n');
 }

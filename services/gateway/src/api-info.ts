@@ -59,4 +59,5 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
   { path: '/agents/{agent}/files/{file}', methods: ['GET'], description: 'An agent file (user, soul, memory); the path agent overrides X-Alfred-Agent' },
   { path: '/agents/{agent}/files/{file}/history', methods: ['GET'], description: 'Every version of an agent file' },
   { path: '/agents/{agent}/files/{file}/restore', methods: ['POST'], description: 'Restore an earlier version' },
+  { path: '/channels/telegram/{tenant}/webhook', methods: ['POST'], description: "Telegram's webhook (set by the channels service when ALFRED_TELEGRAM_WEBHOOK_URL is set; authenticated by the webhook secret, not an API key)" },
 ];

@@ -7,6 +7,7 @@ import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
 import { AgentsController } from './controllers/agents.controller.js';
+import { ChannelsController } from './controllers/channels.controller.js';
 import { CheckpointsController } from './controllers/checkpoints.controller.js';
 import { CapabilitiesController } from './controllers/capabilities.controller.js';
 import { ExecutableSkillsController } from './controllers/executable-skills.controller.js';
@@ -18,6 +19,7 @@ import { SessionsController } from './controllers/sessions.controller.js';
 import { SkillsController } from './controllers/skills.controller.js';
 import { SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
+import { AgentExistsGuard } from './http/agent-scope.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
@@ -30,7 +32,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
@@ -76,6 +78,7 @@ export async function createGatewayApp(
   installAuth(fastify, config.ALFRED_API_KEYS);
   acceptOnlyJson(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
+  app.useGlobalGuards(new AgentExistsGuard(deps.bus));
   await app.init();
   return app;
 }

@@ -1,4 +1,6 @@
+import { permits } from '#agent-tools';
 import type {
+  NamePatterns,
   SkillBodyResponse,
   SkillRegistryIndex,
   SkillReloadResult,
@@ -66,9 +68,15 @@ export class SkillRegistryService {
     this.catalog.watch();
   }
 
-  index(budget?: number): SkillRegistryIndex {
+  /** The level-1 index; with `only` (an agent's skill policy) it lists and renders just the skills that permits. */
+  index(budget?: number, only?: NamePatterns): SkillRegistryIndex {
     const effective = budget ?? (this.options.indexBudget || undefined);
-    return { ...this.catalog.index(), warnings: this.catalog.rootWarnings(), budget: effective ?? null, rendered: this.render(effective) };
+    const base = { ...this.catalog.index(), warnings: this.catalog.rootWarnings(), budget: effective ?? null };
+    if (!only) return { ...base, rendered: this.render(effective) };
+    const keep = (name: string) => permits(only, name);
+    const options = effective === undefined ? {} : { budget: effective };
+    const rendered = { markdown: this.catalog.renderIndexMarkdown(options, keep), xml: this.catalog.renderIndexXml(options, keep) };
+    return { ...base, skills: base.skills.filter((s) => keep(s.name)), rendered };
   }
 
   private render(budget: number | undefined): SkillRegistryIndex['rendered'] {

@@ -1,11 +1,13 @@
 import { rm } from 'node:fs/promises';
 import {
+  AgentPolicy,
   DEFAULT_AGENT_NAME,
   ErrorCode,
   MemoryRoutes,
   type AgentCreateBody,
   type AgentDeleted,
   type AgentList,
+  type AgentPatchBody,
   type AgentView,
   type Scope,
 } from '#contracts';
@@ -16,13 +18,28 @@ import type { SessionStore } from '#sessions';
 import type { AgentRecord, AgentStore } from './agent.store.js';
 import { workspaceDirOf } from '../tools/workspace.js';
 
-const view = (r: AgentRecord): AgentView => ({ ...r, default: r.name === DEFAULT_AGENT_NAME });
-const PAGE = 100;
+const view = (r: AgentRecord): AgentView => ({
+  name: r.name,
+  persona: r.persona,
+  policy: AgentPolicy.parse(r.policy ?? {}),
+  default: r.name === DEFAULT_AGENT_NAME,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+/** The answer for a request naming an agent that does not exist: what to do about it. */
+export function unknownAgent(name: string): AlfredError {
+  return new AlfredError(
+    ErrorCode.NotFound,
+    `agent ${name} does not exist; create it first with POST /agents {"name": "${name}"} (the default agent ${DEFAULT_AGENT_NAME} always exists)`,
+    { resource: 'agent', id: name, create_with: { method: 'POST', path: '/agents', body: { name } } },
+  );
+}
 
 /**
- * Named agents: the persona seed lives here; USER.md / SOUL.md / MEMORY.md, memories, sessions and the
- * workspace are keyed by the name. `alfred` always exists (created on first need, idempotently), and so does
- * any agent a session or turn names (X-Alfred-Agent), with an empty persona.
+ * Named agents: the persona seed and policy live here; USER.md / SOUL.md / MEMORY.md, memories, checkpoints,
+ * remediations, sessions and the workspace are keyed by the name. `alfred` always exists (created on first need,
+ * idempotently); any other agent exists only once created, and everything it owned goes with it.
  */
 export class AgentService {
   constructor(
@@ -35,80 +52,71 @@ export class AgentService {
 
   async create(tenant: string, body: AgentCreateBody): Promise<AgentView> {
     const now = new Date().toISOString();
-    const { record, created } = await this.agents.create(tenant, { name: body.name, persona: body.persona, created_at: now, updated_at: now });
+    const record: AgentRecord = { name: body.name, persona: body.persona, ...(body.policy ? { policy: body.policy } : {}), created_at: now, updated_at: now };
+    const { record: stored, created } = await this.agents.create(tenant, record);
+    if (!created && stored.deleting) throw new AlfredError(ErrorCode.Conflict, `agent ${body.name} is being deleted; try again in a moment`, { name: body.name });
     if (!created && body.name !== DEFAULT_AGENT_NAME) throw new AlfredError(ErrorCode.Conflict, `agent ${body.name} already exists`, { name: body.name });
-    if (!created) return this.patch({ tenant, agent: body.name }, body.persona);
-    return view(record);
+    if (!created) return this.patch({ tenant, agent: body.name }, { persona: body.persona, ...(body.policy ? { policy: body.policy } : {}) });
+    return view(stored);
   }
 
-  /** The agent, created with an empty persona if it was never stored. */
-  async ensure(scope: Scope): Promise<AgentView> {
+  /** The agent; NOT_FOUND (saying how to create it) unless it exists. `alfred` is created on first need. */
+  async get(scope: Scope): Promise<AgentView> {
     const found = await this.agents.get(scope.tenant, scope.agent);
-    if (found) return view(found);
+    if (found && !found.deleting) return view(found);
+    if (scope.agent !== DEFAULT_AGENT_NAME) throw unknownAgent(scope.agent);
     const now = new Date().toISOString();
     return view((await this.agents.create(scope.tenant, { name: scope.agent, persona: '', created_at: now, updated_at: now })).record);
   }
 
-  async get(scope: Scope): Promise<AgentView> {
-    if (scope.agent === DEFAULT_AGENT_NAME) return this.ensure(scope);
-    const found = await this.agents.get(scope.tenant, scope.agent);
-    if (!found) throw AlfredError.notFound('agent', scope.agent);
-    return view(found);
-  }
-
   async list(tenant: string): Promise<AgentList> {
-    await this.ensure({ tenant, agent: DEFAULT_AGENT_NAME });
-    const agents = (await this.agents.list(tenant)).map(view).sort((a, b) => (a.default === b.default ? a.name.localeCompare(b.name) : a.default ? -1 : 1));
+    await this.get({ tenant, agent: DEFAULT_AGENT_NAME });
+    const agents = (await this.agents.list(tenant))
+      .filter((r) => !r.deleting)
+      .map(view)
+      .sort((a, b) => (a.default === b.default ? a.name.localeCompare(b.name) : a.default ? -1 : 1));
     return { agents, total: agents.length };
   }
 
-  async patch(scope: Scope, persona: string): Promise<AgentView> {
+  async patch(scope: Scope, patch: AgentPatchBody): Promise<AgentView> {
     const current = await this.get(scope);
-    const record: AgentRecord = { name: current.name, persona, created_at: current.created_at, updated_at: new Date().toISOString() };
-    if (!(await this.agents.update(scope.tenant, record))) throw AlfredError.notFound('agent', scope.agent);
+    const policy = patch.policy ? { ...current.policy, ...patch.policy } : current.policy;
+    const record: AgentRecord = { name: current.name, persona: patch.persona ?? current.persona, policy, created_at: current.created_at, updated_at: new Date().toISOString() };
+    if (!(await this.agents.update(scope.tenant, record))) throw unknownAgent(scope.agent);
     return view(record);
   }
 
   /**
-   * Deletes the agent with its data: memories, sessions, agent files, workspace. `confirm` must repeat the
-   * name. The record goes last, so an interrupted delete can be repeated and finishes the job.
+   * Deletes the agent with everything it owned: memories, checkpoints, remediations, sessions, agent files,
+   * workspace. `confirm` must repeat the name. The agent is marked first (from then on no request finds it, so
+   * nothing new is created for it) and its record goes last, so an interrupted delete can be repeated.
    */
   async delete(scope: Scope, confirm: string | undefined): Promise<AgentDeleted> {
     if (scope.agent === DEFAULT_AGENT_NAME) {
       throw new AlfredError(ErrorCode.Forbidden, `the default agent ${DEFAULT_AGENT_NAME} cannot be deleted`, { name: scope.agent });
     }
-    await this.get(scope);
+    const record = await this.agents.get(scope.tenant, scope.agent);
+    if (!record) throw unknownAgent(scope.agent);
     if (confirm !== scope.agent) {
       throw new AlfredError(ErrorCode.BadRequest, `deleting agent ${scope.agent} removes its memories, sessions and files: confirm with ?confirm=${scope.agent}`, {
         name: scope.agent,
         confirm: scope.agent,
       });
     }
-    const memories = await this.deleteMemories(scope);
-    const sessions = await this.deleteSessions(scope);
+    if (!record.deleting) await this.agents.update(scope.tenant, { ...record, deleting: true });
+    const purged = await this.bus.request(MemoryRoutes.purgeAgent, { scope });
+    const sessions = await this.sessions.deleteAll(scope);
     const files = await this.files.deleteAll(scope);
     await rm(workspaceDirOf(this.workspacesDir, scope), { recursive: true, force: true });
     await this.agents.delete(scope.tenant, scope.agent);
-    return { name: scope.agent, deleted: true, memories_deleted: memories, sessions_deleted: sessions, files_deleted: files };
-  }
-
-  private async deleteMemories(scope: Scope): Promise<number> {
-    let deleted = 0;
-    for (;;) {
-      const page = await this.bus.request(MemoryRoutes.list, { scope, query: { limit: PAGE, offset: 0 } });
-      if (page.memories.length === 0) return deleted;
-      const res = await this.bus.request(MemoryRoutes.batchDelete, { scope, ids: page.memories.map((m) => m.id) });
-      deleted += res.deleted;
-      if (res.deleted === 0) return deleted;
-    }
-  }
-
-  private async deleteSessions(scope: Scope): Promise<number> {
-    let deleted = 0;
-    for (;;) {
-      const page = await this.sessions.list(scope, { limit: PAGE, offset: 0 });
-      if (page.sessions.length === 0) return deleted;
-      for (const s of page.sessions) if (await this.sessions.delete(scope, s.id)) deleted++;
-    }
+    return {
+      name: scope.agent,
+      deleted: true,
+      memories_deleted: purged.memories,
+      sessions_deleted: sessions,
+      files_deleted: files,
+      checkpoints_deleted: purged.checkpoints,
+      remediations_deleted: purged.remediations,
+    };
   }
 }

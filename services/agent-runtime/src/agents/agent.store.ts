@@ -1,7 +1,11 @@
-import type { AgentView } from '#contracts';
+import type { AgentPolicy, AgentView } from '#contracts';
 
-/** A stored named agent (the `default` flag is derived from the name, not stored). */
-export type AgentRecord = Omit<AgentView, 'default'>;
+/**
+ * A stored named agent (the `default` flag is derived from the name, not stored; records written before policies
+ * existed have none, which means the default policy). `deleting` marks an agent whose data is being removed:
+ * it no longer exists for any request.
+ */
+export type AgentRecord = Omit<AgentView, 'default' | 'policy'> & { readonly policy?: AgentPolicy; readonly deleting?: boolean };
 
 /**
  * Named agents of each tenant, in a store every agent-runtime instance reaches (Redis when REDIS_URL is set,

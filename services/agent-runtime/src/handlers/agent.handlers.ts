@@ -19,7 +19,7 @@ export class AgentHandlers extends BusHandlers {
     this.handle(AgentRoutes.create, (p) => a.create(p.tenant, p.agent));
     this.handle(AgentRoutes.list, (p) => a.list(p.tenant));
     this.handle(AgentRoutes.get, (p) => a.get(p.scope));
-    this.handle(AgentRoutes.patch, (p) => a.patch(p.scope, p.patch.persona));
+    this.handle(AgentRoutes.patch, (p) => a.patch(p.scope, p.patch));
     this.handle(AgentRoutes.delete, (p) => a.delete(p.scope, p.confirm));
   }
 }

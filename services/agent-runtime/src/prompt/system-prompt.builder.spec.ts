@@ -1,25 +1,39 @@
-import { buildSystemPrompt } from './system-prompt.builder.js';
+import { buildSystemPrompt, readableMemoryFile, renderTurnMaterial } from './system-prompt.builder.js';
 
 describe(buildSystemPrompt.name, () => {
-  const agent = { name: 'jarvis', persona: 'Formal.', default: false, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
-  const env = { now: new Date('2026-11-22T10:00:00Z'), workingDirectory: '/ws/jarvis', apiUrl: 'http://127.0.0.1:8080', sessionId: 's1' };
+  const agent = { name: 'jarvis', persona: 'Formal.', policy: { skills: { allow: ['*'], deny: [] }, tools: { allow: ['*'], deny: [] } }, default: false, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
 
-  it('should order persona+SOUL, USER, MEMORY+memories, skill index, active skill as the stable part and put the environment last', () => {
-    const prompt = buildSystemPrompt(
-      { agent, soul: 'Be calm.', user: 'Likes tea.', memoryFile: 'Insight A.', memories: [{ content: 'User lives in Oslo', importance: 0.8 }], skillIndex: '## Available skills\n- remember', activeSkill: '<skill name="recall">' },
-      env,
-    );
+  it('should order persona+SOUL, USER, MEMORY, skill index, active skill, all stable', () => {
+    const prompt = buildSystemPrompt({ agent, soul: 'Be calm.', user: 'Likes tea.', memoryFile: 'Insight A.', skillIndex: '## Available skills\n- remember', activeSkill: '<skill name="recall">' });
     const joined = prompt.stable.join('\n');
-    const order = ['You are jarvis', 'Formal.', 'Be calm.', 'Likes tea.', 'Insight A.', 'User lives in Oslo', '## Available skills', '## Active skill'].map((s) => joined.indexOf(s));
+    const order = ['You are jarvis', 'Formal.', 'Be calm.', 'Likes tea.', 'Insight A.', '## Available skills', '## Active skill'].map((s) => joined.indexOf(s));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
-    expect(prompt.volatile).toMatch(/Time: 2026-11-22T10:00:00.000Z[\s\S]*Working directory: \/ws\/jarvis[\s\S]*Alfred API: http:\/\/127.0.0.1:8080/);
-    expect(joined).not.toContain('2026-11-22');
+    expect(prompt.volatile).toBeUndefined();
+  });
+
+  it('should not claim a number of tools it does not send', () => {
+    const text = buildSystemPrompt({ agent, soul: '', user: '', memoryFile: '', skillIndex: '' }).stable.join('\n');
+    expect(text).not.toMatch(/\b(four|five|\d+) core tools\b/i);
   });
 
   it('should leave out empty sections', () => {
-    const prompt = buildSystemPrompt({ agent: { ...agent, persona: '' }, soul: '', user: ' ', memoryFile: '', memories: [], skillIndex: '' }, env);
+    const prompt = buildSystemPrompt({ agent: { ...agent, persona: '' }, soul: '', user: ' ', memoryFile: '', skillIndex: '' });
     expect(prompt.stable).toHaveLength(1);
     expect(prompt.stable[0]).not.toContain('## Persona');
+  });
+
+  it("should keep the distiller's insight markers out of MEMORY.md", () => {
+    const file = '# MEMORY.md\n\n- Ships on Fridays <!-- insight:0123456789ab -->\n<!-- insight:ffffffffffff -->\n- Uses tabs\n';
+    expect(readableMemoryFile(file)).toBe('# MEMORY.md\n\n- Ships on Fridays\n\n- Uses tabs\n');
+    const text = buildSystemPrompt({ agent, soul: '', user: '', memoryFile: file, skillIndex: '' }).stable.join('\n');
+    expect(text).not.toContain('insight:');
+  });
+});
+
+describe(renderTurnMaterial.name, () => {
+  it('should carry the relevant memories and the environment', () => {
+    const text = renderTurnMaterial({ memories: [{ content: 'User lives in Oslo', importance: 0.8 }], now: new Date('2026-11-22T10:00:00Z'), workingDirectory: '/ws/jarvis', apiUrl: 'http://127.0.0.1:9', agent: 'jarvis', sessionId: 's1' });
+    expect(text).toMatch(/Relevant memories[\s\S]*User lives in Oslo[\s\S]*Time: 2026-11-22T10:00:00.000Z[\s\S]*Working directory: \/ws\/jarvis[\s\S]*Alfred API: http:\/\/127.0.0.1:9[\s\S]*Agent: jarvis[\s\S]*session: s1/);
   });
 });

@@ -7,18 +7,20 @@ export interface PromptParts {
   readonly soul: string;
   readonly user: string;
   readonly memoryFile: string;
-  /** Memories most relevant to the user's message, best first. */
-  readonly memories: ReadonlyArray<{ content: string; importance: number }>;
-  /** The registry's rendered level-1 index (markdown); empty when there are no skills. */
+  /** The registry's rendered level-1 index (markdown, only the skills the agent may use); empty when none. */
   readonly skillIndex: string;
   /** The active skill's body, rendered; undefined when none is active. */
   readonly activeSkill?: string;
 }
 
-export interface PromptEnvironment {
+/** What changes from turn to turn: it follows the cached prefix (see turn-request.ts), never inside it. */
+export interface TurnMaterial {
+  /** Memories most relevant to the user's message, best first. */
+  readonly memories: ReadonlyArray<{ content: string; importance: number }>;
   readonly now: Date;
   readonly workingDirectory: string;
   readonly apiUrl: string;
+  readonly agent: string;
   readonly sessionId: string;
 }
 
@@ -27,10 +29,11 @@ function core(agent: AgentView): string {
     `You are ${agent.name}, an assistant built on Alfred.`,
     agent.persona ? `\n## Persona\n${agent.persona.trim()}` : '',
     '\n## How you work',
-    'You have four core tools: read, write, edit and bash. Everything else you can do comes from skills:',
+    'Your core tools are read, write, edit and bash (your workspace). Everything else you can do comes from skills:',
     'the "Available skills" section lists them; call load_skill with a name to read its full instructions before',
     'following them. Skills reach Alfred (memories, search, learning, compaction) with curl through bash at $ALFRED_API_URL.',
-    'activate_skill asks the user before a skill stays active for the session; deactivate_skill ends it.',
+    'activate_skill asks the user before a skill stays active for the session (its instructions and the tools it declares',
+    'stay yours until deactivate_skill). Every other tool you are given is described in its own definition.',
   ].filter(Boolean).join('\n');
 }
 
@@ -39,25 +42,37 @@ function section(title: string, text: string): string {
   return body ? `## ${title}\n\n${body}` : '';
 }
 
+/** MEMORY.md as the model should read it: the distiller's bookkeeping comments (`<!-- insight:… -->`) left out. */
+export function readableMemoryFile(text: string): string {
+  return text.replace(/[ \t]*<!--[\s\S]*?-->/g, '').replace(/\n{3,}/g, '\n\n');
+}
+
 /**
- * The system prompt in a fixed order: persona and SOUL.md, USER.md, MEMORY.md with the relevant memories, the
- * level-1 skill index (and the active skill) form the stable, cached prefix; the environment follows, volatile.
+ * The system prompt, all of it stable within a session's turns (so it is cached): core and persona, SOUL.md,
+ * USER.md, MEMORY.md, the level-1 skill index, the active skill. Per-turn material goes after the conversation.
  */
-export function buildSystemPrompt(parts: PromptParts, env: PromptEnvironment): SystemPrompt {
-  const memories = parts.memories.map((m) => `- ${m.content.replace(/\s+/g, ' ').trim()}`).join('\n');
+export function buildSystemPrompt(parts: PromptParts): SystemPrompt {
   const stable = [
     [core(parts.agent), section('SOUL.md', parts.soul)].filter(Boolean).join('\n\n'),
     section('USER.md', parts.user),
-    [section('MEMORY.md', parts.memoryFile), section('Relevant memories', memories)].filter(Boolean).join('\n\n'),
+    section('MEMORY.md', readableMemoryFile(parts.memoryFile)),
     parts.skillIndex.trim(),
     parts.activeSkill ? section('Active skill', parts.activeSkill) : '',
   ].filter((s) => s.length > 0);
-  const volatile = [
+  return { stable };
+}
+
+/** This turn's material (relevant memories, environment), placed after the conversation so far. */
+export function renderTurnMaterial(m: TurnMaterial): string {
+  const memories = m.memories.map((x) => `- ${x.content.replace(/\s+/g, ' ').trim()}`).join('\n');
+  return [
+    '<turn_context>',
+    memories ? `## Relevant memories\n\n${memories}\n` : '',
     '## Environment',
-    `- Time: ${env.now.toISOString()}`,
-    `- Working directory: ${env.workingDirectory}`,
-    `- Alfred API: ${env.apiUrl} (also $ALFRED_API_URL in bash)`,
-    `- Agent: ${parts.agent.name} ($ALFRED_AGENT); session: ${env.sessionId} ($ALFRED_SESSION_ID)`,
-  ].join('\n');
-  return { stable, volatile };
+    `- Time: ${m.now.toISOString()}`,
+    `- Working directory: ${m.workingDirectory}`,
+    `- Alfred API: ${m.apiUrl} (also $ALFRED_API_URL in bash)`,
+    `- Agent: ${m.agent} ($ALFRED_AGENT); session: ${m.sessionId} ($ALFRED_SESSION_ID)`,
+    '</turn_context>',
+  ].filter(Boolean).join('\n');
 }

@@ -1,7 +1,7 @@
 import { SkillRoutes } from '#contracts';
 import type { Bus } from '#bus';
 import type { AgentTool, ToolContext } from './tool.types.js';
-import { failed, ok, stringArg } from './tool.types.js';
+import { failed, notConfirmed, ok, stringArg } from './tool.types.js';
 
 /** The name the compactor keeps verbatim (calls and results): do not rename. */
 export const LOAD_SKILL = 'load_skill';
@@ -17,7 +17,10 @@ export function renderSkillBody(skill: { name: string; dir: string; body: string
     `Files this skill mentions are relative to ${skill.dir}; read them with the read tool by that absolute path.`;
 }
 
-/** load_skill (level 2), activate_skill / deactivate_skill (user-confirmed skill activation). */
+/**
+ * load_skill (level 2), activate_skill / deactivate_skill (user-confirmed skill activation). Only the skills of the
+ * turn's index exist for them: the agent's policy already left out the ones it may not use.
+ */
 export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[] {
   const nameSchema = skillNames.length > 0 ? { type: 'string', enum: [...skillNames] } : { type: 'string' };
   const loadSkill: AgentTool = {
@@ -41,11 +44,10 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
     async call(input, ctx) {
       const name = stringArg(input, 'name')!;
       if (!ctx.skills.some((s) => s.name === name)) return unknownSkill(name, ctx);
-      if (!(await ctx.confirm('activate_skill', name, `Activate the skill "${name}" for this session?`))) {
-        return failed(`The user declined to activate the skill "${name}". Do not activate it again unless the user asks; continue without it.`);
-      }
+      const outcome = await ctx.confirm('activate_skill', name, `Activate the skill "${name}" for this session?`);
+      if (outcome !== 'approved') return notConfirmed(outcome, `activating the skill "${name}"`);
       await ctx.activeSkillChanged(name);
-      return ok(`The skill "${name}" is active; its instructions are in your system prompt from now on.`);
+      return ok(`The skill "${name}" is active; its instructions are in your system prompt from now on, and the tools it declares are yours while it stays active.`);
     },
   };
   const deactivate: AgentTool = {

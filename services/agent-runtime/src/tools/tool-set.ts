@@ -1,31 +1,31 @@
 import type { Bus } from '#bus';
-import type { LlmTool } from '#llm';
 import { bashTool, type BashToolOptions } from './bash-tool.js';
 import { fileTools } from './file-tools.js';
 import { skillTools } from './skill-tools.js';
 import { ToolInputError, failed, type AgentTool, type ToolContext, type ToolOutcome } from './tool.types.js';
 import { OutsideWorkspaceError } from './workspace.js';
 
-/** The tools of one turn: the four core tools, the skill tools, and any a provider adds. */
+/** The core tools of every turn (read, write, edit, bash) and the skill tools (load_skill, activate / deactivate). */
 export class ToolSet {
   private readonly byName: Map<string, AgentTool>;
 
-  constructor(tools: readonly AgentTool[]) {
+  constructor(readonly tools: readonly AgentTool[]) {
     this.byName = new Map(tools.map((t) => [t.definition.name, t]));
   }
 
-  static core(bus: Bus, bash: BashToolOptions, skillNames: readonly string[], extra: readonly AgentTool[] = []): ToolSet {
-    return new ToolSet([...fileTools(bus, bash.maxOutputChars), bashTool(bash), ...skillTools(bus, skillNames), ...extra]);
+  static core(bus: Bus, bash: BashToolOptions, skillNames: readonly string[]): ToolSet {
+    return new ToolSet([...fileTools(bus, bash.maxOutputChars), bashTool(bash), ...skillTools(bus, skillNames)]);
   }
 
-  get definitions(): LlmTool[] {
-    return [...this.byName.values()].map((t) => t.definition);
+  /** Runs one call of a tool of this set; an unknown name is an error result naming the tools there are. */
+  async call(name: string, input: Record<string, unknown>, ctx: ToolContext, allNames: readonly string[] = [...this.byName.keys()]): Promise<ToolOutcome> {
+    const tool = this.byName.get(name);
+    if (!tool) return failed(`no tool named "${name}"; the tools are: ${allNames.join(', ')}`);
+    return this.run(tool, input, ctx);
   }
 
   /** Runs one call; every failure becomes an error result the model sees (the turn goes on). */
-  async call(name: string, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
-    const tool = this.byName.get(name);
-    if (!tool) return failed(`no tool named "${name}"; the tools are: ${[...this.byName.keys()].join(', ')}`);
+  async run(tool: AgentTool, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
     try {
       return await tool.call(input, ctx);
     } catch (err) {

@@ -6,6 +6,18 @@ import type { Workspace } from './workspace.js';
 export interface ToolOutcome {
   readonly content: string;
   readonly isError: boolean;
+  /** Tools this call made available (skill_create / skill_update): offered at once, for the rest of the turn. */
+  readonly offers?: readonly string[];
+}
+
+/** How a confirmation ended: the user's answer, no answer in time, or the turn stopped while waiting. */
+export type ConfirmOutcome = 'approved' | 'declined' | 'timeout' | 'stopped';
+
+/** What the model is told when a confirmation did not end in approval. */
+export function notConfirmed(outcome: Exclude<ConfirmOutcome, 'approved'>, what: string): ToolOutcome {
+  if (outcome === 'timeout') return failed(`Nobody answered the confirmation for ${what} in time, so it was not done. The user may be away: do not assume they declined; ask again later or continue without it.`);
+  if (outcome === 'stopped') return failed(`The turn stopped while waiting for confirmation of ${what}; nothing was done.`);
+  return failed(`The user declined ${what}; nothing was done. Do not try it again unless the user asks.`);
 }
 
 export const ok = (content: string): ToolOutcome => ({ content, isError: false });
@@ -21,8 +33,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** The level-1 index of this turn: names for load_skill's enum, folders for reading skill files. */
   readonly skills: readonly SkillSummary[];
-  /** Asks the user (confirmation_request) and waits for the answer; false on refusal or timeout. */
-  confirm(action: 'activate_skill' | 'tool_call', subject: string, prompt: string): Promise<boolean>;
+  /** Asks the user (confirmation_request) and waits for the answer, no answer in time, or the turn's end. */
+  confirm(action: 'activate_skill' | 'tool_call', subject: string, prompt: string): Promise<ConfirmOutcome>;
   /** The active skill changed (its body joins the system prompt from the next model call). */
   activeSkillChanged(skill: string | null): Promise<void>;
 }
@@ -35,10 +47,13 @@ export interface AgentTool {
 
 /**
  * Extension point for tools beyond the core ones (e.g. executable skills, `skill_<id>`): a provider lists the
- * tools for a turn. Registered with the runtime module; none by default.
+ * tools every turn offers, and may find more by name, offered only on demand (the tools an active skill declares,
+ * a tool made in this turn). Registered with the runtime module; none by default.
  */
 export interface ToolProvider {
   tools(ctx: Pick<ToolContext, 'scope' | 'sessionId'>): Promise<AgentTool[]>;
+  /** The tools among `names` this provider has (fresh when `fresh`, e.g. right after one was made). */
+  find?(names: readonly string[], fresh?: boolean): Promise<AgentTool[]>;
 }
 
 /** Reads a string argument; undefined when absent, an error outcome's message when of the wrong type. */

@@ -15,4 +15,9 @@ export class TtlCache<T> {
     });
     return promise;
   }
+
+  /** Replaces the kept value (a fresher one was just loaded). */
+  set(value: T): void {
+    this.value = { at: Date.now(), promise: Promise.resolve(value) };
+  }
 }

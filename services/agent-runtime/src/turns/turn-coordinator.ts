@@ -5,6 +5,7 @@ import { modelNotConfigured, type LlmClient } from '#llm';
 import type { Logger } from '#logging';
 import type { SessionStore } from '#sessions';
 import { Semaphore } from './semaphore.js';
+import type { ConfirmOutcome } from '../tools/tool.types.js';
 import type { TurnRunner } from './turn-runner.js';
 import type { TurnStateStore } from './turn-state.store.js';
 import { StopReason, zeroUsage, type RunningTurn } from './turn.types.js';
@@ -168,22 +169,23 @@ export class TurnCoordinator {
     }
   }
 
-  private waitForAnswer(req: StartTurn, local: LocalTurn, requestId: string): Promise<boolean> {
+  private waitForAnswer(req: StartTurn, local: LocalTurn, requestId: string): Promise<ConfirmOutcome> {
     return new Promise((resolve) => {
-      const finish = (approve: boolean) => {
+      const finish = (outcome: ConfirmOutcome) => {
         clearTimeout(timer);
         clearInterval(poll);
         local.controller.signal.removeEventListener('abort', onAbort);
         local.confirmations.delete(requestId);
-        resolve(approve);
+        resolve(outcome);
       };
-      const onAbort = () => finish(false);
-      const timer = setTimeout(() => finish(false), this.options.confirmTimeoutMs);
+      const answered = (approve: boolean) => finish(approve ? 'approved' : 'declined');
+      const onAbort = () => finish('stopped');
+      const timer = setTimeout(() => finish('timeout'), this.options.confirmTimeoutMs);
       // The control topic is at-most-once: the stored answer is the record, polled in case a signal was missed.
       const poll = setInterval(() => {
-        void this.turnState.answerOf(req.scope, req.sessionId, requestId).then((a) => a !== undefined && finish(a), () => undefined);
+        void this.turnState.answerOf(req.scope, req.sessionId, requestId).then((a) => a !== undefined && answered(a), () => undefined);
       }, Math.min(1_000, this.options.heartbeatMs));
-      local.confirmations.set(requestId, finish);
+      local.confirmations.set(requestId, answered);
       local.controller.signal.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -1,21 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { CompactorRoutes, SkillRoutes, type SessionMessage, type SkillRegistryIndex, type ToolResultBlock, type TurnUsage } from '#contracts';
+import { SkillRoutes, type SessionMessage, type SkillRegistryIndex, type SkillSummary, type ToolResultBlock, type TurnUsage } from '#contracts';
 import type { Bus } from '#bus';
 import { isAlfredError } from '#errors';
-import { estimateTokens, type Completion, type LlmClient, type LlmTool, type SystemPrompt } from '#llm';
+import type { Completion, LlmClient, SystemPrompt } from '#llm';
 import type { Logger } from '#logging';
 import type { SessionStore } from '#sessions';
 import type { AgentService } from '../agents/agent.service.js';
-import { buildSystemPrompt } from '../prompt/system-prompt.builder.js';
+import { buildSystemPrompt, renderTurnMaterial } from '../prompt/system-prompt.builder.js';
 import type { BashToolOptions } from '../tools/bash-tool.js';
 import { renderSkillBody } from '../tools/skill-tools.js';
 import { ToolSet } from '../tools/tool-set.js';
-import type { ToolContext, ToolProvider } from '../tools/tool.types.js';
+import type { ConfirmOutcome, ToolContext, ToolProvider } from '../tools/tool.types.js';
+import { TurnTools } from '../tools/turn-tools.js';
 import { Workspace, workspaceDirOf } from '../tools/workspace.js';
+import { cutToWorkspace, maxCharsFor } from './context-fit.js';
+import { ContextKeeper, type TurnState } from './context-keeper.js';
 import { loadTurnContext } from './turn-context.loader.js';
 import type { TurnStateStore } from './turn-state.store.js';
 import { StopReason, stopReasonOf, zeroUsage, type RunningTurn, type TurnOutcome } from './turn.types.js';
-import { streamCompletion } from './model-call.js';
 import { TtlCache } from './ttl-cache.js';
 
 export interface TurnRunnerOptions {
@@ -28,7 +30,9 @@ export interface TurnRunnerOptions {
   /** How long a worker reuses the skill registry's level-1 index (0: fetch it for every turn). */
   readonly skillIndexTtlMs: number;
   readonly workspacesDir: string;
-  readonly bash: BashToolOptions;
+  /** The gateway's address as agents reach it (resolved per turn: an embedded gateway's port is known only once it listens). */
+  readonly apiUrl: () => string;
+  readonly bash: Omit<BashToolOptions, 'apiUrl'>;
 }
 
 export interface TurnRunnerDeps {
@@ -41,16 +45,17 @@ export interface TurnRunnerDeps {
   readonly logger: Logger;
 }
 
-interface Prepared {
-  readonly history: SessionMessage[];
-  readonly tools: ToolSet;
+/** What a turn needs for every model call, prepared once. */
+export interface Prepared {
+  readonly tools: TurnTools;
   readonly ctx: ToolContext;
+  readonly workspace: Workspace;
+  /** The stable system prompt (re-built when the active skill changes). */
   readonly system: () => SystemPrompt;
-}
-
-interface TurnState {
-  history: SessionMessage[];
-  pending: SessionMessage[];
+  /** This turn's material: relevant memories and the environment. */
+  readonly material: string;
+  /** The session's messages before this turn. */
+  readonly history: SessionMessage[];
 }
 
 interface LoopResult {
@@ -70,21 +75,23 @@ const NOTE: Record<string, string> = {
 /**
  * One agent turn: context, then model calls and tool rounds until the model answers without tools, a limit
  * stops it, or it is cancelled. The session is written once at the end with whole rounds (a round is the
- * assistant's tool calls with all their results), or before a compaction; a turn that lost its lease writes nothing.
+ * assistant's tool calls with all their results), or before a fold; a turn that lost its lease writes nothing.
  */
 export class TurnRunner {
-  private readonly skillIndex: TtlCache<SkillRegistryIndex>;
+  private readonly skillIndex = new Map<string, TtlCache<SkillRegistryIndex>>();
+  private readonly keeper: ContextKeeper;
 
   constructor(
     private readonly deps: TurnRunnerDeps,
     private readonly options: TurnRunnerOptions,
   ) {
-    this.skillIndex = new TtlCache(options.skillIndexTtlMs);
+    this.keeper = new ContextKeeper(deps, options);
   }
 
   async run(t: RunningTurn): Promise<TurnOutcome> {
     const prepared = await this.prepare(t);
-    const state = { history: prepared.history, pending: [{ role: 'user', content: t.message }] as SessionMessage[] };
+    const message = await cutToWorkspace(t.message, maxCharsFor(this.options.contextWindow, Infinity) * 2, prepared.workspace, `message-${t.turnId}`);
+    const state: TurnState = { history: prepared.history, pending: [{ role: 'user', content: message }] };
     const loop = await this.loop(t, prepared, state);
     const stopped = t.signal.aborted ? stopReasonOf(t.signal) : undefined;
     let { failure, completed } = loop;
@@ -103,19 +110,20 @@ export class TurnRunner {
     return { status, rounds: loop.rounds, usage: loop.usage };
   }
 
-  /** Reads the session, agent and context; builds the tools and the (re-buildable) system prompt. */
+  /** Reads the agent and context; builds the tools (as the agent's policy permits) and the system prompt. */
   private async prepare(t: RunningTurn): Promise<Prepared> {
     const { bus, sessions, agents } = this.deps;
+    const agent = await agents.get(t.scope);
     const session = await sessions.get(t.scope, t.sessionId);
-    const agent = await agents.ensure(t.scope);
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
-      this.skillIndex.get(() => bus.request(SkillRoutes.index, {})),
+      this.indexFor(JSON.stringify(agent.policy.skills)).get(() => bus.request(SkillRoutes.index, { only: agent.policy.skills })),
     );
     const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope));
     const cwd = await workspace.root();
-    let activeSkill = session.active_skill ? await this.skillText(session.active_skill) : undefined;
-    const extra = (await Promise.all(this.deps.providers.map((p) => p.tools({ scope: t.scope, sessionId: t.sessionId })))).flat();
-    const tools = ToolSet.core(bus, this.options.bash, context.skills.map((s) => s.name), extra);
+    const apiUrl = this.options.apiUrl();
+    const core = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name));
+    const tools = await TurnTools.create(core, this.deps.providers, { scope: t.scope, sessionId: t.sessionId }, agent.policy.tools);
+    let active = await this.activate(tools, context.skills, session.active_skill);
     const ctx: ToolContext = {
       scope: t.scope,
       sessionId: t.sessionId,
@@ -126,16 +134,13 @@ export class TurnRunner {
       confirm: (action, subject, prompt) => this.confirm(t, action, subject, prompt),
       activeSkillChanged: async (skill) => {
         await sessions.setActiveSkill(t.scope, t.sessionId, skill);
-        activeSkill = skill ? await this.skillText(skill) : undefined;
+        active = await this.activate(tools, context.skills, skill);
       },
     };
-    const { files, memories, skillIndex } = context;
-    const system = (): SystemPrompt =>
-      buildSystemPrompt(
-        { agent, soul: files.soul, user: files.user, memoryFile: files.memory, memories, skillIndex, activeSkill },
-        { now: new Date(), workingDirectory: cwd, apiUrl: this.options.bash.apiUrl, sessionId: t.sessionId },
-      );
-    return { history: session.messages, tools, ctx, system };
+    const { files, skillIndex } = context;
+    const system = () => buildSystemPrompt({ agent, soul: files.soul, user: files.user, memoryFile: files.memory, skillIndex, activeSkill: active });
+    const material = renderTurnMaterial({ memories: context.memories, now: new Date(), workingDirectory: cwd, apiUrl, agent: agent.name, sessionId: t.sessionId });
+    return { tools, ctx, workspace, system, material, history: session.messages };
   }
 
   /** Model calls and tool rounds until the model answers without tools, a limit stops it, or the turn is stopped. */
@@ -143,9 +148,7 @@ export class TurnRunner {
     const result: LoopResult = { completed: false, rounds: 0, usage: zeroUsage() };
     try {
       while (!t.signal.aborted) {
-        await this.maybeCompact(t, state, p.system(), p.tools.definitions);
-        const messages = [...state.history, ...state.pending];
-        const completion = await streamCompletion(this.deps.llm, { system: p.system(), messages, tools: p.tools.definitions, maxTokens: this.options.maxOutputTokens }, t);
+        const completion = await this.keeper.call(t, p, state);
         if (!completion) break;
         addUsage(result.usage, completion);
         state.pending.push({ role: 'assistant', content: assistantContent(completion) });
@@ -153,7 +156,7 @@ export class TurnRunner {
           t.emit({ type: 'message', text: completion.text, stop_reason: completion.stopReason });
           return { ...result, completed: true };
         }
-        const results = await this.runTools(t, p.tools, p.ctx, completion);
+        const results = await this.runTools(t, p, completion);
         if (!results) {
           state.pending.pop();
           break;
@@ -170,29 +173,19 @@ export class TurnRunner {
     }
   }
 
-  private async runTools(t: RunningTurn, tools: ToolSet, ctx: ToolContext, completion: Completion): Promise<ToolResultBlock[] | undefined> {
+  /** Runs the round's calls in order; a result too big for the window is kept in the workspace and cut. */
+  private async runTools(t: RunningTurn, p: Prepared, completion: Completion): Promise<ToolResultBlock[] | undefined> {
     const results: ToolResultBlock[] = [];
+    const maxChars = maxCharsFor(this.options.contextWindow, this.options.bash.maxOutputChars);
     for (const use of completion.toolUses) {
       t.emit({ type: 'tool_call', id: use.id, name: use.name, input: use.input });
-      const out = await tools.call(use.name, use.input, ctx);
+      const out = await p.tools.call(use.name, use.input, p.ctx);
       if (t.signal.aborted) return undefined;
-      t.emit({ type: 'tool_result', id: use.id, name: use.name, content: out.content, is_error: out.isError });
-      results.push({ type: 'tool_result', tool_use_id: use.id, content: out.content || '(no output)', ...(out.isError ? { is_error: true } : {}) });
+      const content = await cutToWorkspace(out.content || '(no output)', maxChars, p.workspace, `${t.turnId}-${use.id}`);
+      t.emit({ type: 'tool_result', id: use.id, name: use.name, content, is_error: out.isError });
+      results.push({ type: 'tool_result', tool_use_id: use.id, content, ...(out.isError ? { is_error: true } : {}) });
     }
     return results;
-  }
-
-  /** Past the configured share of the window: write the finished rounds, compact, continue on the compacted session. */
-  private async maybeCompact(t: RunningTurn, state: TurnState, system: SystemPrompt, tools: LlmTool[]): Promise<void> {
-    const tokens = estimateTokens({ system, messages: [...state.history, ...state.pending], tools });
-    // Nothing older than this turn to fold: compaction could not help (the round limit bounds the turn itself).
-    if (tokens <= this.options.compactThreshold * this.options.contextWindow || state.history.length === 0) return;
-    const { sessions, bus } = this.deps;
-    if (state.pending.length > 0) await sessions.append(t.scope, t.sessionId, state.pending);
-    const res = await bus.request(CompactorRoutes.compact, { scope: t.scope, session_id: t.sessionId }, { timeoutMs: 120_000 });
-    state.history = (await sessions.get(t.scope, t.sessionId)).messages;
-    state.pending = [];
-    t.emit({ type: 'compacted', tokens_before: res.tokens_before, tokens_after: res.tokens_after });
   }
 
   private async persist(t: RunningTurn, pending: SessionMessage[], stoppedBecause: string | undefined): Promise<void> {
@@ -203,20 +196,33 @@ export class TurnRunner {
     await this.deps.sessions.append(t.scope, t.sessionId, messages);
   }
 
-  private async confirm(t: RunningTurn, action: 'activate_skill' | 'tool_call', skill: string, prompt: string): Promise<boolean> {
+  private async confirm(t: RunningTurn, action: 'activate_skill' | 'tool_call', skill: string, prompt: string): Promise<ConfirmOutcome> {
     const requestId = `confirm-${randomUUID().replaceAll('-', '')}`;
     await this.deps.turnState.openConfirmation(t.scope, t.sessionId, { request_id: requestId, turn_id: t.turnId, skill }, this.options.confirmTimeoutMs + 60_000);
     t.emit({ type: 'confirmation_request', request_id: requestId, action, skill, prompt });
     return t.waitForConfirmation(requestId);
   }
 
-  private async skillText(name: string): Promise<string | undefined> {
+  /** The active skill's body for the system prompt, and its declared tools offered. */
+  private async activate(tools: TurnTools, skills: readonly SkillSummary[], name: string | null): Promise<string | undefined> {
+    await tools.declare(name ? skills.find((s) => s.name === name)?.allowed_tools : undefined);
+    if (!name) return undefined;
     try {
       return renderSkillBody(await this.deps.bus.request(SkillRoutes.get, { name }));
     } catch (err) {
       this.deps.logger.warn({ err: String(err), skill: name }, 'active skill could not be loaded');
       return undefined;
     }
+  }
+
+  private indexFor(policyKey: string): TtlCache<SkillRegistryIndex> {
+    let cache = this.skillIndex.get(policyKey);
+    if (!cache) {
+      if (this.skillIndex.size > 64) this.skillIndex.clear();
+      cache = new TtlCache(this.options.skillIndexTtlMs);
+      this.skillIndex.set(policyKey, cache);
+    }
+    return cache;
   }
 }
 

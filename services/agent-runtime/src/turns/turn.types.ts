@@ -1,4 +1,5 @@
 import type { Scope, TurnEvent, TurnStatus, TurnUsage } from '#contracts';
+import type { ConfirmOutcome } from '../tools/tool.types.js';
 
 /** Why a running turn stopped early. */
 export const StopReason = {
@@ -19,8 +20,8 @@ export interface RunningTurn {
   readonly apiKey?: string;
   readonly signal: AbortSignal;
   emit(event: TurnEvent): void;
-  /** Resolves with the user's answer, or false when none came in time. */
-  waitForConfirmation(requestId: string): Promise<boolean>;
+  /** Resolves with the user's answer, `timeout` when none came in time, `stopped` when the turn stopped first. */
+  waitForConfirmation(requestId: string): Promise<ConfirmOutcome>;
 }
 
 export interface TurnOutcome {

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { AgentFileRestoreBody, AgentName, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind } from '#contracts';
+import { AgentFileRestoreBody, AgentName, AgentRoutes, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind, type Scope } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
+import { AgentNotScoped } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -19,30 +20,37 @@ export function fileKind(raw: string): AgentFileKind {
  * The versioned agent files. The `{agent}` in the path names the agent and overrides X-Alfred-Agent
  * (the tenant still comes from the API key).
  */
+@AgentNotScoped()
 @Controller('agents/:agent/files/:file')
 export class AgentFilesController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
   @Get()
-  get(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string) {
-    return this.bus.request(LearnerRoutes.fileGet, { scope: this.scope(c, agent), file: fileKind(file) }, { context: c.context });
+  async get(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string) {
+    const kind = fileKind(file);
+    return this.bus.request(LearnerRoutes.fileGet, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
   }
 
   @Get('history')
-  history(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string) {
-    return this.bus.request(LearnerRoutes.fileHistory, { scope: this.scope(c, agent), file: fileKind(file) }, { context: c.context });
+  async history(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string) {
+    const kind = fileKind(file);
+    return this.bus.request(LearnerRoutes.fileHistory, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
   }
 
   @Post('restore')
   @HttpCode(200)
-  restore(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {
+  async restore(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {
     const { version } = parseInput(AgentFileRestoreBody, body);
-    return this.bus.request(LearnerRoutes.fileRestore, { scope: this.scope(c, agent), file: fileKind(file), version }, { context: c.context });
+    const kind = fileKind(file);
+    return this.bus.request(LearnerRoutes.fileRestore, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
   }
 
-  private scope(c: Caller, agent: string) {
+  /** The path's agent, which must exist (its files go with it). */
+  private async scope(c: Caller, agent: string): Promise<Scope> {
     const parsed = AgentName.safeParse(agent);
     if (!parsed.success) throw new AlfredError(ErrorCode.BadRequest, `invalid agent name in the path: ${parsed.error.issues[0]?.message}`);
-    return { ...c.scope, agent: parsed.data };
+    const scope = { ...c.scope, agent: parsed.data };
+    await this.bus.request(AgentRoutes.get, { scope }, { context: c.context });
+    return scope;
   }
 }

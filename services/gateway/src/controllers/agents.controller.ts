@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Qu
 import { AgentCreateBody, AgentDeleteQuery, AgentName, AgentPatchBody, AgentRoutes } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
+import { AgentNotScoped } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -12,8 +13,10 @@ function agentName(raw: string): string {
 
 /**
  * Named agents of the caller's tenant (the path names the agent, not X-Alfred-Agent). `alfred` always exists
- * and cannot be deleted; DELETE needs `?confirm=<name>` and removes the agent's memories, sessions and files.
+ * and cannot be deleted; DELETE needs `?confirm=<name>` and removes everything the agent owned. The policy
+ * (`skills`, `tools`: allow/deny name patterns) limits what the agent may load, activate and call.
  */
+@AgentNotScoped()
 @Controller('agents')
 export class AgentsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}

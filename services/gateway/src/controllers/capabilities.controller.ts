@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { CompactBody, CompactorRoutes, DistillBody, DistillerRoutes, ErrorCode, LearnBody, LearnerRoutes, SessionId } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
+import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -46,9 +47,11 @@ export class CapabilitiesController {
 
   @Post('compact')
   @HttpCode(200)
-  compact(@CallerParam() c: Caller, @Body() body: unknown, @Headers(SESSION_HEADER) header: string | undefined) {
+  async compact(@CallerParam() caller: Caller, @Body() body: unknown, @Headers(SESSION_HEADER) header: string | undefined) {
     const { session_id, instructions, preserve_recent } = parseInput(CompactBody, body ?? {});
-    const payload = { scope: c.scope, session_id: sessionOf(session_id, header), instructions, preserve_recent };
+    const id = sessionOf(session_id, header);
+    const c = await sessionCaller(this.bus, caller, id);
+    const payload = { scope: c.scope, session_id: id, instructions, preserve_recent };
     return this.bus.request(CompactorRoutes.compact, payload, { context: c.context, timeoutMs: CAPABILITY_TIMEOUT_MS });
   }
 }

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { SessionAppendBody, SessionCreateBody, SessionId, SessionListQuery, SessionRoutes } from '#contracts';
+import { AgentRoutes, ErrorCode, SessionAppendBody, SessionCreateBody, SessionId, SessionListQuery, SessionRoutes } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
+import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -12,8 +13,9 @@ function sessionId(raw: string): string {
 }
 
 /**
- * Sessions of the calling agent (X-Alfred-Agent; `agent` in the create body overrides it), served by
- * agent-runtime over the bus. Another agent's session is a 404, as an unknown one.
+ * Sessions of an agent, served by agent-runtime over the bus. Created for X-Alfred-Agent (or `agent` in the body)
+ * when that agent exists; listed per agent (`?agent=`); a session implies its agent, so reading or changing it
+ * needs no header (a header naming another agent is a 404 saying whose session it is).
  */
 @Controller('sessions')
 export class SessionsController {
@@ -28,25 +30,33 @@ export class SessionsController {
   }
 
   @Get()
-  list(@CallerParam() c: Caller, @Query() query: unknown) {
-    const { limit, offset } = parseInput(SessionListQuery, query);
-    return this.bus.request(SessionRoutes.list, { scope: c.scope, limit, offset }, { context: c.context });
+  async list(@CallerParam() c: Caller, @Query() query: unknown) {
+    const { agent, limit, offset } = parseInput(SessionListQuery, query);
+    if (agent && c.agentNamed && agent !== c.scope.agent) {
+      throw new AlfredError(ErrorCode.BadRequest, `?agent=${agent} and X-Alfred-Agent: ${c.scope.agent} name different agents`);
+    }
+    const scope = { ...c.scope, agent: agent ?? c.scope.agent };
+    if (agent) await this.bus.request(AgentRoutes.get, { scope }, { context: c.context });
+    return this.bus.request(SessionRoutes.list, { scope, limit, offset }, { context: c.context });
   }
 
   @Get(':id')
-  get(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(SessionRoutes.get, { scope: c.scope, id: sessionId(id) }, { context: c.context });
+  async get(@CallerParam() c: Caller, @Param('id') id: string) {
+    const s = await sessionCaller(this.bus, c, sessionId(id));
+    return this.bus.request(SessionRoutes.get, { scope: s.scope, id }, { context: c.context });
   }
 
   @Post(':id/messages')
   @HttpCode(200)
-  append(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+  async append(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const { messages } = parseInput(SessionAppendBody, body);
-    return this.bus.request(SessionRoutes.append, { scope: c.scope, id: sessionId(id), messages }, { context: c.context });
+    const s = await sessionCaller(this.bus, c, sessionId(id));
+    return this.bus.request(SessionRoutes.append, { scope: s.scope, id, messages }, { context: c.context });
   }
 
   @Delete(':id')
-  delete(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(SessionRoutes.delete, { scope: c.scope, id: sessionId(id) }, { context: c.context });
+  async delete(@CallerParam() c: Caller, @Param('id') id: string) {
+    const s = await sessionCaller(this.bus, c, sessionId(id));
+    return this.bus.request(SessionRoutes.delete, { scope: s.scope, id }, { context: c.context });
   }
 }

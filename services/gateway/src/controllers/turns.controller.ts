@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Body, Controller, Delete, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ConfirmBody, SessionId, TurnBody, TurnRoutes, TurnTopics, type TurnEvent, type TurnResult } from '#contracts';
-import { BUS, type Bus, type TopicSubscription } from '#bus';
+import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
+import { followTurn } from '#runtime';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -12,37 +14,11 @@ function sessionId(raw: string): string {
   return raw;
 }
 
-// Until the worker's `started` event says how often it beats, wait this long for it.
-const FIRST_EVENT_MS = 15_000;
-
 function wantsJson(req: FastifyRequest, body: TurnBody, query: Record<string, unknown>): boolean {
   if (body.stream !== undefined) return !body.stream;
   if (query.stream === 'false') return true;
   const accept = req.headers.accept ?? '';
   return accept.includes('application/json') && !accept.includes('text/event-stream');
-}
-
-/**
- * The turn's events as they come, ending with `done`; a worker that stops beating (killed mid-turn) ends the
- * stream with an error and a failed `done`.
- */
-async function* turnEvents(events: TopicSubscription<TurnEvent>, turnId: string): AsyncGenerator<TurnEvent> {
-  let idleMs = FIRST_EVENT_MS;
-  try {
-    for (;;) {
-      const event = await events.next(idleMs);
-      if (event === undefined) {
-        yield { type: 'error', error: { code: 'TURN_LOST', message: `the worker running turn ${turnId} stopped answering; the turn failed and wrote nothing after its last finished round` } };
-        yield { type: 'done', turn_id: turnId, status: 'failed', rounds: 0 };
-        return;
-      }
-      if (event.type === 'started') idleMs = event.heartbeat_ms * 3 + 1_000;
-      yield event;
-      if (event.type === 'done') return;
-    }
-  } finally {
-    events.close();
-  }
 }
 
 async function collect(stream: AsyncIterable<TurnEvent>, turnId: string, session: string): Promise<TurnResult> {
@@ -66,9 +42,10 @@ export class TurnsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
   @Post(':id/turns')
-  async turn(@CallerParam() c: Caller, @Param('id') id: string, @Body() raw: unknown, @Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+  async turn(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown, @Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     const body = parseInput(TurnBody, raw ?? {});
     const session = sessionId(id);
+    const c = await sessionCaller(this.bus, caller, session);
     const turnId = `turn-${randomUUID().replaceAll('-', '')}`;
     // Listen before starting: the first event may be emitted before the start reply arrives.
     const events = await this.bus.listen(TurnTopics.events, { key: turnId });
@@ -83,7 +60,7 @@ export class TurnsController {
       events.close();
       throw err;
     }
-    const stream = turnEvents(events, turnId);
+    const stream = followTurn(events, turnId);
     if (wantsJson(req, body, query)) return reply.status(200).send(await collect(stream, turnId, session));
     reply.hijack();
     const res = reply.raw;
@@ -97,14 +74,16 @@ export class TurnsController {
   }
 
   @Delete(':id/turns/current')
-  cancel(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(TurnRoutes.cancel, { scope: c.scope, session_id: sessionId(id) }, { context: c.context });
+  async cancel(@CallerParam() caller: Caller, @Param('id') id: string) {
+    const c = await sessionCaller(this.bus, caller, sessionId(id));
+    return this.bus.request(TurnRoutes.cancel, { scope: c.scope, session_id: id }, { context: c.context });
   }
 
   @Post(':id/confirm')
   @HttpCode(200)
-  confirm(@CallerParam() c: Caller, @Param('id') id: string, @Body() raw: unknown) {
+  async confirm(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown) {
     const { request_id, approve } = parseInput(ConfirmBody, raw ?? {});
-    return this.bus.request(TurnRoutes.confirm, { scope: c.scope, session_id: sessionId(id), request_id, approve }, { context: c.context });
+    const c = await sessionCaller(this.bus, caller, sessionId(id));
+    return this.bus.request(TurnRoutes.confirm, { scope: c.scope, session_id: id, request_id, approve }, { context: c.context });
   }
 }

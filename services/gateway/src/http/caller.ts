@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { AgentName, ErrorCode, type Scope } from '#contracts';
+import { AgentName, ErrorCode, type AgentPolicy, type Scope } from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
@@ -25,18 +25,33 @@ declare module 'fastify' {
 export interface Caller {
   readonly scope: Scope;
   readonly context: MessageContext;
+  /** True when the request named its agent (X-Alfred-Agent); otherwise the agent is the default or implied by a session. */
+  readonly agentNamed: boolean;
+  /** The agent's policy, where a route enforces it (MCP); absent means everything is permitted. */
+  readonly policy?: AgentPolicy;
 }
 
-export function callerOf(req: FastifyRequest): Caller {
+/** The agent X-Alfred-Agent names, undefined when the header is absent or empty; a malformed name is a 400. */
+export function namedAgent(req: FastifyRequest): string | undefined {
   const raw = req.headers[AGENT_HEADER];
-  const agent = raw === undefined || raw === '' ? DEFAULT_AGENT : Array.isArray(raw) ? raw[0] : raw;
+  const agent = Array.isArray(raw) ? raw[0] : raw;
+  if (agent === undefined || agent === '') return undefined;
   const parsed = AgentName.safeParse(agent);
   if (!parsed.success) {
     throw new AlfredError(ErrorCode.BadRequest, `invalid X-Alfred-Agent header: ${parsed.error.issues[0]?.message}`, {
       header: 'X-Alfred-Agent',
     });
   }
-  return { scope: { tenant: req.alfred.tenant, agent: parsed.data }, context: { correlationId: req.alfred.correlationId } };
+  return parsed.data;
+}
+
+export function callerOf(req: FastifyRequest): Caller {
+  const named = namedAgent(req);
+  return {
+    scope: { tenant: req.alfred.tenant, agent: named ?? DEFAULT_AGENT },
+    context: { correlationId: req.alfred.correlationId },
+    agentNamed: named !== undefined,
+  };
 }
 
 /** `@CallerParam() caller: Caller` in a controller method. */

@@ -5,6 +5,8 @@ import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 const OPEN_PATHS = new Set(['/health', '/health/live', '/health/ready', '/openapi.json']);
+/** Paths that authenticate otherwise than by API key: Telegram's webhook carries the bot's webhook secret. */
+const SELF_AUTHENTICATED = [/^\/channels\/telegram\/[^/]+\/webhook$/];
 const CORRELATION_HEADER = 'x-correlation-id';
 
 /** Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. */
@@ -15,7 +17,8 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
     const correlationId = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     reply.header(CORRELATION_HEADER, correlationId);
     req.alfred = { tenant: 'default', correlationId };
-    if (entries.length === 0 || OPEN_PATHS.has(req.url.split('?')[0]!)) return;
+    const path = req.url.split('?')[0]!;
+    if (entries.length === 0 || OPEN_PATHS.has(path) || SELF_AUTHENTICATED.some((p) => p.test(path))) return;
     const presented = bearer(req) ?? header(req, 'x-api-key');
     const tenant = presented === undefined ? undefined : matchKey(entries, presented);
     if (tenant === undefined) {

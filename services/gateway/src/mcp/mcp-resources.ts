@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ErrorCode, SkillRoutes, type SkillResourceContent } from '#contracts';
+import { permits } from '#agent-tools';
+import { ErrorCode, SkillRoutes, type NamePatterns, type SkillResourceContent } from '#contracts';
 import type { Bus, MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 
@@ -36,10 +37,12 @@ export class SkillResources {
   constructor(
     private readonly bus: Bus,
     private readonly context: MessageContext,
+    /** The calling agent's skill policy: other skills are neither listed nor read. */
+    private readonly only?: NamePatterns,
   ) {}
 
   async list() {
-    const index = await this.bus.request(SkillRoutes.index, {}, { context: this.context });
+    const index = await this.bus.request(SkillRoutes.index, this.only ? { only: this.only } : {}, { context: this.context });
     const files = (
       await Promise.all(
         index.skills.map(async (skill) => {
@@ -72,6 +75,7 @@ export class SkillResources {
 
   async read(uri: string) {
     const { name, path } = parseSkillUri(uri);
+    if (!permits(this.only, name)) throw new AlfredError(ErrorCode.NotFound, `no skill resource ${uri} for this agent (its policy does not permit the skill)`);
     const file = await this.read_(name, path);
     const body = file.encoding === 'utf8' ? { text: file.content } : { blob: file.content };
     return { contents: [{ uri, mimeType: mimeTypeOf(path, file.encoding), ...body, _meta: { sha256: sha256(file), size: file.size } }] };

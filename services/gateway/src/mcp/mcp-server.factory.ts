@@ -36,7 +36,7 @@ export function createMcpServer(bus: Bus, caller: Caller, logger: Logger): Serve
         'record what you learn with memory_record and remediation_record.',
     },
   );
-  const resources = new SkillResources(bus, caller.context);
+  const resources = new SkillResources(bus, caller.context, caller.policy?.skills);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const tool = TOOLS.get(req.params.name);

@@ -5,12 +5,14 @@ import {
   CheckpointRoutes,
   CheckpointSaveBody,
   ConversationIngestBody,
+  ErrorCode,
   FeedbackBody,
   MemoryCreateBody,
   MemoryId,
   MemoryRoutes,
   RecallQuery,
   RecallRoutes,
+  RemediationId,
   RemediationRecordBody,
   RemediationRoutes,
   RemediationSearchQuery,
@@ -22,7 +24,9 @@ import {
   SkillRoutes,
   SkillSearchQuery,
 } from '#contracts';
+import { permits } from '#agent-tools';
 import type { Bus } from '#bus';
+import { AlfredError } from '#errors';
 import type { Caller } from '../http/caller.js';
 
 /** One MCP tool: its arguments are a contract schema, its work the same bus route the REST API uses. */
@@ -34,6 +38,12 @@ export interface McpTool<S extends z.ZodType = z.ZodType> {
 }
 
 const tool = <S extends z.ZodType>(t: McpTool<S>): McpTool => t as unknown as McpTool;
+
+/** The skill, unless the calling agent's policy does not permit it (then FORBIDDEN, naming the policy). */
+export function permittedSkill(c: Caller, name: string): string {
+  if (permits(c.policy?.skills, name)) return name;
+  throw new AlfredError(ErrorCode.Forbidden, `agent ${c.scope.agent}'s policy does not permit the skill "${name}"`, { skill: name, agent: c.scope.agent });
+}
 const opts = (c: Caller) => ({ context: c.context });
 const SLOW = (c: Caller) => ({ context: c.context, timeoutMs: 60_000 });
 
@@ -43,20 +53,25 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_search',
     description: 'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
     input: SkillSearchQuery,
-    run: (bus, c, query) => bus.request(SkillRoutes.search, { query }, opts(c)),
+    run: async (bus, c, query) => {
+      const found = await bus.request(SkillRoutes.search, { query }, opts(c));
+      const results = found.results.filter((r) => permits(c.policy?.skills, r.name));
+      return { ...found, results, total: found.total - (found.results.length - results.length) };
+    },
   }),
   tool({
     name: 'skills_get',
     description: "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
     input: z.strictObject({ name: SkillPathName }),
-    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { name }, opts(c)),
+    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { name: permittedSkill(c, name) }, opts(c)),
   }),
   tool({
     name: 'skills_index',
     description: 'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
     input: SkillIndexQuery,
     run: async (bus, c, { format, budget }) => {
-      const { rendered, ...index } = await bus.request(SkillRoutes.index, budget === undefined ? {} : { budget }, opts(c));
+      const only = c.policy?.skills;
+      const { rendered, ...index } = await bus.request(SkillRoutes.index, { ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}) }, opts(c));
       return format === 'json' ? index : { format, ...rendered[format], budget: index.budget };
     },
   }),
@@ -121,6 +136,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description: 'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
     input: RemediationRecordBody,
     run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation }, opts(c)),
+  }),
+  tool({
+    name: 'remediation_feedback',
+    description: 'Report whether a recorded fix worked (helpful: true/false, optional note); it moves the fix up or down in later searches.',
+    input: z.strictObject({ id: RemediationId, ...FeedbackBody.shape }),
+    run: (bus, c, { id, ...feedback }) => bus.request(RemediationRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
   }),
   tool({
     name: 'recall',

@@ -1,5 +1,6 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AgentRoutes } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { LOGGER, type Logger } from '#logging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -21,7 +22,9 @@ export class McpController {
   @All()
   async handle(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const caller = callerOf(req);
-    const server = createMcpServer(this.bus, caller, this.logger);
+    // Called as an agent, MCP serves only the skills that agent's policy permits (the guard made sure it exists).
+    const agent = await this.bus.request(AgentRoutes.get, { scope: caller.scope }, { context: caller.context });
+    const server = createMcpServer(this.bus, { ...caller, policy: agent.policy }, this.logger);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.on('close', () => {

@@ -7,6 +7,7 @@ import {
   AgentPatchBody,
   AgentRoutes,
   ApiInfo,
+  ChannelRoutes,
   CheckpointId,
   CheckpointListQuery,
   CheckpointResumeBody,
@@ -23,6 +24,7 @@ import {
   ExecutableSkillRoutes,
   FeedbackBody,
   Health,
+  ModelStatus,
   LearnBody,
   LearnerRoutes,
   MemoryBatchCreateBody,
@@ -54,6 +56,8 @@ import {
   SkillRoutes,
   SkillRunnerRoutes,
   SkillSearchQuery,
+  TelegramUpdate,
+  TenantId,
   TurnBody,
   TurnResult,
   TurnRoutes,
@@ -82,7 +86,7 @@ const FileKind = z.string().describe('user, soul or memory (or USER.md, SOUL.md,
 const JobIdParam = z.string().min(1).max(128);
 const ExecDeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
 const SkillIndexJson = SkillRoutes.index.response.omit({ rendered: true });
-const HealthAnswer = Health.extend({ services: z.record(z.string(), z.enum(['up', 'not-ready', 'down'])) });
+const HealthAnswer = Health.extend({ services: z.record(z.string(), z.enum(['up', 'not-ready', 'down'])), model: ModelStatus });
 const sse = { mediaType: 'text/event-stream', description: 'turn events (event: <type>, data: JSON), heartbeats as comments' };
 const resp = <R extends { response: z.ZodType }>(r: R, status = 200) => ({ [status]: r.response });
 
@@ -163,6 +167,16 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'DELETE', path: '/executable-skills/:id', summary: 'Delete an executable skill (?confirm=true)', params: execId, query: ExecDeleteQuery, responses: resp(ExecutableSkillRoutes.delete) },
   { method: 'POST', path: '/executable-skills/:id/execute', summary: 'Run an executable skill in the sandbox with these arguments', params: execId, body: z.unknown(), responses: resp(SkillRunnerRoutes.execute) },
   { method: 'GET', path: '/executable-skills/:id/executions', summary: "The tenant's executions of a skill, newest first", params: execId, query: SkillExecutionsQuery, responses: resp(SkillRunnerRoutes.executions) },
+
+  {
+    method: 'POST',
+    path: '/channels/telegram/:tenant/webhook',
+    summary: "Telegram's webhook (registered by the channels service): authenticated by X-Telegram-Bot-Api-Secret-Token, not an API key; 200 once the update is stored",
+    params: { tenant: TenantId },
+    body: TelegramUpdate,
+    responses: resp(ChannelRoutes.telegramWebhook),
+    open: true,
+  },
 
   { method: 'POST', path: '/mcp', summary: 'MCP over Streamable HTTP (stateless JSON-RPC)', body: z.unknown(), responses: { 200: { mediaType: 'application/json', description: 'a JSON-RPC response (or text/event-stream)' } } },
   ...(['GET', 'PUT', 'PATCH', 'DELETE'] as const).map((method) => ({

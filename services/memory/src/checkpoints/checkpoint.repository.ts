@@ -1,4 +1,5 @@
 import type { Checkpoint, CheckpointListQuery, Scope } from '#contracts';
+import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
 
 export const CHECKPOINT_COLLECTION = 'checkpoints';
@@ -64,6 +65,11 @@ export class CheckpointRepository {
 
   delete(scope: Scope, id: string): Promise<string[]> {
     return this.collection.delete(scope, [id]);
+  }
+
+  /** Deletes every one of the agent's (its agent is being deleted). */
+  purge(scope: Scope): Promise<number> {
+    return purgeScope(this.collection, scope);
   }
 
   /** Newest first; ties (same millisecond) keep a stable order by id. */

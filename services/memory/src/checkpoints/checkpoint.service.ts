@@ -34,6 +34,11 @@ export class CheckpointService {
     private readonly contextSize = CHECKPOINT_CONTEXT_MESSAGES,
   ) {}
 
+  /** Deletes every one of the agent's (its agent is being deleted); returns how many. */
+  purge(scope: Scope): Promise<number> {
+    return this.repo.purge(scope);
+  }
+
   async save(scope: Scope, body: CheckpointSaveBody, ctx?: MessageContext): Promise<Checkpoint> {
     const session = body.session_id ? await this.session(scope, body.session_id, ctx) : undefined;
     const checkpoint: Checkpoint = {

@@ -1,4 +1,5 @@
 import type { FeedbackCounts, Scope } from '#contracts';
+import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, StoredDoc } from '#vector-store';
 import { placeholderVector } from './placeholder-vector.js';
 
@@ -46,6 +47,10 @@ export class MemoryFeedbackRepository {
 
   delete(scope: Scope, ids: readonly string[]): Promise<string[]> {
     return this.collection.delete(scope, ids);
+  }
+
+  purge(scope: Scope): Promise<number> {
+    return purgeScope(this.collection, scope, 'updated_at');
   }
 }
 

@@ -1,11 +1,11 @@
 import {
   ErrorCode,
   MemoryEvents,
+  MemoryListQuery,
   type FeedbackBody,
   type FeedbackCounts,
   type FeedbackResult,
   type Memory,
-  type MemoryListQuery,
   type Scope,
 } from '#contracts';
 import type { Bus } from '#bus';
@@ -32,6 +32,20 @@ export class MemoryFeedbackService {
     /** Counts (or their absence) of single reads; evicted on this instance's reports and on every feedback event. */
     readonly counts: ScopedCache<CachedCounts> = new ScopedCache<CachedCounts>(),
   ) {}
+
+  /** Deletes every memory of the agent (each with its change event, like any delete) and their feedback counts. */
+  async purge(scope: Scope): Promise<number> {
+    let deleted = 0;
+    for (;;) {
+      const page = await this.memories.list(scope, MemoryListQuery.parse({ limit: 100 }));
+      if (page.memories.length === 0) break;
+      const res = await this.memories.batchDelete(scope, page.memories.map((m) => m.id));
+      deleted += res.deleted;
+      if (res.deleted === 0) break;
+    }
+    await this.repo.purge(scope);
+    return deleted;
+  }
 
   /** Counts one report; a memory of another agent (or none) is NOT_FOUND. Serialised per memory in this instance. */
   rate(scope: Scope, id: string, body: FeedbackBody): Promise<FeedbackResult> {

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CheckpointRoutes, RecallRoutes, RemediationRoutes } from '#contracts';
+import { CheckpointRoutes, MemoryRoutes, RecallRoutes, RemediationRoutes } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { BusHandlers } from '#runtime';
 import { CheckpointService } from '../checkpoints/checkpoint.service.js';
+import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { RecallService } from '../recall/recall.service.js';
 import { RemediationService } from '../remediations/remediation.service.js';
 
@@ -14,6 +15,7 @@ export class RecallHandlers extends BusHandlers {
     private readonly checkpoints: CheckpointService,
     private readonly remediations: RemediationService,
     private readonly recalls: RecallService,
+    private readonly memories: MemoryFeedbackService,
   ) {
     super(bus);
   }
@@ -29,6 +31,11 @@ export class RecallHandlers extends BusHandlers {
     this.handle(RemediationRoutes.get, (p) => r.get(p.scope, p.id));
     this.handle(RemediationRoutes.search, (p) => r.search(p.scope, p.query));
     this.handle(RemediationRoutes.feedback, (p) => r.rate(p.scope, p.id, p.feedback));
+    this.handle(MemoryRoutes.purgeAgent, async (p) => ({
+      memories: await this.memories.purge(p.scope),
+      checkpoints: await c.purge(p.scope),
+      remediations: await r.purge(p.scope),
+    }));
     this.handle(RecallRoutes.recall, (p, ctx) => this.recalls.recall(p.scope, p.query, ctx));
   }
 }

@@ -1,4 +1,5 @@
 import type { Remediation, Scope } from '#contracts';
+import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
 
 export const REMEDIATION_COLLECTION = 'remediations';
@@ -58,6 +59,11 @@ export class RemediationRepository {
 
   delete(scope: Scope, id: string): Promise<string[]> {
     return this.collection.delete(scope, [id]);
+  }
+
+  /** Deletes every one of the agent's (its agent is being deleted). */
+  purge(scope: Scope): Promise<number> {
+    return purgeScope(this.collection, scope);
   }
 
   async search(

@@ -35,6 +35,11 @@ export class RemediationService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** Deletes every one of the agent's (its agent is being deleted); returns how many. */
+  purge(scope: Scope): Promise<number> {
+    return this.repo.purge(scope);
+  }
+
   async record(scope: Scope, body: RemediationRecordBody): Promise<Remediation> {
     const remediation: Remediation = {
       id: randomUUID(),

@@ -16,7 +16,7 @@ export class SkillRegistryHandlers extends BusHandlers {
 
   protected register(): void {
     const r = this.registry;
-    this.handle(SkillRoutes.index, async (p) => r.index(p.budget));
+    this.handle(SkillRoutes.index, async (p) => r.index(p.budget, p.only));
     this.handle(SkillRoutes.get, async (p) => r.get(p.name));
     this.handle(SkillRoutes.resources, (p) => r.resources(p.name));
     this.handle(SkillRoutes.resource, (p) => r.resource(p.name, p.path));

@@ -1,0 +1,3 @@
+import { channelsSuite } from './channels.suite.js';
+
+describe('Telegram channel (embedded)', () => channelsSuite('embedded'));

@@ -1,0 +1,18 @@
+import { ChatGate } from './chat-gate.js';
+
+describe(ChatGate.name, () => {
+  it('should admit updates of one chat in call order, each once the one before lets it in', async () => {
+    const gate = new ChatGate();
+    const order: string[] = [];
+    const first = await gate.admit('c');
+    const second = gate.admit('c').then((open) => (order.push('second'), open));
+    const other = gate.admit('d').then((open) => (order.push('other'), open));
+    await other;
+    expect(order).toEqual(['other']);
+    first();
+    (await second)();
+    expect(order).toEqual(['other', 'second']);
+    const third = await gate.admit('c');
+    third();
+  });
+});

@@ -1,0 +1,4 @@
+import { runStandalone } from '#runtime';
+import { channelsService } from './channels.module.js';
+
+await runStandalone(channelsService);
