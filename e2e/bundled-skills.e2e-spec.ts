@@ -61,7 +61,7 @@ const noError = (docs: any[]) => docs.forEach((d) => expect(d.error).toBeUndefin
 /** One entry per bundled skill, in the order they run (remember stores what recall then finds). */
 const CHECKS: Record<string, SkillCheck> = {
   remember: {
-    blocks: 5,
+    blocks: 4,
     needs: ['/memories', '/memories/batch', '/conversations'],
     block: (i, [doc]) => {
       if (i === 1) expect(doc.created).toBe(2);
