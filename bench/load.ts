@@ -17,6 +17,8 @@ export interface BenchRow {
   /** For gateway rows: the bare handler's p50 in the same run, and p50 minus it. */
   readonly baselineP50?: number;
   readonly overheadP50?: number;
+  /** Quality and comparison figures (recall, ratios) of rows that are not only latency. */
+  readonly metrics?: Readonly<Record<string, number | string>>;
 }
 
 /** Runs autocannon against a loopback URL; a run with failed responses is reported, not hidden. */

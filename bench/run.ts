@@ -8,6 +8,8 @@ import { skillsBench } from './skills.bench.js';
 import { agentsBench } from './agents.bench.js';
 import { agentPromptBench } from './agent-prompt.bench.js';
 import { capabilitiesBench } from './capabilities.bench.js';
+import { qualityBench } from './quality.bench.js';
+import { mem0Bench } from './mem0.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -34,6 +36,8 @@ const context = {
   cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
   memory_gb: Math.round(totalmem() / 2 ** 30),
   loadavg_at_start: loadavg().map((l) => Math.round(l * 100) / 100),
+  /** Read again at the end: the machine is shared, and other work moves the latency figures. */
+  loadavg_at_end: [] as number[],
   quick,
 };
 
@@ -41,7 +45,9 @@ const nats = (await natsReachable(natsUrl)) ? natsUrl : undefined;
 if (!nats) console.log(`NATS not reachable at ${natsUrl}: NATS-mode rows are skipped`);
 const ctx = { logger, quick, ...(nats ? { natsUrl: nats } : {}) };
 const sections: Record<string, () => Promise<BenchRow[]>> = {
+  quality: () => qualityBench(ctx),
   memory: () => memoryBench(ctx),
+  mem0: () => mem0Bench(ctx),
   'exec-skills': () => execSkillsBench(ctx),
   skills: () => skillsBench(ctx),
   capabilities: () => capabilitiesBench(ctx),
@@ -53,8 +59,11 @@ const only = process.env.ALFRED_BENCH_ONLY?.split(',').map((s) => s.trim()).filt
 const rows: BenchRow[] = [];
 for (const [name, run] of Object.entries(sections)) if (!only || only.includes(name)) rows.push(...(await run()));
 
+context.loadavg_at_end = loadavg().map((l) => Math.round(l * 100) / 100);
 console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — ${context.cpus}, ${context.memory_gb} GB\n`);
 console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));
+const measured = rows.filter((r) => r.metrics);
+if (measured.length > 0) console.table(measured.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, ...r.metrics })));
 await mkdir(new URL('./results/', import.meta.url), { recursive: true }).catch(() => undefined);
 const out = new URL(`../../bench/results/${context.at.replace(/[:.]/g, '-')}.json`, import.meta.url);
 await writeFile(out, JSON.stringify({ context, rows }, null, 2));

@@ -61,19 +61,22 @@ const noError = (docs: any[]) => docs.forEach((d) => expect(d.error).toBeUndefin
 /** One entry per bundled skill, in the order they run (remember stores what recall then finds). */
 const CHECKS: Record<string, SkillCheck> = {
   remember: {
-    blocks: 3,
-    needs: ['/memories', '/memories/batch'],
+    blocks: 4,
+    needs: ['/memories', '/memories/batch', '/conversations'],
     block: (i, [doc]) => {
       if (i === 1) expect(doc.created).toBe(2);
-      else if (i === 2) expect(doc.memories.map((m: any) => m.content)).toEqual(['User prefers dark mode in every editor and terminal']);
+      else if (i === 2) expect(doc.memories.map((m: any) => m.content)).toEqual(['User: We moved the launch to May 12', 'Assistant: Noted: launch on May 12']);
+      else if (i === 3) expect(doc.memories.map((m: any) => m.content)).toEqual(['User prefers dark mode in every editor and terminal']);
       else expect(doc).toMatchObject({ id: expect.any(String), content: expect.stringMatching(/^User /) });
     },
     after: async ({ api }) => {
       const contents = (await api.get('/memories?limit=100')).body.memories.map((m: { content: string }) => m.content);
       expect(contents.sort()).toEqual([
+        'Assistant: Noted: launch on May 12',
         'User prefers dark mode in every editor and terminal',
         'User reviews pull requests in the morning',
         'User works on the Alfred project in TypeScript',
+        'User: We moved the launch to May 12',
       ]);
     },
   },

@@ -36,7 +36,7 @@ describe('changing the embedder', () => {
 
     await expect(start(envFor(onnx()))).rejects.toMatchObject({
       code: 'EMBEDDER_MISMATCH',
-      message: expect.stringMatching(/hash-v1-384.*onnx:tiny-embedder.*alfred reindex/s),
+      message: expect.stringMatching(/hash-v2-384.*onnx:tiny-embedder.*alfred reindex/s),
     });
 
     const out: string[] = [];

@@ -14,6 +14,7 @@ const TOOLS = [
   'skills_create',
   'memory_search',
   'memory_record',
+  'memory_record_conversation',
   'memory_feedback',
   'checkpoint_save',
   'checkpoint_list',
@@ -92,6 +93,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     expect(byName.get('memory_record')).toMatchObject({ required: ['content'], additionalProperties: false });
     expect(byName.get('memory_record').properties.importance).toMatchObject({ type: 'number', minimum: 0, maximum: 1, default: 0.5 });
     expect(byName.get('memory_feedback').required).toEqual(['id', 'helpful']);
+    expect(byName.get('memory_record_conversation').required).toEqual(['messages']);
     expect(byName.get('checkpoint_resume').properties.level).toMatchObject({ enum: ['summary', 'context', 'full'], default: 'summary' });
     expect(byName.get('recall').properties.budget_tokens).toMatchObject({ type: 'integer', default: 2000 });
   });

@@ -11,7 +11,7 @@ export function memoryApiSuite(mode: Mode): void {
   beforeAll(async () => {
     system = await startSystem(mode, { ALFRED_BODY_LIMIT_BYTES: String(64 * 1024) });
     api = client(system.url);
-    await createAgents(system.url, ['batch', 'batch-del', 'crud', 'friday', 'history', 'jarvis', 'lister', 'refusals', 'searcher']);
+    await createAgents(system.url, ['batch', 'batch-del', 'crud', 'friday', 'history', 'jarvis', 'lister', 'refusals', 'searcher', 'talker', 'talker-2']);
   }, 60_000);
   afterAll(async () => system?.stop());
 
@@ -291,6 +291,44 @@ export function memoryApiSuite(mode: Mode): void {
       ['min_score above 1', '?q=a&min_score=1.5', 422],
     ])('should refuse %s', async (_what, query, status) => {
       expect((await api.get(`/search${query}`, as('searcher'))).status).toBe(status);
+    });
+  });
+
+  describe('POST /conversations', () => {
+    const messages = [
+      { speaker: 'Caroline', content: 'I went to the adoption agency yesterday', time: '2023-05-08T13:56:00Z' },
+      { speaker: 'Melanie', content: 'How did it go?', time: '2023-05-08T13:57:00Z' },
+      { speaker: 'Caroline', content: 'Really well, they start the paperwork next month', time: '2023-05-08T13:58:00Z' },
+      { speaker: 'Melanie', content: 'I painted a sunrise over the lake', time: '2023-06-20T09:00:00Z' },
+    ];
+
+    it('should store each message as a memory, shown without its context and found through it', async () => {
+      const res = await api.post('/conversations', { conversation_id: 'c-1', messages, tags: ['chat'] }, as('talker'));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ conversation_id: 'c-1', created: 4 });
+      const [first, second] = res.body.memories as Array<{ id: string; content: string }>;
+      expect(first!.content).toBe('Caroline: I went to the adoption agency yesterday');
+      const read = await api.get(`/memories/${second!.id}`, as('talker'));
+      expect(Object.keys(read.body).sort()).toEqual(['content', 'date', 'id', 'importance', 'source', 'tags', 'timestamp']);
+      expect(read.body).toMatchObject({ content: 'Melanie: How did it go?', tags: ['chat'], source: 'daily' });
+      // "How did it go?" has none of these words: its neighbours and its date do.
+      const found = await api.get('/search?q=adoption%20agency%20May%202023&explain=true', as('talker'));
+      const hit = found.body.results.find((r: { id: string }) => r.id === second!.id);
+      expect(hit).toBeDefined();
+      expect(hit.explanation[0]).toMatchObject({ signal: 'lexical' });
+      const byDate = await api.get('/search?q=June%202023', as('talker'));
+      expect(byDate.body.results[0].content).toBe('Melanie: I painted a sunrise over the lake');
+    });
+
+    it('should refuse a message without a speaker or with a bad time, and store nothing', async () => {
+      const before = await total('talker-2');
+      const noSpeaker = await api.post('/conversations', { messages: [{ speaker: ' ', content: 'hi' }] }, as('talker-2'));
+      expect([400, 422]).toContain(noSpeaker.status);
+      expect(noSpeaker.body.error.message).toMatch(/speaker/);
+      const badTime = await api.post('/conversations', { messages: [{ speaker: 'a', content: 'hi', time: 'yesterday' }] }, as('talker-2'));
+      expect([400, 422]).toContain(badTime.status);
+      expect(badTime.body.error.code).toEqual(expect.any(String));
+      expect(await total('talker-2')).toBe(before);
     });
   });
 

@@ -56,3 +56,14 @@ export const Empty = z.object({}).strict();
 export function queryInt(min: number, max: number, fallback: number) {
   return z.coerce.number().int().min(min).max(max).default(fallback);
 }
+
+/** Query-string booleans: "true"/"1" or "false"/"0" (z.coerce.boolean would read "false" as true). */
+export function queryBool() {
+  return z
+    .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+    .transform((v) => v === true || v === 'true' || v === '1')
+    .default(false);
+}
+
+/** One signal's part in a search score (the ranking module's explanation): the parts sum to the score. */
+export const ScoreExplanation = z.array(z.object({ signal: z.string(), value: z.number(), contribution: z.number() }));

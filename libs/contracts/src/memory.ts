@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IsoDate, Scope, queryInt } from './common.js';
+import { IsoDate, IsoTimestamp, Scope, ScoreExplanation, queryBool, queryInt } from './common.js';
 import { FeedbackBody, FeedbackCounts, FeedbackResult } from './feedback.js';
 import { event, route, ServiceName } from './route.js';
 
@@ -68,6 +68,32 @@ export const MemoryBatchCreateResult = z.object({
   errors: z.array(z.object({ index: z.number().int(), error: z.string() })),
 });
 
+/** One message of a conversation: who said it, what, and (optionally) when. */
+export const ConversationMessage = z.strictObject({
+  speaker: z.string().trim().min(1, 'speaker cannot be empty').max(200),
+  content: Content,
+  time: IsoTimestamp.optional(),
+});
+export type ConversationMessage = z.infer<typeof ConversationMessage>;
+
+/**
+ * POST /conversations: messages in the order they were said. Each becomes a memory "speaker: content"
+ * indexed with the messages around it and its date as context (found through them, shown without them).
+ */
+export const ConversationIngestBody = z.strictObject({
+  conversation_id: z.string().trim().min(1).max(128).optional(),
+  messages: z.array(ConversationMessage).min(1, 'messages cannot be empty').max(MEMORY_BATCH_MAX),
+  importance: Importance.default(0.5),
+  tags: Tags.default([]),
+});
+export type ConversationIngestBody = z.infer<typeof ConversationIngestBody>;
+
+export const ConversationIngestResult = z.object({
+  conversation_id: z.string(),
+  created: z.number().int(),
+  memories: z.array(MemoryCreated),
+});
+
 export const MemoryBatchDeleteBody = z.strictObject({
   ids: z.array(MemoryId).min(1, 'IDs array cannot be empty').max(1000),
 });
@@ -102,10 +128,12 @@ export const SearchQuery = z.strictObject({
   limit: queryInt(1, 50, 10),
   min_score: z.coerce.number().min(0).max(1).default(0),
   source: MemorySource.optional(),
+  /** Adds each result's per-signal score breakdown (`explanation`). */
+  explain: queryBool(),
 });
 export type SearchQuery = z.infer<typeof SearchQuery>;
 
-export const SearchResult = Memory.extend({ score: z.number().min(0).max(1) });
+export const SearchResult = Memory.extend({ score: z.number().min(0).max(1), explanation: ScoreExplanation.optional() });
 export const SearchResponse = z.object({
   results: z.array(SearchResult),
   query: z.string(),
@@ -154,6 +182,7 @@ export const MemoryRoutes = {
     scoped({ memories: z.array(z.unknown()).min(1).max(MEMORY_BATCH_MAX), source: MemorySource.default('daily') }),
     MemoryBatchCreateResult,
   ),
+  ingestConversation: route(M, 'conversation-ingest', scoped({ conversation: ConversationIngestBody }), ConversationIngestResult),
   get: route(M, 'get', scoped({ id: MemoryId }), Memory),
   update: route(M, 'update', scoped({ id: MemoryId, patch: MemoryUpdateBody }), MemoryUpdated),
   delete: route(M, 'delete', scoped({ id: MemoryId }), MemoryDeleted),

@@ -17,7 +17,7 @@ describe(createEmbedder.name, () => {
 
   it('should fall back to hashing with a notice naming the fixes when no model exists', async () => {
     const { embedder, notice } = await createEmbedder({ kind: 'auto', modelDir: join(dir, 'none') });
-    expect([embedder.id, embedder.kind]).toEqual(['hash-v1-384', 'lexical']);
+    expect([embedder.id, embedder.kind]).toEqual(['hash-v2-384', 'lexical']);
     expect(notice).toBe(LEXICAL_FALLBACK_NOTICE);
     expect(notice).toMatch(/lexical.*word overlap.*no semantic similarity.*npx alfred models pull.*ALFRED_EMBEDDINGS_URL/s);
   });
@@ -30,7 +30,7 @@ describe(createEmbedder.name, () => {
 
   it('should honour an explicit hash kind and dimension', async () => {
     const { embedder, notice } = await createEmbedder({ kind: 'hash', dimension: 64, modelDir: dir });
-    expect([embedder.id, notice]).toEqual(['hash-v1-64', undefined]);
+    expect([embedder.id, notice]).toEqual(['hash-v2-64', undefined]);
   });
 
   it('should refuse onnx and openai kinds without their settings', async () => {
@@ -53,7 +53,7 @@ describe(CachedEmbedder.name, () => {
       await cached.embed(['b', 'a']);
       expect(a2).toBe(a1);
       expect(seen).toEqual(['a', 'b', 'c', 'b']);
-      expect([cached.id, cached.dimension, cached.kind]).toEqual(['hash-v1-16', 16, 'lexical']);
+      expect([cached.id, cached.dimension, cached.kind]).toEqual(['hash-v2-16', 16, 'lexical']);
     });
   });
 });

@@ -1,5 +1,6 @@
 import type { Embedder } from './embedder.js';
-import { fmix, tokenize } from './text-features.js';
+import { analyse } from '#text';
+import { fmix } from './text-features.js';
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -14,8 +15,9 @@ export interface HashingEmbedderOptions {
 }
 
 /**
- * Lexical fallback embedder: signed feature hashing of stemmed words plus character 3-grams
- * (of "^word$"), L2-normalised. Similarity is word/spelling overlap only, no semantics.
+ * Lexical fallback embedder: signed feature hashing of the analyser's terms (stop words dropped, stemmed)
+ * plus character 3-grams (of "^term$"), L2-normalised. Similarity is word/spelling overlap only, no semantics.
+ * v2: terms come from #text's analyser (v1 had its own tokenizer and no stop words).
  */
 export class HashingEmbedder implements Embedder {
   readonly id: string;
@@ -26,7 +28,7 @@ export class HashingEmbedder implements Embedder {
     const dimension = options.dimension ?? 384;
     if (!Number.isInteger(dimension) || dimension < 8) throw new RangeError(`dimension must be an integer >= 8, got ${dimension}`);
     this.dimension = dimension;
-    this.id = `hash-v1-${dimension}`;
+    this.id = `hash-v2-${dimension}`;
   }
 
   embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -36,7 +38,7 @@ export class HashingEmbedder implements Embedder {
   /** Synchronous form for hot paths (one query on /search). */
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(this.dimension);
-    for (const token of tokenize(text)) {
+    for (const token of analyse(text)) {
       this.addWord(vector, token);
       this.addNgrams(vector, token);
     }

@@ -1,30 +1,6 @@
-/** Text normalisation shared by the hashing embedder and sparse (BM25-style) term vectors. */
+import { analyse } from '#text';
 
-const WORD = /[\p{L}\p{N}]+/gu;
-const SUFFIXES = ['ingly', 'edly', 'ing', 'ies', 'ied', 'ed', 'es', 's'] as const;
-
-/** A deliberately light stemmer: folds common English inflections so "running"/"runs" meet "run". */
-export function stem(token: string): string {
-  if (token.length <= 4) return token;
-  for (const suffix of SUFFIXES) {
-    if (token.length - suffix.length >= 3 && token.endsWith(suffix)) {
-      const base = token.slice(0, -suffix.length);
-      if (suffix === 'ies' || suffix === 'ied') return `${base}y`;
-      if (suffix === 's' && base.endsWith('s')) return token;
-      return base.length > 3 && base.at(-1) === base.at(-2) ? base.slice(0, -1) : base;
-    }
-  }
-  return token;
-}
-
-/** Lowercased, unicode-aware word tokens, lightly stemmed. */
-export function tokenize(text: string): string[] {
-  const words = text.toLowerCase().match(WORD);
-  if (words === null) return [];
-  const out = new Array<string>(words.length);
-  for (let i = 0; i < words.length; i++) out[i] = stem(words[i]);
-  return out;
-}
+/** Hashing of analysed terms, shared by the hashing embedder and sparse (BM25-style) term vectors. */
 
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -55,7 +31,7 @@ export function fmix(h: number): number {
  */
 export function termHashes(text: string): Map<number, number> {
   const counts = new Map<number, number>();
-  for (const token of tokenize(text)) {
+  for (const token of analyse(text)) {
     const key = fnv1a(token) & 0x7fffffff;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }

@@ -1,4 +1,7 @@
-import { DEFAULT_FUSION, fuse, fuseScore, saturate } from './fusion.js';
+import { fuseCandidates, saturate } from './fusion.js';
+import type { StoredDoc } from './vector-store.js';
+
+const doc = (id: string): StoredDoc => ({ id, tenant: 't', agent: 'a', text: id, fields: {} });
 
 describe('fusion', () => {
   describe(saturate.name, () => {
@@ -12,40 +15,27 @@ describe('fusion', () => {
     });
   });
 
-  describe(fuseScore.name, () => {
-    it('should weigh dense and lexical evidence and stay within 0..1', () => {
-      expect(fuseScore(1, undefined)).toBeCloseTo(DEFAULT_FUSION.denseWeight);
-      expect(fuseScore(undefined, 2)).toBeCloseTo((1 - DEFAULT_FUSION.denseWeight) * 0.5);
-      expect(fuseScore(1, 1e9)).toBeLessThanOrEqual(1);
-      expect(fuseScore(1, 1e9)).toBeGreaterThan(0.99);
-      expect(fuseScore(-0.5, undefined)).toBe(0);
-      expect(fuseScore(undefined, undefined)).toBe(0);
+  describe(fuseCandidates.name, () => {
+    const options = { text: 'q', limit: 10, minScore: 0, vector: new Float32Array([1]), fuse: (s: { lexical: number; dense?: number }) => (s.lexical + (s.dense ?? 0)) / 2 };
+
+    it('should merge both sides of one doc and fuse its signals', () => {
+      const { hits, total } = fuseCandidates([{ doc: doc('a'), cosine: 0.8 }, { doc: doc('a'), bm25: 2 }, { doc: doc('b'), cosine: 0.2 }], options);
+      expect(total).toBe(2);
+      expect(hits.map((h) => h.doc.id)).toEqual(['a', 'b']);
+      expect(hits[0]!.signals).toEqual({ lexical: 0.5, dense: 0.8 });
+      expect(hits[0]!.score).toBeCloseTo(0.65);
     });
 
-    it('should rank a doc with both kinds of evidence above one with either alone', () => {
-      expect(fuseScore(0.6, 3)).toBeGreaterThan(fuseScore(0.6, undefined));
-      expect(fuseScore(0.6, 3)).toBeGreaterThan(fuseScore(undefined, 3));
-    });
-  });
-
-  describe(fuse.name, () => {
-    const key = (s: string) => s;
-
-    it('should merge the same doc from both sides into one hit', () => {
-      const out = fuse([{ item: 'a', cosine: 0.5 }, { item: 'a', bm25: 4 }, { item: 'b', cosine: 0.4 }], key, 0);
-      expect(out.map((h) => h.item)).toEqual(['a', 'b']);
-      expect(out[0]!.score).toBeCloseTo(fuseScore(0.5, 4));
+    it('should drop hits under minScore and count only the survivors', () => {
+      const { hits, total } = fuseCandidates([{ doc: doc('a'), cosine: 0.8 }, { doc: doc('b'), cosine: 0.2 }], { ...options, minScore: 0.3 });
+      expect(hits.map((h) => h.doc.id)).toEqual(['a']);
+      expect(total).toBe(1);
     });
 
-    it('should drop hits below minScore and zero-score hits', () => {
-      const out = fuse([{ item: 'a', cosine: 0.9 }, { item: 'b', cosine: 0.1 }, { item: 'c', cosine: -0.2 }], key, 0.3);
-      expect(out.map((h) => h.item)).toEqual(['a']);
-      expect(fuse([{ item: 'c', cosine: -0.2 }], key, 0)).toEqual([]);
-    });
-
-    it('should break score ties by key for a stable order', () => {
-      const out = fuse([{ item: 'b', cosine: 0.5 }, { item: 'a', cosine: 0.5 }], key, 0);
-      expect(out.map((h) => h.item)).toEqual(['a', 'b']);
+    it('should leave dense out without a query vector', () => {
+      const { vector: _v, ...lexicalOnly } = options;
+      const { hits } = fuseCandidates([{ doc: doc('a'), bm25: 2, cosine: 0.9 }], lexicalOnly);
+      expect(hits[0]!.signals).toEqual({ lexical: 0.5 });
     });
   });
 });

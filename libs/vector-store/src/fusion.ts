@@ -1,74 +1,54 @@
+import type { HitSignals, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
+
 /**
- * Hybrid score fusion shared by every store, so `minScore` means the same everywhere.
+ * What a store that scores by itself (Qdrant) hands to the ranking module: its raw sparse (BM25-like) score
+ * mapped to 0..1 and its cosine, fused by `options.fuse` like every other search.
  *
- *   score = w · dense + (1 − w) · lexical
- *   dense   = max(0, cosine(query, doc))                 (already 0..1 for cosine ≥ 0)
- *   lexical = bm25 / (bm25 + k)                          (saturation: 0 for no match, → 1 for strong matches)
- *
- * Linear fusion of bounded scores is used rather than reciprocal-rank fusion because RRF scores depend on
- * the candidate pool and list lengths, not on relevance, so a fixed min_score would mean nothing.
- * k = 2 puts a single good term match (BM25 ≈ 2) at 0.5; w = 0.7 keeps the embedder in charge and lets
- * exact words lift a hit. A candidate seen only by full-text search gets its exact cosine computed
- * client-side; one seen only by vector search counts lexical 0 (it was not among the best text matches).
+ * Qdrant's sparse score has no known upper bound (its idf is its own), so it is saturated: bm25 / (bm25 + k),
+ * with k = 2 putting a single good term match near 0.5.
  */
-export interface FusionWeights {
-  readonly denseWeight: number;
-  readonly bm25K: number;
-}
+export const SPARSE_SATURATION_K = 2;
 
-export const DEFAULT_FUSION: FusionWeights = { denseWeight: 0.7, bm25K: 2 };
-
-/** One candidate's raw evidence from the two sides. */
-export interface Candidate<T> {
-  readonly item: T;
-  /** Cosine similarity in -1..1, or undefined when unknown. */
-  readonly cosine?: number;
-  /** Raw BM25 score (≥ 0), or undefined when the doc was not a full-text hit. */
-  readonly bm25?: number;
-}
+/** The default fusion when a caller gives none: the plain mean of the signals present. */
+export const meanOfSignals = (s: HitSignals): number => (s.dense === undefined ? s.lexical : (s.lexical + Math.max(0, s.dense)) / 2);
 
 /** Maps a raw BM25 score to 0..1 with a saturating curve. */
-export function saturate(bm25: number, k: number): number {
+export function saturate(bm25: number, k = SPARSE_SATURATION_K): number {
   if (!(bm25 > 0)) return 0;
   return bm25 / (bm25 + k);
 }
 
-/** The fused 0..1 score of one candidate. */
-export function fuseScore(cosine: number | undefined, bm25: number | undefined, weights: FusionWeights = DEFAULT_FUSION): number {
-  const dense = cosine === undefined || !(cosine > 0) ? 0 : Math.min(1, cosine);
-  const lexical = bm25 === undefined ? 0 : saturate(bm25, weights.bm25K);
-  const w = weights.denseWeight;
-  return Math.min(1, Math.max(0, w * dense + (1 - w) * lexical));
+/** One candidate's raw evidence from one side of a hybrid query. */
+export interface Candidate {
+  readonly doc: StoredDoc;
+  /** Cosine similarity in -1..1, or undefined when unknown. */
+  readonly cosine?: number;
+  /** Raw sparse score (≥ 0), or undefined when the doc was not a sparse hit. */
+  readonly bm25?: number;
 }
 
 /**
- * Merges candidates by key (the same doc may come from both sides), scores them, drops those below
- * minScore and sorts best first (ties by key for a stable order). Returns every survivor; the caller
- * takes the page and reports the survivors' count as `total`.
+ * Merges candidates by doc id, fuses their signals with `options.fuse`, drops those under minScore and
+ * sorts best first (ties by id). `total` is the count of survivors in the candidate pools.
  */
-export function fuse<T>(
-  candidates: readonly Candidate<T>[],
-  keyOf: (item: T) => string,
-  minScore: number,
-  weights: FusionWeights = DEFAULT_FUSION,
-): { item: T; score: number }[] {
-  const merged = new Map<string, { item: T; cosine?: number; bm25?: number }>();
+export function fuseCandidates(candidates: readonly Candidate[], options: SearchOptions): { hits: SearchHit[]; total: number } {
+  const merged = new Map<string, { doc: StoredDoc; cosine?: number; bm25?: number }>();
   for (const c of candidates) {
-    const key = keyOf(c.item);
-    const seen = merged.get(key);
-    if (seen === undefined) merged.set(key, { item: c.item, cosine: c.cosine, bm25: c.bm25 });
+    const seen = merged.get(c.doc.id);
+    if (seen === undefined) merged.set(c.doc.id, { ...c });
     else {
       seen.cosine ??= c.cosine;
       if (c.bm25 !== undefined) seen.bm25 = Math.max(seen.bm25 ?? 0, c.bm25);
     }
   }
-  const scored: { item: T; score: number; key: string }[] = [];
-  for (const [key, m] of merged) {
-    const score = fuseScore(m.cosine, m.bm25, weights);
-    if (score >= minScore && score > 0) scored.push({ item: m.item, score, key });
-  }
-  scored.sort((a, b) => b.score - a.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return scored.map(({ item, score }) => ({ item, score }));
+  const fuse = options.fuse ?? meanOfSignals;
+  const scored = [...merged.values()].flatMap((m) => {
+    const signals: HitSignals = { lexical: saturate(m.bm25 ?? 0), ...(options.vector ? { dense: m.cosine ?? 0 } : {}) };
+    const score = fuse(signals);
+    return score > 0 && score >= options.minScore ? [{ doc: m.doc, score, signals }] : [];
+  });
+  scored.sort((a, b) => b.score - a.score || (a.doc.id < b.doc.id ? -1 : a.doc.id > b.doc.id ? 1 : 0));
+  return { hits: scored.slice(0, options.limit), total: scored.length };
 }
 
 /** Cosine similarity of a query and a stored vector; undefined when either is all zeros (no direction to compare). */

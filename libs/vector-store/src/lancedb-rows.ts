@@ -20,6 +20,8 @@ import type { CollectionSpec, Doc, FieldType, FieldValue, StoredDoc } from './ve
 /** Schema metadata key holding the embedder id and dimension, so they travel with the table. */
 export const META_KEY = 'alfred';
 export const BASE_COLUMNS = ['id', 'tenant', 'agent', 'text'] as const;
+/** Indexed-only text (Doc.context); the last column, so tables made before it gain it by an added column. */
+export const CONTEXT_COLUMN = 'context';
 
 export interface StoredMeta {
   readonly embedderId: string;
@@ -51,6 +53,7 @@ export function tableSchema(spec: CollectionSpec): Schema {
       ...BASE_COLUMNS.map((name) => new Field(name, new Utf8(), false)),
       new Field('vector', new FixedSizeList(spec.dimension, new Field('item', new Float32(), true)), false),
       ...Object.entries(spec.fields).map(([name, type]) => new Field(fieldColumn(name), arrowType(type), true)),
+      new Field(CONTEXT_COLUMN, new Utf8(), true),
     ],
     new Map([[META_KEY, JSON.stringify(meta)]]),
   );
@@ -63,11 +66,11 @@ export function readMeta(schema: Schema): StoredMeta | undefined {
 
 /** Columns to select for reads (no vector). */
 export function docColumns(spec: CollectionSpec): string[] {
-  return [...BASE_COLUMNS, ...Object.keys(spec.fields).map(fieldColumn)];
+  return [...BASE_COLUMNS, ...Object.keys(spec.fields).map(fieldColumn), CONTEXT_COLUMN];
 }
 
 export function toRow(spec: CollectionSpec, doc: Doc): Record<string, unknown> {
-  const row: Record<string, unknown> = { id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text, vector: doc.vector };
+  const row: Record<string, unknown> = { id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text, vector: doc.vector, context: doc.context ?? null };
   for (const field of Object.keys(spec.fields)) row[fieldColumn(field)] = toCell(doc.fields[field]);
   return row;
 }
@@ -87,7 +90,8 @@ function fromArrow(type: FieldType, value: unknown): FieldValue {
 export function fromRow(spec: CollectionSpec, row: Record<string, unknown>): StoredDoc {
   const fields: Record<string, FieldValue> = {};
   for (const [field, type] of Object.entries(spec.fields)) fields[field] = fromArrow(type, row[fieldColumn(field)]);
-  return { id: row.id as string, tenant: row.tenant as string, agent: row.agent as string, text: row.text as string, fields };
+  const context = typeof row.context === 'string' && row.context.length > 0 ? { context: row.context } : {};
+  return { id: row.id as string, tenant: row.tenant as string, agent: row.agent as string, text: row.text as string, ...context, fields };
 }
 
 /** The vector column of a row as a Float32Array (arrow returns a Vector). */

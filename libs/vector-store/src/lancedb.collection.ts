@@ -1,36 +1,26 @@
-import { Index, MatchQuery, type Table } from '@lancedb/lancedb';
+import { Index, type Table } from '@lancedb/lancedb';
 import type { Schema } from 'apache-arrow';
-import { assertSortable, assertValidDoc } from './collection-spec.js';
-import { cosineOf, fuse, type Candidate } from './fusion.js';
-import { filterWhere, idsWhere } from './lancedb-filter.js';
+import { assertSortable, assertValidCondition, assertValidDoc } from './collection-spec.js';
+import { filterWhere, idsWhere, scopeWhere } from './lancedb-filter.js';
+import { CollectionMirror } from './mirror/collection-mirror.js';
 import { docColumns, fieldColumn, fromRow, rowVector, toArrowTable, toRow } from './lancedb-rows.js';
 import { LanceDbWriteQueue, type WriteMode } from './lancedb-write-queue.js';
-import { sqlIn } from './sql.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
-/** Tuning knobs of the embedded store; the defaults suit up to a few 100k docs per collection. */
+/** Tuning knobs of the embedded store's durable table (search is served by the in-memory mirror). */
 export interface LanceDbTuning {
-  /** Below this many rows vector search is brute force (exact and fast); at it an IVF_FLAT index is built. */
-  readonly vectorIndexMinRows: number;
-  /** Rows written since the last optimize() that trigger compaction and index refresh. */
+  /** Rows written since the last optimize() that trigger compaction. */
   readonly optimizeEveryRows: number;
   /**
-   * Commits since the last optimize() that trigger it too: every commit adds a fragment and unindexed
-   * rows, and reads slow down with their number (LanceDB's advice: optimize after ~20 modifications).
+   * Commits since the last optimize() that trigger it too: every commit adds a fragment, and scans slow down
+   * with their number (LanceDB's advice: optimize after ~20 modifications).
    */
   readonly optimizeEveryCommits: number;
-  /** IVF partitions probed per vector query once the index exists. */
-  readonly nprobes: number;
-  /** IVF_FLAT is exact within probed partitions; HNSW_SQ is faster on large tables (TOOLCHAIN: avoid IVF_PQ, poor recall). */
-  readonly vectorIndex: 'ivf_flat' | 'hnsw_sq';
 }
 
 export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
-  vectorIndexMinRows: 50_000,
   optimizeEveryRows: 2_000,
   optimizeEveryCommits: 20,
-  nprobes: 20,
-  vectorIndex: 'ivf_flat',
 };
 
 type Row = Record<string, unknown>;
@@ -40,10 +30,9 @@ export class LanceDbCollection implements Collection {
   private readonly writes: LanceDbWriteQueue<Doc>;
   private pendingRows = 0;
   private pendingCommits = 0;
-  private hasVectorIndex = false;
-  /** Rows the vector index was trained on; the index is retrained once the table has doubled since. */
-  private vectorIndexRows = 0;
   private readonly columns: string[];
+  /** Every document in memory: reads by id and every search are served from here (see CollectionMirror). */
+  private readonly mirror: CollectionMirror;
 
   constructor(
     readonly spec: CollectionSpec,
@@ -53,26 +42,23 @@ export class LanceDbCollection implements Collection {
     private readonly tuning: LanceDbTuning,
   ) {
     this.columns = docColumns(spec);
+    this.mirror = new CollectionMirror(spec);
     this.writes = new LanceDbWriteQueue((docs, mode) => this.commit(docs, mode));
   }
 
-  /** Creates the scalar and full-text indexes of a new (empty) table. */
+  /** Creates the scalar indexes of a new (empty) table; text search is the mirror's, so no full-text index. */
   static async createIndexes(table: Table, spec: CollectionSpec): Promise<void> {
     for (const column of ['tenant', 'agent', 'id']) await table.createIndex(column, { config: Index.btree() });
-    await table.createIndex('text', { config: Index.fts({ withPosition: false }) });
     for (const [field, type] of Object.entries(spec.fields)) {
       if (type === 'string[]') await table.createIndex(fieldColumn(field), { config: Index.labelList() });
     }
   }
 
+  /** Loads every document into the mirror (the in-memory indexes are rebuilt at every open). */
   async init(): Promise<this> {
-    const vectorIndex = (await this.table.listIndices()).find((i) => i.columns.includes('vector'));
-    this.hasVectorIndex = vectorIndex !== undefined;
-    if (vectorIndex !== undefined) {
-      const stats = await this.table.indexStats(vectorIndex.name);
-      // Delta indexes (numIndices > 1) mean rows were folded in after training: count it as trained on half.
-      this.vectorIndexRows = stats === undefined ? 0 : stats.numIndexedRows / ((stats.numIndices ?? 1) > 1 ? 2 : 1);
-    }
+    const docs: StoredDoc[] = [];
+    for await (const page of this.scanAll(4096)) docs.push(...page);
+    this.mirror.load(docs);
     return this;
   }
 
@@ -85,11 +71,7 @@ export class LanceDbCollection implements Collection {
   }
 
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
-    if (ids.length === 0) return [];
-    // Looked up by id alone (its btree) and then held to the scope here: ANDing the tenant/agent btrees,
-    // which match most rows, costs more than the lookup itself. Rows of other scopes are never returned.
-    const rows = await this.table.query().where(sqlIn('id', [...new Set(ids)])).select(this.columns).toArray();
-    return rows.filter((r: Row) => r.tenant === scope.tenant && r.agent === scope.agent).map((r: Row) => fromRow(this.spec, r));
+    return this.mirror.get(scope, ids);
   }
 
   delete(scope: DocScope, ids: readonly string[]): Promise<string[]> {
@@ -99,6 +81,7 @@ export class LanceDbCollection implements Collection {
       const found = [...new Set(rows.map((r: Row) => r.id as string))];
       if (found.length > 0) {
         await this.table.delete(idsWhere(scope, found));
+        this.mirror.delete(scope, found);
         this.afterWrite(0);
       }
       return found;
@@ -126,17 +109,18 @@ export class LanceDbCollection implements Collection {
     return { docs: rows.map((r: Row) => fromRow(this.spec, r)), total };
   }
 
-  /** Candidates are ids and scores only; the documents are read for the returned page alone. */
+  /** Served by the scope's in-memory indexes; a scope's vectors are loaded on its first search with a vector. */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
-    const where = filterWhere(this.spec, filter);
-    const pool = Math.max(options.limit * 5, 100);
-    const [dense, lexical] = await Promise.all([this.denseCandidates(where, options.vector, pool), this.textCandidates(where, options, pool)]);
-    const fused = fuse<string>([...dense, ...lexical], (id) => id, options.minScore);
-    const page = fused.slice(0, options.limit);
-    const docs = new Map((await this.get(filter, page.map((p) => p.item))).map((d) => [d.id, d]));
-    // A hit deleted between the candidate query and the read is dropped (and not counted).
-    const hits = page.flatMap(({ item, score }) => (docs.has(item) ? [{ doc: docs.get(item)!, score }] : []));
-    return { hits, total: fused.length - (page.length - hits.length) };
+    for (const c of filter.where ?? []) assertValidCondition(this.spec, c);
+    if (options.vector !== undefined && this.mirror.needsDense(filter)) await this.writes.task(() => this.loadVectors(filter));
+    return this.mirror.search(filter, options);
+  }
+
+  /** Reads a scope's vectors into its dense index; queued with the writes, so none lands in between. */
+  private async loadVectors(scope: DocScope): Promise<void> {
+    if (!this.mirror.needsDense(scope)) return;
+    const rows = await this.table.query().where(scopeWhere(scope)).select(['id', 'vector']).toArray();
+    this.mirror.buildDense(scope, rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) })));
   }
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
@@ -177,27 +161,8 @@ export class LanceDbCollection implements Collection {
     const data = toArrowTable(this.schema, [...unique.values()].map((d) => toRow(this.spec, d)));
     if (mode === 'insert') await this.table.add(data);
     else await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
+    this.mirror.upsert([...unique.values()]);
     this.afterWrite(unique.size);
-  }
-
-  private async denseCandidates(where: string, vector: Float32Array, pool: number): Promise<Candidate<string>[]> {
-    if (!vector.some((x) => x !== 0)) return [];
-    let query = this.table.vectorSearch(vector).column('vector').distanceType('cosine').where(where);
-    if (this.hasVectorIndex) query = query.nprobes(this.tuning.nprobes);
-    const rows = await query.select(['id', '_distance']).limit(pool).toArray();
-    return rows.map((r: Row) => ({ item: r.id as string, cosine: 1 - (r._distance as number) }));
-  }
-
-  private async textCandidates(where: string, options: SearchOptions, pool: number): Promise<Candidate<string>[]> {
-    if (options.text.trim() === '') return [];
-    const rows = await this.table
-      .query()
-      .fullTextSearch(new MatchQuery(options.text, 'text'))
-      .where(where)
-      .select(['id', 'vector', '_score'])
-      .limit(pool)
-      .toArray();
-    return rows.map((r: Row) => ({ item: r.id as string, bm25: r._score as number, cosine: cosineOf(options.vector, rowVector(r)) }));
   }
 
   /** Counts commits and written rows; past a threshold, queues maintenance behind the writes without making the caller wait. */
@@ -216,32 +181,14 @@ export class LanceDbCollection implements Collection {
   lastMaintenanceError: unknown;
 
   /**
-   * Builds the vector index once the table is large enough, compacts fragments and folds new rows into
-   * indexes; queued behind writes, and only inserts (appends, which LanceDB commits concurrently with
-   * compaction and index changes) may pass it while it runs.
+   * Compacts fragments; queued behind writes, and only inserts (appends, which LanceDB commits concurrently
+   * with compaction) may pass it while it runs. No vector index is trained: vectors are searched in memory.
    */
   maintain(): Promise<void> {
     return this.writes.besideInserts(() => this.runMaintenance());
   }
 
-  /**
-   * Trains the vector index once the table is big enough, and retrains it when the table has doubled
-   * since: rows folded in by optimize() land in delta indexes with partitions of their own, which every
-   * query must probe too (at 100k rows a query over one retrained index was ~3x faster than over ten).
-   */
   private async runMaintenance(): Promise<void> {
-    const rows = await this.table.countRows();
-    const train = this.hasVectorIndex ? rows >= 2 * this.vectorIndexRows : rows >= this.tuning.vectorIndexMinRows;
-    if (train) {
-      const numPartitions = Math.max(1, Math.round(Math.sqrt(rows)));
-      const config =
-        this.tuning.vectorIndex === 'hnsw_sq'
-          ? Index.hnswSq({ distanceType: 'cosine', numPartitions: Math.max(1, Math.round(rows / 50_000)) })
-          : Index.ivfFlat({ distanceType: 'cosine', numPartitions });
-      await this.table.createIndex('vector', { config, replace: true });
-      this.hasVectorIndex = true;
-      this.vectorIndexRows = rows;
-    }
     await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
   }
 }

@@ -4,7 +4,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
-import { readMeta, tableSchema } from './lancedb-rows.js';
+import { CONTEXT_COLUMN, readMeta, tableSchema } from './lancedb-rows.js';
 import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 import type { CollectionSpec, VectorStore } from './vector-store.js';
 
@@ -125,6 +125,10 @@ export class LanceDbStore implements VectorStore {
     } catch (err) {
       table.close();
       throw err;
+    }
+    if (!schema.fields.some((f) => f.name === CONTEXT_COLUMN)) {
+      // Tables made before Doc.context gain the column (null for every row); nothing else changes.
+      await table.addColumns([{ name: CONTEXT_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
     }
     this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
     return new LanceDbCollection(spec, table, tableSchema(spec), this.tuning).init();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Schemas } from '@qdrant/js-client-rest';
 import { termHashes } from '#embeddings';
+import { CONTEXT_WEIGHT } from '#ranking';
 import { assertValidCondition } from './collection-spec.js';
 import type { CollectionSpec, Condition, Doc, DocScope, FieldType, FieldValue, Filter, StoredDoc } from './vector-store.js';
 
@@ -19,9 +20,13 @@ export function pointId(scope: DocScope, id: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Document-side sparse vector: BM25 term weights with b = 0 (Qdrant knows no average length). */
-export function sparseDoc(text: string): Schemas['SparseVector'] {
+/**
+ * Document-side sparse vector: BM25 term weights with b = 0 (Qdrant knows no average length), over the text
+ * and, at CONTEXT_WEIGHT, its stored context.
+ */
+export function sparseDoc(text: string, context?: string): Schemas['SparseVector'] {
   const counts = termHashes(text);
+  if (context) for (const [key, tf] of termHashes(context)) counts.set(key, (counts.get(key) ?? 0) + CONTEXT_WEIGHT * tf);
   return { indices: [...counts.keys()], values: [...counts.values()].map((tf) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1)) };
 }
 
@@ -34,9 +39,9 @@ export function sparseQuery(text: string): Schemas['SparseVector'] {
 export const payloadKey = (field: string): string => (field === 'id' ? 'doc_id' : `f_${field}`);
 
 export function toPoint(spec: CollectionSpec, doc: Doc): Schemas['PointStruct'] {
-  const payload: Record<string, unknown> = { doc_id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text };
+  const payload: Record<string, unknown> = { doc_id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text, context: doc.context ?? null };
   for (const field of Object.keys(spec.fields)) payload[payloadKey(field)] = doc.fields[field] ?? null;
-  const sparse = sparseDoc(doc.text);
+  const sparse = sparseDoc(doc.text, doc.context);
   const vector: Record<string, number[] | Schemas['SparseVector']> = { dense: Array.from(doc.vector) };
   if (sparse.indices.length > 0) vector.bm25 = sparse;
   return { id: pointId(doc, doc.id), vector, payload };
@@ -46,7 +51,8 @@ export function fromPayload(spec: CollectionSpec, payload: Record<string, unknow
   const p = payload ?? {};
   const fields: Record<string, FieldValue> = {};
   for (const field of Object.keys(spec.fields)) fields[field] = (p[payloadKey(field)] as FieldValue | undefined) ?? null;
-  return { id: p.doc_id as string, tenant: p.tenant as string, agent: p.agent as string, text: p.text as string, fields };
+  const context = typeof p.context === 'string' && p.context.length > 0 ? { context: p.context } : {};
+  return { id: p.doc_id as string, tenant: p.tenant as string, agent: p.agent as string, text: p.text as string, ...context, fields };
 }
 
 export function scopeConditions(scope: DocScope): Schemas['FieldCondition'][] {

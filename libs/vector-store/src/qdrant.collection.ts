@@ -1,6 +1,6 @@
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { assertSortable, assertValidDoc } from './collection-spec.js';
-import { cosineOf, fuse, type Candidate } from './fusion.js';
+import { cosineOf, fuseCandidates, type Candidate } from './fusion.js';
 import { fromPayload, payloadKey, pointId, scopeConditions, sparseQuery, toFilter, toPoint } from './qdrant-mapping.js';
 import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
@@ -55,10 +55,9 @@ export class QdrantCollection implements Collection {
 
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     const qfilter = toFilter(this.spec, filter);
-    const pool = Math.max(options.limit * 5, 100);
-    const [dense, lexical] = await Promise.all([this.dense(qfilter, options.vector, pool), this.lexical(qfilter, options, pool)]);
-    const fused = fuse<StoredDoc>([...dense, ...lexical], (d) => d.id, options.minScore);
-    return { hits: fused.slice(0, options.limit).map(({ item, score }) => ({ doc: item, score })), total: fused.length };
+    const pool = options.limit;
+    const [dense, lexical] = await Promise.all([options.vector ? this.dense(qfilter, options.vector, pool) : [], this.lexical(qfilter, options, pool)]);
+    return fuseCandidates([...dense, ...lexical], options);
   }
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
@@ -70,19 +69,22 @@ export class QdrantCollection implements Collection {
     return (await this.client.count(this.name, { filter: { must: scopeConditions(scope) }, exact: true })).count;
   }
 
-  private async dense(filter: Schemas['Filter'], vector: Float32Array, pool: number): Promise<Candidate<StoredDoc>[]> {
+  private async dense(filter: Schemas['Filter'], vector: Float32Array, pool: number): Promise<Candidate[]> {
     if (!vector.some((x) => x !== 0)) return [];
     const res = await this.client.query(this.name, { query: Array.from(vector), using: 'dense', filter, limit: pool, with_payload: true });
-    return res.points.map((p) => ({ item: fromPayload(this.spec, p.payload), cosine: p.score }));
+    return res.points.map((p) => ({ doc: fromPayload(this.spec, p.payload), cosine: p.score }));
   }
 
-  private async lexical(filter: Schemas['Filter'], options: SearchOptions, pool: number): Promise<Candidate<StoredDoc>[]> {
+  /** Sparse candidates; with a query vector, their exact cosine too (from the returned dense vector). */
+  private async lexical(filter: Schemas['Filter'], options: SearchOptions, pool: number): Promise<Candidate[]> {
     const sparse = sparseQuery(options.text);
     if (sparse.indices.length === 0) return [];
-    const res = await this.client.query(this.name, { query: sparse, using: 'bm25', filter, limit: pool, with_payload: true, with_vector: ['dense'] });
+    const withVector = options.vector ? { with_vector: ['dense'] } : {};
+    const res = await this.client.query(this.name, { query: sparse, using: 'bm25', filter, limit: pool, with_payload: true, ...withVector });
     return res.points.map((p) => {
       const dense = (p.vector as Record<string, number[]> | undefined)?.dense;
-      return { item: fromPayload(this.spec, p.payload), bm25: p.score, cosine: dense === undefined ? undefined : cosineOf(options.vector, dense) };
+      const cosine = options.vector && dense ? cosineOf(options.vector, dense) : undefined;
+      return { doc: fromPayload(this.spec, p.payload), bm25: p.score, ...(cosine === undefined ? {} : { cosine }) };
     });
   }
 

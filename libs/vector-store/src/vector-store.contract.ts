@@ -179,7 +179,9 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         ]);
         return c;
       };
-      const query = { vector: axisVector(0), text: 'zebra', limit: 10, minScore: 0 };
+      /** Equal weights, as the ranking module gives a semantic embedder. */
+      const fuse = (s: { lexical: number; dense?: number }) => (s.lexical + (s.dense ?? 0)) / 2;
+      const query = { vector: axisVector(0), text: 'zebra', limit: 10, minScore: 0, fuse };
 
       it('should rank a lexical match and a semantic neighbour, best evidence first', async () => {
         const c = await seed();
@@ -190,6 +192,29 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         for (const h of hits) expect(h.score).toBeLessThanOrEqual(1);
         expect(hits.map((h) => h.score)).toEqual([...hits.map((h) => h.score)].sort((x, y) => y - x));
         expect(hits[0]!.doc).toEqual(expect.objectContaining({ ...a, text: 'zebra herds of the savanna' }));
+        expect(hits[0]!.signals.lexical).toBeGreaterThan(0);
+        expect(hits[0]!.signals.dense).toBeGreaterThan(0.9);
+        expect(hits.find((h) => h.doc.id === 'semantic')!.signals.lexical).toBe(0);
+      });
+
+      it('should search by words alone, without a vector', async () => {
+        const c = await seed();
+        const { vector: _v, ...lexicalOnly } = query;
+        const { hits, total } = await c.search({ ...a }, lexicalOnly);
+        expect(ids(hits.map((h) => h.doc)).sort()).toEqual(['both', 'lexical']);
+        expect(total).toBe(2);
+        for (const h of hits) expect(h.signals).toEqual({ lexical: h.score });
+      });
+
+      it('should index stored context at a lower weight than the text, and return the text alone', async () => {
+        const c = await store.open(spec);
+        await c.upsert([
+          { ...doc(a, 'own', 'the okapi grazed', {}), context: 'unrelated words' },
+          { ...doc(a, 'ctx', 'it grazed quietly', {}), context: 'an okapi was near' },
+        ]);
+        const { hits } = await c.search({ ...a }, { text: 'okapi', limit: 5, minScore: 0 });
+        expect(ids(hits.map((h) => h.doc))).toEqual(['own', 'ctx']);
+        expect(hits[1]!.doc).toMatchObject({ text: 'it grazed quietly', context: 'an okapi was near' });
       });
 
       it('should drop hits under minScore before counting total, and cut to limit after', async () => {

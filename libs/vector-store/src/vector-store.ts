@@ -8,6 +8,11 @@ export interface CollectionSpec {
   readonly embedderId: string;
   readonly dimension: number;
   readonly fields: Readonly<Record<string, FieldType>>;
+  /**
+   * A field holding each document's write time (ISO string or ms): documents without stored context are
+   * then searched with their neighbours in that order as context (see #ranking's lexical-score). Not stored.
+   */
+  readonly orderField?: string;
 }
 
 /** Every document belongs to a tenant and an agent; every query filters on both. */
@@ -20,6 +25,11 @@ export interface Doc extends DocScope {
   readonly id: string;
   /** The text indexed for full-text (BM25) search; the vector's source. */
   readonly text: string;
+  /**
+   * More indexed text that is not the document's own (e.g. a conversation message's neighbours and date):
+   * searched at a lower weight, never embedded, returned only by reads for reindexing.
+   */
+  readonly context?: string;
   readonly vector: Float32Array;
   readonly fields: Readonly<Record<string, FieldValue>>;
 }
@@ -43,18 +53,28 @@ export interface ListOptions {
   readonly offset: number;
 }
 
+/** The evidence a store gathers about one hit: lexical match (0..1) and, when a vector was given, cosine. */
+export interface HitSignals {
+  readonly lexical: number;
+  readonly dense?: number;
+}
+
 export interface SearchOptions {
-  readonly vector: Float32Array;
+  /** The query vector; omitted when dense similarity does not count (a lexical embedder), which skips it. */
+  readonly vector?: Float32Array;
   readonly text: string;
   readonly limit: number;
-  /** Hits below this fused score (0..1) are dropped before counting `total`. */
+  /** Hits below this relevance (0..1) are dropped before counting `total`. */
   readonly minScore: number;
+  /** How signals fuse into relevance (the ranking module's); without it, the mean of the signals present. */
+  readonly fuse?: (signals: HitSignals) => number;
 }
 
 export interface SearchHit {
   readonly doc: StoredDoc;
-  /** Fused dense + full-text relevance, normalised to 0..1 the same way on every store. */
+  /** Relevance in 0..1 (fused by `fuse`), the same way on every store. */
   readonly score: number;
+  readonly signals: HitSignals;
 }
 
 export interface Collection {

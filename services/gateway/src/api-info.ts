@@ -19,6 +19,7 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
   { path: '/openapi.json', methods: ['GET'], description: 'OpenAPI 3.1 document of this API, generated from its zod contracts' },
   { path: '/memories', methods: ['GET', 'POST', 'DELETE'], description: 'Memory management' },
   { path: '/memories/batch', methods: ['POST'], description: 'Create many memories' },
+  { path: '/conversations', methods: ['POST'], description: 'Store a conversation: each message a memory, searchable with its neighbours and date as context' },
   { path: '/memories/{id}', methods: ['GET', 'PUT', 'DELETE'], description: 'One memory' },
   { path: '/memories/{id}/history', methods: ['GET'], description: 'Every change of one memory' },
   { path: '/search', methods: ['GET'], description: 'Semantic search' },

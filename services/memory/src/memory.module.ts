@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { CachedEmbedder, EMBEDDER, type Embedder } from '#embeddings';
+import { memoryProfile, Ranker } from '#ranking';
 import { embeddingProviders, type ServiceDefinition } from '#runtime';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadMemoryConfig, memoryEnvSchema, type MemoryConfig } from './config.js';
@@ -11,6 +12,8 @@ import { BusMemoryEventLog } from './memory-events.js';
 import { MemoryHandlers } from './handlers/memory.handlers.js';
 import { MEMORY_COLLECTION, MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
+import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
+import { MemorySearch } from './search/memory-search.js';
 import { Reindexer } from './reindexer.js';
 import { recallProviders } from './recall.providers.js';
 
@@ -41,7 +44,19 @@ export class MemoryModule {
           provide: MemoryService,
           inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache],
           useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache) =>
-            new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache, new CachedEmbedder(embedder, 1_000)),
+            new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache),
+        },
+        {
+          provide: MemoryFeedbackRepository,
+          inject: [VECTOR_STORE, EMBEDDER],
+          useFactory: async (store: VectorStore, embedder: Embedder) =>
+            new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension))),
+        },
+        {
+          provide: MemorySearch,
+          inject: [MemoryRepository, MemoryFeedbackRepository, EMBEDDER],
+          useFactory: (repo: MemoryRepository, feedback: MemoryFeedbackRepository, embedder: Embedder) =>
+            new MemorySearch(repo, feedback, new CachedEmbedder(embedder, 1_000), new Ranker(memoryProfile(embedder.kind))),
         },
         Reindexer,
         MemoryHandlers,

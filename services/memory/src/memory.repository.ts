@@ -1,9 +1,11 @@
 import type { Memory, MemoryListQuery, MemorySource, Scope } from '#contracts';
-import type { Collection, CollectionSpec, Condition, Doc, StoredDoc } from '#vector-store';
+import type { Collection, CollectionSpec, Condition, Doc, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
 
 /** A memory as stored: the API fields plus what the store keeps about it. */
 export interface MemoryRecord extends Memory {
   readonly version: number;
+  /** Indexed context (a conversation message's neighbours and date); searched, never shown. */
+  readonly context?: string;
 }
 
 export const MEMORY_COLLECTION = 'memories';
@@ -22,6 +24,8 @@ export function memoryCollectionSpec(embedderId: string, dimension: number): Col
       updated_at: 'string',
       version: 'number',
     },
+    // Memories without stored context are searched with the ones written around them as context.
+    orderField: 'timestamp',
   };
 }
 
@@ -67,14 +71,12 @@ export class MemoryRepository {
 
   async search(
     scope: Scope,
-    query: { vector: Float32Array; text: string; limit: number; minScore: number; source?: MemorySource },
-  ): Promise<{ hits: Array<{ record: MemoryRecord; score: number }>; total: number }> {
-    const where: Condition[] = query.source ? [{ field: 'source', op: 'eq', value: query.source }] : [];
-    const { hits, total } = await this.collection.search(
-      { ...scope, where },
-      { vector: query.vector, text: query.text, limit: query.limit, minScore: query.minScore },
-    );
-    return { hits: hits.map((h) => ({ record: fromDoc(h.doc), score: h.score })), total };
+    query: SearchOptions & { source?: MemorySource | undefined },
+  ): Promise<{ hits: Array<{ record: MemoryRecord; score: number; signals: HitSignals }>; total: number }> {
+    const { source, ...options } = query;
+    const where: Condition[] = source ? [{ field: 'source', op: 'eq', value: source }] : [];
+    const { hits, total } = await this.collection.search({ ...scope, where }, options);
+    return { hits: hits.map((h) => ({ record: fromDoc(h.doc), score: h.score, signals: h.signals })), total };
   }
 
   async *scanAll(pageSize: number): AsyncIterable<Array<{ scope: Scope; record: MemoryRecord }>> {
@@ -90,6 +92,7 @@ function toDoc(scope: Scope, r: MemoryRecord, vector: Float32Array): Doc {
     tenant: scope.tenant,
     agent: scope.agent,
     text: r.content,
+    ...(r.context ? { context: r.context } : {}),
     vector,
     fields: {
       importance: r.importance,
@@ -115,11 +118,12 @@ function fromDoc(doc: StoredDoc): MemoryRecord {
     tags: Array.isArray(f.tags) ? [...f.tags] : [],
     source: f.source === 'memory' ? 'memory' : 'daily',
     version: Number(f.version ?? 1),
+    ...(doc.context ? { context: doc.context } : {}),
   };
 }
 
 /** The API view of a record (drops what only the store needs). */
 export function toMemory(r: MemoryRecord): Memory {
-  const { version: _version, ...memory } = r;
+  const { version: _version, context: _context, ...memory } = r;
   return memory;
 }

@@ -102,23 +102,6 @@ describe(MemoryService.name, () => {
     });
   });
 
-  describe('search', () => {
-    it('should rank by relevance with importance as a gentle boost and honour min_score', async () => {
-      await service.batchCreate(scope, [
-        { content: 'deploys go through the staging cluster first', importance: 0.2 },
-        { content: 'deploys go through the staging cluster first', importance: 1.0 },
-        { content: 'favourite colour is green', importance: 1.0 },
-      ], 'daily');
-      const res = await service.search(scope, { q: 'staging deploys', limit: 10, min_score: 0 });
-      expect(res.results[0]!.importance).toBe(1);
-      expect(res.results[1]!.importance).toBe(0.2);
-      expect(res.results[0]!.score).toBeGreaterThan(res.results[1]!.score);
-      const strict = await service.search(scope, { q: 'staging deploys', limit: 10, min_score: res.results[1]!.score + 1e-6 });
-      expect(strict.results.every((r) => r.score > res.results[1]!.score)).toBe(true);
-      expect(strict.total).toBe(strict.results.length);
-    });
-  });
-
   describe('history', () => {
     it('should be 404 for another agent', async () => {
       const m = await service.create(scope, { content: 'mine', importance: 0.5, tags: [] }, 'daily');

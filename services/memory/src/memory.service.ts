@@ -1,24 +1,21 @@
 import {
   ErrorCode,
   MemoryCreateBody,
+  type ConversationIngestBody,
   type MemoryChange,
   type MemoryCreated,
   type MemoryListQuery,
   type MemorySource,
   type MemoryUpdateBody,
   type Scope,
-  type SearchQuery,
-  type SearchResponse,
 } from '#contracts';
 import { AlfredError } from '#errors';
 import type { Embedder } from '#embeddings';
 import { randomUUID } from 'node:crypto';
+import { conversationContexts, messageContent } from './conversation-context.js';
 import { MemoryCache } from './memory-cache.js';
 import type { MemoryEventLog } from './memory-events.js';
 import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
-
-/** Importance nudges ranking without leaving 0..1: a 1.0 memory keeps its full score, a 0.0 one keeps 90%. */
-const IMPORTANCE_WEIGHT = 0.1;
 
 /**
  * Memory logic: a write is acknowledged only after the store holds it and its change event is on the
@@ -31,8 +28,6 @@ export class MemoryService {
     private readonly events: MemoryEventLog,
     private readonly now: () => Date = () => new Date(),
     private readonly cache: MemoryCache = new MemoryCache(),
-    /** Embeds search queries; a CachedEmbedder here spares the model repeated queries. */
-    private readonly queryEmbedder: Embedder = embedder,
   ) {}
 
   async create(scope: Scope, body: MemoryCreateBody, source: MemorySource): Promise<MemoryCreated> {
@@ -50,6 +45,14 @@ export class MemoryService {
     });
     const memories = valid.length ? await this.createMany(scope, valid, source) : [];
     return { created: memories.length, memories, errors };
+  }
+
+  /** Stores each message as a memory "speaker: content" with its conversation context (see conversation-context.ts). */
+  async ingestConversation(scope: Scope, body: ConversationIngestBody) {
+    const conversationId = body.conversation_id ?? randomUUID();
+    const bodies = body.messages.map((m) => ({ content: messageContent(m), importance: body.importance, tags: body.tags }));
+    const memories = await this.createMany(scope, bodies, 'daily', conversationContexts(body.messages));
+    return { conversation_id: conversationId, created: memories.length, memories };
   }
 
   /** The one read served from the cache; writes read their `before` from the store, so versions never go stale. */
@@ -105,38 +108,15 @@ export class MemoryService {
     };
   }
 
-  async search(scope: Scope, query: SearchQuery): Promise<SearchResponse> {
-    const started = performance.now();
-    const [vector] = await this.queryEmbedder.embed([query.q]);
-    // Ask the store for a wider window with the lowest score that weighting could still lift over min_score.
-    const { hits, total } = await this.repo.search(scope, {
-      vector: vector!,
-      text: query.q,
-      limit: query.limit * 2,
-      minScore: query.min_score * (1 - IMPORTANCE_WEIGHT),
-      ...(query.source ? { source: query.source } : {}),
-    });
-    const ranked = hits
-      .map(({ record, score }) => ({ ...toMemory(record), score: weighted(score, record.importance) }))
-      .filter((r) => r.score >= query.min_score)
-      .sort((a, b) => b.score - a.score);
-    return {
-      results: ranked.slice(0, query.limit),
-      query: query.q,
-      total: total - (hits.length - ranked.length),
-      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
-    };
-  }
-
   async history(scope: Scope, id: string) {
     const changes = (await this.events.history(id)).filter((c) => c.tenant === scope.tenant && c.agent === scope.agent);
     if (changes.length === 0) throw AlfredError.notFound('Memory', id);
     return { id, events: changes.map(({ tenant: _t, agent: _a, ...rest }) => rest) };
   }
 
-  private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource) {
+  private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource, contexts?: readonly string[]) {
     const at = this.now().toISOString();
-    const records: MemoryRecord[] = bodies.map((b) => ({
+    const records: MemoryRecord[] = bodies.map((b, i) => ({
       id: randomUUID(),
       content: b.content,
       date: at.slice(0, 10),
@@ -145,6 +125,7 @@ export class MemoryService {
       tags: dedupe(b.tags),
       source,
       version: 1,
+      ...(contexts?.[i] ? { context: contexts[i] } : {}),
     }));
     const vectors = await this.embedder.embed(records.map((r) => r.content));
     await this.repo.insert(scope, records, vectors);
@@ -206,10 +187,6 @@ export class MemoryService {
 
 function change(kind: MemoryChange['kind'], scope: Scope, r: MemoryRecord): MemoryChange {
   return { kind, id: r.id, tenant: scope.tenant, agent: scope.agent, version: r.version, at: r.updated_at ?? r.timestamp, memory: toMemory(r) };
-}
-
-function weighted(score: number, importance: number): number {
-  return Math.min(1, Math.max(0, score * (1 - IMPORTANCE_WEIGHT + IMPORTANCE_WEIGHT * importance)));
 }
 
 function dedupe(tags: readonly string[]): string[] {

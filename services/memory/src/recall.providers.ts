@@ -4,11 +4,13 @@ import { EMBEDDER, type Embedder } from '#embeddings';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { CheckpointRepository, checkpointCollectionSpec } from './checkpoints/checkpoint.repository.js';
 import { CheckpointService } from './checkpoints/checkpoint.service.js';
-import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
+import { MemoryFeedbackRepository } from './feedback/memory-feedback.repository.js';
 import { MemoryFeedbackService } from './feedback/memory-feedback.service.js';
 import { RecallHandlers } from './handlers/recall.handlers.js';
 import { subscribeCacheInvalidation } from './memory-cache.invalidation.js';
 import { MemoryService } from './memory.service.js';
+import { MemorySearch } from './search/memory-search.js';
+import { Ranker, remediationProfile } from '#ranking';
 import { RecallService } from './recall/recall.service.js';
 import { RemediationRepository, remediationCollectionSpec } from './remediations/remediation.repository.js';
 import { RemediationService } from './remediations/remediation.service.js';
@@ -17,13 +19,8 @@ import { RemediationService } from './remediations/remediation.service.js';
 export const recallProviders: Provider[] = [
   {
     provide: MemoryFeedbackService,
-    inject: [MemoryService, VECTOR_STORE, EMBEDDER, BUS],
-    useFactory: async (memories: MemoryService, store: VectorStore, embedder: Embedder, bus: Bus) =>
-      new MemoryFeedbackService(
-        memories,
-        new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension))),
-        bus,
-      ),
+    inject: [MemoryService, MemoryFeedbackRepository, BUS],
+    useFactory: (memories: MemoryService, repo: MemoryFeedbackRepository, bus: Bus) => new MemoryFeedbackService(memories, repo, bus),
   },
   {
     // Subscribed before the handlers serve, so a report made through another instance evicts cached counts here.
@@ -44,12 +41,17 @@ export const recallProviders: Provider[] = [
     provide: RemediationService,
     inject: [VECTOR_STORE, EMBEDDER, BUS],
     useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
-      new RemediationService(new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))), embedder, bus),
+      new RemediationService(
+        new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))),
+        embedder,
+        bus,
+        new Ranker(remediationProfile(embedder.kind)),
+      ),
   },
   {
     provide: RecallService,
-    inject: [MemoryFeedbackService, RemediationService, BUS],
-    useFactory: (memories: MemoryFeedbackService, remediations: RemediationService, bus: Bus) => new RecallService(memories, remediations, bus),
+    inject: [MemorySearch, RemediationService, BUS],
+    useFactory: (memories: MemorySearch, remediations: RemediationService, bus: Bus) => new RecallService(memories, remediations, bus),
   },
   RecallHandlers,
 ];

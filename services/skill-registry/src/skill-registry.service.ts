@@ -12,6 +12,8 @@ import type {
 } from '#contracts';
 import { join } from 'node:path';
 import type { Embedder } from '#embeddings';
+import type { SearchOptions } from '#vector-store';
+import { candidatePool, Ranker, skillProfile } from '#ranking';
 import type { Logger } from '#logging';
 import type { SkillCatalog } from '#skills';
 import type { IndexedSkill, SkillSearchRepository } from './skill-search.repository.js';
@@ -45,6 +47,7 @@ export class SkillRegistryService {
   /** Renderings by budget; valid until the catalog changes. */
   private readonly rendered = new Map<number | undefined, SkillRegistryIndex['rendered']>();
   private readonly tenants: TenantSkills;
+  private readonly ranker: Ranker;
 
   constructor(
     private readonly catalog: SkillCatalog,
@@ -60,6 +63,7 @@ export class SkillRegistryService {
       embedder,
       searchText: searchTextOf,
     });
+    this.ranker = new Ranker(skillProfile(embedder.kind));
   }
 
   /** The catalog a tenant sees: its own skills over the shared roots, or the shared catalog alone. */
@@ -137,17 +141,35 @@ export class SkillRegistryService {
     return this.tenants.create(tenant, input);
   }
 
+  /** The tenant's own skills and the shared ones, ranked together by the ranking module (#ranking's skill profile). */
   async searchSkills(tenant: string, query: SkillSearchQuery): Promise<SkillSearchResponse> {
     const started = performance.now();
     await this.syncing.catch(() => undefined);
-    const [vector] = await this.embedder.embed([query.q]);
+    const vector = this.ranker.uses('dense') ? (await this.embedder.embed([query.q]))[0] : undefined;
+    const options: SearchOptions = {
+      ...(vector ? { vector } : {}),
+      text: query.q,
+      limit: candidatePool(query.limit),
+      minScore: this.ranker.relevanceFloor(query.min_score),
+      fuse: (signals) => this.ranker.relevance(signals),
+    };
     const catalog = await this.catalogOf(tenant);
-    const { hits, total } = await this.search.search({ vector: vector!, text: query.q, limit: query.limit, minScore: query.min_score });
+    const { hits, total } = await this.search.search(options);
     // A skill removed since the last sync, or shadowed by the tenant's own, is not offered from the shared index.
     const shared = hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
-    const own = await this.tenants.search(tenant, query, vector!);
-    const results = [...own, ...shared].sort((a, b) => b.score - a.score).slice(0, query.limit);
-    return { results, query: query.q, total: Math.max(results.length, total - (hits.length - shared.length) + own.length), search_time_ms: Math.round((performance.now() - started) * 100) / 100 };
+    const own = await this.tenants.search(tenant, options);
+    const ranked = this.ranker.rank(
+      [...own, ...shared].map(({ signals, score: _score, ...skill }) => ({ item: skill, evidence: signals })),
+      { minScore: query.min_score, limit: query.limit, key: (s) => s.name },
+    );
+    const results = ranked.hits.map(({ item, score }) => ({ ...item, score }));
+    const gone = hits.length - shared.length;
+    return {
+      results,
+      query: query.q,
+      total: Math.max(results.length, total - gone + own.length - ranked.dropped),
+      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
+    };
   }
 
   /** Brings the search index in line with the catalog; resolves to how many skills were embedded. */

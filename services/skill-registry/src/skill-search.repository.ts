@@ -1,5 +1,5 @@
 import type { SkillSource, SkillSummary } from '#contracts';
-import type { Collection, CollectionSpec, DocScope, StoredDoc, VectorStore } from '#vector-store';
+import type { Collection, CollectionSpec, DocScope, HitSignals, SearchOptions, StoredDoc, VectorStore } from '#vector-store';
 import { isAlfredError } from '#errors';
 import { ErrorCode } from '#contracts';
 
@@ -42,6 +42,8 @@ export interface SkillHit {
   readonly location: string;
   readonly version: string;
   readonly score: number;
+  /** The store's evidence, for the ranking module. */
+  readonly signals: HitSignals;
 }
 
 /**
@@ -91,13 +93,13 @@ export class SkillSearchRepository {
     if (names.length > 0) await this.collection.delete(scope, names);
   }
 
-  async search(query: { vector: Float32Array; text: string; limit: number; minScore: number }, scope: DocScope = SKILL_SCOPE): Promise<{ hits: SkillHit[]; total: number }> {
+  async search(query: SearchOptions, scope: DocScope = SKILL_SCOPE): Promise<{ hits: SkillHit[]; total: number }> {
     const { hits, total } = await this.collection.search(scope, query);
-    return { hits: hits.map((h) => ({ ...fromDoc(h.doc), score: h.score })), total };
+    return { hits: hits.map((h) => ({ ...fromDoc(h.doc), score: h.score, signals: h.signals })), total };
   }
 }
 
-function fromDoc(doc: StoredDoc): Omit<SkillHit, 'score'> {
+function fromDoc(doc: StoredDoc): Omit<SkillHit, 'score' | 'signals'> {
   const f = doc.fields;
   return {
     name: doc.id,

@@ -1,6 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import type { SkillBodyResponse, SkillSearchQuery } from '#contracts';
+import type { SkillBodyResponse } from '#contracts';
+import type { SearchOptions } from '#vector-store';
 import type { Embedder } from '#embeddings';
 import { SkillCatalog, type SkillCatalogOptions, type SkillRoot } from '#skills';
 import { tenantSkillScope, type IndexedSkill, type SkillHit, type SkillSearchRepository } from './skill-search.repository.js';
@@ -86,10 +87,11 @@ export class TenantSkills {
   }
 
   /** Hits among the tenant's own skills. */
-  async search(tenant: string, query: SkillSearchQuery, vector: Float32Array): Promise<SkillHit[]> {
+  /** The tenant's own skills matching `options` (the same search the shared index gets), current ones only. */
+  async search(tenant: string, options: SearchOptions): Promise<SkillHit[]> {
     const catalog = await this.catalogOf(tenant);
     if (!catalog) return [];
-    const { hits } = await this.options.search.search({ vector, text: query.q, limit: query.limit, minScore: query.min_score }, tenantSkillScope(tenant));
+    const { hits } = await this.options.search.search(options, tenantSkillScope(tenant));
     return hits.filter((h) => catalog.has(h.name));
   }
 

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query } from '@nestjs/common';
 import {
+  ConversationIngestBody,
   FeedbackBody,
   MemoryBatchCreateBody,
   MemoryBatchDeleteBody,
@@ -31,6 +32,13 @@ export class MemoriesController {
   batchCreate(@CallerParam() c: Caller, @Body() body: unknown) {
     const { memories } = parseInput(MemoryBatchCreateBody, body);
     return this.bus.request(MemoryRoutes.batchCreate, { scope: c.scope, memories }, { context: c.context });
+  }
+
+  @Post('conversations')
+  @HttpCode(201)
+  ingestConversation(@CallerParam() c: Caller, @Body() body: unknown) {
+    const conversation = parseInput(ConversationIngestBody, body);
+    return this.bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation }, { context: c.context });
   }
 
   @Get('memories')

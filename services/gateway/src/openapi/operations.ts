@@ -16,6 +16,7 @@ import {
   CompactBody,
   CompactorRoutes,
   ConfirmBody,
+  ConversationIngestBody,
   DistillBody,
   DistillerRoutes,
   ExecutableSkillCreateBody,
@@ -107,6 +108,7 @@ export const OPERATIONS: readonly Operation[] = [
 
   { method: 'POST', path: '/memories', summary: 'Store a memory', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201) },
   { method: 'POST', path: '/memories/batch', summary: 'Store many memories; invalid items are reported by index', body: MemoryBatchCreateBody, responses: resp(MemoryRoutes.batchCreate, 201) },
+  { method: 'POST', path: '/conversations', summary: 'Store a conversation: each message a memory, searchable with its neighbours and date as context', body: ConversationIngestBody, responses: resp(MemoryRoutes.ingestConversation, 201) },
   { method: 'GET', path: '/memories', summary: 'List memories', query: MemoryListQuery, responses: resp(MemoryRoutes.list) },
   { method: 'DELETE', path: '/memories', summary: 'Delete many memories', body: MemoryBatchDeleteBody, responses: resp(MemoryRoutes.batchDelete) },
   { method: 'GET', path: '/memories/:id', summary: 'One memory', params: memId, responses: resp(MemoryRoutes.get) },

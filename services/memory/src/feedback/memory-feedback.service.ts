@@ -7,23 +7,18 @@ import {
   type FeedbackResult,
   type Memory,
   type Scope,
-  type SearchQuery,
-  type SearchResponse,
 } from '#contracts';
 import type { Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';
 import { ScopedCache } from '../memory-cache.js';
 import type { MemoryService } from '../memory.service.js';
-import { rawFloorFor, withFeedback } from './feedback-ranking.js';
 import { KeyedLock } from './keyed-lock.js';
 import type { MemoryFeedbackRepository } from './memory-feedback.repository.js';
 
-const SEARCH_WINDOW_MAX = 100;
-
 /**
  * The learning loop on memories: feedback is counted per memory, recorded on the memory event stream, shown
- * in the memory's record and applied to search ranking (see feedback-ranking.ts). Reads go through here so
+ * in the memory's record and applied to search ranking (#ranking's feedback signal, in MemorySearch). Reads go through here so
  * every answer carries the counts.
  */
 export class MemoryFeedbackService {
@@ -96,27 +91,6 @@ export class MemoryFeedbackService {
     const page = await this.memories.list(scope, query);
     const counts = await this.repo.getMany(scope, page.memories.map((m) => m.id));
     return { ...page, memories: page.memories.map((m) => attach(m, counts.get(m.id))) };
-  }
-
-  /** Searches a wider window from the lowest score feedback could lift over min_score, then re-ranks. */
-  async search(scope: Scope, query: SearchQuery): Promise<SearchResponse> {
-    const started = performance.now();
-    const inner = await this.memories.search(scope, {
-      ...query,
-      limit: Math.min(SEARCH_WINDOW_MAX, query.limit * 2),
-      min_score: rawFloorFor(query.min_score),
-    });
-    const counts = await this.repo.getMany(scope, inner.results.map((r) => r.id));
-    const ranked = inner.results
-      .map((r) => ({ ...attach(r, counts.get(r.id)), score: withFeedback(r.score, counts.get(r.id)) }))
-      .filter((r) => r.score >= query.min_score)
-      .sort((a, b) => b.score - a.score);
-    return {
-      results: ranked.slice(0, query.limit),
-      query: inner.query,
-      total: Math.max(ranked.length, inner.total - (inner.results.length - ranked.length)),
-      search_time_ms: Math.round((performance.now() - started) * 100) / 100,
-    };
   }
 
   private record(scope: Scope, id: string, body: FeedbackBody, counts: FeedbackCounts, at: string): Promise<void> {

@@ -7,7 +7,7 @@ import {
 } from '#contracts';
 import type { Bus, MessageContext } from '#bus';
 import { estimateTokens } from '#llm';
-import type { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
+import type { MemorySearch } from '../search/memory-search.js';
 import type { RemediationService } from '../remediations/remediation.service.js';
 import { fillBudget } from './recall-budget.js';
 
@@ -15,13 +15,13 @@ import { fillBudget } from './recall-budget.js';
 const PER_KIND_MAX = 50;
 
 /**
- * One retrieval across memories, remediations and skills. Every kind's score is the store's fused 0..1
- * hybrid score (memories weighted by importance and feedback, remediations by feedback), so one sort
- * ranks them together; the list is then filled into the caller's token budget.
+ * One retrieval across memories, remediations and skills. Every kind is scored by the ranking module
+ * (#ranking: the same relevance fusion, then each kind's adjustments), so one sort ranks them together;
+ * the list is then filled into the caller's token budget.
  */
 export class RecallService {
   constructor(
-    private readonly memories: MemoryFeedbackService,
+    private readonly memories: MemorySearch,
     private readonly remediations: RemediationService,
     private readonly bus: Bus,
   ) {}
@@ -31,7 +31,7 @@ export class RecallService {
     const limit = Math.min(PER_KIND_MAX, query.limit);
     const search = { q: query.q, limit, min_score: query.min_score };
     const [memories, remediations, skills] = await Promise.all([
-      this.memories.search(scope, search),
+      this.memories.search(scope, { ...search, explain: false }),
       this.remediations.search(scope, search),
       this.bus.request(SkillRoutes.search, { tenant: scope.tenant, query: search }, ctx ? { context: ctx } : {}),
     ]);

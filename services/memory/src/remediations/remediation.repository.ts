@@ -1,6 +1,6 @@
 import type { Remediation, Scope } from '#contracts';
 import { purgeScope } from '../scope-purge.js';
-import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
+import type { Collection, CollectionSpec, Condition, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
 
 export const REMEDIATION_COLLECTION = 'remediations';
 
@@ -68,14 +68,12 @@ export class RemediationRepository {
 
   async search(
     scope: Scope,
-    query: { vector: Float32Array; text: string; limit: number; minScore: number; tool?: string | undefined },
-  ): Promise<{ hits: Array<{ remediation: Remediation; score: number }>; total: number }> {
-    const where: Condition[] = query.tool ? [{ field: 'tool', op: 'eq', value: query.tool }] : [];
-    const { hits, total } = await this.collection.search(
-      { ...scope, where },
-      { vector: query.vector, text: query.text, limit: query.limit, minScore: query.minScore },
-    );
-    return { hits: hits.map((h) => ({ remediation: fromDoc(h.doc), score: h.score })), total };
+    query: SearchOptions & { tool?: string | undefined },
+  ): Promise<{ hits: Array<{ remediation: Remediation; score: number; signals: HitSignals }>; total: number }> {
+    const { tool, ...options } = query;
+    const where: Condition[] = tool ? [{ field: 'tool', op: 'eq', value: tool }] : [];
+    const { hits, total } = await this.collection.search({ ...scope, where }, options);
+    return { hits: hits.map((h) => ({ remediation: fromDoc(h.doc), score: h.score, signals: h.signals })), total };
   }
 }
 

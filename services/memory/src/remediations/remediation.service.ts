@@ -14,7 +14,7 @@ import type { Bus } from '#bus';
 import type { Embedder } from '#embeddings';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';
-import { rawFloorFor, withFeedback } from '../feedback/feedback-ranking.js';
+import { candidatePool, type Ranker } from '#ranking';
 import { KeyedLock } from '../feedback/keyed-lock.js';
 import { errorSignature } from './error-normaliser.js';
 import type { RemediationRepository } from './remediation.repository.js';
@@ -31,6 +31,7 @@ export class RemediationService {
     private readonly repo: RemediationRepository,
     private readonly embedder: Embedder,
     private readonly bus: Bus,
+    private readonly ranker: Ranker,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -67,23 +68,24 @@ export class RemediationService {
   async search(scope: Scope, query: RemediationSearchQuery): Promise<RemediationSearchResponse> {
     const started = performance.now();
     const signature = errorSignature({ error_message: query.q });
-    const [vector] = await this.embedder.embed([signature]);
+    const vector = this.ranker.uses('dense') ? (await this.embedder.embed([signature]))[0] : undefined;
     const { hits, total } = await this.repo.search(scope, {
-      vector: vector!,
+      ...(vector ? { vector } : {}),
       text: signature,
-      limit: query.limit * 2,
-      minScore: rawFloorFor(query.min_score),
+      limit: candidatePool(query.limit),
+      minScore: this.ranker.relevanceFloor(query.min_score),
+      fuse: (signals) => this.ranker.relevance(signals),
       tool: query.tool,
     });
-    const ranked = hits
-      .map(({ remediation, score }) => ({ ...remediation, score: withFeedback(score, remediation.feedback) }))
-      .filter((r) => r.score >= query.min_score)
-      .sort((a, b) => b.score - a.score);
+    const ranked = this.ranker.rank(
+      hits.map(({ remediation, signals }) => ({ item: remediation, evidence: { ...signals, feedback: remediation.feedback } })),
+      { minScore: query.min_score, limit: query.limit, key: (r) => r.id },
+    );
     return {
-      results: ranked.slice(0, query.limit),
+      results: ranked.hits.map(({ item, score }) => ({ ...item, score })),
       query: query.q,
       signature,
-      total: Math.max(ranked.length, total - (hits.length - ranked.length)),
+      total: Math.max(ranked.hits.length, total - ranked.dropped),
       search_time_ms: Math.round((performance.now() - started) * 100) / 100,
     };
   }

@@ -1,0 +1,3 @@
+export * from './signals.js';
+export * from './ranker.js';
+export * from './lexical-score.js';
