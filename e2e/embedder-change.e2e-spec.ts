@@ -53,5 +53,6 @@ describe('changing the embedder', () => {
     } finally {
       await second.stop();
     }
-  });
+    // Three starts of the whole system and a reindex: a minute leaves room for a loaded machine.
+  }, 60_000);
 });

@@ -49,15 +49,5 @@ describe(HashingEmbedder.name, () => {
       const [v] = await embedder.embed(['  ?!  ']);
       expect(v!.every((x) => x === 0)).toBe(true);
     });
-
-    it('should embed one query well under 0.2 ms', () => {
-      const query = 'what did the user say about their favourite programming language last week';
-      for (let i = 0; i < 200; i++) embedder.embedOne(query);
-      const rounds = 2000;
-      const start = performance.now();
-      for (let i = 0; i < rounds; i++) embedder.embedOne(query);
-      const perQueryMs = (performance.now() - start) / rounds;
-      expect(perQueryMs).toBeLessThan(0.2);
-    });
   });
 });
