@@ -5,6 +5,7 @@ import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
 import { embeddingProviders, type ServiceDefinition } from '#runtime';
 import { SkillCatalog } from '#skills';
+import { SecretGuard } from '#content-safety';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
 import { ExecutableSkillsModule } from './executable/executable-skills.module.js';
@@ -41,6 +42,7 @@ export class SkillRegistryModule {
               tenantSkillsDir: resolve(config.ALFRED_DATA_DIR, 'tenant-skills'),
               indexBudget: config.ALFRED_SKILLS_INDEX_BUDGET,
               logger: logger.child({ context: SkillRegistryService.name }),
+              secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
             });
             await registry.start(config.ALFRED_SKILLS_WATCH);
             return registry;

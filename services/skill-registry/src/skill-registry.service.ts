@@ -1,3 +1,4 @@
+import { SecretGuard } from '#content-safety';
 import { permits } from '#agent-tools';
 import type {
   NamePatterns,
@@ -27,6 +28,8 @@ export interface SkillRegistryOptions {
   readonly logger?: Logger;
   /** Where each tenant's API-created skills live (`<dir>/<tenant>/<name>/SKILL.md`). */
   readonly tenantSkillsDir?: string;
+  /** Checks a created skill's every text for credentials (default: refuse them all). */
+  readonly secrets?: SecretGuard;
 }
 
 /** Texts per embedder call and documents per store write (LanceDB writes are costly per call). */
@@ -137,8 +140,9 @@ export class SkillRegistryService {
   }
 
   /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */
-  create(tenant: string, input: unknown): Promise<SkillBodyResponse> {
-    return this.tenants.create(tenant, input);
+  /** A SKILL.md written at run time is content like a memory: secrets are refused (or redacted) before it is written. */
+  async create(tenant: string, input: unknown): Promise<SkillBodyResponse> {
+    return this.tenants.create(tenant, await (this.options.secrets ?? new SecretGuard()).admitAll(tenant, input));
   }
 
   /** The tenant's own skills and the shared ones, ranked together by the ranking module (#ranking's skill profile). */

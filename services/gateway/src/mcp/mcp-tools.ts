@@ -91,14 +91,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'memory_record',
     description: 'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with importance 0..1 and tags.',
     input: MemoryCreateBody,
-    run: (bus, c, memory) => bus.request(MemoryRoutes.create, { scope: c.scope, memory }, opts(c)),
+    run: (bus, c, memory) => bus.request(MemoryRoutes.create, { scope: c.scope, memory, writer: { ...c.writer, via: 'mcp:memory_record' } }, opts(c)),
   }),
   tool({
     name: 'memory_record_conversation',
     description:
       'Store a conversation: messages (speaker, content, optional ISO time) in order; each becomes a memory "speaker: content", found later through the messages around it and its date.',
     input: ConversationIngestBody,
-    run: (bus, c, conversation) => bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation }, opts(c)),
+    run: (bus, c, conversation) => bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation, writer: { ...c.writer, via: 'mcp:memory_record_conversation' } }, opts(c)),
   }),
   tool({
     name: 'memory_feedback',

@@ -52,7 +52,9 @@ function operation(op: Operation): JsonSchema {
   const responses: JsonSchema = Object.fromEntries(
     Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c) }]),
   );
-  responses.default = { description: 'Every 4xx/5xx: the API error format', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+  const errorBody = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
+  for (const [status, description] of Object.entries(op.errors ?? {})) responses[status] = { description, content: errorBody };
+  responses.default = { description: 'Every 4xx/5xx: the API error format', content: errorBody };
   const params = parameters(op);
   return {
     operationId: `${op.method.toLowerCase()}${openApiPath(op.path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
