@@ -67,9 +67,8 @@ export class MemoryModule {
         { provide: MemoryWriteGuard, useFactory: () => new MemoryWriteGuard(new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)) },
         {
           provide: MemoryProvenance,
-          inject: [VECTOR_STORE, EMBEDDER],
-          useFactory: async (store: VectorStore, embedder: Embedder) =>
-            new MemoryProvenance(new MemoryProvenanceRepository(await store.open(memoryProvenanceCollectionSpec(embedder.id, embedder.dimension)))),
+          inject: [VECTOR_STORE],
+          useFactory: async (store: VectorStore) => new MemoryProvenance(new MemoryProvenanceRepository(await store.open(memoryProvenanceCollectionSpec()))),
         },
         {
           provide: TrustedMemoryWrites,

@@ -19,6 +19,7 @@ import {
   ResumeLevel,
   SearchQuery,
   SkillCreateBody,
+  SkillFeedbackBody,
   SkillIndexQuery,
   SkillPathName,
   SkillRoutes,
@@ -80,6 +81,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
     input: SkillCreateBody,
     run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, SLOW(c)),
+  }),
+  tool({
+    name: 'skills_feedback',
+    description: 'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
+    input: SkillFeedbackBody.extend({ name: SkillPathName }),
+    run: (bus, c, { name, ...feedback }) => bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name, feedback }, opts(c)),
   }),
   tool({
     name: 'memory_search',

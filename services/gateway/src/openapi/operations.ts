@@ -47,6 +47,7 @@ import {
   SessionListQuery,
   SessionRoutes,
   SkillCreateBody,
+  SkillFeedbackBody,
   SkillExecutionsQuery,
   SkillId,
   SkillIndexQuery,
@@ -156,6 +157,7 @@ export const OPERATIONS: readonly Operation[] = [
 
   { method: 'GET', path: '/skills', summary: 'The level-1 skills index (?format=json|markdown|xml)', query: SkillIndexQuery, responses: { 200: z.union([SkillIndexJson, SkillIndexText]) } },
   { method: 'POST', path: '/skills', summary: 'Create a project skill', body: SkillCreateBody, responses: resp(SkillRoutes.create, 201), errors: secret },
+  { method: 'POST', path: '/skills/:name/feedback', summary: 'Record one outcome of a use of the skill (success true/false); the smoothed success estimate ranks skill search and the index under a budget', params: { name: SkillPathName }, body: SkillFeedbackBody, responses: resp(SkillRoutes.feedback) },
   { method: 'GET', path: '/skills/search', summary: 'Hybrid search over skills', query: SkillSearchQuery, responses: resp(SkillRoutes.search) },
   { method: 'POST', path: '/skills/reload', summary: 'Re-discover skills on disk', responses: resp(SkillRoutes.reload) },
   { method: 'GET', path: '/skills/:name', summary: 'A skill body (level 2)', params: { name: SkillPathName }, responses: resp(SkillRoutes.get) },

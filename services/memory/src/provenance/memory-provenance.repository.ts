@@ -16,11 +16,13 @@ export interface ProvenanceRecord {
  * Provenance and trust marks live beside the memories, one row per memory (like feedback counts), so the
  * memories collection keeps its shape: a field change there would make every existing store need a reindex.
  */
-export function memoryProvenanceCollectionSpec(embedderId: string, dimension: number): CollectionSpec {
+export function memoryProvenanceCollectionSpec(): CollectionSpec {
   return {
     name: MEMORY_PROVENANCE_COLLECTION,
-    embedderId,
-    dimension,
+    // Rows read by id and filtered by fields only: placeholder vectors of a fixed size, so changing the
+    // embedder (and `alfred reindex`) never touches provenance.
+    embedderId: 'placeholder',
+    dimension: 8,
     fields: {
       session: 'string',
       turn: 'string',

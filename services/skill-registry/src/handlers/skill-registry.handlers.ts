@@ -23,5 +23,6 @@ export class SkillRegistryHandlers extends BusHandlers {
     this.handle(SkillRoutes.search, (p) => r.searchSkills(p.tenant, p.query));
     this.handle(SkillRoutes.reload, (p) => r.reload(p.tenant));
     this.handle(SkillRoutes.create, (p) => r.create(p.tenant, p.skill));
+    this.handle(SkillRoutes.feedback, (p) => r.feedback(p.tenant, p.name, p.feedback));
   }
 }
