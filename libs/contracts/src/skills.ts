@@ -85,8 +85,8 @@ export type SkillOutcomes = z.infer<typeof SkillOutcomes>;
 /** POST /skills/{name}/feedback: whether one use of the skill achieved what it was used for. */
 export const SkillFeedbackBody = z.strictObject({
   success: z.boolean({ error: 'success must be true or false' }),
-  /** Who judged it: the user (default) or the agent itself. */
-  by: z.enum(['user', 'agent']).default('user'),
+  /** Who judged it: the user (default), the agent itself, the turn that loaded it (completed or failed), or an execution. */
+  by: z.enum(['user', 'agent', 'turn', 'execution']).default('user'),
   note: z.string().trim().max(1000).optional(),
 });
 export type SkillFeedbackBody = z.infer<typeof SkillFeedbackBody>;
