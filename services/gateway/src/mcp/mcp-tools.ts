@@ -117,7 +117,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'checkpoint_save',
     description: 'Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) a session\'s messages.',
     input: CheckpointSaveBody,
-    run: (bus, c, checkpoint) => bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint }, opts(c)),
+    run: (bus, c, checkpoint) => bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint, writer: { ...c.writer, via: 'mcp:checkpoint_save' } }, opts(c)),
   }),
   tool({
     name: 'checkpoint_list',
@@ -142,7 +142,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'remediation_record',
     description: 'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
     input: RemediationRecordBody,
-    run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation }, opts(c)),
+    run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation, writer: { ...c.writer, via: 'mcp:remediation_record' } }, opts(c)),
   }),
   tool({
     name: 'remediation_feedback',

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CheckpointRoutes, MemoryRoutes, RecallRoutes, RemediationRoutes } from '#contracts';
+import { CheckpointRoutes, MemoryRoutes, RecallRoutes, RemediationRoutes, type Scope, type Writer } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { BusHandlers } from '#runtime';
 import { CheckpointService } from '../checkpoints/checkpoint.service.js';
@@ -28,13 +28,30 @@ export class RecallHandlers extends BusHandlers {
     const c = this.checkpoints;
     const r = this.remediations;
     const g = this.guard; // secrets are never stored: checked before the write starts
-    this.handle(CheckpointRoutes.save, async (p, ctx) => c.save(p.scope, await g.record(p.scope, p.checkpoint), ctx));
-    this.handle(CheckpointRoutes.list, (p) => c.list(p.scope, p.query));
-    this.handle(CheckpointRoutes.get, (p) => c.get(p.scope, p.id));
+    const pv = this.provenance; // who wrote each checkpoint and remediation, shown on every read
+    const marked = <T extends { id: string }>(scope: Scope, writer: Writer | undefined, item: T, text: string, undo: () => Promise<unknown>) =>
+      pv.record(scope, writer, [item], [text], undo).then(([one]) => one!);
+    this.handle(CheckpointRoutes.save, async (p, ctx) => {
+      const checkpoint = await g.record(p.scope, p.checkpoint);
+      const saved = await c.save(p.scope, checkpoint, ctx);
+      return marked(p.scope, p.writer, saved, [checkpoint.summary, ...checkpoint.done, ...checkpoint.next].join('\n'), () => c.discard(p.scope, saved.id));
+    });
+    this.handle(CheckpointRoutes.list, async (p) => {
+      const page = await c.list(p.scope, p.query);
+      return { ...page, checkpoints: await pv.decorate(p.scope, page.checkpoints) };
+    });
+    this.handle(CheckpointRoutes.get, async (p) => (await pv.decorate(p.scope, [await c.get(p.scope, p.id)]))[0]!);
     this.handle(CheckpointRoutes.resume, (p, ctx) => c.resume(p.scope, p.id, p.level, ctx));
-    this.handle(RemediationRoutes.record, async (p) => r.record(p.scope, await g.record(p.scope, p.remediation)));
-    this.handle(RemediationRoutes.get, (p) => r.get(p.scope, p.id));
-    this.handle(RemediationRoutes.search, (p) => r.search(p.scope, p.query));
+    this.handle(RemediationRoutes.record, async (p) => {
+      const remediation = await g.record(p.scope, p.remediation);
+      const saved = await r.record(p.scope, remediation);
+      return marked(p.scope, p.writer, saved, [remediation.error_message, remediation.fix].join('\n'), () => r.discard(p.scope, saved.id));
+    });
+    this.handle(RemediationRoutes.get, async (p) => (await pv.decorate(p.scope, [await r.get(p.scope, p.id)]))[0]!);
+    this.handle(RemediationRoutes.search, async (p) => {
+      const res = await r.search(p.scope, p.query);
+      return { ...res, results: await pv.decorate(p.scope, res.results) };
+    });
     this.handle(RemediationRoutes.feedback, (p) => r.rate(p.scope, p.id, p.feedback));
     this.handle(MemoryRoutes.purgeAgent, async (p) => {
       const memories = await this.memories.purge(p.scope);

@@ -48,7 +48,8 @@ export class MemoryProvenance {
     await this.repo.save(scope, [{ id, record: { writer, written_at, trust: trustOf(content) } }]);
   }
 
-  async decorate<M extends Memory>(scope: Scope, memories: readonly M[]): Promise<M[]> {
+  /** Memories, checkpoints and remediations alike: their ids are unique UUIDs in one provenance collection. */
+  async decorate<M extends { id: string }>(scope: Scope, memories: readonly M[]): Promise<M[]> {
     const found = await this.repo.getMany(scope, memories.map((m) => m.id));
     return memories.map((m) => {
       const p = found.get(m.id);
