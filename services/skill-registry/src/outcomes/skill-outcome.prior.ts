@@ -3,7 +3,7 @@ import type { Adjustment, Evidence } from '#ranking';
 /**
  * The prior of the success estimate: Beta(PRIOR_SUCCESS, PRIOR_FAILURE), as if every skill had already
  * been used PRIOR_SUCCESS + PRIOR_FAILURE times with an even record. One failure moves a new skill from 0.5
- * to 0.45 and one success to 0.55: neither buries nor crowns it; twenty consistent outcomes move it to ~0.83.
+ * to 0.43 and one success to 0.57: neither buries nor crowns it; twenty consistent outcomes move it to ~0.88.
  */
 export const PRIOR_SUCCESS = 3;
 export const PRIOR_FAILURE = 3;
