@@ -111,7 +111,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/metrics', summary: 'Prometheus metrics of this gateway process', responses: { 200: { mediaType: 'text/plain', description: 'Prometheus text exposition format 0.0.4' } } },
   { method: 'GET', path: '/openapi.json', summary: 'This document', responses: { 200: { mediaType: 'application/json', description: 'OpenAPI 3.1' } }, open: true },
 
-  { method: 'POST', path: '/memories', summary: 'Store a memory', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201), errors: secret },
+  { method: 'POST', path: '/memories', summary: 'Store a memory; the answer adds provenance (who wrote it; the optional X-Alfred-Source header names its source) and trust (the injection check: flagged with reasons, stored but left out of automatic recall)', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201), errors: secret },
   { method: 'POST', path: '/memories/batch', summary: 'Store many memories; invalid items, and items holding a credential (SECRET_DETECTED), are reported by index and the others stored', body: MemoryBatchCreateBody, responses: resp(MemoryRoutes.batchCreate, 201) },
   { method: 'POST', path: '/conversations', summary: 'Store a conversation: each message a memory, searchable with its neighbours and date as context', body: ConversationIngestBody, responses: resp(MemoryRoutes.ingestConversation, 201), errors: secret },
   { method: 'GET', path: '/memories', summary: 'List memories', query: MemoryListQuery, responses: resp(MemoryRoutes.list) },
