@@ -35,7 +35,7 @@ export default {
   // to stop): the run must still end with its verdict instead of waiting on those handles until CI's limit.
   forceExit: true,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,bin}/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,bin,console}/**/*.spec.ts'] },
     // Real servers and real processes: a hook or test that starts a system gets more than jest's 5 s default
     // (a loaded 2-core machine takes longer to start one); speed is the bench's business, not the tests'.
     { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,services}/**/*.int-spec.ts'], testTimeout: 20_000 },
