@@ -27,6 +27,7 @@ import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
+import { CredentialHandlers } from './handlers/credential.handlers.js';
 
 @Global()
 @Module({})
@@ -39,6 +40,7 @@ export class GatewayModule {
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
         { provide: ScopedCredentials, useValue: deps.credentials },
+        CredentialHandlers,
       ],
     };
   }
