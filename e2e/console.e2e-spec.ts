@@ -55,8 +55,8 @@ describeBrowser('web console in a real browser', () => {
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   const screen = async (name: string) => {
     await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name }).click();
-    // Browser-side code as a string: the test's own type-check has no DOM library.
-    await page.waitForFunction(`document.title.startsWith(${JSON.stringify(name)})`);
+    // Locator waits, not waitForFunction: the console's CSP forbids the eval that a string predicate needs.
+    await page.locator('main h1', { hasText: name }).waitFor({ state: 'attached' });
   };
 
   it('should serve the page without a key, with no secret in it and a strict CSP, while the API still needs the key', async () => {
@@ -140,19 +140,40 @@ describeBrowser('web console in a real browser', () => {
     expect((await api.get(`/memories/${id}`)).status).toBe(404);
   }, TEST_TIMEOUT);
 
+  it('should filter by tag and page through the memories', async () => {
+    const bulk = Array.from({ length: 23 }, (_, i) => ({ content: `Bulk note number ${i + 1}`, tags: ['bulk'] }));
+    expect((await api.post('/memories/batch', { memories: bulk })).status).toBeLessThan(300);
+    await page.getByLabel('Tag').fill('bulk');
+    const status = page.getByRole('status').filter({ hasText: /of \d+$/ });
+    await expect(status.textContent()).resolves.toBe('1–20 of 23');
+    await expect(page.getByRole('list', { name: 'Memories' }).getByRole('listitem').count()).resolves.toBe(20);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByRole('status').filter({ hasText: '21–23 of 23' }).waitFor();
+    await expect(page.getByRole('list', { name: 'Memories' }).getByRole('listitem').count()).resolves.toBe(3);
+    await expect(page.getByRole('button', { name: 'Next page' }).isDisabled()).resolves.toBe(true);
+    await page.getByLabel('Tag').fill('');
+  }, TEST_TIMEOUT);
+
   it("should show the agent's level-1 index with the budget's cuts and a broken skill's problem with file, line and field", async () => {
+    const code = "export async function execute() { console.log('rolling'); return { success: true, result: 4 }; }";
+    expect((await api.post('/executable-skills', { id: 'dice', description: 'Rolls a die', code })).status).toBe(201);
+    expect((await api.post('/executable-skills/dice/execute', {})).status).toBe(200);
     await screen('Skills');
     const broken = page.getByRole('list', { name: 'Broken skills' });
     await broken.waitFor();
     const problem = await broken.textContent();
-    expect(problem).toContain(`${join(dirs.projectSkills, 'bad-skill', 'SKILL.md')}:3:`);
-    expect(problem).toMatch(/frontmatter \(error\): YAML/);
+    expect(problem).toMatch(/\/bad-skill\/SKILL\.md:3:\d+ frontmatter \(error\): YAML/);
     const warned = page.getByRole('list', { name: 'Warnings of Odd_Name' });
-    await expect(warned.textContent()).resolves.toContain(`${join(dirs.projectSkills, 'odd-name', 'SKILL.md')}:2 name (warning)`);
+    await expect(warned.textContent()).resolves.toMatch(/\/odd-name\/SKILL\.md:2 name \(warning\)/);
     await page.getByLabel(/Size budget/).fill('300');
-    await expect(page.getByRole('status').filter({ hasText: 'dropped' }).textContent()).resolves.toMatch(/[1-9]\d* skill\(s\) dropped: /);
+    await expect(page.getByRole('status').filter({ hasText: '(budget 300)' }).textContent()).resolves.toMatch(/[1-9]\d* skill\(s\) dropped: /);
     await page.getByRole('button', { name: 'remember', exact: true }).click();
     await expect(page.getByLabel('Body of remember').textContent()).resolves.toContain('curl');
+    await page.getByRole('button', { name: 'dice', exact: true }).click();
+    await expect(page.getByLabel('Manifest of dice').textContent()).resolves.toContain('Rolls a die');
+    const runs = page.getByRole('table', { name: 'Executions of dice' }).locator('tbody tr');
+    await runs.first().waitFor();
+    await expect(runs.first().textContent()).resolves.toMatch(/succeeded\d+ msrolling/);
     await shot('skills');
   }, TEST_TIMEOUT);
 
@@ -189,9 +210,27 @@ describeBrowser('web console in a real browser', () => {
   }, TEST_TIMEOUT);
 
   it("should show agents with their files' versions, and operations from /health and /metrics", async () => {
+    // The learner asks the (loopback) model how each observation changes USER.md; each answer makes a version.
+    sys.model.clear();
+    sys.model.script(
+      say(JSON.stringify({ status: 'updated', content: '# USER.md\n\n- Prefers tea over coffee', changes: ['tea'] })),
+      say(JSON.stringify({ status: 'updated', content: '# USER.md\n\n- Prefers tea over coffee\n- Works from Lisbon', changes: ['Lisbon'] })),
+    );
+    for (const observation of ['Prefers tea over coffee', 'Works from Lisbon']) {
+      expect((await api.post('/learn', { target: 'user', observation, confidence: 0.9 })).status).toBeLessThan(300);
+    }
+    const history = (await api.get('/agents/alfred/files/user/history')).body.versions as { version: number }[];
+    expect(history.length).toBeGreaterThanOrEqual(2);
     await screen('Agents');
     await page.getByRole('tab', { name: 'USER.md' }).waitFor();
-    await expect(page.getByLabel('File content').textContent()).resolves.toContain('USER.md');
+    const content = page.getByLabel('File content');
+    await expect(content.textContent()).resolves.toContain('Works from Lisbon');
+    const oldest = Math.min(...history.map((v) => v.version));
+    await page.getByRole('button', { name: `Restore v${oldest}` }).click();
+    await page.getByLabel('File content').filter({ hasNotText: 'Works from Lisbon' }).waitFor();
+    const restored = (await api.get('/agents/alfred/files/user')).body.content as string;
+    expect(restored).not.toContain('Works from Lisbon');
+    await expect(content.textContent()).resolves.toBe(restored);
     await shot('agents');
     await screen('Operations');
     const services = page.getByRole('table', { name: 'Services' });
@@ -200,5 +239,16 @@ describeBrowser('web console in a real browser', () => {
     await expect(page.getByRole('table', { name: 'Requests by route' }).textContent()).resolves.toContain('GET /search');
     await shot('operations');
     expect(pageErrors).toEqual([]);
+  }, TEST_TIMEOUT);
+
+  it('should give every control on every screen an accessible name', async () => {
+    for (const name of ['Memory', 'Skills', 'Chat', 'Agents', 'Operations']) {
+      await screen(name);
+      await page.locator('main h2').first().waitFor();
+      const unnamed: string[] = await page.evaluate(
+        `[...document.querySelectorAll('input, select, textarea, button')].filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.textContent.trim())).map((el) => el.outerHTML)`,
+      );
+      expect({ screen: name, unnamed }).toEqual({ screen: name, unnamed: [] });
+    }
   }, TEST_TIMEOUT);
 });

@@ -165,6 +165,9 @@ function BrowsePanel({ agent }: { agent: string }) {
         {list.data?.memories.map((m) => <MemoryRow key={m.id} memory={m} onChanged={list.reload} />)}
       </ul>
       <div className="row">
+        <button type="button" onClick={list.reload}>
+          Refresh
+        </button>
         <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
           Previous page
         </button>
