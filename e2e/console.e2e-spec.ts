@@ -12,7 +12,7 @@ import { skillDirs, skillEnv, type SkillDirs } from './skills-fixtures.js';
 const TEST_TIMEOUT = 60_000;
 const KEY = 'console-e2e-key-0123456789abcdef';
 const OTHER_KEY = 'console-e2e-other-tenant-key-0123';
-const say = (text: string, eventDelayMs = 0): ScriptedReply => ({ content: [{ type: 'text', text }], eventDelayMs });
+const say = (text: string, eventDelayMs = 0, streamPieces?: number): ScriptedReply => ({ content: [{ type: 'text', text }], eventDelayMs, streamPieces });
 const call = (name: string, input: Record<string, unknown> = {}): ScriptedReply => ({ content: [{ type: 'tool_use', name, input }], stopReason: 'tool_use' });
 
 /** Issue 17: the web console in Debian's chromium, against a real embedded Alfred and the loopback model. */
@@ -116,27 +116,26 @@ describeBrowser('web console in a real browser', () => {
   }, TEST_TIMEOUT);
 
   it('should edit, show the history of, and delete a memory only after confirmation', async () => {
+    const id = (await api.get('/memories?tag=console&limit=100')).body.memories.find((m: { content: string }) => m.content === 'The cat is called Miso').id as string;
     await page.getByLabel('Tag').fill('console');
-    const list = page.getByRole('list', { name: 'Memories' });
-    const cat = list.getByRole('listitem').filter({ hasText: 'The cat is called Miso' });
-    await cat.waitFor();
-    await cat.getByRole('button', { name: 'Edit' }).click();
-    await cat.getByLabel('Content').fill('The cat is called Miso and is grey');
-    await cat.getByRole('button', { name: 'Save' }).click();
-    const edited = list.getByRole('listitem').filter({ hasText: 'and is grey' });
-    await edited.waitFor();
-    await edited.getByRole('button', { name: 'History' }).click();
-    await edited.getByRole('list', { name: 'Memory history' }).getByRole('listitem').nth(1).waitFor();
-    await expect(edited.getByRole('list', { name: 'Memory history' }).textContent()).resolves.toMatch(/v1 created.*v2 updated/s);
+    const row = page.locator(`li[data-id="${id}"]`);
+    await row.getByRole('button', { name: 'Edit' }).click();
+    await row.getByLabel('Content').fill('The cat is called Miso and is grey');
+    await row.getByRole('button', { name: 'Save' }).click();
+    await row.locator('p.content', { hasText: 'and is grey' }).waitFor();
+    expect((await api.get(`/memories/${id}`)).body.content).toBe('The cat is called Miso and is grey');
+    await row.getByRole('button', { name: 'History' }).click();
+    const history = row.getByRole('list', { name: 'Memory history' });
+    await history.filter({ hasText: 'v2 updated' }).waitFor();
+    await expect(history.textContent()).resolves.toMatch(/v1 created.*Miso”.*v2 updated.*and is grey/s);
     await shot('memory-browse');
 
-    const id = (await api.get('/memories?tag=console&limit=100')).body.memories.find((m: { content: string }) => m.content.includes('grey')).id;
-    await edited.getByRole('button', { name: 'Delete' }).click();
-    await edited.getByRole('button', { name: 'Keep it' }).click();
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.getByRole('button', { name: 'Keep it' }).click();
     expect((await api.get(`/memories/${id}`)).status).toBe(200);
-    await edited.getByRole('button', { name: 'Delete' }).click();
-    await edited.getByRole('button', { name: 'Yes, delete' }).click();
-    await list.getByRole('listitem').filter({ hasText: 'and is grey' }).waitFor({ state: 'detached' });
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.getByRole('button', { name: 'Yes, delete' }).click();
+    await row.waitFor({ state: 'detached' });
     expect((await api.get(`/memories/${id}`)).status).toBe(404);
   }, TEST_TIMEOUT);
 
@@ -144,8 +143,7 @@ describeBrowser('web console in a real browser', () => {
     const bulk = Array.from({ length: 23 }, (_, i) => ({ content: `Bulk note number ${i + 1}`, tags: ['bulk'] }));
     expect((await api.post('/memories/batch', { memories: bulk })).status).toBeLessThan(300);
     await page.getByLabel('Tag').fill('bulk');
-    const status = page.getByRole('status').filter({ hasText: /of \d+$/ });
-    await expect(status.textContent()).resolves.toBe('1–20 of 23');
+    await page.getByRole('status').filter({ hasText: '1–20 of 23' }).waitFor();
     await expect(page.getByRole('list', { name: 'Memories' }).getByRole('listitem').count()).resolves.toBe(20);
     await page.getByRole('button', { name: 'Next page' }).click();
     await page.getByRole('status').filter({ hasText: '21–23 of 23' }).waitFor();
@@ -179,7 +177,7 @@ describeBrowser('web console in a real browser', () => {
 
   it('should run a chat turn over SSE: streaming text, a tool call, a confirmation answered with a button', async () => {
     sys.model.clear();
-    sys.model.script(call('activate_skill', { name: 'recall' }), say('Recall is active; your editor is dark.', 40));
+    sys.model.script(call('activate_skill', { name: 'recall' }), say('Recall is active; your editor is dark.', 150, 5));
     await screen('Chat');
     await page.getByRole('button', { name: 'New session' }).click();
     await page.getByLabel('Message').fill('Which theme do I like?');
@@ -189,8 +187,20 @@ describeBrowser('web console in a real browser', () => {
     await expect(confirm.textContent()).resolves.toContain('recall');
     await expect(page.getByRole('button', { name: 'Cancel turn' }).isEnabled()).resolves.toBe(true);
     await shot('chat-confirmation');
+    // Every text the agent's line shows while the turn runs: streamed, it grows piece by piece.
+    await page.evaluate(`(() => {
+      window.seen = [];
+      new MutationObserver(() => {
+        const t = [...document.querySelectorAll('[data-testid=assistant-text]')].map((e) => e.textContent).join('|');
+        if (t && window.seen[window.seen.length - 1] !== t) window.seen.push(t);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    })()`);
     await confirm.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('status').filter({ hasText: 'Turn completed' }).waitFor();
+    const seen: string[] = await page.evaluate('window.seen');
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    seen.slice(1).forEach((t, i) => expect(t.startsWith(seen[i]!)).toBe(true));
+    expect(seen[seen.length - 1]).toBe('Agent: Recall is active; your editor is dark.');
     const transcript = await page.getByRole('list', { name: 'Transcript' }).textContent();
     expect(transcript).toContain('Tool call activate_skill — done');
     expect(transcript).toContain('Recall is active; your editor is dark.');

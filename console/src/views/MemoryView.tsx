@@ -195,7 +195,7 @@ function MemoryRow({ memory: m, onChanged }: { memory: Memory; onChanged: () => 
   const trust = [m.provenance, m.trust, m.flags].filter((x) => x !== undefined);
 
   return (
-    <li className="memory">
+    <li className="memory" data-id={m.id}>
       <p className="content">{m.content}</p>
       <p className="meta">
         {m.date} · {m.source} · importance {fmt(m.importance, 2)}
