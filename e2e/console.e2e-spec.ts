@@ -31,6 +31,9 @@ describeBrowser('web console in a real browser', () => {
     // A broken skill (its frontmatter is not YAML: line 3) is skipped; a skill whose name breaks the rules is warned about.
     await mkdir(join(dirs.projectSkills, 'bad-skill'), { recursive: true });
     await writeFile(join(dirs.projectSkills, 'bad-skill', 'SKILL.md'), '---\nname: bad-skill\ndescription: [unclosed\n---\n# Bad\n');
+    // A project skill named like a bundled one shadows it.
+    await mkdir(join(dirs.projectSkills, 'compact'), { recursive: true });
+    await writeFile(join(dirs.projectSkills, 'compact', 'SKILL.md'), '---\nname: compact\ndescription: The project compacts its own way.\n---\n# Compact\n');
     await mkdir(join(dirs.projectSkills, 'odd-name'), { recursive: true });
     await writeFile(join(dirs.projectSkills, 'odd-name', 'SKILL.md'), '---\nname: Odd_Name\ndescription: Does odd things.\n---\n# Odd\n');
     await mkdir(SCREENSHOTS, { recursive: true });
@@ -163,6 +166,7 @@ describeBrowser('web console in a real browser', () => {
     expect(problem).toMatch(/\/bad-skill\/SKILL\.md:3:\d+ frontmatter \(error\): YAML/);
     const warned = page.getByRole('list', { name: 'Warnings of Odd_Name' });
     await expect(warned.textContent()).resolves.toMatch(/\/odd-name\/SKILL\.md:2 name \(warning\)/);
+    await expect(page.getByRole('list', { name: 'Shadowed skills' }).textContent()).resolves.toMatch(/compact at \/skills\/bundled\/compact\/SKILL\.md is shadowed by \/skills\/project\/\.alfred\/compact\/SKILL\.md/);
     await page.getByLabel(/Size budget/).fill('300');
     await expect(page.getByRole('status').filter({ hasText: '(budget 300)' }).textContent()).resolves.toMatch(/[1-9]\d* skill\(s\) dropped: /);
     await page.getByRole('button', { name: 'remember', exact: true }).click();

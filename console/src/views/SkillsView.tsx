@@ -21,7 +21,7 @@ interface SkillSummary {
 }
 interface SkillIndex {
   skills: SkillSummary[];
-  shadowed: { name: string; winner?: string; location?: string; [k: string]: unknown }[];
+  shadowed: { name: string; path: string; shadowed_by: string }[];
   skipped: { path: string; reason: string; problems: Problem[] }[];
   warnings: Problem[];
   budget: number | null;
@@ -143,8 +143,14 @@ function ProblemsPanel({ index }: { index: SkillIndex }) {
       )}
       {index.shadowed.length > 0 && (
         <>
-          <h3>Shadowed skills</h3>
-          <Json value={index.shadowed} label="Shadowed skills" />
+          <h3>Shadowed skills (a skill of the same name in an earlier root wins)</h3>
+          <ul aria-label="Shadowed skills">
+            {index.shadowed.map((s) => (
+              <li key={s.path}>
+                <strong>{s.name}</strong> at <code>{s.path}</code> is shadowed by <code>{s.shadowed_by}</code>
+              </li>
+            ))}
+          </ul>
         </>
       )}
     </Section>
