@@ -12,7 +12,7 @@ describe('console static files', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-console-static-'));
     app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
-    app.setErrorHandler((err, _req, reply) => reply.status(isAlfredError(err) ? 404 : 500).send({ message: err.message }));
+    app.setErrorHandler((err, _req, reply) => reply.status(isAlfredError(err) ? 404 : 500).send({ message: (err as Error).message }));
   });
   afterEach(async () => {
     await app.close();
