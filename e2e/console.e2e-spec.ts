@@ -81,9 +81,17 @@ describeBrowser('web console in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/not valid/);
 
-    await page.getByLabel('API key').fill(KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // By keyboard alone: type the key into the field and submit with Enter.
+    await page.getByLabel('API key').fill('');
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(KEY);
+    await page.keyboard.press('Enter');
     await page.getByRole('search').waitFor();
+    // The first Tab reaches the skip link, which moves focus past the navigation to the screen.
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate('document.activeElement.textContent')).resolves.toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate('document.activeElement.id')).resolves.toBe('main');
     const storage: { session: Record<string, string>; local: number; cookie: string; url: string } = await page.evaluate(
       '({ session: { ...sessionStorage }, local: localStorage.length, cookie: document.cookie, url: location.href })',
     );
@@ -199,7 +207,8 @@ describeBrowser('web console in a real browser', () => {
         if (t && window.seen[window.seen.length - 1] !== t) window.seen.push(t);
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
     })()`);
-    await confirm.getByRole('button', { name: 'Approve' }).click();
+    await confirm.getByRole('button', { name: 'Approve' }).focus();
+    await page.keyboard.press('Enter');
     await page.getByRole('status').filter({ hasText: 'Turn completed' }).waitFor();
     const seen: string[] = await page.evaluate('window.seen');
     expect(seen.length).toBeGreaterThanOrEqual(3);
