@@ -25,6 +25,7 @@ import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
 import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
+import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 
@@ -76,6 +77,8 @@ export async function createGatewayApp(
   const fastify = app.getHttpAdapter().getInstance();
   const routes: GatewayRoute[] = [];
   fastify.addHook('onRoute', (r) => {
+    // The console's static files are pages, not API routes: they are neither listed nor documented.
+    if (isConsolePath(r.url)) return;
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
   registered.set(app, routes);
@@ -83,6 +86,7 @@ export async function createGatewayApp(
   installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
   refuseNul(fastify);
+  await installConsole(fastify, config.ALFRED_CONSOLE_DIR ?? defaultConsoleDir());
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   app.useGlobalGuards(new AgentExistsGuard(deps.bus));
   await app.init();
