@@ -5,6 +5,7 @@ import { InProcessBus } from '#bus';
 import { HashingEmbedder } from '#embeddings';
 import { LanceDbStore } from '#vector-store';
 import { AlfredError } from '#errors';
+import { MemoryRoutes } from '#contracts';
 import { BusMemoryEventLog, type MemoryEventLog } from './memory-events.js';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
@@ -42,6 +43,23 @@ describe(MemoryService.name, () => {
       expect(m.tags).toEqual(['drink']);
       expect(await service.get(scope, m.id)).toMatchObject({ content: 'likes tea', source: 'daily', date: m.timestamp.slice(0, 10) });
       expect((await events.history(m.id)).map((c) => c.kind)).toEqual(['created']);
+    });
+
+    it('should abandon, not commit, a create whose caller gave up while it was embedding (deadline across the bus)', async () => {
+      let embedded!: () => void;
+      const done = new Promise<void>((resolve) => (embedded = resolve));
+      const slow = { id: embedder.id, dimension: embedder.dimension, embed: async (texts: string[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        embedded();
+        return embedder.embed(texts);
+      } } as unknown as HashingEmbedder;
+      const patient = new MemoryService(repo, slow, events);
+      const served = bus.serve(MemoryRoutes.create, (p) => patient.create(p.scope, p.memory, p.source));
+      const call = bus.request(MemoryRoutes.create, { scope, memory: { content: 'too late' } }, { timeoutMs: 300 });
+      await expect(call).rejects.toMatchObject({ code: 'SERVICE_TIMEOUT' });
+      await done;
+      await served.drain();
+      expect((await service.list(scope, listAll)).pagination.total).toBe(0);
     });
 
     it('should undo the write and refuse when the change cannot be recorded durably', async () => {

@@ -10,6 +10,7 @@ import {
   type Scope,
 } from '#contracts';
 import { AlfredError } from '#errors';
+import { assertBeforeDeadline } from '#bus';
 import type { Embedder } from '#embeddings';
 import { randomUUID } from 'node:crypto';
 import { conversationContexts, messageContent } from './conversation-context.js';
@@ -73,6 +74,7 @@ export class MemoryService {
       version: before.version + 1,
     };
     const [vector] = await this.embedder.embed([after.content]);
+    assertBeforeDeadline(`memory ${id} was updated`);
     await this.repo.save(scope, [after], [vector!]);
     await this.recordOrUndo(scope, change('updated', scope, after), () => this.restore(scope, before)).finally(() =>
       this.cache.evict(scope.tenant, scope.agent, id),
@@ -128,6 +130,8 @@ export class MemoryService {
       ...(contexts?.[i] ? { context: contexts[i] } : {}),
     }));
     const vectors = await this.embedder.embed(records.map((r) => r.content));
+    // Embedding may retry for long; a caller already told 504 must not find the memories stored after all.
+    assertBeforeDeadline('the memories were stored');
     await this.repo.insert(scope, records, vectors);
     await this.recordOrUndo(
       scope,
@@ -140,6 +144,7 @@ export class MemoryService {
 
   private async deleteRecords(scope: Scope, records: readonly MemoryRecord[]) {
     if (records.length === 0) return;
+    assertBeforeDeadline('the memories were deleted');
     await this.repo.delete(scope, records.map((r) => r.id));
     const at = this.now().toISOString();
     await this.recordOrUndo(
