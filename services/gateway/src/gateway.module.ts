@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { BUS, type Bus } from '#bus';
+import { BUS, NatsBus, type Bus } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
@@ -26,6 +26,13 @@ import { ObservabilityController } from './controllers/observability.controller.
 import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
+import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
+import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+
+/** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
+function idempotencyStore(bus: Bus): IdempotencyStore {
+  return bus instanceof NatsBus ? new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY')) : new MemoryIdempotencyStore();
+}
 
 @Global()
 @Module({})
@@ -83,6 +90,7 @@ export async function createGatewayApp(
   refuseNul(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   app.useGlobalGuards(new AgentExistsGuard(deps.bus));
+  app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus), deps.logger.child({ context: IdempotencyInterceptor.name })));
   await app.init();
   return app;
 }
