@@ -73,6 +73,24 @@ describe(MemoryService.name, () => {
   });
 
   describe('update', () => {
+    it('should record the update made after an undone one (a new message id, not a dropped duplicate)', async () => {
+      const m = await service.create(scope, { content: 'v1', importance: 0.5, tags: [] }, 'daily');
+      let loseAck = true;
+      // The stream stored the event but its acknowledgement was lost: the service undoes the update.
+      const flaky: MemoryEventLog = {
+        record: async (c) => {
+          await events.record(c);
+          if (loseAck) throw new Error(((loseAck = false), 'ack lost'));
+        },
+        history: (id) => events.history(id),
+      };
+      const svc = new MemoryService(repo, embedder, flaky);
+      await expect(svc.update(scope, m.id, { content: 'v2 (undone)' })).rejects.toBeInstanceOf(AlfredError);
+      await svc.update(scope, m.id, { content: 'v2' });
+      const history = (await events.history(m.id)).map((c) => [c.kind, c.version, c.memory?.content]);
+      expect(history.at(-1)).toEqual(['updated', 2, 'v2']);
+    });
+
     it('should keep the previous content when recording the update fails', async () => {
       const m = await service.create(scope, { content: 'original', importance: 0.5, tags: [] }, 'daily');
       const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
