@@ -12,6 +12,11 @@ export interface MessageContext {
    * abandoned, not committed. Carried in headers; a request made with this context gets only what remains.
    */
   readonly deadline?: number;
+  /**
+   * The client's Idempotency-Key (hashed with its tenant and path by the gateway), when it sent one: a service that
+   * creates may derive its new ids from it, so a retry after a crash recreates the same entity instead of another.
+   */
+  readonly idempotencyKey?: string;
 }
 
 export interface RequestOptions {

@@ -14,6 +14,7 @@ export const BusHeader = {
   Error: 'alfred-error',
   /** Epoch ms after which the caller no longer waits; the serving side abandons work past it. */
   Deadline: 'alfred-deadline',
+  IdempotencyKey: 'alfred-idempotency-key',
 } as const;
 
 /**
@@ -26,6 +27,7 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 1_000_000;
 export interface Envelope {
   readonly data: string;
   readonly correlationId: string;
+  readonly idempotencyKey?: string;
   /** How long the caller waits. */
   readonly timeoutMs: number;
   /** What the serving side works to: a little before the caller gives up, so nothing commits after a 504. */
@@ -52,7 +54,14 @@ export function envelope<R extends Route>(route: R, payload: RequestOf<R>, optio
     throw new AlfredError(ErrorCode.ServiceTimeout, `no time was left for ${route.subject}: the caller's deadline has passed`);
   }
   const margin = Math.min(500, Math.floor(timeoutMs / 10));
-  return { data, correlationId: options?.context?.correlationId ?? randomUUID(), timeoutMs, deadline: now + timeoutMs - margin };
+  const idempotencyKey = options?.context?.idempotencyKey;
+  return {
+    data,
+    correlationId: options?.context?.correlationId ?? randomUUID(),
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+    timeoutMs,
+    deadline: now + timeoutMs - margin,
+  };
 }
 
 /** The request being handled on this async path (set by both adapters around every handler). */

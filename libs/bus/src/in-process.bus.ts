@@ -62,7 +62,7 @@ export class InProcessBus implements Bus {
 
   private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
     const env = envelope(route, payload, options, this.defaultTimeoutMs);
-    const ctx: MessageContext = { correlationId: env.correlationId, deadline: env.deadline };
+    const ctx: MessageContext = { correlationId: env.correlationId, deadline: env.deadline, ...(env.idempotencyKey ? { idempotencyKey: env.idempotencyKey } : {}) };
     const responders = this.pick(route.subject);
     if (responders.length === 0) throw unavailable(route);
     let timer: NodeJS.Timeout | undefined;

@@ -126,6 +126,7 @@ export class NatsBus implements Bus, JetStreamContext {
     const h = natsHeaders();
     h.set(BusHeader.CorrelationId, env.correlationId);
     h.set(BusHeader.Deadline, String(env.deadline));
+    if (env.idempotencyKey) h.set(BusHeader.IdempotencyKey, env.idempotencyKey);
     let reply: Msg;
     try {
       reply = await this.nc.request(this.subject(route.subject), encoder.encode(env.data), { timeout: env.timeoutMs, headers: h });
@@ -141,6 +142,7 @@ export class NatsBus implements Bus, JetStreamContext {
       const ctx = {
         correlationId: msg.headers?.get(BusHeader.CorrelationId) || randomUUID(),
         deadline: parseDeadline(msg.headers?.get(BusHeader.Deadline)),
+        idempotencyKey: msg.headers?.get(BusHeader.IdempotencyKey) || undefined,
       };
       const reply = await handleRequest(route, handler, msg.string(), ctx, this.logger);
       const h = natsHeaders();

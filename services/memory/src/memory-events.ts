@@ -16,8 +16,9 @@ export class BusMemoryEventLog implements MemoryEventLog {
     return this.bus.publish(MemoryEvents[change.kind], change, {
       key: change.id,
       // Unique per change: a change undone and made again at the same version (an update after a failed one) is a
-      // new event, not a duplicate JetStream would drop.
-      msgId: `${change.id}:${change.version}:${change.kind}:${randomUUID()}`,
+      // new event, not a duplicate JetStream would drop. A creation is one change whatever its retries (its id is
+      // new, or derived from the client's Idempotency-Key), so its id deduplicates a retried creation's event.
+      msgId: change.kind === 'created' ? `${change.id}:1:created` : `${change.id}:${change.version}:${change.kind}:${randomUUID()}`,
     });
   }
 

@@ -62,6 +62,19 @@ describe(MemoryService.name, () => {
       expect((await service.list(scope, listAll)).pagination.total).toBe(0);
     });
 
+    it('should recreate, not duplicate, a memory retried with the same Idempotency-Key after its answer was lost', async () => {
+      const served = bus.serve(MemoryRoutes.create, (p) => service.create(p.scope, p.memory, p.source));
+      const context = { correlationId: 'c', idempotencyKey: 'key-1' };
+      const first = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context });
+      const retry = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context: { ...context, correlationId: 'c2' } });
+      const other = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context: { correlationId: 'c3' } });
+      await served.drain();
+      expect(retry.id).toBe(first.id);
+      expect(other.id).not.toBe(first.id);
+      expect((await service.list(scope, listAll)).pagination.total).toBe(2);
+      expect((await events.history(first.id)).map((c) => c.kind)).toEqual(['created']);
+    });
+
     it('should undo the write and refuse when the change cannot be recorded durably', async () => {
       const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
       const fragile = new MemoryService(repo, embedder, failing);

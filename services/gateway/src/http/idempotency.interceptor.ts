@@ -50,6 +50,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
         header: 'Idempotency-Key',
       });
     }
+    // Services that create derive their new ids from it: a retry after a crash recreates, never duplicates.
+    req.alfred.idempotencyKey = key;
     let body: unknown;
     try {
       body = await lastValueFrom(next.handle(), { defaultValue: undefined });
