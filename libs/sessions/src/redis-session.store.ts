@@ -39,8 +39,9 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(scope: Scope, options: CreateSessionOptions = {}): Promise<SessionView> {
-    const view = newSession(scope, options.metadata);
+    const view = newSession(scope, options.metadata, options.id);
     const k = this.keys(scope, view.id);
+    if (options.id !== undefined && (await this.redis.exists(k.meta))) return this.get(scope, options.id);
     await this.redis
       .multi()
       .hset(k.meta, {

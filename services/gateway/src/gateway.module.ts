@@ -30,8 +30,11 @@ import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
-function idempotencyStore(bus: Bus): IdempotencyStore {
-  return bus instanceof NatsBus ? new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY')) : new MemoryIdempotencyStore();
+function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
+  if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
+  return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
+    logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
+  );
 }
 
 @Global()
@@ -90,7 +93,8 @@ export async function createGatewayApp(
   refuseNul(fastify);
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   app.useGlobalGuards(new AgentExistsGuard(deps.bus));
-  app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus), deps.logger.child({ context: IdempotencyInterceptor.name })));
+  const idempotencyLogger = deps.logger.child({ context: IdempotencyInterceptor.name });
+  app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus, idempotencyLogger), idempotencyLogger));
   await app.init();
   return app;
 }

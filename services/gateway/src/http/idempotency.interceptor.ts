@@ -56,7 +56,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       body = await lastValueFrom(next.handle(), { defaultValue: undefined });
     } catch (err) {
-      await this.store.release(key).catch((e: unknown) => this.logger.warn({ err: String(e) }, 'could not release an Idempotency-Key'));
+      await this.store.release(key).catch((e: unknown) => this.logger.warn({ err: String(e) }, 'could not release an Idempotency-Key yet; retrying in the background'));
       throw err;
     }
     // The answer is kept before it is sent: a client that retries after losing it gets it back.
