@@ -35,7 +35,8 @@ export default {
   // to stop): the run must still end with its verdict instead of waiting on those handles until CI's limit.
   forceExit: true,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,bin}/**/*.spec.ts'] },
+    // Some unit suites host a service over the in-process bus in their setup: 20 s guards a hang, it times nothing.
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,bin}/**/*.spec.ts'], testTimeout: 20_000 },
     // Real servers and real processes: a hook or test that starts a system gets more than jest's 5 s default
     // (a loaded 2-core machine takes longer to start one); speed is the bench's business, not the tests'.
     { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,services}/**/*.int-spec.ts'], testTimeout: 20_000 },

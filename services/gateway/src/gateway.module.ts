@@ -26,6 +26,7 @@ import { ObservabilityController } from './controllers/observability.controller.
 import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
+import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
 
@@ -48,6 +49,7 @@ export class GatewayModule {
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
         { provide: ScopedCredentials, useValue: deps.credentials },
+        CredentialHandlers,
       ],
     };
   }

@@ -55,9 +55,9 @@ const UID_SPAN = 900_000;
 const INSIDE_ID = '65534';
 
 export const OS_SANDBOX_FIX =
-  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces; in a container, grant the ' +
-  'service cap_add SYS_ADMIN and security_opt seccomp=unconfined, apparmor=unconfined, systempaths=unconfined (see ' +
-  'docker-compose.yml). Only if you accept running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces; in a container, run the ' +
+  'service privileged (Compose: `privileged: true`; docker run: --cap-add SYS_ADMIN --security-opt seccomp=unconfined ' +
+  '--security-opt apparmor=unconfined --security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
 
 /** Whether bubblewrap can start here, and why not. */
 export interface OsSandboxStatus {
