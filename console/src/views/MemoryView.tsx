@@ -10,10 +10,20 @@ export interface Memory {
   importance: number;
   tags: string[];
   source: string;
-  /** Provenance and trust flags, when the memory service records them. */
-  provenance?: unknown;
-  trust?: unknown;
-  flags?: unknown;
+  /** Who wrote it (absent on memories written before provenance was recorded). */
+  provenance?: Provenance;
+  /** The injection check's mark: flagged content is stored but kept out of automatic prompt recall. */
+  trust?: { flagged: boolean; reasons: string[] };
+}
+interface Provenance {
+  tenant: string;
+  agent: string;
+  written_at: string;
+  session?: string;
+  turn?: string;
+  key?: string;
+  via?: string;
+  source?: string;
 }
 interface Contribution {
   signal: string;
@@ -72,6 +82,7 @@ function SearchPanel({ agent }: { agent: string }) {
                 score <strong>{fmt(r.score)}</strong> · {r.date} · {r.source}
                 {r.tags.length > 0 && ` · ${r.tags.join(', ')}`}
               </p>
+              <Trust memory={r} />
               {r.explanation && <Breakdown id={r.id} parts={r.explanation} score={r.score} />}
             </li>
           ))}
@@ -113,7 +124,18 @@ function Breakdown({ id, parts, score }: { id: string; parts: Contribution[]; sc
 }
 
 function BrowsePanel({ agent }: { agent: string }) {
-  const [filters, setFilters] = useState({ tag: '', source: '', date: '', sort_by: 'date', sort_order: 'desc' });
+  const [filters, setFilters] = useState({
+    tag: '',
+    source: '',
+    date: '',
+    flagged: '',
+    written_via: '',
+    written_session: '',
+    written_key: '',
+    written_source: '',
+    sort_by: 'date',
+    sort_order: 'desc',
+  });
   const [offset, setOffset] = useState(0);
   const list = useLoad(
     () => api<{ memories: Memory[]; pagination: { total: number; has_more: boolean } }>('GET', `/memories${query({ ...filters, limit: PAGE, offset })}`),
@@ -141,6 +163,26 @@ function BrowsePanel({ agent }: { agent: string }) {
         </label>
         <label>
           Date <input type="date" value={filters.date} onChange={set('date')} />
+        </label>
+        <label>
+          Trust{' '}
+          <select value={filters.flagged} onChange={set('flagged')}>
+            <option value="">any</option>
+            <option value="true">flagged only</option>
+            <option value="false">unflagged only</option>
+          </select>
+        </label>
+        <label>
+          Written via <input value={filters.written_via} onChange={set('written_via')} placeholder="rest, mcp:memory_record, distill…" />
+        </label>
+        <label>
+          Written in session <input value={filters.written_session} onChange={set('written_session')} />
+        </label>
+        <label>
+          Written with key <input value={filters.written_key} onChange={set('written_key')} placeholder="key-…" />
+        </label>
+        <label>
+          Written from source <input value={filters.written_source} onChange={set('written_source')} />
         </label>
         <label>
           Sort{' '}
@@ -192,16 +234,14 @@ function MemoryRow({ memory: m, onChanged }: { memory: Memory; onChanged: () => 
       setError(err);
     }
   };
-  const trust = [m.provenance, m.trust, m.flags].filter((x) => x !== undefined);
-
   return (
-    <li className="memory" data-id={m.id}>
+    <li className={m.trust?.flagged ? 'memory flagged' : 'memory'} data-id={m.id}>
       <p className="content">{m.content}</p>
       <p className="meta">
         {m.date} · {m.source} · importance {fmt(m.importance, 2)}
         {m.tags.length > 0 && ` · tags: ${m.tags.join(', ')}`}
       </p>
-      {trust.length > 0 && <p className="meta">trust: {trust.map((t) => (typeof t === 'string' ? t : JSON.stringify(t))).join(' · ')}</p>}
+      <Trust memory={m} />
       <div className="row">
         <button type="button" onClick={() => setMode(mode === 'edit' ? 'view' : 'edit')} aria-expanded={mode === 'edit'}>
           Edit
@@ -228,6 +268,39 @@ function MemoryRow({ memory: m, onChanged }: { memory: Memory; onChanged: () => 
       {mode === 'history' && <History id={m.id} />}
       <ErrorBox error={error} />
     </li>
+  );
+}
+
+/** Who wrote a memory, and the injection check's mark with its reasons when it flagged the content. */
+function Trust({ memory: m }: { memory: Memory }) {
+  const p = m.provenance;
+  const parts = p
+    ? [
+        p.via && `via ${p.via}`,
+        p.key && `key ${p.key}`,
+        p.session && `session ${p.session}${p.turn ? ` (turn ${p.turn})` : ''}`,
+        p.source && `source ${p.source}`,
+        `at ${p.written_at}`,
+      ].filter(Boolean)
+    : [];
+  return (
+    <>
+      {parts.length > 0 && (
+        <p className="meta" aria-label={`Provenance of ${m.id}`}>
+          written {parts.join(' · ')}
+        </p>
+      )}
+      {m.trust?.flagged && (
+        <div className="trust-flag" role="note" aria-label={`Trust of ${m.id}`}>
+          <strong>⚠ Flagged: possible prompt injection</strong> (kept out of automatic recall)
+          <ul aria-label={`Flag reasons of ${m.id}`}>
+            {m.trust.reasons.map((r) => (
+              <li key={r}>{r}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </>
   );
 }
 

@@ -1,4 +1,5 @@
-import { api, apiText } from '../api';
+import { useState, type FormEvent } from 'react';
+import { api, apiText, enc } from '../api';
 import { parseMetrics, routeStats, samplesOf, type Sample } from '../metrics';
 import { ErrorBox, fmt, Section, useLoad } from '../ui';
 
@@ -47,6 +48,7 @@ export function OperationsView() {
         <SampleTable samples={samplesOf(samples, 'alfred_queue_depth')} label="Queue depth" valueName="waiting" />
         <SampleTable samples={samplesOf(samples, 'alfred_queue_jobs_total')} label="Jobs by outcome" valueName="jobs" />
         <SampleTable samples={samplesOf(samples, 'alfred_queue_redeliveries_total')} label="Redeliveries" valueName="redelivered" />
+        <JobLookup />
       </Section>
       <Section title="Requests">
         <table aria-label="Requests by route">
@@ -77,6 +79,94 @@ export function OperationsView() {
         <SampleTable samples={samplesOf(samples, 'alfred_sandbox_executions_total')} label="Sandboxed executions" valueName="runs" />
         <SampleTable samples={samplesOf(samples, 'alfred_store_documents')} label="Stored documents" valueName="documents" />
       </Section>
+    </div>
+  );
+}
+
+/** GET /jobs/{id}: the state of one piece of async work (a distillation's 202 names it). */
+interface JobView {
+  job_id: string;
+  kind: string;
+  agent: string;
+  status: 'queued' | 'running' | 'completed' | 'failed';
+  attempts: number;
+  request: unknown;
+  result: Record<string, unknown> | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function JobLookup() {
+  const [id, setId] = useState('');
+  const [job, setJob] = useState<JobView>();
+  const [error, setError] = useState<unknown>();
+  const look = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      setJob(await api<JobView>('GET', `/jobs/${enc(id.trim())}`));
+    } catch (err) {
+      setError(err);
+      setJob(undefined);
+    }
+  };
+  return (
+    <div className="job-lookup">
+      <form className="row" onSubmit={look} aria-label="Job lookup">
+        <label htmlFor="job-id">Job id</label>
+        <input id="job-id" value={id} onChange={(e) => setId(e.target.value)} placeholder="job-distill-…" required />
+        <button type="submit">Look up job</button>
+      </form>
+      <ErrorBox error={error} />
+      {job && (
+        <table aria-label={`Job ${job.job_id}`}>
+          <tbody>
+            <tr>
+              <th scope="row">Job</th>
+              <td>
+                {job.job_id} ({job.kind}, agent {job.agent})
+              </td>
+            </tr>
+            <tr>
+              <th scope="row">Status</th>
+              <td className={job.status === 'failed' ? 'bad' : job.status === 'completed' ? 'ok' : undefined}>{job.status}</td>
+            </tr>
+            <tr>
+              <th scope="row">Attempts</th>
+              <td>{job.attempts}</td>
+            </tr>
+            <tr>
+              <th scope="row">Created</th>
+              <td>{job.created_at}</td>
+            </tr>
+            <tr>
+              <th scope="row">Updated</th>
+              <td>{job.updated_at}</td>
+            </tr>
+            <tr>
+              <th scope="row">Request</th>
+              <td>
+                <code>{JSON.stringify(job.request)}</code>
+              </td>
+            </tr>
+            {job.result && (
+              <tr>
+                <th scope="row">Result</th>
+                <td>
+                  <code>{JSON.stringify(job.result)}</code>
+                </td>
+              </tr>
+            )}
+            {job.error && (
+              <tr>
+                <th scope="row">Error</th>
+                <td className="bad">{job.error}</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      )}
     </div>
   );
 }
