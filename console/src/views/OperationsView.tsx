@@ -115,7 +115,7 @@ function JobLookup() {
     <div className="job-lookup">
       <form className="row" onSubmit={look} aria-label="Job lookup">
         <label htmlFor="job-id">Job id</label>
-        <input id="job-id" value={id} onChange={(e) => setId(e.target.value)} placeholder="job-distill-…" required />
+        <input id="job-id" size={48} value={id} onChange={(e) => setId(e.target.value)} placeholder="job-distill-…" required />
         <button type="submit">Look up job</button>
       </form>
       <ErrorBox error={error} />
