@@ -162,10 +162,12 @@ describe(`${LexicalIndex.name} against a brute-force reference`, () => {
       docs.set(slot, doc);
       idx.add(slot, doc);
     };
-    for (let slot = 0; slot < 300; slot++) addAt(slot);
+    // Slots over several of the query's windows (4,096 slots each): dense in the first, sparse after.
+    const slotOf = (i: number) => (i < 150 ? i : 150 + (i - 150) * 97);
+    for (let i = 0; i < 300; i++) addAt(slotOf(i));
     for (let round = 0; round < 30; round++) {
       for (let k = 0; k < 8; k++) {
-        const slot = Math.floor(random() * 300);
+        const slot = slotOf(Math.floor(random() * 300));
         if (docs.has(slot) && random() < 0.6) (idx.remove(slot), docs.delete(slot));
         else {
           if (docs.has(slot)) (idx.remove(slot), docs.delete(slot));

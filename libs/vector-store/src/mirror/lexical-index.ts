@@ -85,6 +85,9 @@ export class LexicalIndex {
   /** Scratch: a query term's index for each term id (-1 otherwise). */
   private queryPos = new Int32Array(16).fill(NONE);
   private readonly staleLimit: (docs: number) => number;
+  /** Scratch of the query's window: accumulated essential scores and the offsets reached. */
+  private readonly windowAcc = new Float64Array(WINDOW);
+  private readonly windowHit = new Int32Array(WINDOW);
 
   constructor(options: LexicalIndexOptions = {}) {
     this.staleLimit = options.staleLimit ?? ((docs) => 1024 + (docs >> 5));
@@ -133,12 +136,13 @@ export class LexicalIndex {
     let bound = 0;
     for (let i = 0; i < n; i++) bound += q.idfs[i]! * K1_PLUS_1;
     const heap = new TopHeap(query.pool);
-    const floor = query.minScore * bound;
+    // Raw scores are in fixed point (units of 1/SCALE): sums of integers are exact, so a document scores the same
+    // whatever order its terms are added in (live records, essential or non-essential terms).
+    const floor = query.minScore * bound * SCALE;
     const accept = query.accept;
     let total = 0;
 
     // Stale documents first, from the live records: their scores raise the threshold the frozen postings must beat.
-    const parts = new Float64Array(n);
     const scratch = new Float64Array(n);
     const queryPos = this.queryPos;
     for (let i = 0; i < n; i++) queryPos[q.ids[i]!] = i;
@@ -152,19 +156,22 @@ export class LexicalIndex {
     } finally {
       for (let i = 0; i < n; i++) queryPos[q.ids[i]!] = NONE;
     }
-    total += this.maxScore(q, heap, floor, parts, accept);
+    total += this.maxScore(q, heap, floor, accept);
     return {
-      top: heap.sorted().map(({ slot, score }) => ({ slot, score: score / bound })),
+      top: heap.sorted().map(({ slot, score }) => ({ slot, score: score / SCALE / bound })),
       total,
       scoreOf: (slot) => this.exactScore(slot, q, bound),
     };
   }
 
   /**
-   * Document-at-a-time MaxScore over the frozen postings, pushing into `heap` (raw scores); returns how many
-   * fresh documents were found at or above `floor` (all of them without pruning, a lower bound with it).
+   * MaxScore over the frozen postings, a window of WINDOW slots at a time (as Lucene's MaxScore bulk scorer):
+   * the essential terms are added term-at-a-time into the window's accumulators, then each document they
+   * reached takes the non-essential terms (galloping lookups, best bound first) until what is left could not
+   * lift it into the best `pool`. Pushes into `heap` (raw scores); returns how many fresh documents were found
+   * at or above `floor` (all of them without pruning, a lower bound with it).
    */
-  private maxScore(q: QueryTerms, heap: TopHeap, floor: number, parts: Float64Array, accept: ((slot: number) => boolean) | undefined): number {
+  private maxScore(q: QueryTerms, heap: TopHeap, floor: number, accept: ((slot: number) => boolean) | undefined): number {
     const f = this.frozen;
     const n = q.ids.length;
     const { slots, tfs } = f;
@@ -173,13 +180,17 @@ export class LexicalIndex {
     const pos = new Int32Array(n);
     const end = new Int32Array(n);
     const ub = new Float64Array(n);
+    // A part computed with a smaller mean length can only be larger (c is larger): parts frozen at mean m0 bound
+    // today's at mean m once scaled by max(1, m / m0) (the denominator shrinks by at most that factor).
+    const drift = Math.max(1, this.meanLen() / f.meanLen) * BOUND_SLACK;
+    let last = -1;
     for (let i = 0; i < n; i++) {
       const id = q.ids[i]!;
       if (id >= f.terms) continue;
       pos[i] = f.start[id]!;
       end[i] = f.start[id + 1]!;
-      const tf = f.maxTf[id]!;
-      ub[i] = tf > 0 ? (q.idfs[i]! * tf * K1_PLUS_1) / (tf + a + c * f.minLen[id]!) : 0;
+      ub[i] = q.idfs[i]! * drift * f.termMax[id]! * SCALE + 1;
+      if (end[i]! > pos[i]!) last = Math.max(last, slots[end[i]! - 1]!);
     }
     // Terms by upper bound, smallest first; cum[k]: what terms ord[0..k] could add together.
     const ord = Array.from({ length: n }, (_, i) => i).sort((x, y) => ub[x]! - ub[y]! || x - y);
@@ -189,52 +200,60 @@ export class LexicalIndex {
     // ord[0..e-1] are non-essential: together they cannot reach the threshold.
     let e = 0;
     while (e < n && cum[e]! < threshold) e++;
+    const acc = this.windowAcc;
+    const hit = this.windowHit;
     let total = 0;
-    for (;;) {
-      let doc = 0x7fffffff;
+    for (let base = 0; base <= last && e < n; base += WINDOW) {
+      const limit = base + WINDOW;
+      let found = 0;
       for (let k = e; k < n; k++) {
         const i = ord[k]!;
-        if (pos[i]! < end[i]! && slots[pos[i]!]! < doc) doc = slots[pos[i]!]!;
-      }
-      if (doc === 0x7fffffff) break;
-      const norm = a + c * effLen[doc]!;
-      let partial = 0;
-      parts.fill(0);
-      for (let k = e; k < n; k++) {
-        const i = ord[k]!;
-        const p = pos[i]!;
-        if (p < end[i]! && slots[p] === doc) {
+        const w = q.idfs[i]! * K1_PLUS_1;
+        let p = pos[i]!;
+        for (const stop = end[i]!; p < stop; p++) {
+          const slot = slots[p]!;
+          if (slot >= limit) break;
           const tf = tfs[p]!;
-          partial += parts[i] = (q.idfs[i]! * tf * K1_PLUS_1) / (tf + norm);
-          pos[i] = p + 1;
+          const d = slot - base;
+          if (acc[d] === 0) hit[found++] = d;
+          acc[d]! += Math.round(((w * tf) / (tf + a + c * effLen[slot]!)) * SCALE);
         }
+        pos[i] = p;
       }
-      if (stale[doc]) continue;
-      let k = e - 1;
-      for (; k >= 0; k--) {
-        if (partial + cum[k]! < threshold) break;
-        const i = ord[k]!;
-        const p = (pos[i] = seek(slots, pos[i]!, end[i]!, doc));
-        if (p < end[i]! && slots[p] === doc) {
-          const tf = tfs[p]!;
-          partial += parts[i] = (q.idfs[i]! * tf * K1_PLUS_1) / (tf + norm);
+      if (found === 0) continue;
+      // The documents reached, in slot order (the lookups only move forward): sorted when few, else scanned.
+      if (found * 32 < WINDOW) hit.subarray(0, found).sort();
+      else {
+        found = 0;
+        for (let d = 0; d < WINDOW; d++) if (acc[d] !== 0) hit[found++] = d;
+      }
+      for (let j = 0; j < found; j++) {
+        const d = hit[j]!;
+        const doc = base + d;
+        let score = acc[d]!;
+        acc[d] = 0;
+        if (stale[doc]) continue;
+        let k = e - 1;
+        for (; k >= 0; k--) {
+          if (score + cum[k]! < threshold) break;
+          const i = ord[k]!;
+          const p = (pos[i] = seek(slots, pos[i]!, end[i]!, doc));
+          if (p < end[i]! && slots[p] === doc) {
+            const tf = tfs[p]!;
+            score += Math.round(((q.idfs[i]! * tf * K1_PLUS_1) / (tf + a + c * effLen[doc]!)) * SCALE);
+          }
         }
+        if (k >= 0) {
+          // Pruned: it cannot enter the best pool; its partial score still proves it is at or above floor.
+          if (score > 0 && score >= floor && (!accept || accept(doc))) total++;
+          continue;
+        }
+        if (score === 0 || score < floor || (accept && !accept(doc))) continue;
+        total++;
+        heap.push(doc, score);
+        if (heap.full && heap.min > threshold) threshold = heap.min;
       }
-      if (k >= 0) {
-        // Pruned: it cannot enter the best pool; its partial score still proves it is at or above floor.
-        if (partial > 0 && partial >= floor && (!accept || accept(doc))) total++;
-        continue;
-      }
-      // Summed in query-term order, as liveScore does, so a document scores the same from either side.
-      let score = 0;
-      for (let i = 0; i < n; i++) score += parts[i]!;
-      if (score === 0 || score < floor || (accept && !accept(doc))) continue;
-      total++;
-      heap.push(doc, score);
-      if (heap.full && heap.min > threshold) {
-        threshold = heap.min;
-        while (e < n && cum[e]! < threshold) e++;
-      }
+      while (e < n && cum[e]! < threshold) e++;
     }
     return total;
   }
@@ -263,7 +282,7 @@ export class LexicalIndex {
     let score = 0;
     for (let i = 0; i < q.ids.length; i++) {
       const x = tf[i]!;
-      if (x > 0) score += (q.idfs[i]! * x * K1_PLUS_1) / (x + norm);
+      if (x > 0) score += Math.round(((q.idfs[i]! * x * K1_PLUS_1) / (x + norm)) * SCALE);
     }
     return score;
   }
@@ -274,7 +293,7 @@ export class LexicalIndex {
     const n = q.ids.length;
     for (let i = 0; i < n; i++) this.queryPos[q.ids[i]!] = i;
     try {
-      return this.liveScore(slot, q, new Float64Array(n)) / bound;
+      return this.liveScore(slot, q, new Float64Array(n)) / SCALE / bound;
     } finally {
       for (let i = 0; i < n; i++) this.queryPos[q.ids[i]!] = NONE;
     }
@@ -282,8 +301,11 @@ export class LexicalIndex {
 
   /** BM25's length normalisation k1·(1 − b + b·len/avg) as a + c·len, with the live mean length. */
   private lengthNorm(): { a: number; c: number } {
-    const avg = this.effLenSum / Math.max(1, this.docs) || 1;
-    return { a: BM25_K1 * (1 - BM25_B), c: (BM25_K1 * BM25_B) / avg };
+    return { a: BM25_K1 * (1 - BM25_B), c: (BM25_K1 * BM25_B) / this.meanLen() };
+  }
+
+  private meanLen(): number {
+    return this.effLenSum / Math.max(1, this.docs) || 1;
   }
 
   /** The query's distinct known terms with their idf, in a fixed order (by term id). */
@@ -320,8 +342,8 @@ export class LexicalIndex {
     for (let id = 0; id < terms; id++) start[id + 1]! += start[id]!;
     const slots = new Int32Array(start[terms]!);
     const tfs = new Float32Array(start[terms]!);
-    const maxTf = new Float32Array(terms);
-    const minLen = new Float64Array(terms).fill(Number.POSITIVE_INFINITY);
+    const termMax = new Float64Array(terms);
+    const { a, c } = this.lengthNorm();
     const fill = start.slice(0, terms);
     for (let s = 0; s < slotsEnd; s++) {
       if (!this.combined(s, tf, seen)) continue;
@@ -330,12 +352,13 @@ export class LexicalIndex {
         const at = fill[id]!++;
         slots[at] = s;
         tfs[at] = tf[id]!;
-        if (tf[id]! > maxTf[id]!) maxTf[id] = tf[id]!;
-        if (len < minLen[id]!) minLen[id] = len;
+        // Without idf (it changes with every write): the term's part of the score before weighting.
+        const part = (tf[id]! * K1_PLUS_1) / (tf[id]! + a + c * len);
+        if (part > termMax[id]!) termMax[id] = part;
         tf[id] = 0;
       }
     }
-    this.frozen = { terms, start, slots, tfs, maxTf, minLen };
+    this.frozen = { terms, start, slots, tfs, termMax, meanLen: this.meanLen() };
     for (const s of this.staleSlots) this.stale[s] = 0;
     this.staleSlots = [];
   }
@@ -485,11 +508,28 @@ interface Frozen {
   readonly slots: Int32Array;
   readonly tfs: Float32Array;
   /** Each term's highest combined frequency and shortest effective length among its documents: its upper bound. */
-  readonly maxTf: Float32Array;
-  readonly minLen: Float64Array;
+  /** The highest idf-less part of each term. */
+  readonly termMax: Float64Array;
+  /** The mean effective length the parts were computed with. */
+  readonly meanLen: number;
 }
 
-const EMPTY_FROZEN: Frozen = { terms: 0, start: new Int32Array(1), slots: new Int32Array(0), tfs: new Float32Array(0), maxTf: new Float32Array(0), minLen: new Float64Array(0) };
+const EMPTY_FROZEN: Frozen = {
+  terms: 0,
+  start: new Int32Array(1),
+  slots: new Int32Array(0),
+  tfs: new Float32Array(0),
+  termMax: new Float64Array(0),
+  meanLen: 1,
+};
+
+/** Slots per window of the query's term-at-a-time phase. */
+const WINDOW = 4096;
+/** Fixed point of raw scores: 2^40 units per score point; sums stay exact up to 2^53, a raw score of 8,192 (a few hundred query terms). */
+const SCALE = 2 ** 40;
+
+/** Bounds are raised by this share: a bound computed in another order of operations must not fall below a score by rounding. */
+const BOUND_SLACK = 1 + 1e-9;
 
 /** The first position in slots[from, end) holding a slot ≥ target (galloping, then binary search). */
 function seek(slots: Int32Array, from: number, end: number, target: number): number {
