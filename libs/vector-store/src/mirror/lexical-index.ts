@@ -88,6 +88,7 @@ export class LexicalIndex {
   /** Scratch of the query's window: accumulated essential scores and the offsets reached. */
   private readonly windowAcc = new Float64Array(WINDOW);
   private readonly windowHit = new Int32Array(WINDOW);
+  private readonly reached = new Int32Array(1);
 
   constructor(options: LexicalIndexOptions = {}) {
     this.staleLimit = options.staleLimit ?? ((docs) => 1024 + (docs >> 5));
@@ -205,24 +206,16 @@ export class LexicalIndex {
     let total = 0;
     for (let base = 0; base <= last && e < n; base += WINDOW) {
       const limit = base + WINDOW;
-      let found = 0;
+      const reached = this.reached;
+      reached[0] = 0;
       for (let k = e; k < n; k++) {
         const i = ord[k]!;
-        const w = q.idfs[i]! * K1_PLUS_1;
-        let p = pos[i]!;
-        for (const stop = end[i]!; p < stop; p++) {
-          const slot = slots[p]!;
-          if (slot >= limit) break;
-          const tf = tfs[p]!;
-          const d = slot - base;
-          if (acc[d] === 0) hit[found++] = d;
-          acc[d]! += Math.round(((w * tf) / (tf + a + c * effLen[slot]!)) * SCALE);
-        }
-        pos[i] = p;
+        pos[i] = accumulate(slots, tfs, pos[i]!, end[i]!, limit, q.idfs[i]! * K1_PLUS_1, a, c, effLen, acc, hit, reached);
       }
+      let found = reached[0]!;
       if (found === 0) continue;
       // The documents reached, in slot order (the lookups only move forward): sorted when few, else scanned.
-      if (found * 32 < WINDOW) hit.subarray(0, found).sort();
+      if (found * 32 < WINDOW) insertionSort(hit, found);
       else {
         found = 0;
         for (let d = 0; d < WINDOW; d++) if (acc[d] !== 0) hit[found++] = d;
@@ -230,22 +223,14 @@ export class LexicalIndex {
       for (let j = 0; j < found; j++) {
         const d = hit[j]!;
         const doc = base + d;
-        let score = acc[d]!;
+        const essential = acc[d]!;
         acc[d] = 0;
         if (stale[doc]) continue;
-        let k = e - 1;
-        for (; k >= 0; k--) {
-          if (score + cum[k]! < threshold) break;
-          const i = ord[k]!;
-          const p = (pos[i] = seek(slots, pos[i]!, end[i]!, doc));
-          if (p < end[i]! && slots[p] === doc) {
-            const tf = tfs[p]!;
-            score += Math.round(((q.idfs[i]! * tf * K1_PLUS_1) / (tf + a + c * effLen[doc]!)) * SCALE);
-          }
-        }
-        if (k >= 0) {
+        const score = complete(doc, essential, e, threshold, ord, cum, pos, end, slots, tfs, q.idfs, a + c * effLen[doc]!);
+        if (score < 0) {
           // Pruned: it cannot enter the best pool; its partial score still proves it is at or above floor.
-          if (score > 0 && score >= floor && (!accept || accept(doc))) total++;
+          const partial = -score - 1;
+          if (partial > 0 && partial >= floor && (!accept || accept(doc))) total++;
           continue;
         }
         if (score === 0 || score < floor || (accept && !accept(doc))) continue;
@@ -282,7 +267,7 @@ export class LexicalIndex {
     let score = 0;
     for (let i = 0; i < q.ids.length; i++) {
       const x = tf[i]!;
-      if (x > 0) score += Math.round(((q.idfs[i]! * x * K1_PLUS_1) / (x + norm)) * SCALE);
+      if (x > 0) score += part(q.idfs[i]! * K1_PLUS_1, x, norm);
     }
     return score;
   }
@@ -530,6 +515,73 @@ const SCALE = 2 ** 40;
 
 /** Bounds are raised by this share: a bound computed in another order of operations must not fall below a score by rounding. */
 const BOUND_SLACK = 1 + 1e-9;
+
+/** One term's part of a raw score in fixed point: w = idf · (k1 + 1), norm = k1 · (1 − b + b · len / avg). */
+function part(w: number, tf: number, norm: number): number {
+  return Math.round(((w * tf) / (tf + norm)) * SCALE);
+}
+
+/**
+ * Adds one term's postings from `p` up to the window's `limit` slot into the window's accumulators (offsets
+ * first reached go to `hit`, their count in reached[0]); returns the position reached. Kept small and
+ * monomorphic so that it compiles to a tight loop without boxed numbers.
+ */
+function accumulate(slots: Int32Array, tfs: Float32Array, p: number, stop: number, limit: number, w: number, a: number, c: number, effLen: Float64Array, acc: Float64Array, hit: Int32Array, reached: Int32Array): number {
+  const base = limit - WINDOW;
+  let found = reached[0]!;
+  for (; p < stop; p++) {
+    const slot = slots[p]!;
+    if (slot >= limit) break;
+    const d = slot - base;
+    if (acc[d] === 0) hit[found++] = d;
+    // part() written out: a call returning a non-integer number boxes it on some tiers, one allocation per posting.
+    const tf = tfs[p]!;
+    acc[d]! += Math.round(((w * tf) / (tf + a + c * effLen[slot]!)) * SCALE);
+  }
+  reached[0] = found;
+  return p;
+}
+
+/**
+ * Adds the non-essential terms ord[e-1] .. ord[0] (largest bound first) to a document's essential score, moving
+ * their cursors to it; stops once what is left cannot reach the threshold. Returns the full score, or
+ * −(partial score) − 1 when it stopped early.
+ */
+function complete(
+  doc: number,
+  score: number,
+  e: number,
+  threshold: number,
+  ord: readonly number[],
+  cum: Float64Array,
+  pos: Int32Array,
+  end: Int32Array,
+  slots: Int32Array,
+  tfs: Float32Array,
+  idfs: Float64Array,
+  norm: number,
+): number {
+  for (let k = e - 1; k >= 0; k--) {
+    if (score + cum[k]! < threshold) return -score - 1;
+    const i = ord[k]!;
+    const p = (pos[i] = seek(slots, pos[i]!, end[i]!, doc));
+    if (p < end[i]! && slots[p] === doc) score += part(idfs[i]! * K1_PLUS_1, tfs[p]!, norm);
+  }
+  return score;
+}
+
+/** Sorts xs[0, n) in place (n is small; TypedArray#sort would copy into a fresh array on every call). */
+function insertionSort(xs: Int32Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const x = xs[i]!;
+    let j = i - 1;
+    while (j >= 0 && xs[j]! > x) {
+      xs[j + 1] = xs[j]!;
+      j--;
+    }
+    xs[j + 1] = x;
+  }
+}
 
 /** The first position in slots[from, end) holding a slot ≥ target (galloping, then binary search). */
 function seek(slots: Int32Array, from: number, end: number, target: number): number {
