@@ -34,11 +34,13 @@ export default {
   // A suite whose setup times out can leave the system it was starting running (its afterAll has no handle
   // to stop): the run must still end with its verdict instead of waiting on those handles until CI's limit.
   forceExit: true,
+  // Real servers and real processes: a hook or test that starts a system gets more than jest's 5 s default (a loaded
+  // 2-core machine takes longer to start one); it guards against hangs and times nothing — speed is the bench's
+  // business. Jest takes testTimeout from the top level only (a project's own is ignored).
+  testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,bin}/**/*.spec.ts'] },
-    // Real servers and real processes: a hook or test that starts a system gets more than jest's 5 s default
-    // (a loaded 2-core machine takes longer to start one); speed is the bench's business, not the tests'.
-    { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,services}/**/*.int-spec.ts'], testTimeout: 20_000 },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/e2e/**/*.e2e-spec.ts'], testTimeout: 60_000 },
+    { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,services}/**/*.int-spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/e2e/**/*.e2e-spec.ts'] },
   ],
 };

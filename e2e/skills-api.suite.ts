@@ -33,7 +33,7 @@ export function skillsApiSuite(mode: Mode): void {
         const byName = Object.fromEntries(res.body.skills.map((s: { name: string }) => [s.name, s]));
         expect(byName.remember).toMatchObject({ source: 'bundled', warnings: [], digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
         expect(byName.remember.version).toBe(byName.remember.digest.slice(0, 12));
-        expect(byName['proj-tool']).toMatchObject({ source: 'project', location: join(dirs.projectSkills, 'proj-tool', 'SKILL.md') });
+        expect(byName['proj-tool']).toMatchObject({ source: 'project', location: '/skills/project/.alfred/proj-tool/SKILL.md' });
         expect(byName.recall.source).toBe('project');
         expect(res.body.rendered).toBeUndefined();
       });
@@ -41,10 +41,30 @@ export function skillsApiSuite(mode: Mode): void {
       it('should report the shadowed bundled skill and the skipped one with its reason', async () => {
         const res = await api.get('/skills');
         expect(res.body.shadowed).toEqual([
-          expect.objectContaining({ name: 'recall', shadowed_by: join(dirs.project, '.claude', 'skills', 'recall', 'SKILL.md') }),
+          expect.objectContaining({ name: 'recall', shadowed_by: '/skills/project/.claude/recall/SKILL.md' }),
         ]);
-        expect(res.body.skipped).toEqual([expect.objectContaining({ path: join(dirs.projectSkills, 'broken', 'SKILL.md') })]);
+        expect(res.body.skipped).toEqual([expect.objectContaining({ path: '/skills/project/.alfred/broken/SKILL.md' })]);
         expect(res.body.skipped[0].reason).toMatch(/description/);
+      });
+
+      it("should show no server path in any reply or error: roots appear as /skills/<source>/…", async () => {
+        const replies = await Promise.all([
+          api.get('/skills'),
+          api.get('/skills?format=xml'),
+          api.get('/skills/proj-tool'),
+          api.get('/skills/proj-tool/resources'),
+          api.get('/skills/search?q=tool'),
+          api.get('/skills/recall'),
+          api.post('/skills', { name: 'remember', description: 'A second remember.' }),
+        ]);
+        for (const res of replies) {
+          const text = JSON.stringify(res.body);
+          expect(text).not.toContain(dirs.project);
+          expect(text).not.toContain(system.dataDir);
+          expect(text).not.toContain(process.cwd());
+        }
+        expect(replies[2]!.body).toMatchObject({ dir: '/skills/project/.alfred/proj-tool', root: '/skills/project/.alfred' });
+        expect(replies[6]!.status).toBe(409);
       });
 
       it('should render the markdown and XML index for a prompt', async () => {
@@ -54,7 +74,7 @@ export function skillsApiSuite(mode: Mode): void {
         expect(md.body.text).toMatch(/^## Available skills\n- \*\*checkpoint\*\* — /);
         const xml = await api.get('/skills?format=xml');
         expect(xml.body.text).toMatch(/^<available_skills>\n {2}<skill>\n {4}<name>checkpoint<\/name>/);
-        expect(xml.body.text).toContain(`<location>${join(dirs.projectSkills, 'proj-tool', 'SKILL.md')}</location>`);
+        expect(xml.body.text).toContain('<location>/skills/project/.alfred/proj-tool/SKILL.md</location>');
       });
 
       it('should keep a rendered index within a budget and say what it cut', async () => {
@@ -186,11 +206,12 @@ export function skillsApiSuite(mode: Mode): void {
         // Written into the tenant's own folder, never into the shared, read-only project root.
         const file = join(system.dataDir, 'tenant-skills', 'default', 'weekly-report', 'SKILL.md');
         expect(existsSync(join(dirs.projectSkills, 'weekly-report'))).toBe(false);
-        expect(res.body.location).toBe(file);
+        expect(res.body.location).toBe('/skills/tenant/weekly-report/SKILL.md');
         expect(await readFile(file, 'utf8')).toContain('name: weekly-report');
         expect((await api.get('/skills/weekly-report')).status).toBe(200);
         const found = await api.get('/skills/search?q=weekly%20status%20report');
-        expect(found.body.results[0].name).toBe('weekly-report');
+        expect(found.body.results[0].name).toBe('weekly-report');        // The tenant's own view over the shared roots keeps the registry's limits.
+        expect((await api.get('/skills/proj-tool/resources/assets/big.txt')).status).toBe(413);
       });
 
       it.each([['weekly-report'], ['remember'], ['proj-tool']])('should answer 409 for the existing name %s and change nothing', async (name) => {

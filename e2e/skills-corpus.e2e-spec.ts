@@ -57,7 +57,8 @@ if (!present) console.warn(`[skip] skills corpus e2e: ${corpus} not found`);
   it('should serve a corpus body and its resources, and find it by search', async () => {
     const creator = await api.get('/skills/skill-creator');
     expect(creator.status).toBe(200);
-    expect(creator.body.location).toBe(join(corpus, 'openai-skills', 'skills', '.system', 'skill-creator', 'SKILL.md'));
+    // The second extra root, named by its place in the configuration, never by the server's folder.
+    expect(creator.body.location).toBe('/skills/extra-2/.system/skill-creator/SKILL.md');
     const resources = await api.get('/skills/skill-creator/resources');
     expect(resources.body.resources.length).toBeGreaterThan(0);
     const first = resources.body.resources.find((r: { kind: string }) => r.kind === 'text');

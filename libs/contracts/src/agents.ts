@@ -178,3 +178,13 @@ export const TurnRoutes = {
     z.object({ request_id: z.string(), approve: z.boolean(), turn_id: z.string(), worker: z.string() }),
   ),
 } as const;
+
+/**
+ * Scoped credentials for turns that do not start at the gateway's HTTP API (a chat channel's): the gateway, which
+ * alone holds the signing secret, mints one for the turn's tenant, agent, session and turn, and revokes it when the
+ * turn is over (it expires after the TTL in any case). Services on the bus are trusted; agents never reach it.
+ */
+export const CredentialRoutes = {
+  mint: route(ServiceName.Gateway, 'credential-mint', scoped({ session_id: SessionId, turn_id: TurnId }), z.object({ credential: z.string() })),
+  revoke: route(ServiceName.Gateway, 'credential-revoke', scoped({ credential: z.string().min(1).max(1024) }), z.object({ revoked: z.boolean() })),
+} as const;

@@ -54,6 +54,11 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     return this.options.roots;
   }
 
+  /** A new catalog over `roots` with this one's limits and settings (a tenant's view over the shared roots). */
+  derive(roots: SkillRoot[]): SkillCatalog {
+    return new SkillCatalog({ ...this.options, roots });
+  }
+
   /** Re-discovers every root and reports which names were added, removed or changed (by digest). Serialised. */
   reload(): Promise<SkillChanges> {
     this.pending = this.pending.catch(() => undefined).then(() => this.reloadNow());

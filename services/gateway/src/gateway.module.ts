@@ -26,6 +26,7 @@ import { ObservabilityController } from './controllers/observability.controller.
 import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
+import { CredentialHandlers } from './handlers/credential.handlers.js';
 
 @Global()
 @Module({})
@@ -38,6 +39,7 @@ export class GatewayModule {
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
         { provide: ScopedCredentials, useValue: deps.credentials },
+        CredentialHandlers,
       ],
     };
   }

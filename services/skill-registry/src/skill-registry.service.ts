@@ -17,6 +17,7 @@ import { candidatePool, Ranker, skillProfile } from '#ranking';
 import type { Logger } from '#logging';
 import type { SkillCatalog } from '#skills';
 import type { IndexedSkill, SkillSearchRepository } from './skill-search.repository.js';
+import { PublicPaths } from './public-paths.js';
 import { TenantSkills } from './tenant-skills.js';
 
 export interface SkillRegistryOptions {
@@ -57,13 +58,17 @@ export class SkillRegistryService {
   ) {
     this.tenants = new TenantSkills({
       base: options.tenantSkillsDir ?? join(options.projectSkillsDir, '..', 'tenant-skills'),
-      sharedRoots: catalog.roots,
-      catalog: {},
+      shared: catalog,
       search,
       embedder,
       searchText: searchTextOf,
     });
     this.ranker = new Ranker(skillProfile(embedder.kind));
+  }
+
+  /** How the tenant's replies name skill folders: `/skills/<source>/…` and `/skills/tenant/…`, never server paths. */
+  pathsOf(tenant: string): PublicPaths {
+    return PublicPaths.of(this.catalog.roots, this.tenants.dirOf(tenant));
   }
 
   /** The catalog a tenant sees: its own skills over the shared roots, or the shared catalog alone. */

@@ -3,7 +3,7 @@ import { join, sep } from 'node:path';
 import type { SkillBodyResponse } from '#contracts';
 import type { SearchOptions } from '#vector-store';
 import type { Embedder } from '#embeddings';
-import { SkillCatalog, type SkillCatalogOptions, type SkillRoot } from '#skills';
+import type { SkillCatalog } from '#skills';
 import { tenantSkillScope, type IndexedSkill, type SkillHit, type SkillSearchRepository } from './skill-search.repository.js';
 
 interface TenantEntry {
@@ -27,8 +27,8 @@ export class TenantSkills {
   constructor(
     private readonly options: {
       readonly base: string;
-      readonly sharedRoots: readonly SkillRoot[];
-      readonly catalog: Omit<SkillCatalogOptions, 'roots'>;
+      /** The shared catalog: its roots lie under every tenant's own, and its limits apply to tenants' views too. */
+      readonly shared: SkillCatalog;
       readonly search: SkillSearchRepository;
       readonly embedder: Embedder;
       readonly searchText: (skill: ReturnType<SkillCatalog['list']>[number], body: string) => string;
@@ -39,10 +39,10 @@ export class TenantSkills {
   async catalogOf(tenant: string, create = false): Promise<SkillCatalog | undefined> {
     let entry = this.tenants.get(tenant);
     if (!entry) {
-      const dir = join(this.options.base, segment(tenant));
+      const dir = this.dirOf(tenant);
       if (create) await mkdir(dir, { recursive: true });
       else if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
-      entry = { dir, stale: true, catalog: new SkillCatalog({ ...this.options.catalog, roots: [{ dir, source: 'project' }, ...this.options.sharedRoots] }) };
+      entry = { dir, stale: true, catalog: this.options.shared.derive([{ dir, source: 'project' }, ...this.options.shared.roots]) };
       this.tenants.set(tenant, entry);
     }
     if (entry.stale) {
@@ -50,6 +50,11 @@ export class TenantSkills {
       await entry.catalog.reload();
     }
     return entry.catalog;
+  }
+
+  /** The folder that holds the tenant's own skills (whether or not it exists yet). */
+  dirOf(tenant: string): string {
+    return join(this.options.base, segment(tenant));
   }
 
   /** The shared roots changed: every tenant's view (but `except`'s, which its caller reloads) is re-read on its next use. */
@@ -86,7 +91,6 @@ export class TenantSkills {
     return stale.length;
   }
 
-  /** Hits among the tenant's own skills. */
   /** The tenant's own skills matching `options` (the same search the shared index gets), current ones only. */
   async search(tenant: string, options: SearchOptions): Promise<SkillHit[]> {
     const catalog = await this.catalogOf(tenant);

@@ -80,4 +80,29 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     expect(seen.uid).toBe(65534);
     expect(seen.caps).toBe('0000000000000000');
   }, 30_000);
+
+  /** Runs a shell in the sandbox as `uid` (a service that is not root keeps its own user) and answers its stdout. */
+  const shellAs = (uid: number, script: string, processes: number) => {
+    const { file, args } = new OsSandbox().command({
+      command: ['/bin/sh', '-c', script], mounts: [], cwd: '/', tenant: 'a', kind: 'bash', tmpfsMb: 1,
+      limits: { addressSpaceMb: 512, processes, cpuSeconds: 10, fileSizeMb: 1, openFiles: 64 },
+    });
+    return new Promise<string>((resolve, reject) =>
+      execFile(file, args, { env: { PATH: '/usr/bin:/bin' }, uid, gid: uid }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
+    );
+  };
+
+  it("should count the process limit in the sandbox alone, not over its user's other processes (containers share users)", async () => {
+    const uid = 2_999_001;
+    // Forty processes of the same kernel user outside the sandbox: what other containers running as that user add up to.
+    const others = Array.from({ length: 40 }, () => execFile('sleep', ['20'], { uid, gid: uid }));
+    try {
+      expect((await shellAs(uid, 'echo started', 16)).trim()).toBe('started');
+      // The limit still holds inside: the shell's 30 children against 16 end in a refused fork.
+      await expect(shellAs(uid, 'for i in $(seq 1 30); do sleep 3 & done; echo all started', 16)).rejects.toThrow(/Cannot fork/);
+      expect((await shellAs(uid, 'for i in $(seq 1 8); do sleep 1 & done; wait; echo eight', 16)).trim()).toBe('eight');
+    } finally {
+      for (const child of others) child.kill('SIGKILL');
+    }
+  }, 30_000);
 });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 
@@ -48,6 +48,8 @@ export interface OsCommand {
 
 /** The system folders every sandbox sees read-only (symlinks such as /bin -> usr/bin are recreated, not followed). */
 const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** util-linux's prlimit, run inside the sandbox from the read-only system (Debian: /usr/bin/prlimit). */
+const PRLIMIT = existsSync('/usr/bin/prlimit') ? '/usr/bin/prlimit' : '/bin/prlimit';
 /** The parts of /etc programs need to start (loader cache, alternatives, certificates); no passwd, no hosts. */
 const ETC_PATHS = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];
 const UID_BASE = { skill: 2_000_000, bash: 3_000_000 } as const;
@@ -55,9 +57,9 @@ const UID_SPAN = 900_000;
 const INSIDE_ID = '65534';
 
 export const OS_SANDBOX_FIX =
-  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces; in a container, grant the ' +
-  'service cap_add SYS_ADMIN and security_opt seccomp=unconfined, apparmor=unconfined, systempaths=unconfined (see ' +
-  'docker-compose.yml). Only if you accept running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
+  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces; in a container, run the ' +
+  'service privileged (Compose: `privileged: true`; docker run: --cap-add SYS_ADMIN --security-opt seccomp=unconfined ' +
+  '--security-opt apparmor=unconfined --security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
 
 /** Whether bubblewrap can start here, and why not. */
 export interface OsSandboxStatus {
@@ -92,21 +94,27 @@ export class OsSandbox {
     return OsSandbox.probed;
   }
 
-  /** The argv that runs `spec.command` inside the sandbox. */
+  /**
+   * The argv that runs `spec.command` inside the sandbox. The limits are set by prlimit *inside* bubblewrap's user
+   * namespace: the kernel then counts RLIMIT_NPROC for this sandbox's namespace alone. Set outside, it would count
+   * every task of the service's user on the machine — in containers, every other container running as that user —
+   * and a sandbox would fail to start ("Creating new namespace failed: Resource temporarily unavailable") whenever
+   * those exceed the limit, or would get the headroom other processes happen to leave it.
+   */
   command(spec: OsSandboxSpec): OsCommand {
     const user = sandboxUser(spec.tenant, spec.kind);
     const { limits } = spec;
-    const nproc = user ? limits.processes : limits.processes + tasksOfUid(process.getuid?.() ?? 0);
     const prlimit = [
+      PRLIMIT,
       `--as=${limits.addressSpaceMb * 1024 * 1024}`,
-      `--nproc=${nproc}`,
+      `--nproc=${limits.processes}`,
       `--cpu=${limits.cpuSeconds}`,
       `--fsize=${limits.fileSizeMb * 1024 * 1024}`,
       `--nofile=${limits.openFiles}`,
       '--core=0',
     ];
-    const args = [...prlimit, '--', this.bwrapPath, ...bwrapArgs(spec), '--', ...spec.command];
-    return { file: 'prlimit', args, ...(user ?? {}) };
+    const args = [...bwrapArgs(spec), '--', ...prlimit, '--', ...spec.command];
+    return { file: this.bwrapPath, args, ...(user ?? {}) };
   }
 }
 
@@ -138,28 +146,13 @@ function systemMount(dir: string): string[] {
 
 /**
  * A root service runs each tenant's sandboxes as a kernel user of its own (a hash of the tenant in a range per
- * kind): RLIMIT_NPROC then counts only that tenant's processes (root itself is exempt from it). A service that
- * is not root keeps its own user; its process limit is then added to what that user already runs.
+ * kind): its processes belong to that user on the host too. A service that is not root keeps its own user; either way the
+ * process limit counts the sandbox's own user namespace (see `command`).
  */
 export function sandboxUser(tenant: string, kind: OsSandboxSpec['kind']): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const id = UID_BASE[kind] + (createHash('sha256').update(tenant).digest().readUInt32BE(0) % UID_SPAN);
   return { uid: id, gid: id };
-}
-
-/** Tasks (processes and threads) the kernel counts against `uid`'s RLIMIT_NPROC. */
-function tasksOfUid(uid: number): number {
-  let count = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
-      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) count += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return count;
 }
 
 /** The error every untrusted-code entry point gives when the OS layer is required but cannot start. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Api } from 'grammy';
-import { ErrorCode, TurnRoutes, TurnTopics, type Scope, type SessionMessage, type TurnEvent } from '#contracts';
+import { CredentialRoutes, ErrorCode, TurnRoutes, TurnTopics, type Scope, type SessionMessage, type TurnEvent } from '#contracts';
 import type { Bus, MessageContext, TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import type { Logger } from '#logging';
@@ -68,7 +68,13 @@ export class TurnRelay {
       const record = await this.store.getUpdate(req.updateId);
       const begun = record?.turn_id ? await this.resume(req, record) : await this.begin(req);
       req.admitted();
-      if (begun) await this.follow(req, begun.record, begun.events, begun.attached);
+      if (begun) {
+        try {
+          await this.follow(req, begun.record, begun.events, begun.attached);
+        } finally {
+          if (begun.credential) this.revoke(this.conversations.scopeOf(begun.record.agent!), begun.credential, req.context);
+        }
+      }
     } finally {
       this.active.delete(key);
       req.admitted();
@@ -99,10 +105,14 @@ export class TurnRelay {
   private async start(req: TurnRequest, record: UpdateRecord, earlier?: string): Promise<Begun | undefined> {
     const scope: Scope = this.conversations.scopeOf(record.agent!);
     const events = await this.bus.listen(TurnTopics.events, { key: record.turn_id! });
+    let credential: string | undefined;
     try {
-      await this.bus.request(TurnRoutes.start, { scope, session_id: record.session_id!, turn_id: record.turn_id!, message: req.text }, { context: req.context });
+      // The agent's bash reaches the API with a credential of this turn's scope, as it does for turns started over HTTP.
+      ({ credential } = await this.bus.request(CredentialRoutes.mint, { scope, session_id: record.session_id!, turn_id: record.turn_id! }, { context: req.context }));
+      await this.bus.request(TurnRoutes.start, { scope, session_id: record.session_id!, turn_id: record.turn_id!, message: req.text, credential }, { context: req.context });
     } catch (err) {
       events.close();
+      if (credential) this.revoke(scope, credential, req.context);
       const running = conflictTurn(err);
       if (running !== undefined && running === earlier) {
         this.logger.info({ update: req.updateId, turn: earlier }, 'resumed update: its turn still runs; following it');
@@ -114,7 +124,7 @@ export class TurnRelay {
       return undefined;
     }
     await this.save(req, record);
-    return { record, events, attached: false };
+    return { record, events, attached: false, credential };
   }
 
   private async follow(req: TurnRequest, record: UpdateRecord, events: Begun['events'], attached: boolean): Promise<void> {
@@ -165,6 +175,11 @@ export class TurnRelay {
     if (record) await this.save(req, { ...record, status: 'done' });
   }
 
+  /** Ends the turn's credential early (it expires after the TTL regardless), without failing the turn's delivery. */
+  private revoke(scope: Scope, credential: string, context: MessageContext): void {
+    this.bus.request(CredentialRoutes.revoke, { scope, credential }, { context }).catch((err: unknown) => this.logger.warn({ err }, 'could not revoke a turn credential; it expires after its TTL'));
+  }
+
   private save(req: TurnRequest, record: UpdateRecord): Promise<void> {
     return this.store.putUpdate(req.updateId, record, UPDATE_RETENTION_MS);
   }
@@ -174,6 +189,8 @@ interface Begun {
   readonly record: UpdateRecord;
   readonly events: TopicSubscription<TurnEvent>;
   readonly attached: boolean;
+  /** The scoped credential minted for a turn this relay started (none when it follows an earlier turn). */
+  readonly credential?: string;
 }
 
 /** The turn that holds the session, when a start was refused because one runs. */

@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SkillRoutes } from '#contracts';
@@ -67,7 +68,8 @@ describe(SkillRegistryHandlers.name, () => {
       const hits = await bus.request(SkillRoutes.search, { tenant: 't', query: { q: 'remember preferences' } });
       expect(hits.results[0]?.name).toBe('remember');
       const created = await bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'made-here', description: 'Made over the bus.' } });
-      expect(created.location).toBe(join(tmp, 'data', 'tenant-skills', 't', 'made-here', 'SKILL.md'));
+      expect(created.location).toBe('/skills/tenant/made-here/SKILL.md');
+      expect(existsSync(join(tmp, 'data', 'tenant-skills', 't', 'made-here', 'SKILL.md'))).toBe(true);
       await expect(bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'Nope', description: 'x' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
       expect(await bus.request(SkillRoutes.reload, { tenant: 't' })).toMatchObject({ added: [], removed: [], changed: [], indexed: 0, skills: 10 });
     });

@@ -1,0 +1,32 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CredentialRoutes } from '#contracts';
+import { BUS, type Bus } from '#bus';
+import { BusHandlers } from '#runtime';
+import { ScopedCredentials } from '../http/scoped-credential.js';
+
+/**
+ * Credentials for turns started off the HTTP API (chat channels): the same scoped credential the turns endpoint
+ * mints, for the turn's own tenant, agent and session, so the agent's bash reaches the API there too.
+ */
+@Injectable()
+export class CredentialHandlers extends BusHandlers {
+  constructor(
+    @Inject(BUS) bus: Bus,
+    @Inject(ScopedCredentials) private readonly credentials: ScopedCredentials,
+  ) {
+    super(bus);
+  }
+
+  protected register(): void {
+    this.handle(CredentialRoutes.mint, async (p) => ({
+      credential: this.credentials.mint({ tenant: p.scope.tenant, agent: p.scope.agent, session: p.session_id, turn: p.turn_id }),
+    }));
+    this.handle(CredentialRoutes.revoke, async (p) => {
+      const scope = this.credentials.verify(p.credential);
+      // Only the tenant the credential was minted for may end it.
+      if (!scope || scope.tenant !== p.scope.tenant) return { revoked: false };
+      this.credentials.revoke(p.credential);
+      return { revoked: true };
+    });
+  }
+}
