@@ -18,6 +18,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY libs libs
 COPY services services
 COPY bench bench
+# The web console's source; `npm run build` bundles it with Vite into dist/console, which the gateway serves.
+COPY console console
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 FROM ${NODE_IMAGE} AS app-host

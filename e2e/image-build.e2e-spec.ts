@@ -83,6 +83,10 @@ describe('Dockerfile app-npm stage, replayed on the host', () => {
     try {
       const api = client(started.match[1]!);
       expect((await api.get('/health')).body.status).toBe('healthy');
+      // The build step bundled the web console (console/ → dist/console) and the gateway serves it.
+      const page = await api.get('/console');
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('<script type="module"');
       const created = await api.post('/memories', { content: 'served by the image build replayed on the host' });
       expect(created.status).toBe(201);
       expect((await api.get(`/memories/${created.body.id}`)).body.content).toBe('served by the image build replayed on the host');

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '#redis';
 import { AgentFileKind, type AgentFileHistoryEntry, type Scope } from '#contracts';
 import { checkContent, defaultContent, entryFor, fileConflict, restoreReason, safeSegment, versionNotFound } from './agent-file-record.js';
 import type { AgentFileContent, AgentFileStore, AgentFileVersion, AgentFileWriteOptions } from './agent-file-store.js';
@@ -31,7 +32,7 @@ export class RedisAgentFileStore implements AgentFileStore {
 
   constructor(options: RedisAgentFileStoreOptions) {
     this.owned = typeof options.redis === 'string';
-    this.redis = typeof options.redis === 'string' ? new Redis(options.redis) : options.redis;
+    this.redis = typeof options.redis === 'string' ? createRedis(options.redis, 'agent-files') : options.redis;
     this.prefix = options.keyPrefix ?? 'alfred:';
   }
 

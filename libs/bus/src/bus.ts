@@ -1,15 +1,29 @@
 import type { EventDef, PayloadOf, ParsedRequestOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
 import type { z } from 'zod';
 import type { QueueDef, WorkQueue } from './queue.js';
+import type { ConnectionState } from './connection-watch.js';
 
 /** What travels with every message besides its payload. */
 export interface MessageContext {
   /** Carried in message headers across every hop; logged with every line. */
   readonly correlationId: string;
+  /**
+   * Epoch ms after which the original caller no longer waits (it has answered 504): work still running then is
+   * abandoned, not committed. Carried in headers; a request made with this context gets only what remains.
+   */
+  readonly deadline?: number;
+  /**
+   * The client's Idempotency-Key (hashed with its tenant and path by the gateway), when it sent one: a service that
+   * creates may derive its new ids from it, so a retry after a crash recreates the same entity instead of another.
+   */
+  readonly idempotencyKey?: string;
 }
 
 export interface RequestOptions {
-  /** How long to wait for a reply before SERVICE_TIMEOUT (504). */
+  /**
+   * How long to wait for a reply before SERVICE_TIMEOUT (504); defaults to the route's timeoutMs, then the bus's.
+   * Never more than what remains of `context.deadline`.
+   */
   readonly timeoutMs?: number;
   readonly context?: MessageContext;
 }
@@ -88,6 +102,8 @@ export interface Bus {
   queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P>;
   /** Drains subscriptions and closes connections, within the deadline. */
   close(deadlineMs?: number): Promise<void>;
+  /** The broker connection's state (in-process: always connected); readiness reports it while it is away. */
+  connectionState(): ConnectionState;
   /** Resolves once everything served or subscribed so far is live for other connections (NATS: a server round trip). */
   flush(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { StoredEvent } from './bus.js';
 import { JsonlLog } from './jsonl-log.js';
+import { DUPLICATE_WINDOW_MS } from './jetstream-streams.js';
 import { sanitizeStreamName, subjectMatches } from './subject.js';
 
 interface EventRecord {
@@ -13,10 +14,13 @@ interface EventRecord {
 
 interface StreamState {
   readonly log: JsonlLog<EventRecord>;
-  readonly loaded: Promise<{ seq: number; msgIds: Set<string> }>;
+  readonly loaded: Promise<{ seq: number; msgIds: Map<string, number> }>;
 }
 
-/** Event streams as fsynced JSONL files, one per stream, with message-id deduplication. */
+/**
+ * Event streams as fsynced JSONL files, one per stream, with message-id deduplication inside the same window as
+ * JetStream's (DUPLICATE_WINDOW_MS): a message id seen longer ago is a new event, on both buses.
+ */
 export class InProcessEventStore {
   private readonly streams = new Map<string, StreamState>();
 
@@ -25,9 +29,11 @@ export class InProcessEventStore {
   async append(stream: string, subject: string, payload: unknown, msgId: string): Promise<void> {
     const { log, loaded } = this.stream(stream);
     const state = await loaded;
+    const now = Date.now();
+    forgetOutsideWindow(state.msgIds, now);
     if (state.msgIds.has(msgId)) return;
-    state.msgIds.add(msgId);
-    const record: EventRecord = { seq: ++state.seq, subject, time: new Date().toISOString(), msgId, payload };
+    state.msgIds.set(msgId, now);
+    const record: EventRecord = { seq: ++state.seq, subject, time: new Date(now).toISOString(), msgId, payload };
     try {
       await log.append(record);
     } catch (err) {
@@ -54,11 +60,20 @@ export class InProcessEventStore {
       const log = new JsonlLog<EventRecord>(join(this.dir, `${sanitizeStreamName(name)}.jsonl`));
       const loaded = log.readAll().then((records) => ({
         seq: records.reduce((max, r) => Math.max(max, r.seq), 0),
-        msgIds: new Set(records.map((r) => r.msgId)),
+        msgIds: forgetOutsideWindow(new Map(records.map((r) => [r.msgId, Date.parse(r.time)])), Date.now()),
       }));
       state = { log, loaded };
       this.streams.set(name, state);
     }
     return state;
   }
+}
+
+/** Drops message ids older than the duplicate window (insertion order is time order). */
+function forgetOutsideWindow(msgIds: Map<string, number>, now: number): Map<string, number> {
+  for (const [id, at] of msgIds) {
+    if (now - at < DUPLICATE_WINDOW_MS) break;
+    msgIds.delete(id);
+  }
+  return msgIds;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
 import type { z } from 'zod';
@@ -7,6 +6,7 @@ import {
   consoleLogger,
   decodeReply,
   deliverEvent,
+  envelope,
   handleRequest,
   parseWith,
   timedOut,
@@ -16,7 +16,6 @@ import {
 } from './codec.js';
 import { observedRequest } from './bus-metrics.js';
 import { InProcessEventStore } from './in-process-event-store.js';
-import { requireTenant } from './tenancy-guard.js';
 import { InProcessWorkQueue } from './in-process-work-queue.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject } from './subject.js';
@@ -62,18 +61,16 @@ export class InProcessBus implements Bus {
   }
 
   private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
-    requireTenant(route, payload);
-    const timeoutMs = options?.timeoutMs ?? this.defaultTimeoutMs;
-    const ctx = { correlationId: options?.context?.correlationId ?? randomUUID() };
+    const env = envelope(route, payload, options, this.defaultTimeoutMs);
+    const ctx: MessageContext = { correlationId: env.correlationId, deadline: env.deadline, ...(env.idempotencyKey ? { idempotencyKey: env.idempotencyKey } : {}) };
     const responders = this.pick(route.subject);
     if (responders.length === 0) throw unavailable(route);
-    const data = JSON.stringify(payload) ?? 'null';
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timedOut(route, timeoutMs)), timeoutMs);
+      timer = setTimeout(() => reject(timedOut(route, env.timeoutMs)), env.timeoutMs);
     });
     try {
-      const reply = await Promise.race([...responders.map((respond) => respond(data, ctx)), timeout]);
+      const reply = await Promise.race([...responders.map((respond) => respond(env.data, ctx)), timeout]);
       return decodeReply(route, reply);
     } finally {
       clearTimeout(timer);
@@ -152,6 +149,10 @@ export class InProcessBus implements Bus {
   /** Stops taking work and waits for running handlers and jobs, up to the deadline; then closes the files. */
   /** Handlers are live as soon as they are registered in-process. */
   async flush(): Promise<void> {}
+
+  connectionState(): 'connected' {
+    return 'connected';
+  }
 
   async close(deadlineMs = 10_000): Promise<void> {
     let timer: NodeJS.Timeout | undefined;

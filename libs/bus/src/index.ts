@@ -7,3 +7,4 @@ export * from './subject.js';
 export * from './zod-error.js';
 export * from './topic-subscription.js';
 export * from './stream-cleanup.js';
+export * from './connection-watch.js';

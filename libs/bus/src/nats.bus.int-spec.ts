@@ -31,6 +31,24 @@ describeNats(NatsBus.name, () => {
   const Work = route(ServiceName.Distiller, 'int-work', z.object({ n: z.number() }), z.object({ by: z.string() }), { global: true });
   const noted = event('int-note', 'written', 'INT_NOTES', z.object({ text: z.string() }));
 
+  describe('connection lifecycle', () => {
+    it('should report a connection closed without close() having been asked for, and not one closed by close()', async () => {
+      const closedFor: unknown[] = [];
+      const lost = await isolatedBus({ onClosed: (err) => closedFor.push(err ?? 'closed') });
+      await lost.bus.nc.close();
+      await pollUntil(() => closedFor.length === 1, 5_000, 'the unrequested close to be reported');
+      expect(lost.bus.connectionState()).toBe('closed');
+      await expect(lost.bus.request(Work, { n: 1 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { dependency: 'NATS' } });
+
+      const calm: unknown[] = [];
+      const kept = await isolatedBus({ onClosed: (err) => calm.push(err) });
+      expect(kept.bus.connectionState()).toBe('connected');
+      await kept.dispose();
+      await kept.bus.nc.closed();
+      expect(calm).toEqual([]);
+    });
+  });
+
   describe('serve', () => {
     it('should share a queue group between two connections', async () => {
       const a = await isolatedBus();

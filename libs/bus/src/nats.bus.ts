@@ -13,14 +13,14 @@ import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type Response
 import { AlfredError } from '#errors';
 import type { z } from 'zod';
 import type { Bus, EventHandler, EventSubscription, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
-import { BusHeader, consoleLogger, decodeReply, deliverEvent, handleRequest, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
+import { BusHeader, consoleLogger, decodeReply, deliverEvent, envelope, handleRequest, parseDeadline, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
-import { requireTenant } from './tenancy-guard.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
 import { observedRequest } from './bus-metrics.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject, sanitizeStreamName, streamSubjectFor } from './subject.js';
 import { TopicBuffer } from './topic-subscription.js';
+import { Backoff, ConnectionWatch, type ConnectionState, type ReconnectBackoff } from './connection-watch.js';
 
 export interface NatsBusOptions {
   readonly url: string;
@@ -30,6 +30,13 @@ export interface NatsBusOptions {
   readonly subjectPrefix?: string;
   readonly defaultTimeoutMs?: number;
   readonly logger?: BusLogger;
+  /** Reconnect backoff: capped exponential with full jitter; reconnect attempts are never exhausted. */
+  readonly reconnect?: ReconnectBackoff;
+  /**
+   * Called once when the connection is closed for good without close() having been asked for (the server refused
+   * us, or the client gave up): a process should exit non-zero so that its supervisor restarts it.
+   */
+  readonly onClosed?: (err: Error | undefined) => void;
 }
 
 /** What the NATS work queue needs from the bus that owns it. */
@@ -57,26 +64,43 @@ export class NatsBus implements Bus, JetStreamContext {
   private readonly prefix: string;
   private readonly defaultTimeoutMs: number;
   private manager?: Promise<JetStreamManager>;
+  private readonly link: ConnectionWatch;
 
   private constructor(
     readonly nc: NatsConnection,
     options: NatsBusOptions,
+    backoff: Backoff,
   ) {
     this.prefix = options.subjectPrefix ?? '';
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
     this.logger = options.logger ?? consoleLogger;
     this.js = jetstream(nc);
     this.streams = new JetStreamStreams(() => this.jsm());
+    this.link = new ConnectionWatch(nc, this.logger, backoff, options.onClosed);
   }
 
-  /** Connects, waiting for the server if it is not up yet. */
+  /**
+   * Connects, waiting for the server if it is not up yet. The connection never stops trying to reconnect
+   * (jittered backoff); while it is away, requests and publishes fail at once with SERVICE_UNAVAILABLE.
+   */
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
-    const nc = await connect({ servers: options.url, name: options.name, waitOnFirstConnect: true });
-    return new NatsBus(nc, options);
+    const backoff = new Backoff(options.reconnect);
+    const nc = await connect({
+      servers: options.url,
+      name: options.name,
+      waitOnFirstConnect: true,
+      maxReconnectAttempts: -1,
+      reconnectDelayHandler: () => backoff.next(),
+    });
+    return new NatsBus(nc, options, backoff);
   }
 
   isConnected(): boolean {
-    return !this.nc.isClosed() && !this.nc.isDraining();
+    return this.link.state === 'connected' && !this.nc.isDraining();
+  }
+
+  connectionState(): ConnectionState {
+    return this.link.state;
   }
 
   jsm(): Promise<JetStreamManager> {
@@ -97,18 +121,17 @@ export class NatsBus implements Bus, JetStreamContext {
   }
 
   private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
-    requireTenant(route, payload);
-    const timeout = options?.timeoutMs ?? this.defaultTimeoutMs;
+    const env = envelope(route, payload, options, this.defaultTimeoutMs);
+    this.link.assertConnected(`request ${route.subject}`);
     const h = natsHeaders();
-    h.set(BusHeader.CorrelationId, options?.context?.correlationId ?? randomUUID());
+    h.set(BusHeader.CorrelationId, env.correlationId);
+    h.set(BusHeader.Deadline, String(env.deadline));
+    if (env.idempotencyKey) h.set(BusHeader.IdempotencyKey, env.idempotencyKey);
     let reply: Msg;
     try {
-      reply = await this.nc.request(this.subject(route.subject), encoder.encode(JSON.stringify(payload) ?? 'null'), {
-        timeout,
-        headers: h,
-      });
+      reply = await this.nc.request(this.subject(route.subject), encoder.encode(env.data), { timeout: env.timeoutMs, headers: h });
     } catch (err) {
-      throw this.requestFailure(route, timeout, err);
+      throw this.requestFailure(route, env.timeoutMs, err);
     }
     return decodeReply(route, { data: reply.string(), isError: reply.headers?.get(BusHeader.Error) === '1' });
   }
@@ -116,7 +139,11 @@ export class NatsBus implements Bus, JetStreamContext {
   serve<R extends Route>(route: R, handler: Handler<R>, options?: ServeOptions): Served {
     const inFlight = new Set<Promise<void>>();
     const respond = async (msg: Msg) => {
-      const ctx = { correlationId: msg.headers?.get(BusHeader.CorrelationId) || randomUUID() };
+      const ctx = {
+        correlationId: msg.headers?.get(BusHeader.CorrelationId) || randomUUID(),
+        deadline: parseDeadline(msg.headers?.get(BusHeader.Deadline)),
+        idempotencyKey: msg.headers?.get(BusHeader.IdempotencyKey) || undefined,
+      };
       const reply = await handleRequest(route, handler, msg.string(), ctx, this.logger);
       const h = natsHeaders();
       h.set(BusHeader.CorrelationId, ctx.correlationId);
@@ -150,6 +177,7 @@ export class NatsBus implements Bus, JetStreamContext {
   async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void> {
     const parsed = parseWith(event.payload, payload);
     const subject = this.subject(keyedSubject(event.subject, options.key));
+    this.link.assertConnected(`store event ${subject}`);
     try {
       await this.streams.ensure({ name: this.stream(event.stream), subjects: [this.subject(streamSubjectFor(event))] });
       await this.js.publish(subject, encoder.encode(JSON.stringify(parsed)), { msgID: options.msgId });
@@ -241,6 +269,7 @@ export class NatsBus implements Bus, JetStreamContext {
   }
 
   async close(deadlineMs = 10_000): Promise<void> {
+    this.link.closing = true;
     if (this.nc.isClosed()) return;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'late'>((resolve) => {

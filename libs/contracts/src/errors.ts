@@ -25,6 +25,8 @@ export const ErrorCode = {
   ContextTooLong: 'CONTEXT_TOO_LONG',
   ServiceUnavailable: 'SERVICE_UNAVAILABLE',
   ServiceTimeout: 'SERVICE_TIMEOUT',
+  /** A service produced a reply larger than its route's limit (the bus carries at most that much). */
+  ReplyTooLarge: 'REPLY_TOO_LARGE',
   Internal: 'INTERNAL_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -53,6 +55,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   CONTEXT_TOO_LONG: 413,
   SERVICE_UNAVAILABLE: 503,
   SERVICE_TIMEOUT: 504,
+  REPLY_TOO_LARGE: 500,
   INTERNAL_ERROR: 500,
 };
 

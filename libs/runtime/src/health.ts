@@ -1,11 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import { metricsRegistry } from '#metrics';
+import { redisStates } from '#redis';
 
 /** What a service reports about itself to liveness/readiness probes and the gateway. */
 export interface ReadinessCheck {
   readonly name: string;
   check(): Promise<boolean> | boolean;
 }
+
+/** Ready while every Redis client of the process is connected (none: ready); a reconnecting one holds readiness. */
+export const redisReadiness: ReadinessCheck = {
+  name: 'redis',
+  check: () => redisStates().every((c) => c.state === 'connected'),
+};
 
 export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
   const results = await Promise.all(

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { healthRoute, type ServiceName } from '#contracts';
 import { BUS, type Bus, type Served } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
-import { readiness, type ReadinessCheck } from './health.js';
+import { readiness, redisReadiness, type ReadinessCheck } from './health.js';
 
 /** What every service instance gets from its host, in both ways Alfred runs. */
 export interface ServiceContext {
@@ -67,7 +67,11 @@ export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: 
     abortOnError: false,
   });
   await app.init();
-  const checks: ReadinessCheck[] = [{ name: 'bus', check: () => true }, ...(def.readiness?.(app) ?? [])];
+  const checks: ReadinessCheck[] = [
+    { name: 'bus', check: () => ctx.bus.connectionState() === 'connected' },
+    redisReadiness,
+    ...(def.readiness?.(app) ?? []),
+  ];
   const ready = () => readiness(checks);
   const health: Served = ctx.bus.serve(healthRoute(def.name), async () => {
     const r = await ready();

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { baseEnv, ConfigError, parseEnv } from '#config';
 import { NatsBus } from '#bus';
 import { createLogger, type Logger } from '#logging';
-import { startHealthServer, type ReadinessCheck } from './health.js';
+import { setRedisLogger } from '#redis';
+import { redisReadiness, startHealthServer, type ReadinessCheck } from './health.js';
 import { exitOnConfigError, logProcessFailures, onShutdown } from './process.js';
 import { hostService, type ServiceDefinition } from './service-host.js';
 
@@ -42,12 +43,18 @@ export async function connectProcess(name: string, base: BaseConfig): Promise<Co
     );
     process.exit(1);
   }
+  setRedisLogger(logger);
   const bus = await NatsBus.connect({
     url: base.NATS_URL,
     name: `alfred-${name}-${instance}`,
     subjectPrefix: base.ALFRED_SUBJECT_PREFIX,
     defaultTimeoutMs: base.ALFRED_BUS_TIMEOUT_MS,
     logger,
+    // A process whose broker connection is gone for good serves nothing: exit non-zero so its supervisor restarts it.
+    onClosed: (err) => {
+      logger.fatal({ err }, 'NATS connection closed for good; exiting so that the supervisor restarts this process');
+      process.exit(1);
+    },
   });
   return { instance, logger, bus };
 }
@@ -73,6 +80,7 @@ export async function runStandalone<C>(def: ServiceDefinition<C>): Promise<void>
   const hosted = await hostService(def, config, { service: def.name, instance, bus, logger });
   const health = await startHealthPort(base, [
     { name: 'bus', check: () => bus.isConnected() },
+    redisReadiness,
     { name: 'service', check: async () => (await hosted.ready()).ready },
   ]);
   onShutdown(logger, base.ALFRED_SHUTDOWN_DEADLINE_MS, async () => {

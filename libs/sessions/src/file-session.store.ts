@@ -28,7 +28,11 @@ export class FileSessionStore implements SessionStore {
   }
 
   async create(scope: Scope, options: CreateSessionOptions = {}): Promise<SessionView> {
-    const view = newSession(scope, options.metadata);
+    const view = newSession(scope, options.metadata, options.id);
+    if (options.id !== undefined) {
+      const existing = await this.read(scope, options.id);
+      if (existing) return existing;
+    }
     await withLock(this.path(scope, view.id), () => writeFileAtomic(this.path(scope, view.id), JSON.stringify(view)));
     return view;
   }

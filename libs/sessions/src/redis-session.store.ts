@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '#redis';
 import { SessionMessage, type Scope, type SessionAppendResult, type SessionList, type SessionTokens, type SessionView } from '#contracts';
 import { AlfredError } from '#errors';
 import { checkSessionId, newSession, page, safeSegment, versionConflict } from './session-record.js';
@@ -33,13 +34,14 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(options: RedisSessionStoreOptions) {
     this.owned = typeof options.redis === 'string';
-    this.redis = typeof options.redis === 'string' ? new Redis(options.redis) : options.redis;
+    this.redis = typeof options.redis === 'string' ? createRedis(options.redis, 'sessions') : options.redis;
     this.prefix = options.keyPrefix ?? 'alfred:';
   }
 
   async create(scope: Scope, options: CreateSessionOptions = {}): Promise<SessionView> {
-    const view = newSession(scope, options.metadata);
+    const view = newSession(scope, options.metadata, options.id);
     const k = this.keys(scope, view.id);
+    if (options.id !== undefined && (await this.redis.exists(k.meta))) return this.get(scope, options.id);
     await this.redis
       .multi()
       .hset(k.meta, {

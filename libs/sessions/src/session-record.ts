@@ -7,10 +7,10 @@ export function checkSessionId(id: string): void {
   if (!SessionId.safeParse(id).success) throw AlfredError.notFound('session', id);
 }
 
-export function newSession(scope: Scope, metadata: Record<string, unknown> = {}): SessionView {
+export function newSession(scope: Scope, metadata: Record<string, unknown> = {}, id: string = randomUUID()): SessionView {
   const now = new Date().toISOString();
   return {
-    id: randomUUID(),
+    id,
     agent: scope.agent,
     version: 0,
     message_count: 0,

@@ -39,6 +39,12 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
     afterEach(() => fx.cleanup());
 
     describe('create/get', () => {
+      it('should return the existing session, unchanged, when created again under the same id', async () => {
+        const first = await store.create(scope, { metadata: { try: 1 }, id: 'keyed-session-1' });
+        const again = await store.create(scope, { metadata: { try: 2 }, id: 'keyed-session-1' });
+        expect(again).toMatchObject({ id: 'keyed-session-1', metadata: { try: 1 }, created_at: first.created_at });
+      });
+
       it('should create an empty session at version 0 that get returns', async () => {
         const created = await store.create(scope, { metadata: { channel: 'cli' } });
 

@@ -2,6 +2,11 @@ import type { Scope, SessionAppendResult, SessionList, SessionMessage, SessionTo
 
 export interface CreateSessionOptions {
   readonly metadata?: Record<string, unknown>;
+  /**
+   * The id to create it under (derived from the client's Idempotency-Key); when a session has it already, that
+   * session is returned unchanged, so a create retried after its answer was lost makes no second session.
+   */
+  readonly id?: string;
 }
 
 export interface ReplaceMessagesOptions {

@@ -24,6 +24,14 @@ const Echo = route(
   z.object({ text: z.string(), count: z.number(), correlationId: z.string() }),
   { global: true },
 );
+/** Small limits, so the contract tests payload caps without megabytes. */
+const Limited = route(ServiceName.Memory, 'contract-limited', z.object({ text: z.string(), reply: z.int().min(0) }), z.object({ text: z.string() }), {
+  global: true,
+  maxRequestBytes: 200,
+  maxReplyBytes: 300,
+});
+const Nested = route(ServiceName.Distiller, 'contract-nested', z.object({}), z.object({ deadline: z.number().optional(), inner: z.number().optional() }), { global: true });
+const Inner = route(ServiceName.Learner, 'contract-inner', z.object({}), z.object({ deadline: z.number().optional() }), { global: true });
 const Nobody = route(ServiceName.Learner, 'contract-nobody', z.object({}), z.object({}), { global: true });
 const Scoped = route(ServiceName.Memory, 'contract-scoped', z.object({ scope: Scope, text: z.string() }), z.object({ tenant: z.string() }));
 /** A route as it would be if it forgot its tenant: not global, and a request schema without one. */
@@ -158,6 +166,62 @@ export function busContract(create: (logger: BusLogger) => Promise<BusFixture>):
       const err = await caught(bus.request(Echo, { text: 'x' }, { timeoutMs: 150 }));
       held.open();
       expect(err.code).toBe('SERVICE_TIMEOUT');
+    });
+  });
+
+  describe('envelope', () => {
+    it('should refuse a request over the route limit with PAYLOAD_TOO_LARGE before any handler sees it', async () => {
+      let handled = 0;
+      bus.serve(Limited, async (p) => {
+        handled++;
+        return { text: p.text };
+      });
+      await bus.flush();
+      await expect(bus.request(Limited, { text: 'a'.repeat(150), reply: 0 })).resolves.toEqual({ text: 'a'.repeat(150) });
+      const err = await caught(bus.request(Limited, { text: 'a'.repeat(300), reply: 0 }));
+      expect(err.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(err.status).toBe(413);
+      expect(err.details).toMatchObject({ limit: 200 });
+      expect(handled).toBe(1);
+    });
+
+    it('should answer a reply over the route limit with REPLY_TOO_LARGE, not a timeout', async () => {
+      bus.serve(Limited, async (p) => ({ text: 'r'.repeat(p.reply) }));
+      await bus.flush();
+      const err = await caught(bus.request(Limited, { text: 'x', reply: 1_000 }, { timeoutMs: 30_000 }));
+      expect(err.code).toBe('REPLY_TOO_LARGE');
+      expect(err.message).toMatch(/limit is 300/);
+    });
+
+    it('should refuse, on both buses alike, a request over the default limit of 1 MB', async () => {
+      bus.serve(Echo, async (p) => ({ text: p.text, count: p.count, correlationId: '' }));
+      await bus.flush();
+      const err = await caught(bus.request(Echo, { text: 'a'.repeat(1_100_000) }));
+      expect(err.code).toBe('PAYLOAD_TOO_LARGE');
+    });
+
+    it('should give the handler a deadline before the caller gives up, and a nested request only what remains', async () => {
+      bus.serve(Inner, async (_p, ctx) => ({ deadline: ctx.deadline }));
+      bus.serve(Nested, async (_p, ctx) => ({ deadline: ctx.deadline, inner: (await bus.request(Inner, {}, { context: ctx, timeoutMs: 60_000 })).deadline }));
+      await bus.flush();
+      const before = Date.now();
+      const reply = await bus.request(Nested, {}, { timeoutMs: 4_000 });
+      expect(reply.deadline).toBeGreaterThan(before);
+      expect(reply.deadline).toBeLessThanOrEqual(before + 4_000);
+      // The inner hop asked for 60 s but got at most what remained of the outer deadline.
+      expect(reply.inner).toBeLessThanOrEqual(reply.deadline!);
+    });
+
+    it('should not start work whose deadline has passed: SERVICE_TIMEOUT at once, the handler never runs', async () => {
+      let handled = 0;
+      bus.serve(Inner, async () => {
+        handled++;
+        return {};
+      });
+      await bus.flush();
+      const err = await caught(bus.request(Inner, {}, { context: { correlationId: 'late', deadline: Date.now() - 1 } }));
+      expect(err.code).toBe('SERVICE_TIMEOUT');
+      expect(handled).toBe(0);
     });
   });
 

@@ -6,3 +6,4 @@ export { deleteStreamsWithPrefix } from '#bus';
 export * from './redis-cleanup.js';
 export * from './os-sandbox-gate.js';
 export * from './telegram-loopback.js';
+export * from './own-servers.js';

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '#redis';
 import type { Scope } from '#contracts';
 import type { JobPatch, JobRecord, JobRepository } from './job.repository.js';
 import { TERMINAL } from './job.repository.js';
@@ -20,7 +21,7 @@ export class RedisJobRepository implements JobRepository {
     url: string,
     private readonly prefix = 'alfred:',
   ) {
-    this.redis = new Redis(url);
+    this.redis = createRedis(url, 'jobs');
   }
 
   async submit(job: JobRecord): Promise<{ job: JobRecord; created: boolean }> {

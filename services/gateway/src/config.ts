@@ -33,6 +33,8 @@ export const gatewayEnvSchema = z.object({
   ALFRED_CREDENTIAL_SECRET: z.string().min(32, 'ALFRED_CREDENTIAL_SECRET must be at least 32 characters').optional(),
   /** Longest life of a scoped credential (it is revoked earlier, when its turn ends); match ALFRED_TURN_DEADLINE_MS. */
   ALFRED_CREDENTIAL_TTL_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(660_000),
+  /** The web console's built files (`vite build` output); default `dist/console` under the package root. */
+  ALFRED_CONSOLE_DIR: z.string().min(1).optional(),
   ALFRED_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
 });
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;

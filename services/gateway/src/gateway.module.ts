@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { BUS, type Bus } from '#bus';
+import { BUS, NatsBus, type Bus } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
@@ -25,8 +25,19 @@ import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
 import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
+import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
+import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
+import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+
+/** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
+function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
+  if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
+  return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
+    logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
+  );
+}
 
 @Global()
 @Module({})
@@ -76,6 +87,8 @@ export async function createGatewayApp(
   const fastify = app.getHttpAdapter().getInstance();
   const routes: GatewayRoute[] = [];
   fastify.addHook('onRoute', (r) => {
+    // The console's static files are pages, not API routes: they are neither listed nor documented.
+    if (isConsolePath(r.url)) return;
     for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
   });
   registered.set(app, routes);
@@ -83,8 +96,11 @@ export async function createGatewayApp(
   installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
   refuseNul(fastify);
+  await installConsole(fastify, config.ALFRED_CONSOLE_DIR ?? defaultConsoleDir());
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   app.useGlobalGuards(new AgentExistsGuard(deps.bus));
+  const idempotencyLogger = deps.logger.child({ context: IdempotencyInterceptor.name });
+  app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus, idempotencyLogger), idempotencyLogger));
   await app.init();
   return app;
 }

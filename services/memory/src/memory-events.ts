@@ -1,4 +1,5 @@
 import { MEMORY_STREAM, MemoryEvents, type MemoryChange } from '#contracts';
+import { randomUUID } from 'node:crypto';
 import type { Bus } from '#bus';
 
 /** Where every memory change is recorded durably, and read back as history. */
@@ -14,8 +15,10 @@ export class BusMemoryEventLog implements MemoryEventLog {
   record(change: MemoryChange): Promise<void> {
     return this.bus.publish(MemoryEvents[change.kind], change, {
       key: change.id,
-      // The version makes redelivery of the same change a no-op on the stream.
-      msgId: `${change.id}:${change.version}:${change.kind}`,
+      // Unique per change: a change undone and made again at the same version (an update after a failed one) is a
+      // new event, not a duplicate JetStream would drop. A creation is one change whatever its retries (its id is
+      // new, or derived from the client's Idempotency-Key), so its id deduplicates a retried creation's event.
+      msgId: change.kind === 'created' ? `${change.id}:1:created` : `${change.id}:${change.version}:${change.kind}:${randomUUID()}`,
     });
   }
 

@@ -5,6 +5,7 @@ import { InProcessBus } from '#bus';
 import { HashingEmbedder } from '#embeddings';
 import { LanceDbStore } from '#vector-store';
 import { AlfredError } from '#errors';
+import { MemoryRoutes } from '#contracts';
 import { BusMemoryEventLog, type MemoryEventLog } from './memory-events.js';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
@@ -44,6 +45,36 @@ describe(MemoryService.name, () => {
       expect((await events.history(m.id)).map((c) => c.kind)).toEqual(['created']);
     });
 
+    it('should abandon, not commit, a create whose caller gave up while it was embedding (deadline across the bus)', async () => {
+      let embedded!: () => void;
+      const done = new Promise<void>((resolve) => (embedded = resolve));
+      const slow = { id: embedder.id, dimension: embedder.dimension, embed: async (texts: string[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        embedded();
+        return embedder.embed(texts);
+      } } as unknown as HashingEmbedder;
+      const patient = new MemoryService(repo, slow, events);
+      const served = bus.serve(MemoryRoutes.create, (p) => patient.create(p.scope, p.memory, p.source));
+      const call = bus.request(MemoryRoutes.create, { scope, memory: { content: 'too late' } }, { timeoutMs: 300 });
+      await expect(call).rejects.toMatchObject({ code: 'SERVICE_TIMEOUT' });
+      await done;
+      await served.drain();
+      expect((await service.list(scope, listAll)).pagination.total).toBe(0);
+    });
+
+    it('should recreate, not duplicate, a memory retried with the same Idempotency-Key after its answer was lost', async () => {
+      const served = bus.serve(MemoryRoutes.create, (p) => service.create(p.scope, p.memory, p.source));
+      const context = { correlationId: 'c', idempotencyKey: 'key-1' };
+      const first = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context });
+      const retry = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context: { ...context, correlationId: 'c2' } });
+      const other = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context: { correlationId: 'c3' } });
+      await served.drain();
+      expect(retry.id).toBe(first.id);
+      expect(other.id).not.toBe(first.id);
+      expect((await service.list(scope, listAll)).pagination.total).toBe(2);
+      expect((await events.history(first.id)).map((c) => c.kind)).toEqual(['created']);
+    });
+
     it('should undo the write and refuse when the change cannot be recorded durably', async () => {
       const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
       const fragile = new MemoryService(repo, embedder, failing);
@@ -55,6 +86,24 @@ describe(MemoryService.name, () => {
   });
 
   describe('update', () => {
+    it('should record the update made after an undone one (a new message id, not a dropped duplicate)', async () => {
+      const m = await service.create(scope, { content: 'v1', importance: 0.5, tags: [] }, 'daily');
+      let loseAck = true;
+      // The stream stored the event but its acknowledgement was lost: the service undoes the update.
+      const flaky: MemoryEventLog = {
+        record: async (c) => {
+          await events.record(c);
+          if (loseAck) throw new Error(((loseAck = false), 'ack lost'));
+        },
+        history: (id) => events.history(id),
+      };
+      const svc = new MemoryService(repo, embedder, flaky);
+      await expect(svc.update(scope, m.id, { content: 'v2 (undone)' })).rejects.toBeInstanceOf(AlfredError);
+      await svc.update(scope, m.id, { content: 'v2' });
+      const history = (await events.history(m.id)).map((c) => [c.kind, c.version, c.memory?.content]);
+      expect(history.at(-1)).toEqual(['updated', 2, 'v2']);
+    });
+
     it('should keep the previous content when recording the update fails', async () => {
       const m = await service.create(scope, { content: 'original', importance: 0.5, tags: [] }, 'daily');
       const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };

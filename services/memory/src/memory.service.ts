@@ -10,8 +10,9 @@ import {
   type Scope,
 } from '#contracts';
 import { AlfredError } from '#errors';
+import { assertBeforeDeadline, currentRequest } from '#bus';
 import type { Embedder } from '#embeddings';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { conversationContexts, messageContent } from './conversation-context.js';
 import { MemoryCache } from './memory-cache.js';
 import type { MemoryEventLog } from './memory-events.js';
@@ -73,6 +74,7 @@ export class MemoryService {
       version: before.version + 1,
     };
     const [vector] = await this.embedder.embed([after.content]);
+    assertBeforeDeadline(`memory ${id} was updated`);
     await this.repo.save(scope, [after], [vector!]);
     await this.recordOrUndo(scope, change('updated', scope, after), () => this.restore(scope, before)).finally(() =>
       this.cache.evict(scope.tenant, scope.agent, id),
@@ -116,8 +118,9 @@ export class MemoryService {
 
   private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource, contexts?: readonly string[]) {
     const at = this.now().toISOString();
+    const key = currentRequest()?.idempotencyKey;
     const records: MemoryRecord[] = bodies.map((b, i) => ({
-      id: randomUUID(),
+      id: key ? keyedId(scope, key, i) : randomUUID(),
       content: b.content,
       date: at.slice(0, 10),
       timestamp: at,
@@ -128,7 +131,11 @@ export class MemoryService {
       ...(contexts?.[i] ? { context: contexts[i] } : {}),
     }));
     const vectors = await this.embedder.embed(records.map((r) => r.content));
-    await this.repo.insert(scope, records, vectors);
+    // Embedding may retry for long; a caller already told 504 must not find the memories stored after all.
+    assertBeforeDeadline('the memories were stored');
+    // Ids from an Idempotency-Key may exist already (a retry after a crash between store and answer): upsert them.
+    if (key) await this.repo.save(scope, records, vectors);
+    else await this.repo.insert(scope, records, vectors);
     await this.recordOrUndo(
       scope,
       records.map((r) => change('created', scope, r)),
@@ -140,6 +147,7 @@ export class MemoryService {
 
   private async deleteRecords(scope: Scope, records: readonly MemoryRecord[]) {
     if (records.length === 0) return;
+    assertBeforeDeadline('the memories were deleted');
     await this.repo.delete(scope, records.map((r) => r.id));
     const at = this.now().toISOString();
     await this.recordOrUndo(
@@ -187,6 +195,12 @@ export class MemoryService {
 
 function change(kind: MemoryChange['kind'], scope: Scope, r: MemoryRecord): MemoryChange {
   return { kind, id: r.id, tenant: scope.tenant, agent: scope.agent, version: r.version, at: r.updated_at ?? r.timestamp, memory: toMemory(r) };
+}
+
+/** A memory id (UUID-shaped) that the same Idempotency-Key, scope and position always give. */
+function keyedId(scope: Scope, key: string, index: number): string {
+  const h = createHash('sha256').update(`${scope.tenant}\n${scope.agent}\n${key}\n${index}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 function dedupe(tags: readonly string[]): string[] {

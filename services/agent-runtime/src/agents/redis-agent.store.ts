@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '#redis';
 import { safeSegment } from '#sessions';
 import type { AgentRecord, AgentStore } from './agent.store.js';
 
@@ -16,7 +17,7 @@ export class RedisAgentStore implements AgentStore {
     url: string,
     private readonly prefix = 'alfred:',
   ) {
-    this.redis = new Redis(url);
+    this.redis = createRedis(url, 'agents');
   }
 
   async create(tenant: string, record: AgentRecord): Promise<{ record: AgentRecord; created: boolean }> {

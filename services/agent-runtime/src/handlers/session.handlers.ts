@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { SessionRoutes } from '#contracts';
-import { BUS, type Bus } from '#bus';
+import { BUS, currentRequest, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { BusHandlers } from '#runtime';
 import type { SessionStore } from '#sessions';
@@ -26,7 +27,9 @@ export class SessionHandlers extends BusHandlers {
     const s = this.store;
     this.handle(SessionRoutes.create, async (p) => {
       await this.agents.get(p.scope);
-      return s.create(p.scope, { metadata: p.metadata });
+      // With an Idempotency-Key, a retry after a lost answer finds the session it created instead of making another.
+      const key = currentRequest()?.idempotencyKey;
+      return s.create(p.scope, { metadata: p.metadata, ...(key ? { id: keyedSessionId(p.scope, key) } : {}) });
     });
     this.handle(SessionRoutes.get, (p) => s.get(p.scope, p.id));
     this.handle(SessionRoutes.append, (p) => s.append(p.scope, p.id, p.messages));
@@ -41,4 +44,9 @@ export class SessionHandlers extends BusHandlers {
       return { agent };
     });
   }
+}
+
+/** A session id that the same Idempotency-Key and scope always give. */
+function keyedSessionId(scope: { tenant: string; agent: string }, key: string): string {
+  return createHash('sha256').update(`${scope.tenant}\n${scope.agent}\n${key}`).digest('hex').slice(0, 32);
 }

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '#redis';
 import type { Scope } from '#contracts';
 import { key, type AnswerOutcome, type CurrentTurn, type PendingConfirmation, type TurnStateStore } from './turn-state.store.js';
 
@@ -24,7 +25,7 @@ export class RedisTurnStateStore implements TurnStateStore {
     url: string,
     private readonly prefix = 'alfred:',
   ) {
-    this.redis = new Redis(url);
+    this.redis = createRedis(url, 'turn-state');
   }
 
   async setCurrent(scope: Scope, sessionId: string, turn: CurrentTurn, ttlMs: number): Promise<void> {

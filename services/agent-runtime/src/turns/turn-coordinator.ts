@@ -1,5 +1,5 @@
 import { ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
-import type { Bus, TopicSubscription } from '#bus';
+import { dependencyUnavailable, type Bus, type TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
 import type { Logger } from '#logging';
@@ -17,6 +17,11 @@ export interface TurnCoordinatorOptions {
   readonly deadlineMs: number;
   readonly confirmTimeoutMs: number;
   readonly maxConcurrentTurns: number;
+  /**
+   * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile); what is still running
+   * then is stopped (its finished rounds written, its lease released). Default 0: stop at once.
+   */
+  readonly drainMs?: number;
 }
 
 interface LocalTurn {
@@ -41,6 +46,7 @@ export interface StartTurn {
  */
 export class TurnCoordinator {
   private readonly turns = new Map<string, LocalTurn>();
+  private draining = false;
   private readonly slots: Semaphore;
   private control?: TopicSubscription<TurnControl>;
 
@@ -66,6 +72,7 @@ export class TurnCoordinator {
   /** Takes the lease and starts the turn in the background; its events follow on the turn's topic. */
   async start(req: StartTurn): Promise<{ turn_id: string; worker: string }> {
     if (!this.llm.isConfigured) throw modelNotConfigured();
+    if (this.draining) throw dependencyUnavailable('agent-runtime', `start a turn: worker ${this.options.worker} is shutting down`);
     await this.sessions.get(req.scope, req.sessionId);
     if (!(await this.sessions.acquireLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs))) {
       const current = await this.turnState.current(req.scope, req.sessionId);
@@ -100,10 +107,22 @@ export class TurnCoordinator {
     return { request_id: requestId, approve, turn_id: outcome.turn_id, worker: this.options.worker };
   }
 
-  /** Stops every local turn (they write their finished rounds and release their leases), then stops listening. */
+  /**
+   * Drains: refuses new turns, lets running ones finish within `drainMs`, then stops those still running (they write
+   * their finished rounds and release their leases), then stops listening.
+   */
   async shutdown(): Promise<void> {
+    this.draining = true;
+    const running = () => Promise.allSettled([...this.turns.values()].map((t) => t.done));
+    if (this.turns.size > 0 && (this.options.drainMs ?? 0) > 0) {
+      this.logger.info({ turns: this.turns.size, drainMs: this.options.drainMs }, 'draining: letting running turns finish');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.drainMs)));
+      await Promise.race([running(), late]);
+      clearTimeout(timer);
+    }
     for (const turn of this.turns.values()) turn.controller.abort(StopReason.Shutdown);
-    await Promise.allSettled([...this.turns.values()].map((t) => t.done));
+    await running();
     this.control?.close();
   }
 

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRedis } from '#redis';
 import { safeSegment } from '#sessions';
 import type { ChannelStore, ChatState, UpdateRecord } from './channel.store.js';
 
@@ -19,7 +20,7 @@ export class RedisChannelStore implements ChannelStore {
   private readonly base: string;
 
   constructor(url: string, prefix: string, bot: string) {
-    this.redis = new Redis(url);
+    this.redis = createRedis(url, 'channels');
     this.base = `${prefix}channels:${safeSegment(bot)}:`;
   }
 

@@ -25,10 +25,13 @@ export class SystemController {
 
   /** The seed's health answer, plus which services answered and whether agent turns have a model. */
   @Get('health')
-  async health(@Res({ passthrough: true }) reply: FastifyReply): Promise<Health & { services: Record<string, string>; model: ModelStatus }> {
+  async health(
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Health & { services: Record<string, string>; model: ModelStatus; dependencies: { nats: string } }> {
     const details: Record<string, Record<string, unknown>> = {};
     const services = await this.probeServices(allServices(), details);
-    const coreDown = CORE_SERVICES.some((s) => services[s] !== 'up');
+    const nats = this.bus.connectionState();
+    const coreDown = nats !== 'connected' || CORE_SERVICES.some((s) => services[s] !== 'up');
     const anyDown = Object.values(services).some((s) => s !== 'up' && s !== 'absent');
     if (coreDown) void reply.status(503);
     return {
@@ -37,6 +40,7 @@ export class SystemController {
       timestamp: new Date().toISOString(),
       services,
       model: modelStatus(details[ServiceName.AgentRuntime]?.model),
+      dependencies: { nats },
     };
   }
 
@@ -48,9 +52,10 @@ export class SystemController {
   @Get('health/ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
     const services = await this.probeServices(CORE_SERVICES);
-    const ready = Object.values(services).every((s) => s === 'up');
+    const nats = this.bus.connectionState();
+    const ready = nats === 'connected' && Object.values(services).every((s) => s === 'up');
     if (!ready) void reply.status(503);
-    return { ready, services };
+    return { ready, services, dependencies: { nats } };
   }
 
   private async probeServices(names: readonly ServiceName[] = allServices(), details: Record<string, Record<string, unknown>> = {}): Promise<Record<string, string>> {

@@ -12,6 +12,8 @@ export const DEFAULT_AGENT = 'alfred';
 export interface AlfredRequestState {
   tenant: string;
   correlationId: string;
+  /** Set by the idempotency interceptor when the request carries an Idempotency-Key (hashed with tenant and path). */
+  idempotencyKey?: string;
   /** Set when a scoped credential (the agent's bash) authenticated the request: its agent and session are fixed. */
   scoped?: CredentialScope;
 }
@@ -55,7 +57,7 @@ export function callerOf(req: FastifyRequest): Caller {
   const named = namedAgent(req);
   return {
     scope: { tenant: req.alfred.tenant, agent: named ?? DEFAULT_AGENT },
-    context: { correlationId: req.alfred.correlationId },
+    context: { correlationId: req.alfred.correlationId, ...(req.alfred.idempotencyKey ? { idempotencyKey: req.alfred.idempotencyKey } : {}) },
     agentNamed: named !== undefined,
   };
 }

@@ -3,6 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isConsolePath } from './console-static.js';
 import { checkScopedAccess } from './scoped-access.js';
 import { ScopedCredentials } from './scoped-credential.js';
 
@@ -32,7 +33,7 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
       return;
     }
     const path = req.url.split('?')[0]!;
-    if (entries.length === 0 || OPEN_PATHS.has(path) || SELF_AUTHENTICATED.some((p) => p.test(path))) return;
+    if (entries.length === 0 || OPEN_PATHS.has(path) || isConsolePath(path) || SELF_AUTHENTICATED.some((p) => p.test(path))) return;
     const tenant = presented === undefined ? undefined : matchKey(entries, presented);
     if (tenant === undefined) {
       throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');

@@ -33,7 +33,21 @@ function parameters(op: Operation): JsonSchema[] {
     required: !(schema as z.ZodType).safeParse(undefined).success,
     schema: jsonSchema(schema as z.ZodType, 'input'),
   }));
-  return [...path, ...query];
+  // Creating endpoints (POST answering 201) take an Idempotency-Key: the interceptor applies it to exactly these.
+  const idempotency =
+    op.method === 'POST' && 201 in op.responses
+      ? [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description:
+              'Makes a retry safe: the same key and body get the first answer again and create nothing twice; the same key with another body, or while the first request runs, is 409 CONFLICT. Kept 24 h, per tenant and path.',
+            schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+          },
+        ]
+      : [];
+  return [...path, ...query, ...idempotency];
 }
 
 function content(c: Content | readonly Content[]): JsonSchema {
@@ -52,7 +66,11 @@ function operation(op: Operation): JsonSchema {
   const responses: JsonSchema = Object.fromEntries(
     Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c) }]),
   );
-  responses.default = { description: 'Every 4xx/5xx: the API error format', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+  responses.default = {
+    description: 'Every 4xx/5xx: the API error format (a 503 while a service or broker is away carries Retry-After)',
+    headers: { 'Retry-After': { description: 'On 503: seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+  };
   const params = parameters(op);
   return {
     operationId: `${op.method.toLowerCase()}${openApiPath(op.path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,

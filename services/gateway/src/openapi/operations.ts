@@ -86,7 +86,13 @@ const FileKind = z.string().describe('user, soul or memory (or USER.md, SOUL.md,
 const JobIdParam = z.string().min(1).max(128);
 const ExecDeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
 const SkillIndexJson = SkillRoutes.index.response.omit({ rendered: true });
-const HealthAnswer = Health.extend({ services: z.record(z.string(), z.enum(['up', 'not-ready', 'down'])), model: ModelStatus });
+const HealthAnswer = Health.extend({
+  services: z.record(z.string(), z.enum(['up', 'not-ready', 'down', 'absent'])),
+  model: ModelStatus,
+  /** The gateway's own broker connection: `reconnecting` while NATS is away (requests then get 503 with Retry-After). */
+  dependencies: z.object({ nats: z.enum(['connected', 'reconnecting', 'closed']) }),
+});
+const ReadyAnswer = z.object({ ready: z.boolean(), services: z.record(z.string(), z.string()), dependencies: z.object({ nats: z.string() }) });
 const sse = { mediaType: 'text/event-stream', description: 'turn events (event: <type>, data: JSON), heartbeats as comments' };
 const resp = <R extends { response: z.ZodType }>(r: R, status = 200) => ({ [status]: r.response });
 
@@ -102,7 +108,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/', summary: 'API information and endpoints', responses: { 200: ApiInfo } },
   { method: 'GET', path: '/health', summary: 'Health of the API and of each service', responses: { 200: HealthAnswer, 503: HealthAnswer }, open: true },
   { method: 'GET', path: '/health/live', summary: 'Liveness', responses: { 200: z.object({ live: z.literal(true) }) }, open: true },
-  { method: 'GET', path: '/health/ready', summary: 'Readiness (the core services answer)', responses: { 200: z.object({ ready: z.boolean(), services: z.record(z.string(), z.string()) }) }, open: true },
+  { method: 'GET', path: '/health/ready', summary: 'Readiness (the core services answer)', responses: { 200: ReadyAnswer, 503: ReadyAnswer }, open: true },
   { method: 'GET', path: '/metrics', summary: 'Prometheus metrics of this gateway process', responses: { 200: { mediaType: 'text/plain', description: 'Prometheus text exposition format 0.0.4' } } },
   { method: 'GET', path: '/openapi.json', summary: 'This document', responses: { 200: { mediaType: 'application/json', description: 'OpenAPI 3.1' } }, open: true },
 

@@ -1,0 +1,112 @@
+import { api, apiText } from '../api';
+import { parseMetrics, routeStats, samplesOf, type Sample } from '../metrics';
+import { ErrorBox, fmt, Section, useLoad } from '../ui';
+
+/** Operations: service health, queues and jobs, request rates and latencies, from /health and /metrics. */
+export function OperationsView() {
+  const health = useLoad(() => api<{ status: string; version: string; services: Record<string, string>; model?: { configured: boolean; hint?: string } }>('GET', '/health'), []);
+  const metrics = useLoad(async () => parseMetrics(await apiText('/metrics')), []);
+  const reload = () => (health.reload(), metrics.reload());
+  const samples = metrics.data ?? [];
+  return (
+    <div className="stack">
+      <div className="row">
+        <button type="button" onClick={reload}>
+          Refresh
+        </button>
+      </div>
+      <Section title="Health">
+        <ErrorBox error={health.error} />
+        {health.data && (
+          <>
+            <p role="status">
+              Status <strong>{health.data.status}</strong>, version {health.data.version}
+              {health.data.model && (health.data.model.configured ? ', model configured' : `, no model: ${health.data.model.hint ?? ''}`)}
+            </p>
+            <table aria-label="Services">
+              <thead>
+                <tr>
+                  <th scope="col">Service</th>
+                  <th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {Object.entries(health.data.services).map(([name, state]) => (
+                  <tr key={name}>
+                    <th scope="row">{name}</th>
+                    <td className={state === 'up' ? 'ok' : 'bad'}>{state}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+      </Section>
+      <ErrorBox error={metrics.error} />
+      <Section title="Queues and jobs">
+        <SampleTable samples={samplesOf(samples, 'alfred_queue_depth')} label="Queue depth" valueName="waiting" />
+        <SampleTable samples={samplesOf(samples, 'alfred_queue_jobs_total')} label="Jobs by outcome" valueName="jobs" />
+        <SampleTable samples={samplesOf(samples, 'alfred_queue_redeliveries_total')} label="Redeliveries" valueName="redelivered" />
+      </Section>
+      <Section title="Requests">
+        <table aria-label="Requests by route">
+          <thead>
+            <tr>
+              <th scope="col">Route</th>
+              <th scope="col">Requests</th>
+              <th scope="col">5xx</th>
+              <th scope="col">Mean latency</th>
+            </tr>
+          </thead>
+          <tbody>
+            {routeStats(samples).map((r) => (
+              <tr key={`${r.method} ${r.route}`}>
+                <th scope="row">
+                  {r.method} {r.route}
+                </th>
+                <td>{r.requests}</td>
+                <td>{r.errors}</td>
+                <td>{fmt(r.meanMs, 1)} ms</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      <Section title="Model and sandbox">
+        <SampleTable samples={samplesOf(samples, 'alfred_model_calls_total')} label="Model calls" valueName="calls" />
+        <SampleTable samples={samplesOf(samples, 'alfred_sandbox_executions_total')} label="Sandboxed executions" valueName="runs" />
+        <SampleTable samples={samplesOf(samples, 'alfred_store_documents')} label="Stored documents" valueName="documents" />
+      </Section>
+    </div>
+  );
+}
+
+function SampleTable({ samples, label, valueName }: { samples: Sample[]; label: string; valueName: string }) {
+  if (samples.length === 0) return <p>{label}: nothing recorded yet.</p>;
+  const keys = [...new Set(samples.flatMap((s) => Object.keys(s.labels)))];
+  return (
+    <table aria-label={label}>
+      <caption>{label}</caption>
+      <thead>
+        <tr>
+          {keys.map((k) => (
+            <th scope="col" key={k}>
+              {k}
+            </th>
+          ))}
+          <th scope="col">{valueName}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {samples.map((s, i) => (
+          <tr key={i}>
+            {keys.map((k) => (
+              <td key={k}>{s.labels[k] ?? ''}</td>
+            ))}
+            <td>{s.value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

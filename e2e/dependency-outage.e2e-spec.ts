@@ -1,0 +1,100 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pollUntil, SANDBOX_MODE, startOwnNats, startOwnRedis, type OwnServer } from '#testing';
+import { client, type Client } from './harness.js';
+import { launchSource, type SourceProcess } from './source-process.js';
+
+/** Longer than the ~20 s after which the NATS client used to give up for good (10 attempts, 2 s apart). */
+const NATS_OUTAGE_MS = 25_000;
+
+/**
+ * Services outlive their brokers: a NATS server and a Redis server of the test's own (free loopback ports, own
+ * stores — never the shared ones) are stopped under running services and started again. While one is away, requests
+ * get a fast 503 with Retry-After and readiness says why; once it is back, writes work again without a restart.
+ */
+describe('services across broker outages (own NATS and Redis)', () => {
+  let dir: string;
+  let nats: OwnServer;
+  let redis: OwnServer;
+  const services: SourceProcess[] = [];
+  let memory: SourceProcess;
+  let agents: SourceProcess;
+  let gateway: SourceProcess;
+  let api: Client;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'alfred-outage-'));
+    nats = await startOwnNats(join(dir, 'nats'));
+    redis = await startOwnRedis(dir);
+    const common = {
+      NATS_URL: nats.url,
+      REDIS_URL: redis.url,
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_LOG_LEVEL: 'info',
+      ALFRED_OS_SANDBOX: SANDBOX_MODE,
+    };
+    memory = launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory') });
+    agents = launchSource('services/agent-runtime/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'agents') });
+    gateway = launchSource('services/gateway/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'gateway'), ALFRED_API_PORT: '0' });
+    services.push(memory, agents, gateway);
+    await Promise.all([memory.waitFor(/service started/), agents.waitFor(/service started/)]);
+    const [, port] = await gateway.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    api = client(`http://127.0.0.1:${port}`);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const s of services) await s.stop();
+    await nats?.stop();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  const alive = () => services.every((s) => s.child.exitCode === null && s.child.signalCode === null);
+
+  it('should answer 503 with Retry-After while Redis is down, report it, and serve again once Redis is back', async () => {
+    const before = await api.post('/sessions', {});
+    expect(before.status).toBe(201);
+    await redis.stop('SIGTERM');
+    await agents.waitFor(/Redis disconnected; reconnecting/, 30_000);
+
+    const during = await api.post('/sessions', {});
+    expect(during.status).toBe(503);
+    expect(during.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { dependency: 'Redis' } });
+    expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
+    const health = await api.get('/health');
+    expect(health.body.services['agent-runtime']).toBe('not-ready');
+
+    await redis.start();
+    await pollUntil(async () => (await api.post('/sessions', {})).status === 201, 30_000, 'a session created after Redis returned');
+    expect((await api.get(`/sessions/${before.body.id}`)).status).toBe(200);
+    expect(agents.output()).toMatch(/Redis reconnected/);
+    expect(alive()).toBe(true);
+  }, 120_000);
+
+  it('should keep every service alive through a NATS outage longer than the old give-up window, and write again after it', async () => {
+    const before = await api.post('/memories', { content: 'written before the broker went away' });
+    expect(before.status).toBe(201);
+    await nats.stop('SIGTERM');
+    await gateway.waitFor(/NATS disconnected; reconnecting/, 30_000);
+
+    const during = await api.post('/memories', { content: 'written while the broker is away' });
+    expect(during.status).toBe(503);
+    expect(during.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { dependency: 'NATS' } });
+    expect(Number(during.headers.get('retry-after'))).toBeGreaterThan(0);
+    const health = await api.get('/health');
+    expect(health.status).toBe(503);
+    expect(health.body).toMatchObject({ status: 'unhealthy', dependencies: { nats: 'reconnecting' } });
+
+    await new Promise((resolve) => setTimeout(resolve, NATS_OUTAGE_MS));
+    expect(alive()).toBe(true);
+    expect((await api.post('/memories', { content: 'still away' })).status).toBe(503);
+
+    await nats.start();
+    await pollUntil(async () => (await api.post('/memories', { content: 'written after the broker returned' })).status === 201, 60_000, 'a memory written after NATS returned');
+    expect((await api.get(`/memories/${before.body.id}`)).body.content).toBe('written before the broker went away');
+    await pollUntil(async () => (await api.get('/health')).body.dependencies?.nats === 'connected', 30_000, 'the gateway reporting NATS connected');
+    for (const s of [memory, agents, gateway]) expect(s.output()).toMatch(/NATS reconnected/);
+    expect(alive()).toBe(true);
+  }, 180_000);
+});
