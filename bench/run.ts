@@ -10,6 +10,7 @@ import { agentPromptBench } from './agent-prompt.bench.js';
 import { capabilitiesBench } from './capabilities.bench.js';
 import { qualityBench } from './quality.bench.js';
 import { mem0Bench } from './mem0.bench.js';
+import { injectionBench } from './injection.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -53,6 +54,7 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   capabilities: () => capabilitiesBench(ctx),
   agents: () => agentsBench(ctx),
   'agent-prompt': () => agentPromptBench(ctx),
+  injection: () => injectionBench(),
 };
 // ALFRED_BENCH_ONLY=memory,skills runs some sections; every section runs by default.
 const only = process.env.ALFRED_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

@@ -123,6 +123,9 @@ export function memoryApiSuite(mode: Mode): void {
         importance: 0.9,
         tags: ['personal'],
         source: 'daily',
+        // Ours, beside the seed's fields: who wrote it and the injection check's mark.
+        provenance: { tenant: 'default', agent: 'crud', key: 'open-loopback', via: 'rest', written_at: expect.any(String) },
+        trust: { flagged: false, reasons: [] },
       });
     });
 
@@ -309,7 +312,7 @@ export function memoryApiSuite(mode: Mode): void {
       const [first, second] = res.body.memories as Array<{ id: string; content: string }>;
       expect(first!.content).toBe('Caroline: I went to the adoption agency yesterday');
       const read = await api.get(`/memories/${second!.id}`, as('talker'));
-      expect(Object.keys(read.body).sort()).toEqual(['content', 'date', 'id', 'importance', 'source', 'tags', 'timestamp']);
+      expect(Object.keys(read.body).sort()).toEqual(['content', 'date', 'id', 'importance', 'provenance', 'source', 'tags', 'timestamp', 'trust']);
       expect(read.body).toMatchObject({ content: 'Melanie: How did it go?', tags: ['chat'], source: 'daily' });
       // "How did it go?" has none of these words: its neighbours and its date do.
       const found = await api.get('/search?q=adoption%20agency%20May%202023&explain=true', as('talker'));

@@ -68,6 +68,18 @@ export const llmEnv = {
   ALFRED_REQUIRE_MODEL: bool.default(false),
 };
 
+/** Variables of services that store content (memories, agent files, skills): see #content-safety. */
+export const contentSafetyEnv = {
+  /**
+   * Tenants whose writes have credentials replaced by `[REDACTED:<kind>]` instead of being refused with
+   * 422 SECRET_DETECTED (comma-separated tenant ids; `default` is the tenant of the open loopback API).
+   */
+  ALFRED_SECRETS_REDACT_TENANTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((t) => t.trim()).filter(Boolean)),
+};
+
 /** Variables of services that keep session context. */
 export const redisEnv = {
   REDIS_URL: url(/^rediss?$/).optional(),

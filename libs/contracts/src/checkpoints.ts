@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Provenance, TrustMark, Writer } from './provenance.js';
 import { IsoTimestamp, Scope, queryInt } from './common.js';
 import { Pagination } from './memory.js';
 import { event, route, ServiceName } from './route.js';
@@ -43,6 +44,9 @@ export const Checkpoint = z.object({
   tags: z.array(z.string()),
   session: CheckpointSessionRef.nullable(),
   created_at: IsoTimestamp,
+  /** Who wrote it and the injection check's mark (additional fields). */
+  provenance: Provenance.optional(),
+  trust: TrustMark.optional(),
 });
 export type Checkpoint = z.infer<typeof Checkpoint>;
 
@@ -95,7 +99,7 @@ const M = ServiceName.Memory;
 
 /** Checkpoints, served by the memory service. */
 export const CheckpointRoutes = {
-  save: route(M, 'checkpoint-save', scoped({ checkpoint: CheckpointSaveBody }), Checkpoint),
+  save: route(M, 'checkpoint-save', scoped({ checkpoint: CheckpointSaveBody, writer: Writer.optional() }), Checkpoint),
   list: route(M, 'checkpoint-list', scoped({ query: CheckpointListQuery }), CheckpointList),
   get: route(M, 'checkpoint-get', scoped({ id: CheckpointId }), Checkpoint),
   resume: route(M, 'checkpoint-resume', scoped({ id: CheckpointId, level: ResumeLevel }), CheckpointResumed),

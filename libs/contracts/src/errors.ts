@@ -8,6 +8,8 @@ export const ErrorCode = {
   InvalidContent: 'INVALID_CONTENT',
   InvalidTarget: 'INVALID_TARGET',
   InvalidObservation: 'INVALID_OBSERVATION',
+  /** The content holds a credential (API key, private key, token, password in a URL): never stored. */
+  SecretDetected: 'SECRET_DETECTED',
   Unauthorized: 'UNAUTHORIZED',
   Forbidden: 'FORBIDDEN',
   NotFound: 'NOT_FOUND',
@@ -39,6 +41,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   INVALID_CONTENT: 400,
   INVALID_TARGET: 400,
   INVALID_OBSERVATION: 422,
+  SECRET_DETECTED: 422,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

@@ -16,3 +16,4 @@ export * from './remediations.js';
 export * from './recall.js';
 export * from './tenancy.js';
 export * from './channels.js';
+export * from './provenance.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IsoDate, IsoTimestamp, Scope, ScoreExplanation, queryBool, queryInt } from './common.js';
 import { FeedbackBody, FeedbackCounts, FeedbackResult } from './feedback.js';
+import { ProvenanceFilter, Provenance, TrustMark, Writer } from './provenance.js';
 import { event, route, ServiceName } from './route.js';
 
 export const MEMORY_CONTENT_MAX = 100_000;
@@ -48,11 +49,15 @@ export const Memory = z.object({
   source: MemorySource,
   /** Helpful / unhelpful reports (POST /memories/{id}/feedback); absent until the first one. */
   feedback: FeedbackCounts.optional(),
+  /** Who wrote it (additional field; absent on memories written before provenance was recorded). */
+  provenance: Provenance.optional(),
+  /** The injection check's mark (additional field). */
+  trust: TrustMark.optional(),
 });
 export type Memory = z.infer<typeof Memory>;
 
-/** The create/batch-create answer for one memory (seed: id, timestamp, content, importance, tags). */
-export const MemoryCreated = Memory.pick({ id: true, timestamp: true, content: true, importance: true, tags: true });
+/** The create/batch-create answer for one memory (seed: id, timestamp, content, importance, tags; ours: provenance, trust). */
+export const MemoryCreated = Memory.pick({ id: true, timestamp: true, content: true, importance: true, tags: true, provenance: true, trust: true });
 export type MemoryCreated = z.infer<typeof MemoryCreated>;
 
 export const MemoryUpdated = MemoryCreated.extend({ updated_at: z.string() });
@@ -111,6 +116,7 @@ export const MemoryListQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0),
   sort_by: z.enum(['date', 'importance']).default('date'),
   sort_order: z.enum(['asc', 'desc']).default('desc'),
+  ...ProvenanceFilter,
 });
 export type MemoryListQuery = z.infer<typeof MemoryListQuery>;
 
@@ -130,6 +136,7 @@ export const SearchQuery = z.strictObject({
   source: MemorySource.optional(),
   /** Adds each result's per-signal score breakdown (`explanation`). */
   explain: queryBool(),
+  ...ProvenanceFilter,
 });
 export type SearchQuery = z.infer<typeof SearchQuery>;
 
@@ -175,14 +182,14 @@ const M = ServiceName.Memory;
 
 /** Memory service operations. */
 export const MemoryRoutes = {
-  create: route(M, 'create', scoped({ memory: MemoryCreateBody, source: MemorySource.default('daily') }), MemoryCreated),
+  create: route(M, 'create', scoped({ memory: MemoryCreateBody, source: MemorySource.default('daily'), writer: Writer.optional() }), MemoryCreated),
   batchCreate: route(
     M,
     'batch-create',
-    scoped({ memories: z.array(z.unknown()).min(1).max(MEMORY_BATCH_MAX), source: MemorySource.default('daily') }),
+    scoped({ memories: z.array(z.unknown()).min(1).max(MEMORY_BATCH_MAX), source: MemorySource.default('daily'), writer: Writer.optional() }),
     MemoryBatchCreateResult,
   ),
-  ingestConversation: route(M, 'conversation-ingest', scoped({ conversation: ConversationIngestBody }), ConversationIngestResult),
+  ingestConversation: route(M, 'conversation-ingest', scoped({ conversation: ConversationIngestBody, writer: Writer.optional() }), ConversationIngestResult),
   get: route(M, 'get', scoped({ id: MemoryId }), Memory),
   update: route(M, 'update', scoped({ id: MemoryId, patch: MemoryUpdateBody }), MemoryUpdated),
   delete: route(M, 'delete', scoped({ id: MemoryId }), MemoryDeleted),

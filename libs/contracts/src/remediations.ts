@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Provenance, TrustMark, Writer } from './provenance.js';
 import { Scope, queryInt } from './common.js';
 import { FeedbackBody, FeedbackCounts, FeedbackResult } from './feedback.js';
 import { event, route, ServiceName } from './route.js';
@@ -34,6 +35,9 @@ export const Remediation = z.object({
   feedback: FeedbackCounts,
   created_at: z.string(),
   updated_at: z.string().optional(),
+  /** Who wrote it and the injection check's mark (additional fields). */
+  provenance: Provenance.optional(),
+  trust: TrustMark.optional(),
 });
 export type Remediation = z.infer<typeof Remediation>;
 
@@ -80,7 +84,7 @@ const M = ServiceName.Memory;
 
 /** Remediations (error fixes), served by the memory service. */
 export const RemediationRoutes = {
-  record: route(M, 'remediation-record', scoped({ remediation: RemediationRecordBody }), Remediation),
+  record: route(M, 'remediation-record', scoped({ remediation: RemediationRecordBody, writer: Writer.optional() }), Remediation),
   get: route(M, 'remediation-get', scoped({ id: RemediationId }), Remediation),
   search: route(M, 'remediation-search', scoped({ query: RemediationSearchQuery }), RemediationSearchResponse),
   feedback: route(M, 'remediation-feedback', scoped({ id: RemediationId, feedback: FeedbackBody }), FeedbackResult),

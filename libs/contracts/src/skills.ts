@@ -70,9 +70,35 @@ export const SkillIndexResponse = z.object({
 export type SkillIndexResponse = z.infer<typeof SkillIndexResponse>;
 
 /** GET /skills/{name}: the level-2 body below the frontmatter and the skill's metadata. */
+/**
+ * What a skill achieved: successes and failures recorded from its uses (feedback, executions, turns after
+ * load_skill), and the smoothed success estimate `(success + a) / (success + failure + a + b)` with the
+ * registry's prior, which is what skill search and the level-1 index order use.
+ */
+export const SkillOutcomes = z.object({
+  success: z.number().int().min(0),
+  failure: z.number().int().min(0),
+  estimate: z.number().min(0).max(1),
+});
+export type SkillOutcomes = z.infer<typeof SkillOutcomes>;
+
+/** POST /skills/{name}/feedback: whether one use of the skill achieved what it was used for. */
+export const SkillFeedbackBody = z.strictObject({
+  success: z.boolean({ error: 'success must be true or false' }),
+  /** Who judged it: the user (default), the agent itself, the turn that loaded it (completed or failed), or an execution. */
+  by: z.enum(['user', 'agent', 'turn', 'execution']).default('user'),
+  note: z.string().trim().max(1000).optional(),
+});
+export type SkillFeedbackBody = z.infer<typeof SkillFeedbackBody>;
+
+export const SkillFeedbackResult = z.object({ name: z.string(), outcomes: SkillOutcomes, timestamp: z.string() });
+export type SkillFeedbackResult = z.infer<typeof SkillFeedbackResult>;
+
 export const SkillBodyResponse = SkillSummary.extend({
   body: z.string(),
   body_line: z.number().int().min(1),
+  /** Present once the skill has recorded outcomes (additional field). */
+  outcomes: SkillOutcomes.optional(),
 });
 export type SkillBodyResponse = z.infer<typeof SkillBodyResponse>;
 
@@ -180,6 +206,8 @@ export const SkillSearchHit = z.object({
   location: z.string(),
   version: z.string(),
   score: z.number().min(0).max(1),
+  /** Present once the skill has recorded outcomes. */
+  outcomes: SkillOutcomes.optional(),
 });
 export type SkillSearchHit = z.infer<typeof SkillSearchHit>;
 
@@ -221,4 +249,6 @@ export const SkillRoutes = {
   search: route(R, 'search', z.object({ tenant: TenantId, query: SkillSearchQuery }), SkillSearchResponse),
   reload: route(R, 'reload', z.object({ tenant: TenantId }), SkillReloadResult),
   create: route(R, 'create', z.object({ tenant: TenantId, skill: SkillCreateBody }), SkillBodyResponse),
+  /** Records one outcome of a skill's use (feedback, an execution, a turn after load_skill). */
+  feedback: route(R, 'feedback', ByName.extend({ feedback: SkillFeedbackBody }), SkillFeedbackResult),
 } as const;

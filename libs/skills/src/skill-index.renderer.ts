@@ -9,6 +9,11 @@ export interface IndexEntry {
 export interface RenderOptions {
   /** Maximum length of the rendered text in characters; unlimited when absent. */
   budget?: number;
+  /**
+   * A skill's smoothed success estimate (0..1; absent: no record, counted as 0.5). Given, the index lists more
+   * reliable skills first and, over budget, drops less reliable ones first within a root's precedence.
+   */
+  estimate?: (name: string) => number | undefined;
 }
 
 export interface RenderedIndex {
@@ -69,12 +74,14 @@ function ellipsis(text: string, max: number): string {
 const byName = (a: IndexEntry, b: IndexEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /**
- * Renders the index in a stable order (by name). Over budget, descriptions are shortened first
+ * Renders the index in a stable order (by name; with `estimate`, most reliable first). Over budget, descriptions are shortened first
  * (to their first sentence, then to ever shorter cuts); only then are skills dropped, lowest
  * precedence first and, within a root, alphabetically last first.
  */
 export function renderIndex(all: IndexEntry[], format: IndexFormat, options: RenderOptions = {}): RenderedIndex {
-  const sorted = all.map((e) => ({ ...e, description: oneLine(e.description) })).sort(byName);
+  const estimate = (e: IndexEntry) => options.estimate?.(e.name) ?? 0.5;
+  const order = options.estimate ? (a: IndexEntry, b: IndexEntry) => estimate(b) - estimate(a) || byName(a, b) : byName;
+  const sorted = all.map((e) => ({ ...e, description: oneLine(e.description) })).sort(order);
   const budget = options.budget ?? Infinity;
   // Lengths are computed without rendering: each entry is its frame plus its (escaped) description.
   const frame = sorted.map((e) => renderEntry({ ...e, description: '' }, format).length);
@@ -90,7 +97,7 @@ export function renderIndex(all: IndexEntry[], format: IndexFormat, options: Ren
   const keep = sorted.map(() => true);
   let length = joinedLength(lengths, format);
   const dropped: string[] = [];
-  const dropOrder = sorted.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || byName(b.e, a.e));
+  const dropOrder = sorted.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || estimate(a.e) - estimate(b.e) || byName(b.e, a.e));
   for (const { e, i } of dropOrder) {
     if (length <= budget) break;
     keep[i] = false;

@@ -19,6 +19,8 @@ export async function readMemories(bus: Bus, scope: Scope, since: string | undef
     );
     for (const m of page.memories) {
       if (since && m.timestamp < since) return out;
+      // A flagged memory (text addressed to the model) never becomes an insight: MEMORY.md is part of the system prompt.
+      if (m.trust?.flagged) continue;
       out.push({ text: m.content, importance: m.importance, at: m.timestamp });
     }
     if (!page.pagination.has_more) break;

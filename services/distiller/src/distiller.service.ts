@@ -2,6 +2,7 @@ import { MemoryRoutes, type DistillBody, type DistillCompleted, type Scope } fro
 import type { AgentFileStore } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
 import { modelOrFallback, type LlmClient } from '#llm';
+import { redactSecrets, scanSecrets } from '#content-safety';
 import type { SessionStore } from '#sessions';
 import { readMemories, readSessions, storedInsightIds } from './distill-inputs.js';
 import { distillByClustering, type DistillItem, type Insight } from './insight-clustering.js';
@@ -39,7 +40,7 @@ export class DistillerService {
     const known = parseInsights(file.content);
     const candidates =
       items.length === 0 ? [] : mode === 'model' ? await distillWithModel(this.llm, items, known.map((k) => k.text), run.request.focus) : distillByClustering(items);
-    const fresh = newInsights(candidates, known);
+    const fresh = newInsights(await withoutSecrets(candidates), known);
     run.signal?.throwIfAborted();
     await this.storeMemories(run, fresh);
     if (fresh.length > 0) {
@@ -64,8 +65,21 @@ export class DistillerService {
     if (missing.length === 0) return;
     run.signal?.throwIfAborted();
     const memories = missing.map((i) => ({ content: i.text, importance: i.importance, tags: ['insight', `insight-${insightId(i.text)}`] }));
-    await this.bus.request(MemoryRoutes.batchCreate, { scope: run.scope, memories, source: 'memory' }, { context: run.context });
+    await this.bus.request(MemoryRoutes.batchCreate, { scope: run.scope, memories, source: 'memory', writer: { via: 'distill' } }, { context: run.context });
   }
+}
+
+/**
+ * Insights are derived text (sessions are not scanned when they are written), so a credential in one is
+ * redacted rather than refused: refusing would fail the job on every retry. Nothing secret reaches MEMORY.md.
+ */
+export async function withoutSecrets(insights: readonly Insight[]): Promise<Insight[]> {
+  const out: Insight[] = [];
+  for (const i of insights) {
+    const findings = await scanSecrets(i.text);
+    out.push(findings.length === 0 ? i : { ...i, text: redactSecrets(i.text, findings) });
+  }
+  return out;
 }
 
 /** Candidates not already in MEMORY.md and not repeating each other. */

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ServiceName } from '#contracts';
 import { createAgentFileStore, type AgentFileStore } from '#agent-files';
 import { BUS, type Bus } from '#bus';
-import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
+import { baseEnv, contentSafetyEnv, llmEnv, parseEnv, redisEnv } from '#config';
+import { SecretGuard } from '#content-safety';
 import { createLlmClient } from '#llm';
 import type { ServiceDefinition } from '#runtime';
 import { AGENT_FILE_STORE, LearnerHandlers } from './handlers/learner.handlers.js';
@@ -13,6 +14,7 @@ export const learnerEnvSchema = z.object({
   ...baseEnv,
   ...redisEnv,
   ...llmEnv,
+  ...contentSafetyEnv,
   /** Observations with a lower confidence are recorded as pending memories without changing the file. */
   ALFRED_LEARN_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.5),
 });
@@ -33,6 +35,7 @@ export class LearnerModule {
             new LearnerService(files, createLlmClient(config), bus, {
               minConfidence: config.ALFRED_LEARN_MIN_CONFIDENCE,
               requireModel: config.ALFRED_REQUIRE_MODEL,
+              secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
             }),
         },
         {

@@ -2,6 +2,7 @@ import { agentFileName, ErrorCode, MemoryRoutes, type AgentFileKind, type LearnB
 import type { AgentFileStore } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
 import { isAlfredError } from '#errors';
+import { SecretGuard } from '#content-safety';
 import { modelOrFallback, type LlmClient } from '#llm';
 import { appendObservation, OBSERVATIONS_HEADER } from './agent-file-editor.js';
 import { modelDecision } from './model-learner.js';
@@ -11,6 +12,8 @@ export interface LearnerOptions {
   /** Below this confidence an observation is recorded as a pending memory and the file stays as it is. */
   readonly minConfidence: number;
   readonly requireModel: boolean;
+  /** Checks every observation for credentials before anything is written (default: refuse them all). */
+  readonly secrets?: SecretGuard;
 }
 
 /** Tag of the memories that hold observations held back for low confidence. */
@@ -27,7 +30,10 @@ export class LearnerService {
     private readonly options: LearnerOptions,
   ) {}
 
-  async learn(scope: Scope, req: LearnBody, context?: MessageContext): Promise<LearnResult> {
+  async learn(scope: Scope, learnBody: LearnBody, context?: MessageContext): Promise<LearnResult> {
+    // A secret in an observation would end up in USER.md/SOUL.md (or a pending memory): refused (or redacted) first.
+    const observation = await (this.options.secrets ?? new SecretGuard()).admit(scope.tenant, learnBody.observation, { field: 'observation' });
+    const req = { ...learnBody, observation };
     const confidence = req.confidence ?? 1;
     if (confidence < this.options.minConfidence) return this.holdBack(scope, req, confidence, context);
     const mode = modelOrFallback(this.llm, this.options.requireModel);
@@ -74,6 +80,7 @@ export class LearnerService {
         scope,
         memory: { content: `Pending observation for ${file} (confidence ${confidence}): ${req.observation}`, importance: confidence, tags: [PENDING_TAG, req.target] },
         source: 'daily',
+        writer: { via: 'learn' },
       },
       { context },
     );

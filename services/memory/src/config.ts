@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { baseEnv, embeddingEnv, parseEnv } from '#config';
+import { baseEnv, contentSafetyEnv, embeddingEnv, parseEnv } from '#config';
 
-export const memoryEnvSchema = z.object({ ...baseEnv, ...embeddingEnv });
+export const memoryEnvSchema = z.object({ ...baseEnv, ...embeddingEnv, ...contentSafetyEnv });
 export type MemoryConfig = z.output<typeof memoryEnvSchema>;
 
 export function loadMemoryConfig(env: NodeJS.ProcessEnv): MemoryConfig {

@@ -16,6 +16,11 @@ import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './feedba
 import { MemorySearch } from './search/memory-search.js';
 import { Reindexer } from './reindexer.js';
 import { recallProviders } from './recall.providers.js';
+import { MemoryWriteGuard } from './safety/memory-write.guard.js';
+import { TrustedMemoryWrites } from './safety/trusted-memory-writes.js';
+import { MemoryProvenanceRepository, memoryProvenanceCollectionSpec } from './provenance/memory-provenance.repository.js';
+import { MemoryProvenance } from './provenance/memory-provenance.service.js';
+import { SecretGuard } from '#content-safety';
 
 @Module({})
 export class MemoryModule {
@@ -59,6 +64,17 @@ export class MemoryModule {
             new MemorySearch(repo, feedback, new CachedEmbedder(embedder, 1_000), new Ranker(memoryProfile(embedder.kind))),
         },
         Reindexer,
+        { provide: MemoryWriteGuard, useFactory: () => new MemoryWriteGuard(new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)) },
+        {
+          provide: MemoryProvenance,
+          inject: [VECTOR_STORE],
+          useFactory: async (store: VectorStore) => new MemoryProvenance(new MemoryProvenanceRepository(await store.open(memoryProvenanceCollectionSpec()))),
+        },
+        {
+          provide: TrustedMemoryWrites,
+          inject: [MemoryWriteGuard, MemoryService, MemoryProvenance],
+          useFactory: (guard: MemoryWriteGuard, memories: MemoryService, provenance: MemoryProvenance) => new TrustedMemoryWrites(guard, memories, provenance),
+        },
         MemoryHandlers,
         ...recallProviders,
         {

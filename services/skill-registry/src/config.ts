@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { baseEnv, embeddingEnv, envHelpers, parseEnv } from '#config';
+import { baseEnv, contentSafetyEnv, embeddingEnv, envHelpers, parseEnv } from '#config';
 import { defaultRoots, type SkillRoot } from '#skills';
 import { executableSkillsEnv } from './executable/executable-skills.config.js';
 
@@ -22,6 +22,7 @@ export const skillRegistryEnvSchema = z.object({
   ...baseEnv,
   ...embeddingEnv,
   ...executableSkillsEnv,
+  ...contentSafetyEnv,
   /** The project whose `.alfred/skills`, `.agents/skills` and `.claude/skills` are the highest-precedence roots. */
   ALFRED_PROJECT_DIR: z.string().default(() => process.cwd()),
   /** Where the global roots `~/.alfred/skills` and `~/.agents/skills` are looked for. */

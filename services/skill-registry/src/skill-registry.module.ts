@@ -5,6 +5,8 @@ import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
 import { embeddingProviders, type ServiceDefinition } from '#runtime';
 import { SkillCatalog } from '#skills';
+import { SecretGuard } from '#content-safety';
+import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
 import { ExecutableSkillsModule } from './executable/executable-skills.module.js';
@@ -30,8 +32,8 @@ export class SkillRegistryModule {
         },
         {
           provide: SkillRegistryService,
-          inject: [SkillSearchRepository, EMBEDDER, LOGGER],
-          useFactory: async (repo: SkillSearchRepository, embedder: Embedder, logger: Logger) => {
+          inject: [SkillSearchRepository, EMBEDDER, LOGGER, VECTOR_STORE],
+          useFactory: async (repo: SkillSearchRepository, embedder: Embedder, logger: Logger, store: VectorStore) => {
             const catalog = new SkillCatalog({
               roots: skillRootsOf(config),
               resources: { maxBytes: config.ALFRED_SKILLS_RESOURCE_MAX_BYTES, maxEntries: 1000 },
@@ -41,6 +43,8 @@ export class SkillRegistryModule {
               tenantSkillsDir: resolve(config.ALFRED_DATA_DIR, 'tenant-skills'),
               indexBudget: config.ALFRED_SKILLS_INDEX_BUDGET,
               logger: logger.child({ context: SkillRegistryService.name }),
+              secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
+              outcomes: new SkillOutcomeRepository(await openSkillOutcomes(store)),
             });
             await registry.start(config.ALFRED_SKILLS_WATCH);
             return registry;

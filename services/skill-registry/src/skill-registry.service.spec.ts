@@ -7,6 +7,7 @@ import { LanceDbStore } from '#vector-store';
 import { defaultBundledDir } from './config.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SkillSearchRepository } from './skill-search.repository.js';
+import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 
 async function writeSkill(root: string, name: string, description: string): Promise<void> {
   await mkdir(join(root, name), { recursive: true });
@@ -43,6 +44,7 @@ describe(SkillRegistryService.name, () => {
     const repo = new SkillSearchRepository(await openSkillCollection(store, embedder.id, embedder.dimension));
     const service = new SkillRegistryService(new SkillCatalog({ roots }), repo, embedder, {
       projectSkillsDir: project.dir,
+      outcomes: new SkillOutcomeRepository(await openSkillOutcomes(store)),
       ...(options.budget !== undefined ? { indexBudget: options.budget } : {}),
     });
     services.push(service);
@@ -59,6 +61,57 @@ describe(SkillRegistryService.name, () => {
     for (const s of services.splice(0)) await s.close();
     await store.close();
     await rm(tmp, { recursive: true, force: true });
+  });
+
+  describe('outcomes', () => {
+    const query = { q: 'deploy the web app to production', limit: 5, min_score: 0 };
+    const order = async (service: SkillRegistryService) => (await service.searchSkills('t', query)).results.map((r) => r.name).filter((n) => n.startsWith('ship-'));
+    const record = async (service: SkillRegistryService, name: string, success: boolean, times: number) => {
+      for (let i = 0; i < times; i++) await service.feedback('t', name, { success, by: 'user' });
+    };
+
+    beforeEach(async () => {
+      // Both match the query; the flaky one a little better (its description repeats the query's words).
+      await writeSkill(project.dir, 'ship-flaky', 'Deploy the web app to production. Use to deploy the web app to production servers.');
+      await writeSkill(project.dir, 'ship-steady', 'Deploy the web app to production servers with a health check. Use when releasing.');
+    });
+
+    it('should let a reliable skill overtake an equally relevant unreliable one after enough outcomes, and not after one', async () => {
+      const service = await start(new HashingEmbedder({ dimension: 64 }));
+      expect(await order(service)).toEqual(['ship-flaky', 'ship-steady']);
+      await record(service, 'ship-steady', true, 1);
+      await record(service, 'ship-flaky', false, 1);
+      expect(await order(service)).toEqual(['ship-flaky', 'ship-steady']);
+      await record(service, 'ship-steady', true, 9);
+      await record(service, 'ship-flaky', false, 9);
+      expect(await order(service)).toEqual(['ship-steady', 'ship-flaky']);
+      const steady = await service.get('t', 'ship-steady');
+      expect(steady.outcomes).toEqual({ success: 10, failure: 0, estimate: 0.813 });
+      expect((await service.get('t', 'ship-flaky')).outcomes).toEqual({ success: 0, failure: 10, estimate: 0.188 });
+    });
+
+    it('should drop the unreliable skill before the reliable one under a budget and list the reliable first', async () => {
+      const service = await start(new HashingEmbedder({ dimension: 64 }));
+      await record(service, 'ship-flaky', false, 5);
+      await record(service, 'ship-steady', true, 5);
+      const full = await service.index('t');
+      expect(full.rendered.markdown.text.indexOf('ship-steady')).toBeLessThan(full.rendered.markdown.text.indexOf('ship-flaky'));
+      // The largest budget that drops one of the two: it is the unreliable one (alphabetically it would be ship-steady).
+      let budget = full.rendered.markdown.text.length;
+      let rendered = full.rendered.markdown;
+      while (!rendered.truncated.dropped.some((n) => n.startsWith('ship-')) && budget > 0) {
+        budget -= 20;
+        rendered = (await service.index('t', budget)).rendered.markdown;
+      }
+      expect(rendered.truncated.dropped).toContain('ship-flaky');
+      expect(rendered.truncated.dropped).not.toContain('ship-steady');
+      expect(rendered.text).toContain('ship-steady');
+    });
+
+    it('should refuse feedback for an unknown skill', async () => {
+      const service = await start(new HashingEmbedder({ dimension: 64 }));
+      await expect(service.feedback('t', 'no-such-skill', { success: true, by: 'user' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
   });
 
   describe('searchSkills', () => {

@@ -1,3 +1,6 @@
+import { SecretGuard } from '#content-safety';
+import { outcomeEvidence, skillOutcomePrior } from './outcomes/skill-outcome.prior.js';
+import type { SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import { permits } from '#agent-tools';
 import type {
   NamePatterns,
@@ -8,8 +11,13 @@ import type {
   SkillResourceList,
   SkillSearchQuery,
   SkillSearchResponse,
+  SkillFeedbackBody,
+  SkillFeedbackResult,
+  SkillOutcomes,
   SkillSummary,
 } from '#contracts';
+import { ErrorCode } from '#contracts';
+import { AlfredError } from '#errors';
 import { join } from 'node:path';
 import type { Embedder } from '#embeddings';
 import type { SearchOptions } from '#vector-store';
@@ -28,6 +36,10 @@ export interface SkillRegistryOptions {
   readonly logger?: Logger;
   /** Where each tenant's API-created skills live (`<dir>/<tenant>/<name>/SKILL.md`). */
   readonly tenantSkillsDir?: string;
+  /** Checks a created skill's every text for credentials (default: refuse them all). */
+  readonly secrets?: SecretGuard;
+  /** What skills achieved, per tenant; without it skills rank by relevance alone. */
+  readonly outcomes?: SkillOutcomeRepository;
 }
 
 /** Texts per embedder call and documents per store write (LanceDB writes are costly per call). */
@@ -49,6 +61,7 @@ export class SkillRegistryService {
   private readonly rendered = new Map<number | undefined, SkillRegistryIndex['rendered']>();
   private readonly tenants: TenantSkills;
   private readonly ranker: Ranker;
+  private readonly outcomeWrites = new Map<string, Promise<SkillOutcomes>>();
 
   constructor(
     private readonly catalog: SkillCatalog,
@@ -63,7 +76,8 @@ export class SkillRegistryService {
       embedder,
       searchText: searchTextOf,
     });
-    this.ranker = new Ranker(skillProfile(embedder.kind));
+    const profile = skillProfile(embedder.kind);
+    this.ranker = new Ranker({ ...profile, adjustments: [...profile.adjustments, skillOutcomePrior] });
   }
 
   /** How the tenant's replies name skill folders: `/skills/<source>/…` and `/skills/tenant/…`, never server paths. */
@@ -101,9 +115,12 @@ export class SkillRegistryService {
     const effective = budget ?? (this.options.indexBudget || undefined);
     const catalog = await this.catalogOf(tenant);
     const base = { ...catalog.index(), warnings: catalog.rootWarnings(), budget: effective ?? null };
-    if (!only) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
-    const keep = (name: string) => permits(only, name);
-    return { ...base, skills: base.skills.filter((s) => keep(s.name)), rendered: renderOf(catalog, effective, keep) };
+    // What skills achieved for this tenant orders the index and decides what a budget drops first.
+    const outcomes = await this.outcomesOf(tenant, base.skills.map((s) => s.name));
+    const estimate = outcomes.size > 0 ? (name: string) => outcomes.get(name)?.estimate : undefined;
+    if (!only && !estimate) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
+    const keep = only ? (name: string) => permits(only, name) : undefined;
+    return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
   }
 
   private render(budget: number | undefined): SkillRegistryIndex['rendered'] {
@@ -117,7 +134,26 @@ export class SkillRegistryService {
   }
 
   async get(tenant: string, name: string): Promise<SkillBodyResponse> {
-    return (await this.catalogOf(tenant)).getBody(name);
+    const body = (await this.catalogOf(tenant)).getBody(name);
+    const outcomes = (await this.outcomesOf(tenant, [body.name])).get(body.name);
+    return outcomes ? { ...body, outcomes } : body;
+  }
+
+  /** Records one outcome of a skill's use; serialised per tenant and skill in this instance. */
+  async feedback(tenant: string, name: string, body: SkillFeedbackBody): Promise<SkillFeedbackResult> {
+    const skill = (await this.catalogOf(tenant)).getBody(name).name; // an unknown skill is NOT_FOUND
+    if (!this.options.outcomes) throw new AlfredError(ErrorCode.ServiceUnavailable, 'skill outcomes are not recorded by this registry');
+    const repo = this.options.outcomes;
+    const key = `${tenant}\u0000${skill}`;
+    const run = (this.outcomeWrites.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => repo.add(tenant, skill, body.success, new Date().toISOString()));
+    this.outcomeWrites.set(key, run);
+    const outcomes = await run.finally(() => this.outcomeWrites.get(key) === run && this.outcomeWrites.delete(key));
+    this.rendered.clear();
+    return { name: skill, outcomes, timestamp: new Date().toISOString() };
+  }
+
+  private async outcomesOf(tenant: string, names: readonly string[]): Promise<Map<string, SkillOutcomes>> {
+    return this.options.outcomes ? this.options.outcomes.getMany(tenant, names) : new Map();
   }
 
   async resources(tenant: string, name: string): Promise<SkillResourceList> {
@@ -142,8 +178,9 @@ export class SkillRegistryService {
   }
 
   /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */
-  create(tenant: string, input: unknown): Promise<SkillBodyResponse> {
-    return this.tenants.create(tenant, input);
+  /** A SKILL.md written at run time is content like a memory: secrets are refused (or redacted) before it is written. */
+  async create(tenant: string, input: unknown): Promise<SkillBodyResponse> {
+    return this.tenants.create(tenant, await (this.options.secrets ?? new SecretGuard()).admitAll(tenant, input));
   }
 
   /** The tenant's own skills and the shared ones, ranked together by the ranking module (#ranking's skill profile). */
@@ -163,11 +200,15 @@ export class SkillRegistryService {
     // A skill removed since the last sync, or shadowed by the tenant's own, is not offered from the shared index.
     const shared = hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
     const own = await this.tenants.search(tenant, options);
+    const outcomes = await this.outcomesOf(tenant, [...own, ...shared].map((h) => h.name));
     const ranked = this.ranker.rank(
-      [...own, ...shared].map(({ signals, score: _score, ...skill }) => ({ item: skill, evidence: signals })),
+      [...own, ...shared].map(({ signals, score: _score, ...skill }) => ({ item: skill, evidence: { ...signals, ...outcomeEvidence(outcomes.get(skill.name)) } })),
       { minScore: query.min_score, limit: query.limit, key: (s) => s.name },
     );
-    const results = ranked.hits.map(({ item, score }) => ({ ...item, score }));
+    const results = ranked.hits.map(({ item, score }) => {
+      const o = outcomes.get(item.name);
+      return { ...item, score, ...(o ? { outcomes: o } : {}) };
+    });
     const gone = hits.length - shared.length;
     return {
       results,
@@ -211,7 +252,12 @@ export class SkillRegistryService {
   }
 }
 
-function renderOf(catalog: SkillCatalog, budget: number | undefined, keep?: (name: string) => boolean): SkillRegistryIndex['rendered'] {
-  const options = budget === undefined ? {} : { budget };
+function renderOf(
+  catalog: SkillCatalog,
+  budget: number | undefined,
+  keep?: (name: string) => boolean,
+  estimate?: (name: string) => number | undefined,
+): SkillRegistryIndex['rendered'] {
+  const options = { ...(budget === undefined ? {} : { budget }), ...(estimate ? { estimate } : {}) };
   return { markdown: catalog.renderIndexMarkdown(options, keep), xml: catalog.renderIndexXml(options, keep) };
 }

@@ -32,7 +32,9 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
     async call(input, ctx) {
       const name = stringArg(input, 'name')!;
       if (!ctx.skills.some((s) => s.name === name)) return unknownSkill(name, ctx);
-      return ok(renderSkillBody(await bus.request(SkillRoutes.get, { tenant: ctx.scope.tenant, name })));
+      const body = await bus.request(SkillRoutes.get, { tenant: ctx.scope.tenant, name });
+      ctx.loadedSkills?.add(name);
+      return ok(renderSkillBody(body));
     },
   };
   const activate: AgentTool = {

@@ -33,6 +33,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** The level-1 index of this turn: names for load_skill's enum, folders for reading skill files. */
   readonly skills: readonly SkillSummary[];
+  /** Skills this turn loaded with load_skill: the turn's end (completed or failed) is recorded as their outcome. */
+  readonly loadedSkills?: Set<string>;
   /** Asks the user (confirmation_request) and waits for the answer, no answer in time, or the turn's end. */
   confirm(action: 'activate_skill' | 'tool_call', subject: string, prompt: string): Promise<ConfirmOutcome>;
   /** The active skill changed (its body joins the system prompt from the next model call). */

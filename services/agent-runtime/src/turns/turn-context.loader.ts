@@ -9,16 +9,20 @@ import {
 } from '#contracts';
 import type { Bus } from '#bus';
 import type { Logger } from '#logging';
+import type { PromptMemory } from '../prompt/system-prompt.builder.js';
 
 /** What a turn reads from other services before its first model call. */
 export interface TurnContext {
   readonly files: Record<AgentFileKind, string>;
-  readonly memories: ReadonlyArray<{ content: string; importance: number }>;
+  readonly memories: ReadonlyArray<PromptMemory>;
   readonly skills: readonly SkillSummary[];
   readonly skillIndex: string;
 }
 
 /**
+ * Flagged memories (content addressed to the model) are left out of the automatic recall: the agent sees them
+ * only when it searches for them itself (GET /search shows each result's trust mark).
+ *
  * Loads agent files (learner), relevant memories (memory search) and the level-1 index (skill registry) in
  * parallel. A capability that does not answer costs its section of the prompt, not the turn (logged).
  */
@@ -45,7 +49,7 @@ export async function loadTurnContext(
     file('memory'),
     memoryLimit === 0
       ? []
-      : soft('memories', [], async () => (await bus.request(MemoryRoutes.search, { scope, query: { q: message.slice(0, 2000), limit: memoryLimit } })).results),
+      : soft('memories', [], async () => (await bus.request(MemoryRoutes.search, { scope, query: { q: message.slice(0, 2000), limit: memoryLimit, flagged: false } })).results),
     soft<SkillRegistryIndex | undefined>('skills', undefined, skillIndex),
   ]);
   return {

@@ -108,7 +108,19 @@ export class TurnRunner {
     if (failure) t.emit({ type: 'error', error: failure });
     else if (stopped) t.emit({ type: 'error', error: { code: stopped === StopReason.Cancelled ? 'CANCELLED' : stopped.toUpperCase(), message: NOTE[stopped] ?? stopped } });
     const status = completed ? 'completed' : stopped === StopReason.Cancelled ? 'cancelled' : 'failed';
+    if (status !== 'cancelled' && stopped !== StopReason.Shutdown && stopped !== StopReason.LeaseLost) await this.recordSkillOutcomes(t, prepared, status === 'completed');
     return { status, rounds: loop.rounds, usage: loop.usage };
+  }
+
+  /** A skill loaded in a turn that then completed (or failed) gets that as an outcome; a lost record costs only ranking. */
+  private async recordSkillOutcomes(t: RunningTurn, p: Prepared, success: boolean): Promise<void> {
+    for (const name of p.ctx.loadedSkills ?? []) {
+      try {
+        await this.deps.bus.request(SkillRoutes.feedback, { tenant: t.scope.tenant, name, feedback: { success, by: 'turn' } });
+      } catch (err) {
+        this.deps.logger.warn({ err: String(err), skill: name }, 'skill outcome not recorded');
+      }
+    }
   }
 
   /** Reads the agent and context; builds the tools (as the agent's policy permits) and the system prompt. */
@@ -132,6 +144,7 @@ export class TurnRunner {
       workspace,
       signal: t.signal,
       skills: context.skills,
+      loadedSkills: new Set<string>(),
       confirm: (action, subject, prompt) => this.confirm(t, action, subject, prompt),
       activeSkillChanged: async (skill) => {
         await sessions.setActiveSkill(t.scope, t.sessionId, skill);

@@ -77,7 +77,7 @@ export class Commands {
   async remember(c: CommandCall): Promise<CommandReply> {
     const content = c.args.trim();
     if (!content) return { text: 'Tell me what to remember: /remember TEXT' };
-    const m = await this.bus.request(MemoryRoutes.create, { scope: c.conv.scope, memory: { content, tags: ['telegram'] } }, { context: c.context });
+    const m = await this.bus.request(MemoryRoutes.create, { scope: c.conv.scope, memory: { content, tags: ['telegram'] }, writer: { via: 'telegram' } }, { context: c.context });
     await this.conversations.update(c.conv, (s) => ({ ...s, last_memory: { agent: s.agent, id: m.id } }));
     return { text: `🧠 ${c.conv.state.agent} will remember that.` };
   }

@@ -16,7 +16,7 @@ export class CheckpointsController {
     const checkpoint = parseInput(CheckpointSaveBody, body);
     // A checkpoint of a session belongs to the session's agent unless the request names one.
     const c = checkpoint.session_id ? await sessionCaller(this.bus, caller, checkpoint.session_id) : caller;
-    return this.bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint }, { context: c.context });
+    return this.bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint, writer: c.writer }, { context: c.context });
   }
 
   @Get()

@@ -24,21 +24,21 @@ export class MemoriesController {
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
     const memory = parseInput(MemoryCreateBody, body);
-    return this.bus.request(MemoryRoutes.create, { scope: c.scope, memory }, { context: c.context });
+    return this.bus.request(MemoryRoutes.create, { scope: c.scope, memory, writer: c.writer }, { context: c.context });
   }
 
   @Post('memories/batch')
   @HttpCode(201)
   batchCreate(@CallerParam() c: Caller, @Body() body: unknown) {
     const { memories } = parseInput(MemoryBatchCreateBody, body);
-    return this.bus.request(MemoryRoutes.batchCreate, { scope: c.scope, memories }, { context: c.context });
+    return this.bus.request(MemoryRoutes.batchCreate, { scope: c.scope, memories, writer: c.writer }, { context: c.context });
   }
 
   @Post('conversations')
   @HttpCode(201)
   ingestConversation(@CallerParam() c: Caller, @Body() body: unknown) {
     const conversation = parseInput(ConversationIngestBody, body);
-    return this.bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation }, { context: c.context });
+    return this.bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation, writer: c.writer }, { context: c.context });
   }
 
   @Get('memories')

@@ -13,7 +13,7 @@ export class RemediationsController {
   @HttpCode(201)
   record(@CallerParam() c: Caller, @Body() body: unknown) {
     const remediation = parseInput(RemediationRecordBody, body);
-    return this.bus.request(RemediationRoutes.record, { scope: c.scope, remediation }, { context: c.context });
+    return this.bus.request(RemediationRoutes.record, { scope: c.scope, remediation, writer: c.writer }, { context: c.context });
   }
 
   @Get('search')

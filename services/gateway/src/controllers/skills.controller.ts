@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { SkillCreateBody, SkillIndexQuery, SkillPathName, SkillResourcePath, SkillRoutes, SkillSearchQuery } from '#contracts';
+import { SkillCreateBody, SkillFeedbackBody, SkillIndexQuery, SkillPathName, SkillResourcePath, SkillRoutes, SkillSearchQuery } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
@@ -44,6 +44,14 @@ export class SkillsController {
   @Get(':name')
   get(@CallerParam() c: Caller, @Param('name') name: string) {
     return this.bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: skillName(name) }, { context: c.context });
+  }
+
+  /** One outcome of a use of the skill: it moves the skill in search and in the level-1 index under a budget. */
+  @Post(':name/feedback')
+  @HttpCode(200)
+  feedback(@CallerParam() c: Caller, @Param('name') name: string, @Body() body: unknown) {
+    const feedback = parseInput(SkillFeedbackBody, body);
+    return this.bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: skillName(name), feedback }, { context: c.context });
   }
 
   @Get(':name/resources')

@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { AgentName, ErrorCode, type AgentPolicy, type Scope } from '#contracts';
+import { AgentName, ErrorCode, SourceRef, type AgentPolicy, type Scope, type Writer } from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
@@ -16,6 +16,8 @@ export interface AlfredRequestState {
   idempotencyKey?: string;
   /** Set when a scoped credential (the agent's bash) authenticated the request: its agent and session are fixed. */
   scoped?: CredentialScope;
+  /** The API key's name (a fingerprint) when a configured key authenticated the request. */
+  keyName?: string;
 }
 
 declare module 'fastify' {
@@ -32,6 +34,23 @@ export interface Caller {
   readonly agentNamed: boolean;
   /** The agent's policy, where a route enforces it (MCP); absent means everything is permitted. */
   readonly policy?: AgentPolicy;
+  /** Who writes, for the provenance of what this request stores (see #contracts' Writer). */
+  readonly writer: Writer;
+}
+
+export const SOURCE_HEADER = 'x-alfred-source';
+
+/** The writer of a request: session and turn of a scoped credential, else the key's name; the client's X-Alfred-Source. */
+export function writerOf(req: FastifyRequest, via = 'rest'): Writer {
+  const raw = req.headers[SOURCE_HEADER];
+  const given = Array.isArray(raw) ? raw[0] : raw;
+  const source = given === undefined || given === '' ? undefined : SourceRef.safeParse(given);
+  if (source && !source.success) {
+    throw new AlfredError(ErrorCode.BadRequest, 'invalid X-Alfred-Source header: a URL or document name of at most 2000 characters', { header: 'X-Alfred-Source' });
+  }
+  const scoped = req.alfred.scoped;
+  const who = scoped ? { session: scoped.session, turn: scoped.turn } : { key: req.alfred.keyName ?? 'open-loopback' };
+  return { ...who, via, ...(source ? { source: source.data } : {}) };
 }
 
 /** The agent X-Alfred-Agent names, undefined when the header is absent or empty; a malformed name is a 400. */
@@ -59,6 +78,7 @@ export function callerOf(req: FastifyRequest): Caller {
     scope: { tenant: req.alfred.tenant, agent: named ?? DEFAULT_AGENT },
     context: { correlationId: req.alfred.correlationId, ...(req.alfred.idempotencyKey ? { idempotencyKey: req.alfred.idempotencyKey } : {}) },
     agentNamed: named !== undefined,
+    writer: writerOf(req),
   };
 }
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { timingSafeEqual } from 'node:crypto';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
@@ -39,7 +39,13 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
       throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');
     }
     req.alfred.tenant = tenant;
+    req.alfred.keyName = keyName(presented!);
   });
+}
+
+/** A key's name in provenance records: a fingerprint, never the key (keys are configured without names). */
+function keyName(key: string): string {
+  return `key-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
 
 function matchKey(entries: ReadonlyArray<readonly [Buffer, string]>, presented: string): string | undefined {

@@ -19,6 +19,7 @@ import {
   ResumeLevel,
   SearchQuery,
   SkillCreateBody,
+  SkillFeedbackBody,
   SkillIndexQuery,
   SkillPathName,
   SkillRoutes,
@@ -82,6 +83,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
     run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, SLOW(c)),
   }),
   tool({
+    name: 'skills_feedback',
+    description: 'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
+    input: SkillFeedbackBody.extend({ name: SkillPathName }),
+    run: (bus, c, { name, ...feedback }) => bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name, feedback }, opts(c)),
+  }),
+  tool({
     name: 'memory_search',
     description: 'Search this agent\'s memories ("have I solved something like this before?"); ranked by relevance, importance and feedback.',
     input: SearchQuery,
@@ -91,14 +98,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'memory_record',
     description: 'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with importance 0..1 and tags.',
     input: MemoryCreateBody,
-    run: (bus, c, memory) => bus.request(MemoryRoutes.create, { scope: c.scope, memory }, opts(c)),
+    run: (bus, c, memory) => bus.request(MemoryRoutes.create, { scope: c.scope, memory, writer: { ...c.writer, via: 'mcp:memory_record' } }, opts(c)),
   }),
   tool({
     name: 'memory_record_conversation',
     description:
       'Store a conversation: messages (speaker, content, optional ISO time) in order; each becomes a memory "speaker: content", found later through the messages around it and its date.',
     input: ConversationIngestBody,
-    run: (bus, c, conversation) => bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation }, opts(c)),
+    run: (bus, c, conversation) => bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation, writer: { ...c.writer, via: 'mcp:memory_record_conversation' } }, opts(c)),
   }),
   tool({
     name: 'memory_feedback',
@@ -110,7 +117,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'checkpoint_save',
     description: 'Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) a session\'s messages.',
     input: CheckpointSaveBody,
-    run: (bus, c, checkpoint) => bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint }, opts(c)),
+    run: (bus, c, checkpoint) => bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint, writer: { ...c.writer, via: 'mcp:checkpoint_save' } }, opts(c)),
   }),
   tool({
     name: 'checkpoint_list',
@@ -135,7 +142,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'remediation_record',
     description: 'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
     input: RemediationRecordBody,
-    run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation }, opts(c)),
+    run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation, writer: { ...c.writer, via: 'mcp:remediation_record' } }, opts(c)),
   }),
   tool({
     name: 'remediation_feedback',

@@ -66,10 +66,12 @@ function operation(op: Operation): JsonSchema {
   const responses: JsonSchema = Object.fromEntries(
     Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c) }]),
   );
+  const errorBody = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
+  for (const [status, description] of Object.entries(op.errors ?? {})) responses[status] = { description, content: errorBody };
   responses.default = {
     description: 'Every 4xx/5xx: the API error format (a 503 while a service or broker is away carries Retry-After)',
     headers: { 'Retry-After': { description: 'On 503: seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+    content: errorBody,
   };
   const params = parameters(op);
   return {

@@ -47,6 +47,7 @@ import {
   SessionListQuery,
   SessionRoutes,
   SkillCreateBody,
+  SkillFeedbackBody,
   SkillExecutionsQuery,
   SkillId,
   SkillIndexQuery,
@@ -79,6 +80,8 @@ export interface Operation {
   readonly responses: Readonly<Record<number, Content | readonly Content[]>>;
   /** Answers without an API key (health probes, this document). */
   readonly open?: boolean;
+  /** Error answers worth naming beyond the default (status: description, the body is the API error format). */
+  readonly errors?: Readonly<Record<number, string>>;
 }
 
 const mcpRefusal = { mediaType: 'application/json', description: 'a JSON-RPC error: method not allowed' };
@@ -96,6 +99,8 @@ const ReadyAnswer = z.object({ ready: z.boolean(), services: z.record(z.string()
 const sse = { mediaType: 'text/event-stream', description: 'turn events (event: <type>, data: JSON), heartbeats as comments' };
 const resp = <R extends { response: z.ZodType }>(r: R, status = 200) => ({ [status]: r.response });
 
+/** Content with a credential is never stored (see README "What Alfred refuses or flags"). */
+const secret = { 422: 'SECRET_DETECTED: the content holds a credential (API key, private key, token, connection string, password in a URL); details name each rule and position, never the secret; nothing was stored (tenants in ALFRED_SECRETS_REDACT_TENANTS get it redacted instead)' };
 const memId = { id: MemoryId };
 const cpId = { id: CheckpointId };
 const remId = { id: RemediationId };
@@ -112,30 +117,30 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/metrics', summary: 'Prometheus metrics of this gateway process', responses: { 200: { mediaType: 'text/plain', description: 'Prometheus text exposition format 0.0.4' } } },
   { method: 'GET', path: '/openapi.json', summary: 'This document', responses: { 200: { mediaType: 'application/json', description: 'OpenAPI 3.1' } }, open: true },
 
-  { method: 'POST', path: '/memories', summary: 'Store a memory', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201) },
-  { method: 'POST', path: '/memories/batch', summary: 'Store many memories; invalid items are reported by index', body: MemoryBatchCreateBody, responses: resp(MemoryRoutes.batchCreate, 201) },
-  { method: 'POST', path: '/conversations', summary: 'Store a conversation: each message a memory, searchable with its neighbours and date as context', body: ConversationIngestBody, responses: resp(MemoryRoutes.ingestConversation, 201) },
+  { method: 'POST', path: '/memories', summary: 'Store a memory; the answer adds provenance (who wrote it; the optional X-Alfred-Source header names its source) and trust (the injection check: flagged with reasons, stored but left out of automatic recall)', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201), errors: secret },
+  { method: 'POST', path: '/memories/batch', summary: 'Store many memories; invalid items, and items holding a credential (SECRET_DETECTED), are reported by index and the others stored', body: MemoryBatchCreateBody, responses: resp(MemoryRoutes.batchCreate, 201) },
+  { method: 'POST', path: '/conversations', summary: 'Store a conversation: each message a memory, searchable with its neighbours and date as context', body: ConversationIngestBody, responses: resp(MemoryRoutes.ingestConversation, 201), errors: secret },
   { method: 'GET', path: '/memories', summary: 'List memories', query: MemoryListQuery, responses: resp(MemoryRoutes.list) },
   { method: 'DELETE', path: '/memories', summary: 'Delete many memories', body: MemoryBatchDeleteBody, responses: resp(MemoryRoutes.batchDelete) },
   { method: 'GET', path: '/memories/:id', summary: 'One memory', params: memId, responses: resp(MemoryRoutes.get) },
-  { method: 'PUT', path: '/memories/:id', summary: 'Update the given fields of a memory', params: memId, body: MemoryUpdateBody, responses: resp(MemoryRoutes.update) },
+  { method: 'PUT', path: '/memories/:id', summary: 'Update the given fields of a memory', params: memId, body: MemoryUpdateBody, responses: resp(MemoryRoutes.update), errors: secret },
   { method: 'DELETE', path: '/memories/:id', summary: 'Delete a memory', params: memId, responses: resp(MemoryRoutes.delete) },
   { method: 'GET', path: '/memories/:id/history', summary: 'Every change of a memory', params: memId, responses: resp(MemoryRoutes.history) },
   { method: 'POST', path: '/memories/:id/feedback', summary: 'Whether a memory helped', params: memId, body: FeedbackBody, responses: resp(MemoryRoutes.feedback) },
   { method: 'GET', path: '/search', summary: 'Hybrid search over memories', query: SearchQuery, responses: resp(MemoryRoutes.search) },
 
-  { method: 'POST', path: '/checkpoints', summary: 'Save a checkpoint', body: CheckpointSaveBody, responses: resp(CheckpointRoutes.save, 201) },
+  { method: 'POST', path: '/checkpoints', summary: 'Save a checkpoint', body: CheckpointSaveBody, responses: resp(CheckpointRoutes.save, 201), errors: secret },
   { method: 'GET', path: '/checkpoints', summary: 'Checkpoints, newest first', query: CheckpointListQuery, responses: resp(CheckpointRoutes.list) },
   { method: 'GET', path: '/checkpoints/:id', summary: 'One checkpoint', params: cpId, responses: resp(CheckpointRoutes.get) },
   { method: 'POST', path: '/checkpoints/:id/resume', summary: 'Start a session from a checkpoint', params: cpId, body: CheckpointResumeBody, responses: resp(CheckpointRoutes.resume, 201) },
-  { method: 'POST', path: '/remediations', summary: 'Record an error and its fix', body: RemediationRecordBody, responses: resp(RemediationRoutes.record, 201) },
+  { method: 'POST', path: '/remediations', summary: 'Record an error and its fix', body: RemediationRecordBody, responses: resp(RemediationRoutes.record, 201), errors: secret },
   { method: 'GET', path: '/remediations/search', summary: 'Fixes for an error text', query: RemediationSearchQuery, responses: resp(RemediationRoutes.search) },
   { method: 'GET', path: '/remediations/:id', summary: 'One remediation', params: remId, responses: resp(RemediationRoutes.get) },
   { method: 'POST', path: '/remediations/:id/feedback', summary: 'Whether a fix helped', params: remId, body: FeedbackBody, responses: resp(RemediationRoutes.feedback) },
   { method: 'GET', path: '/recall', summary: 'Memories, fixes and skills in one ranked list within a token budget', query: RecallQuery, responses: resp(RecallRoutes.recall) },
 
   { method: 'POST', path: '/distill', summary: 'Distill insights into MEMORY.md (202 with a job id when it takes longer)', body: DistillBody, responses: { 200: DistillerRoutes.distill.response, 202: DistillerRoutes.distill.response } },
-  { method: 'POST', path: '/learn', summary: 'Update USER.md or SOUL.md from an observation', body: LearnBody, responses: resp(LearnerRoutes.learn) },
+  { method: 'POST', path: '/learn', summary: 'Update USER.md or SOUL.md from an observation', body: LearnBody, responses: resp(LearnerRoutes.learn), errors: secret },
   { method: 'POST', path: '/compact', summary: 'Compact a session (session_id or X-Alfred-Session)', body: CompactBody, responses: resp(CompactorRoutes.compact) },
   { method: 'GET', path: '/jobs/:id', summary: 'Status and result of async work', params: { id: JobIdParam }, responses: resp(DistillerRoutes.job) },
   { method: 'GET', path: '/agents/:agent/files/:file', summary: 'An agent file', params: agentFile, responses: resp(LearnerRoutes.fileGet) },
@@ -157,7 +162,8 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'DELETE', path: '/agents/:name', summary: 'Delete an agent and its data (?confirm={name})', params: { name: AgentName }, query: AgentDeleteQuery, responses: resp(AgentRoutes.delete) },
 
   { method: 'GET', path: '/skills', summary: 'The level-1 skills index (?format=json|markdown|xml)', query: SkillIndexQuery, responses: { 200: z.union([SkillIndexJson, SkillIndexText]) } },
-  { method: 'POST', path: '/skills', summary: 'Create a project skill', body: SkillCreateBody, responses: resp(SkillRoutes.create, 201) },
+  { method: 'POST', path: '/skills', summary: 'Create a project skill', body: SkillCreateBody, responses: resp(SkillRoutes.create, 201), errors: secret },
+  { method: 'POST', path: '/skills/:name/feedback', summary: 'Record one outcome of a use of the skill (success true/false); the smoothed success estimate ranks skill search and the index under a budget', params: { name: SkillPathName }, body: SkillFeedbackBody, responses: resp(SkillRoutes.feedback) },
   { method: 'GET', path: '/skills/search', summary: 'Hybrid search over skills', query: SkillSearchQuery, responses: resp(SkillRoutes.search) },
   { method: 'POST', path: '/skills/reload', summary: 'Re-discover skills on disk', responses: resp(SkillRoutes.reload) },
   { method: 'GET', path: '/skills/:name', summary: 'A skill body (level 2)', params: { name: SkillPathName }, responses: resp(SkillRoutes.get) },

@@ -39,6 +39,11 @@ export class CheckpointService {
     return this.repo.purge(scope);
   }
 
+  /** Undoes a save whose provenance could not be recorded (as a failed event publish does). */
+  async discard(scope: Scope, id: string): Promise<void> {
+    await this.repo.delete(scope, id);
+  }
+
   async save(scope: Scope, body: CheckpointSaveBody, ctx?: MessageContext): Promise<Checkpoint> {
     const session = body.session_id ? await this.session(scope, body.session_id, ctx) : undefined;
     const checkpoint: Checkpoint = {

@@ -40,6 +40,11 @@ export class RemediationService {
     return this.repo.purge(scope);
   }
 
+  /** Undoes a save whose provenance could not be recorded (as a failed event publish does). */
+  async discard(scope: Scope, id: string): Promise<void> {
+    await this.repo.delete(scope, id);
+  }
+
   async record(scope: Scope, body: RemediationRecordBody): Promise<Remediation> {
     const remediation: Remediation = {
       id: randomUUID(),

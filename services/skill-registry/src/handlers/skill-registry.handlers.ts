@@ -25,5 +25,6 @@ export class SkillRegistryHandlers extends BusHandlers {
     this.handle(SkillRoutes.search, (p) => as(p.tenant, () => r.searchSkills(p.tenant, p.query)));
     this.handle(SkillRoutes.reload, (p) => as(p.tenant, () => r.reload(p.tenant)));
     this.handle(SkillRoutes.create, (p) => as(p.tenant, () => r.create(p.tenant, p.skill)));
+    this.handle(SkillRoutes.feedback, (p) => as(p.tenant, () => r.feedback(p.tenant, p.name, p.feedback)));
   }
 }

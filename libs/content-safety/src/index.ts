@@ -1,0 +1,3 @@
+export * from './secret-scanner.js';
+export * from './secret-guard.js';
+export * from './injection-detector.js';
