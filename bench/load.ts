@@ -92,3 +92,9 @@ export function withOverhead(row: BenchRow, baseline: BenchRow): BenchRow {
   const note = `bare p50 ${baseline.p50} ms → overhead +${overheadP50} ms${row.note ? `; ${row.note}` : ''}`;
   return { ...row, baselineP50: baseline.p50, overheadP50, note };
 }
+
+/** Creates a named agent (memories belong to agents that exist); one that already exists is fine. */
+export async function createAgent(url: string, name: string): Promise<void> {
+  const res = await fetch(`${url}/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  if (!res.ok && res.status !== 409) throw new Error(`POST /agents ${name}: ${res.status} ${await res.text()}`);
+}

@@ -10,7 +10,7 @@ import { startEmbedded, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import { startEmbeddingsServer } from './embeddings-server.js';
 import { loadLocomo, PlainBm25, recallOf, turnContent, type Conversation } from './locomo.js';
-import { round, sequentialHttp, timeSequential, type BenchRow } from './load.js';
+import { createAgent, round, sequentialHttp, timeSequential, type BenchRow } from './load.js';
 import { locomoLengthQuery } from './memory.bench.js';
 
 const SECTION = 'mem0';
@@ -98,6 +98,7 @@ async function recallRows(alfred: RunningAlfred, mem0: Mem0): Promise<BenchRow[]
 
 async function recallOn(alfred: RunningAlfred, mem0: Mem0, c: Conversation) {
   const agent = `m0-${c.id}`;
+  await createAgent(alfred.url, agent);
   const texts = c.turns.map(turnContent);
   const alfredIds = new Map<string, string>();
   for (let i = 0; i < texts.length; i += 500) {
@@ -121,6 +122,7 @@ async function recallOn(alfred: RunningAlfred, mem0: Mem0, c: Conversation) {
 async function speedRows(alfred: RunningAlfred, mem0: Mem0): Promise<BenchRow[]> {
   const random = prng(11);
   const texts = Array.from({ length: SIZE }, () => generatedText(random));
+  await createAgent(alfred.url, 'speed');
   for (let i = 0; i < texts.length; i += 500) await post(`${alfred.url}/memories/batch`, 'speed', { memories: texts.slice(i, i + 500).map((content) => ({ content })) });
   for (let i = 0; i < texts.length; i += 1000) await mem0.call({ op: 'add', userId: 'speed', texts: texts.slice(i, i + 1000) });
   const queries = Array.from({ length: 300 }, () => locomoLengthQuery(random));

@@ -7,7 +7,7 @@ import type { Logger } from '#logging';
 import { generatedText, prng } from '#vector-store';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
-import { load, sequentialHttp, withOverhead, type BenchRow } from './load.js';
+import { createAgent, load, sequentialHttp, withOverhead, type BenchRow } from './load.js';
 
 const SECTION = 'memory';
 
@@ -29,12 +29,15 @@ async function bareHandler(): Promise<BenchRow[]> {
   }
 }
 
+/** Alfred in one mode with the bench's agent created. */
 async function start(mode: 'embedded' | 'nats', dataDir: string, logger: Logger, natsUrl?: string): Promise<RunningAlfred> {
   const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_BUS_TIMEOUT_MS: '30000' };
   const options = { env, gateway: loadGatewayConfig(env), logger, port: 0 };
-  return mode === 'embedded'
+  const alfred = await (mode === 'embedded'
     ? startEmbedded(options)
-    : startOverNats({ ...options, natsUrl: natsUrl!, subjectPrefix: `bench-${randomUUID().slice(0, 8)}.`, ephemeral: true });
+    : startOverNats({ ...options, natsUrl: natsUrl!, subjectPrefix: `bench-${randomUUID().slice(0, 8)}.`, ephemeral: true }));
+  await createAgent(alfred.url, 'bench');
+  return alfred;
 }
 
 async function post(url: string, body: unknown, agent = 'bench') {

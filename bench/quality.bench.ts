@@ -5,7 +5,7 @@ import type { Logger } from '#logging';
 import { startEmbedded, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import { loadLocomo, PlainBm25, recallOf, turnContent, type Conversation, type Turn } from './locomo.js';
-import { round, type BenchRow } from './load.js';
+import { createAgent, round, type BenchRow } from './load.js';
 
 const SECTION = 'quality';
 const K = 10;
@@ -70,6 +70,7 @@ async function qualityRun(mode: string, env: Record<string, string>, conversatio
 async function measureConversation(alfred: RunningAlfred, c: Conversation): Promise<Tally> {
   const plainAgent = `lc-${c.id}`;
   const convAgent = `lc-${c.id}-conv`;
+  for (const agent of [plainAgent, convAgent]) await createAgent(alfred.url, agent);
   const plainIds = await storePlain(alfred.url, plainAgent, c.turns);
   const convIds = await storeConversation(alfred.url, convAgent, c);
   const bm25 = new PlainBm25(c.turns.map(turnContent));

@@ -1,6 +1,6 @@
-import { CONTEXT_WEIGHT, NEIGHBOUR_WINDOW, SITTING_GAP_MS, idf, termScore, upperBound } from '#ranking';
+import { BM25_B, BM25_K1, CONTEXT_WEIGHT, NEIGHBOUR_WINDOW, SITTING_GAP_MS, idf } from '#ranking';
 import { analyse } from '#text';
-import { grown, Postings } from './postings.js';
+import { grown } from './postings.js';
 import { TopHeap } from './top-heap.js';
 
 /** What the lexical index holds about one document. */
@@ -32,16 +32,38 @@ export interface LexicalResult {
 
 const W = NEIGHBOUR_WINDOW;
 const NONE = -1;
+const K1_PLUS_1 = BM25_K1 + 1;
+
+export interface LexicalIndexOptions {
+  /**
+   * How many changed documents the index serves from its live per-document records before it rebuilds its
+   * frozen postings (see LexicalIndex). Default: 1,024 plus 1/32 of the documents.
+   */
+  readonly staleLimit?: (docs: number) => number;
+}
 
 /**
- * An in-memory BM25F index over one scope's documents (see #ranking's lexical-score): postings of the
- * analysed own text and stored context, and a write-order list of the documents without stored context,
- * whose neighbours' words are spread to them at query time. Slots are assigned by the caller.
+ * An in-memory BM25F index over one scope's documents (see #ranking's lexical-score). Slots are assigned by
+ * the caller.
+ *
+ * Live side, changed on every write: each document's analysed own text and stored context (term ids with
+ * frequencies), and a write-order list of the documents without stored context, whose neighbours' words
+ * count as their context.
+ *
+ * Search side, frozen: every document's combined field frequencies (own + ½ stored context + ½ neighbours'
+ * own words) folded into slot-ordered postings, with each term's highest frequency and shortest document,
+ * so a query reads one posting per (term, document) and never spreads neighbours at query time. A write
+ * marks the documents whose combined field it changed (the document and its neighbours) as stale: search
+ * skips their frozen postings and scores them from the live records instead, and rebuilds the frozen
+ * postings once more than `staleLimit` documents are stale. Idf and the mean length are always the live ones.
+ *
+ * Query: document-at-a-time MaxScore (Turtle & Flood) over the frozen postings: terms with the smallest upper
+ * bounds whose sum cannot lift a document into the best `pool` are only looked up (galloping) for documents
+ * the others found, and a document is dropped as soon as what is left cannot lift it. The best `pool` are
+ * exact (equal to scoring every document).
  */
 export class LexicalIndex {
   private readonly termIds = new Map<string, number>();
-  private readonly own: Postings[] = [];
-  private readonly ctx: Postings[] = [];
   /** Documents whose own text or stored context holds the term. */
   private readonly df: number[] = [];
   private readonly terms: Array<{ own: TermCounts; ctx: TermCounts } | undefined> = [];
@@ -56,11 +78,21 @@ export class LexicalIndex {
   private tail = NONE;
   private docs = 0;
   private effLenSum = 0;
-  private acc = new Float64Array(16);
-  private lastTouched: number[] = [];
-  private tf = new Float64Array(16);
-  /** Scratch: slots one term reached (a slot at most once per term). */
-  private seen = new Int32Array(16);
+  /** 1 for slots whose frozen postings are out of date (changed, removed or new since the last freeze). */
+  private stale = new Uint8Array(16);
+  private staleSlots: number[] = [];
+  private frozen: Frozen = EMPTY_FROZEN;
+  /** Scratch: a query term's index for each term id (-1 otherwise). */
+  private queryPos = new Int32Array(16).fill(NONE);
+  private readonly staleLimit: (docs: number) => number;
+  /** Scratch of the query's window: accumulated essential scores and the offsets reached. */
+  private readonly windowAcc = new Float64Array(WINDOW);
+  private readonly windowHit = new Int32Array(WINDOW);
+  private readonly reached = new Int32Array(1);
+
+  constructor(options: LexicalIndexOptions = {}) {
+    this.staleLimit = options.staleLimit ?? ((docs) => 1024 + (docs >> 5));
+  }
 
   get size(): number {
     return this.docs;
@@ -73,11 +105,10 @@ export class LexicalIndex {
     this.terms[slot] = { own, ctx };
     for (const id of own.ids) this.df[id]!++;
     for (const id of ctx.ids) if (!own.ids.includes(id)) this.df[id]!++;
-    for (let i = 0; i < own.ids.length; i++) this.own[own.ids[i]!]!.add(slot, own.tfs[i]!);
-    for (let i = 0; i < ctx.ids.length; i++) this.ctx[ctx.ids[i]!]!.add(slot, ctx.tfs[i]!);
     this.ownLen[slot] = own.length;
     this.ctxLen[slot] = ctx.length;
     this.docs++;
+    this.markStale(slot);
     if (doc.order !== undefined && !doc.context) this.link(slot, doc.order);
     else this.setEffLen(slot, this.ownLen[slot]! + CONTEXT_WEIGHT * this.ctxLen[slot]!);
     this.refreshAround(slot);
@@ -88,10 +119,9 @@ export class LexicalIndex {
     if (t === undefined) return;
     for (const id of t.own.ids) this.df[id]!--;
     for (const id of t.ctx.ids) if (!t.own.ids.includes(id)) this.df[id]!--;
-    for (const id of t.own.ids) this.own[id]!.remove(slot);
-    for (const id of t.ctx.ids) this.ctx[id]!.remove(slot);
     this.terms[slot] = undefined;
     this.docs--;
+    this.markStale(slot);
     this.effLenSum -= this.effLen[slot]!;
     this.effLen[slot] = 0;
     const [before, after] = [this.prev[slot]!, this.next[slot]!];
@@ -99,119 +129,244 @@ export class LexicalIndex {
     for (const s of [before, after]) if (s !== NONE) this.refreshAround(s);
   }
 
-  /**
-   * Term-at-a-time scoring with MaxScore pruning (Turtle & Flood): terms go rarest first; once the terms left
-   * could not lift an unseen document into the best `pool` (their upper bounds sum below the pool's
-   * threshold), they are scored only for the documents that could still get there. So common words cost
-   * little, and the best `pool` are exact. `total` counts every document scored at or above minScore: exact
-   * without pruning, a lower bound with it (the old store's count was bounded by its candidate pool).
-   */
   search(query: LexicalQuery): LexicalResult {
-    const terms = [...new Set(analyse(query.text))]
-      .flatMap((t) => {
-        const id = this.termIds.get(t);
-        return id !== undefined && this.df[id]! > 0 ? [{ id, idf: idf(this.docs, this.df[id]!) }] : [];
-      })
-      .sort((a, b) => b.idf - a.idf);
-    const bound = upperBound(terms.map((t) => t.idf));
-    const acc = this.acc;
-    for (const slot of this.lastTouched) acc[slot] = 0;
-    const touched: number[] = [];
-    this.lastTouched = touched;
-    const left = terms.map((_, i) => upperBound(terms.slice(i).map((t) => t.idf)));
-    let threshold = 0;
-    let best = 0;
-    let i = 0;
-    for (; i < terms.length && (i === 0 || left[i]! >= threshold); i++) {
-      best = Math.max(best, this.scoreTerm(terms[i]!.id, terms[i]!.idf, touched));
-      // The pool's threshold can only stop the loop once the best score reaches what the next terms could add.
-      if (i + 1 < terms.length && best >= left[i + 1]!) threshold = this.kthBest(touched, query.pool, query.accept);
-    }
-    if (i < terms.length) this.finish(terms.slice(i), left[i]!, threshold, touched, query.accept);
+    if (this.staleSlots.length > this.staleLimit(this.docs)) this.freeze();
+    const q = this.queryTerms(query.text);
+    const n = q.ids.length;
+    if (n === 0) return { top: [], total: 0, scoreOf: () => 0 };
+    let bound = 0;
+    for (let i = 0; i < n; i++) bound += q.idfs[i]! * K1_PLUS_1;
     const heap = new TopHeap(query.pool);
-    const floor = query.minScore * bound;
+    // Raw scores are in fixed point (units of 1/SCALE): sums of integers are exact, so a document scores the same
+    // whatever order its terms are added in (live records, essential or non-essential terms).
+    const floor = query.minScore * bound * SCALE;
+    const accept = query.accept;
     let total = 0;
-    for (const slot of touched) {
-      const raw = acc[slot]!;
-      if (raw < floor || raw === 0 || (query.accept && !query.accept(slot))) continue;
-      total++;
-      heap.push(slot, raw / bound);
+
+    // Stale documents first, from the live records: their scores raise the threshold the frozen postings must beat.
+    const scratch = new Float64Array(n);
+    const queryPos = this.queryPos;
+    for (let i = 0; i < n; i++) queryPos[q.ids[i]!] = i;
+    try {
+      for (const slot of this.staleSlots) {
+        const raw = this.liveScore(slot, q, scratch);
+        if (raw === 0 || raw < floor || (accept && !accept(slot))) continue;
+        total++;
+        heap.push(slot, raw);
+      }
+    } finally {
+      for (let i = 0; i < n; i++) queryPos[q.ids[i]!] = NONE;
     }
-    const exact = (slot: number) => (bound > 0 ? terms.reduce((sum, t) => sum + this.contribution(slot, t.id, t.idf), 0) / bound : 0);
-    return { top: heap.sorted(), total, scoreOf: exact };
+    total += this.maxScore(q, heap, floor, accept);
+    return {
+      top: heap.sorted().map(({ slot, score }) => ({ slot, score: score / SCALE / bound })),
+      total,
+      scoreOf: (slot) => this.exactScore(slot, q, bound),
+    };
   }
 
   /**
-   * Scores the remaining terms for the slots that could still reach the threshold: by lookups when those are
-   * few, else by walking the terms' postings like the first phase (cheaper when nearly every slot could).
+   * MaxScore over the frozen postings, a window of WINDOW slots at a time (as Lucene's MaxScore bulk scorer):
+   * the essential terms are added term-at-a-time into the window's accumulators, then each document they
+   * reached takes the non-essential terms (galloping lookups, best bound first) until what is left could not
+   * lift it into the best `pool`. Pushes into `heap` (raw scores); returns how many fresh documents were found
+   * at or above `floor` (all of them without pruning, a lower bound with it).
    */
-  private finish(rest: ReadonlyArray<{ id: number; idf: number }>, left: number, threshold: number, touched: number[], accept?: (slot: number) => boolean): void {
-    const candidates = touched.filter((slot) => this.acc[slot]! + left >= threshold && (!accept || accept(slot)));
-    const postings = rest.reduce((n, t) => n + this.own[t.id]!.size + this.ctx[t.id]!.size, 0);
-    if (candidates.length * rest.length > postings) {
-      for (const t of rest) this.scoreTerm(t.id, t.idf, touched);
-      return;
+  private maxScore(q: QueryTerms, heap: TopHeap, floor: number, accept: ((slot: number) => boolean) | undefined): number {
+    const f = this.frozen;
+    const n = q.ids.length;
+    const { slots, tfs } = f;
+    const { effLen, stale } = this;
+    const { a, c } = this.lengthNorm();
+    const pos = new Int32Array(n);
+    const end = new Int32Array(n);
+    const ub = new Float64Array(n);
+    // A part computed with a smaller mean length can only be larger (c is larger): parts frozen at mean m0 bound
+    // today's at mean m once scaled by max(1, m / m0) (the denominator shrinks by at most that factor).
+    const drift = Math.max(1, this.meanLen() / f.meanLen) * BOUND_SLACK;
+    let last = -1;
+    for (let i = 0; i < n; i++) {
+      const id = q.ids[i]!;
+      if (id >= f.terms) continue;
+      pos[i] = f.start[id]!;
+      end[i] = f.start[id + 1]!;
+      ub[i] = q.idfs[i]! * drift * f.termMax[id]! * SCALE + 1;
+      if (end[i]! > pos[i]!) last = Math.max(last, slots[end[i]! - 1]!);
     }
-    for (const slot of candidates) for (const t of rest) this.acc[slot]! += this.contribution(slot, t.id, t.idf);
+    // Terms by upper bound, smallest first; cum[k]: what terms ord[0..k] could add together.
+    const ord = Array.from({ length: n }, (_, i) => i).sort((x, y) => ub[x]! - ub[y]! || x - y);
+    const cum = new Float64Array(n);
+    for (let k = 0, sum = 0; k < n; k++) cum[k] = sum += ub[ord[k]!]!;
+    let threshold = Math.max(heap.full ? heap.min : 0, floor);
+    // ord[0..e-1] are non-essential: together they cannot reach the threshold.
+    let e = 0;
+    while (e < n && cum[e]! < threshold) e++;
+    const acc = this.windowAcc;
+    const hit = this.windowHit;
+    let total = 0;
+    for (let base = 0; base <= last && e < n; base += WINDOW) {
+      const limit = base + WINDOW;
+      const reached = this.reached;
+      reached[0] = 0;
+      for (let k = e; k < n; k++) {
+        const i = ord[k]!;
+        pos[i] = accumulate(slots, tfs, pos[i]!, end[i]!, limit, q.idfs[i]! * K1_PLUS_1, a, c, effLen, acc, hit, reached);
+      }
+      let found = reached[0]!;
+      if (found === 0) continue;
+      // The documents reached, in slot order (the lookups only move forward): sorted when few, else scanned.
+      if (found * 32 < WINDOW) insertionSort(hit, found);
+      else {
+        found = 0;
+        for (let d = 0; d < WINDOW; d++) if (acc[d] !== 0) hit[found++] = d;
+      }
+      for (let j = 0; j < found; j++) {
+        const d = hit[j]!;
+        const doc = base + d;
+        const essential = acc[d]!;
+        acc[d] = 0;
+        if (stale[doc]) continue;
+        const score = complete(doc, essential, e, threshold, ord, cum, pos, end, slots, tfs, q.idfs, a + c * effLen[doc]!);
+        if (score < 0) {
+          // Pruned: it cannot enter the best pool; its partial score still proves it is at or above floor.
+          const partial = -score - 1;
+          if (partial > 0 && partial >= floor && (!accept || accept(doc))) total++;
+          continue;
+        }
+        if (score === 0 || score < floor || (accept && !accept(doc))) continue;
+        total++;
+        heap.push(doc, score);
+        if (heap.full && heap.min > threshold) threshold = heap.min;
+      }
+      while (e < n && cum[e]! < threshold) e++;
+    }
+    return total;
   }
 
-  /** The pool-th best accumulated score among accepted slots (0 while fewer have a score). */
-  private kthBest(touched: readonly number[], k: number, accept?: (slot: number) => boolean): number {
-    if (touched.length < k) return 0;
-    const heap = new TopHeap(k);
-    for (const slot of touched) if (!accept || accept(slot)) heap.push(slot, this.acc[slot]!);
-    return heap.full ? heap.min : 0;
-  }
-
-  /** One term's BM25F contribution to one slot, from its own, its stored context's and its neighbours' frequencies. */
-  private contribution(slot: number, id: number, termIdf: number): number {
+  /** A slot's raw score from the live records (0 for an empty slot); queryPos must map the query's term ids. */
+  private liveScore(slot: number, q: QueryTerms, tf: Float64Array): number {
     const t = this.terms[slot];
     if (t === undefined) return 0;
-    let tf = frequency(t.own, id) + CONTEXT_WEIGHT * frequency(t.ctx, id);
+    tf.fill(0);
+    const queryPos = this.queryPos;
+    const gather = (counts: TermCounts, weight: number) => {
+      const { ids, tfs } = counts;
+      for (let j = 0; j < ids.length; j++) {
+        const i = queryPos[ids[j]!]!;
+        if (i !== NONE) tf[i]! += weight * tfs[j]!;
+      }
+    };
+    gather(t.own, 1);
+    gather(t.ctx, CONTEXT_WEIGHT);
     for (let k = slot * 2 * W, end = k + 2 * W; k < end; k++) {
       const nb = this.nbrs[k]!;
-      if (nb !== NONE) tf += CONTEXT_WEIGHT * frequency(this.terms[nb]!.own, id);
+      if (nb !== NONE) gather(this.terms[nb]!.own, CONTEXT_WEIGHT);
     }
-    if (tf === 0) return 0;
-    const avg = this.effLenSum / Math.max(1, this.docs) || 1;
-    return termIdf * termScore(tf, this.effLen[slot]! / avg);
+    const { a, c } = this.lengthNorm();
+    const norm = a + c * this.effLen[slot]!;
+    let score = 0;
+    for (let i = 0; i < q.ids.length; i++) {
+      const x = tf[i]!;
+      if (x > 0) score += part(q.idfs[i]! * K1_PLUS_1, x, norm);
+    }
+    return score;
   }
 
-  /** Adds one term's BM25F contribution to the accumulators (`touched` collects slots seen for the first time); returns the best accumulated score it reached. */
-  private scoreTerm(id: number, termIdf: number, touched: number[]): number {
-    const { tf, nbrs, acc, effLen } = this;
-    const seen = this.seen;
-    let n = 0;
-    const own = this.own[id]!;
-    for (let i = 0; i < own.size; i++) {
-      const slot = own.slots[i]!;
-      const w = own.weights[i]!;
-      if (tf[slot] === 0) seen[n++] = slot;
-      tf[slot]! += w;
-      const cw = CONTEXT_WEIGHT * w;
-      for (let k = slot * 2 * W, end = k + 2 * W; k < end; k++) {
-        const nb = nbrs[k]!;
-        if (nb === NONE) continue;
-        if (tf[nb] === 0) seen[n++] = nb;
-        tf[nb]! += cw;
+  /** A slot's normalised score for a query's terms, from the live records. */
+  private exactScore(slot: number, q: QueryTerms, bound: number): number {
+    if (bound === 0) return 0;
+    const n = q.ids.length;
+    for (let i = 0; i < n; i++) this.queryPos[q.ids[i]!] = i;
+    try {
+      return this.liveScore(slot, q, new Float64Array(n)) / SCALE / bound;
+    } finally {
+      for (let i = 0; i < n; i++) this.queryPos[q.ids[i]!] = NONE;
+    }
+  }
+
+  /** BM25's length normalisation k1·(1 − b + b·len/avg) as a + c·len, with the live mean length. */
+  private lengthNorm(): { a: number; c: number } {
+    return { a: BM25_K1 * (1 - BM25_B), c: (BM25_K1 * BM25_B) / this.meanLen() };
+  }
+
+  private meanLen(): number {
+    return this.effLenSum / Math.max(1, this.docs) || 1;
+  }
+
+  /** The query's distinct known terms with their idf, in a fixed order (by term id). */
+  private queryTerms(text: string): QueryTerms {
+    const ids: number[] = [];
+    for (const t of analyse(text)) {
+      const id = this.termIds.get(t);
+      if (id !== undefined && this.df[id]! > 0 && !ids.includes(id)) ids.push(id);
+    }
+    ids.sort((x, y) => x - y);
+    return { ids: Int32Array.from(ids), idfs: Float64Array.from(ids, (id) => idf(this.docs, this.df[id]!)) };
+  }
+
+  private markStale(slot: number): void {
+    if (this.stale[slot]) return;
+    this.stale[slot] = 1;
+    this.staleSlots.push(slot);
+  }
+
+  /**
+   * Rebuilds the frozen postings from the live records: two passes over the slots in order (count, then fill),
+   * so every term's postings come out sorted by slot.
+   */
+  freeze(): void {
+    const terms = this.df.length;
+    const start = new Int32Array(terms + 1);
+    const tf = new Float64Array(terms);
+    const seen: number[] = [];
+    const slotsEnd = this.terms.length;
+    for (let s = 0; s < slotsEnd; s++) {
+      if (!this.combined(s, tf, seen)) continue;
+      for (const id of seen) (start[id + 1]!++, (tf[id] = 0));
+    }
+    for (let id = 0; id < terms; id++) start[id + 1]! += start[id]!;
+    const slots = new Int32Array(start[terms]!);
+    const tfs = new Float32Array(start[terms]!);
+    const termMax = new Float64Array(terms);
+    const { a, c } = this.lengthNorm();
+    const fill = start.slice(0, terms);
+    for (let s = 0; s < slotsEnd; s++) {
+      if (!this.combined(s, tf, seen)) continue;
+      const len = this.effLen[s]!;
+      for (const id of seen) {
+        const at = fill[id]!++;
+        slots[at] = s;
+        tfs[at] = tf[id]!;
+        // Without idf (it changes with every write): the term's part of the score before weighting.
+        const part = (tf[id]! * K1_PLUS_1) / (tf[id]! + a + c * len);
+        if (part > termMax[id]!) termMax[id] = part;
+        tf[id] = 0;
       }
     }
-    const ctx = this.ctx[id]!;
-    for (let i = 0; i < ctx.size; i++) {
-      const slot = ctx.slots[i]!;
-      if (tf[slot] === 0) seen[n++] = slot;
-      tf[slot]! += CONTEXT_WEIGHT * ctx.weights[i]!;
+    this.frozen = { terms, start, slots, tfs, termMax, meanLen: this.meanLen() };
+    for (const s of this.staleSlots) this.stale[s] = 0;
+    this.staleSlots = [];
+  }
+
+  /** A live slot's combined field frequencies into `tf` (by term id), its term ids into `seen`; false for an empty slot. */
+  private combined(slot: number, tf: Float64Array, seen: number[]): boolean {
+    seen.length = 0;
+    const t = this.terms[slot];
+    if (t === undefined) return false;
+    const add = (counts: TermCounts, weight: number) => {
+      for (let j = 0; j < counts.ids.length; j++) {
+        const id = counts.ids[j]!;
+        if (tf[id] === 0) seen.push(id);
+        tf[id]! += weight * counts.tfs[j]!;
+      }
+    };
+    add(t.own, 1);
+    add(t.ctx, CONTEXT_WEIGHT);
+    for (let k = slot * 2 * W, end = k + 2 * W; k < end; k++) {
+      const nb = this.nbrs[k]!;
+      if (nb !== NONE) add(this.terms[nb]!.own, CONTEXT_WEIGHT);
     }
-    const avg = this.effLenSum / Math.max(1, this.docs) || 1;
-    let best = 0;
-    for (let i = 0; i < n; i++) {
-      const slot = seen[i]!;
-      if (acc[slot] === 0) touched.push(slot);
-      const a = (acc[slot]! += termIdf * termScore(tf[slot]!, effLen[slot]! / avg));
-      if (a > best) best = a;
-      tf[slot] = 0;
-    }
-    return best;
+    return true;
   }
 
   private count(terms: readonly string[]): TermCounts {
@@ -219,11 +374,10 @@ export class LexicalIndex {
     for (const t of terms) {
       let id = this.termIds.get(t);
       if (id === undefined) {
-        id = this.own.length;
+        id = this.df.length;
         this.termIds.set(t, id);
-        this.own.push(new Postings());
-        this.ctx.push(new Postings());
         this.df.push(0);
+        if (this.queryPos.length <= id) this.queryPos = grown(this.queryPos, id + 1, NONE);
       }
       counts.set(id, (counts.get(id) ?? 0) + 1);
     }
@@ -273,6 +427,7 @@ export class LexicalIndex {
     if (this.terms[slot] === undefined || (this.prev[slot] === NONE && this.next[slot] === NONE && this.tail !== slot)) return;
     const affected = [slot, ...this.walk(slot, this.prev, W, false), ...this.walk(slot, this.next, W, false)];
     for (const s of affected) {
+      this.markStale(s);
       const before = this.walk(s, this.prev, W, true);
       const after = this.walk(s, this.next, W, true);
       const base = s * 2 * W;
@@ -311,9 +466,7 @@ export class LexicalIndex {
     this.prev = grown(this.prev, this.ownLen.length, NONE);
     this.next = grown(this.next, this.ownLen.length, NONE);
     this.nbrs = grown(this.nbrs, this.ownLen.length * 2 * W, NONE);
-    this.acc = grown(this.acc, this.ownLen.length);
-    this.tf = grown(this.tf, this.ownLen.length);
-    this.seen = grown(this.seen, this.ownLen.length);
+    this.stale = grown(this.stale, this.ownLen.length);
   }
 }
 
@@ -326,7 +479,127 @@ interface TermCounts {
 
 const NO_TERMS: TermCounts = { ids: new Int32Array(0), tfs: new Float32Array(0), length: 0 };
 
-function frequency(counts: TermCounts, id: number): number {
-  const at = counts.ids.indexOf(id);
-  return at < 0 ? 0 : counts.tfs[at]!;
+/** A query's distinct terms (ids ascending) and their idfs. */
+interface QueryTerms {
+  readonly ids: Int32Array;
+  readonly idfs: Float64Array;
+}
+
+/** Frozen postings: term `id`'s documents are slots[start[id] .. start[id + 1]), ascending, with their combined frequencies. */
+interface Frozen {
+  /** Terms known at the freeze (later ones have no frozen postings). */
+  readonly terms: number;
+  readonly start: Int32Array;
+  readonly slots: Int32Array;
+  readonly tfs: Float32Array;
+  /** Each term's highest combined frequency and shortest effective length among its documents: its upper bound. */
+  /** The highest idf-less part of each term. */
+  readonly termMax: Float64Array;
+  /** The mean effective length the parts were computed with. */
+  readonly meanLen: number;
+}
+
+const EMPTY_FROZEN: Frozen = {
+  terms: 0,
+  start: new Int32Array(1),
+  slots: new Int32Array(0),
+  tfs: new Float32Array(0),
+  termMax: new Float64Array(0),
+  meanLen: 1,
+};
+
+/** Slots per window of the query's term-at-a-time phase. */
+const WINDOW = 4096;
+/** Fixed point of raw scores: 2^40 units per score point; sums stay exact up to 2^53, a raw score of 8,192 (a few hundred query terms). */
+const SCALE = 2 ** 40;
+
+/** Bounds are raised by this share: a bound computed in another order of operations must not fall below a score by rounding. */
+const BOUND_SLACK = 1 + 1e-9;
+
+/** One term's part of a raw score in fixed point: w = idf · (k1 + 1), norm = k1 · (1 − b + b · len / avg). */
+function part(w: number, tf: number, norm: number): number {
+  return Math.round(((w * tf) / (tf + norm)) * SCALE);
+}
+
+/**
+ * Adds one term's postings from `p` up to the window's `limit` slot into the window's accumulators (offsets
+ * first reached go to `hit`, their count in reached[0]); returns the position reached. Kept small and
+ * monomorphic so that it compiles to a tight loop without boxed numbers.
+ */
+function accumulate(slots: Int32Array, tfs: Float32Array, p: number, stop: number, limit: number, w: number, a: number, c: number, effLen: Float64Array, acc: Float64Array, hit: Int32Array, reached: Int32Array): number {
+  const base = limit - WINDOW;
+  let found = reached[0]!;
+  for (; p < stop; p++) {
+    const slot = slots[p]!;
+    if (slot >= limit) break;
+    const d = slot - base;
+    if (acc[d] === 0) hit[found++] = d;
+    // part() written out: a call returning a non-integer number boxes it on some tiers, one allocation per posting.
+    const tf = tfs[p]!;
+    acc[d]! += Math.round(((w * tf) / (tf + a + c * effLen[slot]!)) * SCALE);
+  }
+  reached[0] = found;
+  return p;
+}
+
+/**
+ * Adds the non-essential terms ord[e-1] .. ord[0] (largest bound first) to a document's essential score, moving
+ * their cursors to it; stops once what is left cannot reach the threshold. Returns the full score, or
+ * −(partial score) − 1 when it stopped early.
+ */
+function complete(
+  doc: number,
+  score: number,
+  e: number,
+  threshold: number,
+  ord: readonly number[],
+  cum: Float64Array,
+  pos: Int32Array,
+  end: Int32Array,
+  slots: Int32Array,
+  tfs: Float32Array,
+  idfs: Float64Array,
+  norm: number,
+): number {
+  for (let k = e - 1; k >= 0; k--) {
+    if (score + cum[k]! < threshold) return -score - 1;
+    const i = ord[k]!;
+    const p = (pos[i] = seek(slots, pos[i]!, end[i]!, doc));
+    if (p < end[i]! && slots[p] === doc) score += part(idfs[i]! * K1_PLUS_1, tfs[p]!, norm);
+  }
+  return score;
+}
+
+/** Sorts xs[0, n) in place (n is small; TypedArray#sort would copy into a fresh array on every call). */
+function insertionSort(xs: Int32Array, n: number): void {
+  for (let i = 1; i < n; i++) {
+    const x = xs[i]!;
+    let j = i - 1;
+    while (j >= 0 && xs[j]! > x) {
+      xs[j + 1] = xs[j]!;
+      j--;
+    }
+    xs[j + 1] = x;
+  }
+}
+
+/** The first position in slots[from, end) holding a slot ≥ target (galloping, then binary search). */
+function seek(slots: Int32Array, from: number, end: number, target: number): number {
+  if (from >= end || slots[from]! >= target) return from;
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < end && slots[hi]! < target) {
+    lo = hi;
+    step *= 2;
+    hi = lo + step;
+  }
+  if (hi > end) hi = end;
+  // slots[lo] < target; the answer is in (lo, hi].
+  while (lo + 1 < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (slots[mid]! < target) lo = mid;
+    else hi = mid;
+  }
+  return hi;
 }

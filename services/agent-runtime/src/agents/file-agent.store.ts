@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readIfExists, withLock, writeFileAtomic } from '#files';
 import { safeSegment } from '#sessions';
@@ -13,6 +14,13 @@ const own = (table: Table, name: string): AgentRecord | undefined => (Object.has
  * Changes of a tenant's file are serialised in the process and written via temp file + fsync + rename.
  */
 export class FileAgentStore implements AgentStore {
+  /**
+   * The last table read of each file with the file's identity: every request naming an agent asks whether it
+   * exists, and one stat costs less than reading and parsing the file again. Writes replace the file (a new
+   * inode), so a write by this or another process is always seen.
+   */
+  private readonly cache = new Map<string, { ino: bigint; mtimeNs: bigint; size: bigint; table: Table }>();
+
   constructor(private readonly dataDir: string) {}
 
   async create(tenant: string, record: AgentRecord): Promise<{ record: AgentRecord; created: boolean }> {
@@ -52,8 +60,19 @@ export class FileAgentStore implements AgentStore {
   }
 
   private async read(tenant: string): Promise<Table> {
-    const text = await readIfExists(this.path(tenant));
-    return text === undefined ? {} : (JSON.parse(text) as Table);
+    const path = this.path(tenant);
+    const seen = await stat(path, { bigint: true }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    const cached = this.cache.get(path);
+    if (seen && cached && cached.ino === seen.ino && cached.mtimeNs === seen.mtimeNs && cached.size === seen.size) return cached.table;
+    const text = await readIfExists(path);
+    const table = text === undefined ? {} : (JSON.parse(text) as Table);
+    // Read after the stat: a file replaced in between is cached under the older identity and read again next time.
+    if (seen && text !== undefined) this.cache.set(path, { ino: seen.ino, mtimeNs: seen.mtimeNs, size: seen.size, table });
+    else this.cache.delete(path);
+    return table;
   }
 
   private change<T>(tenant: string, fn: (table: Table) => { table?: Table; result: T }): Promise<T> {

@@ -31,12 +31,13 @@ export class MemorySearch {
       source: query.source,
     });
     const counts = await this.feedback.getMany(scope, hits.map((h) => h.record.id));
+    // Ranked as stored records; only the page is turned into API memories.
     const ranked = this.ranker.rank(
-      hits.map(({ record, signals }) => ({ item: withCounts(record, counts.get(record.id)), evidence: { ...signals, ...priorsOf(record, counts.get(record.id)) } })),
-      { minScore: query.min_score, limit: query.limit, key: (m) => m.id, explain: query.explain },
+      hits.map(({ record, signals }) => ({ item: record, evidence: { ...signals, ...priorsOf(record, counts.get(record.id)) } })),
+      { minScore: query.min_score, limit: query.limit, key: (r) => r.id, explain: query.explain },
     );
     return {
-      results: ranked.hits.map(({ item, score, explanation }) => ({ ...item, score, ...(explanation ? { explanation: [...explanation] } : {}) })),
+      results: ranked.hits.map(({ item, score, explanation }) => ({ ...withCounts(item, counts.get(item.id)), score, ...(explanation ? { explanation: [...explanation] } : {}) })),
       query: query.q,
       total: Math.max(ranked.hits.length, total - ranked.dropped),
       search_time_ms: Math.round((performance.now() - started) * 100) / 100,
