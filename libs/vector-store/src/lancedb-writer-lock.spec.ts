@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isAlfredError } from '#errors';
 import { LanceDbStore } from './lancedb.store.js';
+import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 
 const lockfile = join(process.cwd(), 'node_modules', 'proper-lockfile', 'index.js');
 
@@ -68,6 +69,22 @@ describe('LanceDbStore writer lock', () => {
       await expect(store.open(spec)).rejects.toThrow(/in use by another process/);
     } finally {
       holder.kill('SIGKILL');
+    }
+  });
+
+  it('should let a held lock go quietly when its whole folder is removed (nothing left to protect)', async () => {
+    const compromised: unknown[] = [];
+    const onError = (err: unknown) => compromised.push(err);
+    process.on('uncaughtException', onError);
+    try {
+      const lock = await LanceDbWriterLock.acquire(dir, 'memories', 0);
+      await rm(dir, { recursive: true, force: true });
+      // Past proper-lockfile's next update (2.5 s), which finds the lock file gone.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      expect(compromised).toEqual([]);
+      await lock.release();
+    } finally {
+      process.off('uncaughtException', onError);
     }
   });
 });

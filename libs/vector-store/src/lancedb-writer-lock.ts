@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -61,8 +62,9 @@ async function take(dir: string, table: string, target: string, waitMs: number):
       update: UPDATE_MS,
       retries: { retries, factor: 1, minTimeout: 500, maxTimeout: 500 },
       onCompromised: (err) => {
-        // The folder itself was removed: there is nothing left to protect.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        // The folder itself was removed: there is nothing left to protect. (proper-lockfile reports a vanished lock
+        // file as ECOMPROMISED, so the folder is looked at rather than the error's code.)
+        if (!existsSync(dir)) return;
         // Another process may be writing now: going on would corrupt what both see. End loudly.
         throw new Error(`lost the LanceDB writer lock of ${table} in ${dir}: ${err.message}`);
       },

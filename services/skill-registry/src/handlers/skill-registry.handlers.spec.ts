@@ -75,7 +75,8 @@ describe(SkillRegistryHandlers.name, () => {
     });
 
     it('should report ready once its search collection exists', async () => {
-      expect(await hosted.ready()).toEqual({ ready: true, checks: { bus: true, 'vector-store': true } });
+      // With REDIS_URL set (as under CI) readiness lists redis too.
+      expect(await hosted.ready()).toMatchObject({ ready: true, checks: { bus: true, 'vector-store': true } });
     });
   });
 });
