@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TurnRoutes } from '#contracts';
 import { NatsBus } from '#bus';
 import { createLogger, type Logger } from '#logging';
 import { hostService } from '#runtime';
@@ -36,6 +37,8 @@ export interface TurnScalingRow {
   readonly p50: number;
   readonly p99: number;
   readonly errors: number;
+  /** Turns each worker started during the phase (warm-up included), in the order the workers were added. */
+  readonly startedPerWorker: number[];
 }
 
 async function turn(url: string, session: string): Promise<{ ok: boolean; ms: number }> {
@@ -77,11 +80,16 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
   };
   const alfred: RunningAlfred = await startOverNats({ env, gateway: loadGatewayConfig(env), logger, port: 0, natsUrl, subjectPrefix, ephemeral: true });
   const sys = { url: alfred.url, model };
-  const workers: Array<{ stop(): Promise<void> }> = [];
+  const workers: Array<{ stop(): Promise<void>; started: () => number }> = [];
   const startWorker = async (name: string) => {
     const bus = await NatsBus.connect({ url: natsUrl, name, subjectPrefix, logger });
+    // Counts the turns this worker takes from the queue group (its turn-start handler's calls).
+    let started = 0;
+    const serve = bus.serve.bind(bus);
+    bus.serve = ((route, handler, options) =>
+      serve(route, route.subject === TurnRoutes.start.subject ? (p, ctx) => ((started += 1), handler(p, ctx)) : handler, options)) as typeof bus.serve;
     const hosted = await hostService(agentRuntimeService, agentRuntimeService.loadConfig(env), { service: agentRuntimeService.name, instance: name, bus, logger });
-    return { stop: async () => (await hosted.stop(), await bus.close(2_000)) };
+    return { stop: async () => (await hosted.stop(), await bus.close(2_000)), started: () => started };
   };
   try {
     // Only the workers added here take turns.
@@ -98,6 +106,7 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
       // More replies than the phase can use (an upper bound from the slots and the latency); the rest is cleared.
       const bound = Math.ceil(((count * opts.perWorker * 1000) / opts.modelLatencyMs) * (opts.warmupMs + opts.windowMs + 5_000) / 1000) + opts.sessions;
       for (let i = 0; i < bound; i++) sys.model.reply('Next is the quarterly report.');
+      const before = workers.map((w) => w.started());
       const latencies: number[] = [];
       let errors = 0;
       let counted = 0;
@@ -119,7 +128,7 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
       sys.model.clear();
       latencies.sort((a, b) => a - b);
       const seconds = opts.windowMs / 1000;
-      rows.push({ workers: count, turns: counted, seconds, turnsPerSecond: Math.round((counted / seconds) * 10) / 10, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors });
+      rows.push({ workers: count, turns: counted, seconds, turnsPerSecond: Math.round((counted / seconds) * 10) / 10, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, startedPerWorker: workers.map((w, i) => w.started() - (before[i] ?? 0)) });
     }
     return rows;
   } finally {
