@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '#logging';
@@ -15,16 +14,7 @@ import type { Mode } from './harness.js';
 const logger = createLogger({ service: 'e2e', level: 'silent' });
 
 /** A free loopback port, for a test that must know its address before Alfred starts (a restart on the same port). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '#testing';
 
 export interface AgentSystem {
   readonly url: string;
