@@ -3,21 +3,23 @@ import { join, resolve } from 'node:path';
 import { ErrorCode, SessionView, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens } from '#contracts';
 import { AlfredError } from '#errors';
 import { readIfExists, withLock, writeFileAtomic } from '#files';
-import { checkSessionId, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
-import type { CreateSessionOptions, ListSessionsOptions, ReplaceMessagesOptions, SessionStore } from './session-store.js';
+import { checkSessionId, leaseLost, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
+import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
 
 export interface FileSessionStoreOptions {
   /** Sessions live under `<dataDir>/sessions/<tenant>/<agent>/<id>.json`. */
   readonly dataDir: string;
 }
 
-interface Lease {
-  readonly owner: string;
+interface Lease extends SessionLease {
   readonly expiresAt: number;
 }
 
-// Leases are in-process state (the embedded mode is one process), shared by instances like the file locks.
+// Leases are in-process state (the embedded mode is one process), shared by instances like the file locks. `fences`
+// keeps the newest token handed out per session (it outlives the lease), which fenced writes are checked against
+// under the session's file lock; acquiring takes the same lock, so a check and its write never straddle a takeover.
 const leases = new Map<string, Lease>();
+const fences = new Map<string, number>();
 
 /** The embedded session store: one JSON file per session, rewritten atomically under a per-session lock. */
 export class FileSessionStore implements SessionStore {
@@ -44,13 +46,13 @@ export class FileSessionStore implements SessionStore {
     return view;
   }
 
-  async append(scope: Scope, id: string, messages: readonly SessionMessage[]): Promise<SessionAppendResult> {
-    const view = await this.update(scope, id, (v) => ({ ...v, messages: [...v.messages, ...messages], version: v.version + 1 }));
+  async append(scope: Scope, id: string, messages: readonly SessionMessage[], options: FencedWrite = {}): Promise<SessionAppendResult> {
+    const view = await this.update(scope, id, options, (v) => ({ ...v, messages: [...v.messages, ...messages], version: v.version + 1 }));
     return { id, version: view.version, message_count: view.message_count, appended: messages.length };
   }
 
   async replace(scope: Scope, id: string, options: ReplaceMessagesOptions): Promise<number> {
-    const view = await this.update(scope, id, (v) => {
+    const view = await this.update(scope, id, options, (v) => {
       if (v.version !== options.expectedVersion) throw versionConflict(id, options.expectedVersion, v.version);
       const version = v.version + 1;
       const tokens = options.tokens ? { ...options.tokens, at_version: version } : v.tokens;
@@ -59,16 +61,16 @@ export class FileSessionStore implements SessionStore {
     return view.version;
   }
 
-  async setActiveSkill(scope: Scope, id: string, skill: string | null): Promise<void> {
-    await this.update(scope, id, (v) => ({
+  async setActiveSkill(scope: Scope, id: string, skill: string | null, options: FencedWrite = {}): Promise<void> {
+    await this.update(scope, id, options, (v) => ({
       ...v,
       active_skill: skill,
       loaded_skills: skill === null || v.loaded_skills.includes(skill) ? v.loaded_skills : [...v.loaded_skills, skill].sort(),
     }));
   }
 
-  async setTokens(scope: Scope, id: string, tokens: SessionTokens): Promise<void> {
-    await this.update(scope, id, (v) => ({ ...v, tokens }));
+  async setTokens(scope: Scope, id: string, tokens: SessionTokens, options: FencedWrite = {}): Promise<void> {
+    await this.update(scope, id, options, (v) => ({ ...v, tokens }));
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
@@ -76,6 +78,7 @@ export class FileSessionStore implements SessionStore {
     const path = this.path(scope, id);
     return withLock(path, async () => {
       leases.delete(path);
+      fences.delete(path);
       const existed = (await readIfExists(path)) !== undefined;
       await rm(path, { force: true });
       return existed;
@@ -107,13 +110,19 @@ export class FileSessionStore implements SessionStore {
     return { sessions: page(sessions, options.offset, options.limit), total: sessions.length };
   }
 
-  async acquireLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
+  async acquireLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<SessionLease | undefined> {
     checkSessionId(id);
     const key = this.path(scope, id);
-    const held = leases.get(key);
-    if (held && held.expiresAt > Date.now() && held.owner !== owner) return false;
-    leases.set(key, { owner, expiresAt: Date.now() + ttlMs });
-    return true;
+    return withLock(key, async () => {
+      if ((await readIfExists(key)) === undefined) throw AlfredError.notFound('session', id);
+      const held = leases.get(key);
+      const live = held !== undefined && held.expiresAt > Date.now();
+      if (live && held.owner !== owner) return undefined;
+      const token = live ? held.token : (fences.get(key) ?? 0) + 1;
+      fences.set(key, token);
+      leases.set(key, { owner, token, expiresAt: Date.now() + ttlMs });
+      return { owner, token };
+    });
   }
 
   async renewLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -121,7 +130,7 @@ export class FileSessionStore implements SessionStore {
     const key = this.path(scope, id);
     const held = leases.get(key);
     if (!held || held.owner !== owner || held.expiresAt <= Date.now()) return false;
-    leases.set(key, { owner, expiresAt: Date.now() + ttlMs });
+    leases.set(key, { ...held, expiresAt: Date.now() + ttlMs });
     return true;
   }
 
@@ -141,12 +150,14 @@ export class FileSessionStore implements SessionStore {
     return names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).map((n) => n.slice(0, -5));
   }
 
-  private async update(scope: Scope, id: string, change: (v: SessionView) => SessionView): Promise<SessionView> {
+  private async update(scope: Scope, id: string, options: FencedWrite, change: (v: SessionView) => SessionView): Promise<SessionView> {
     checkSessionId(id);
     const path = this.path(scope, id);
     return withLock(path, async () => {
       const current = await this.read(scope, id);
       if (!current) throw AlfredError.notFound('session', id);
+      const newest = fences.get(path) ?? 0;
+      if (options.fence && options.fence.token < newest) throw leaseLost(id, options.fence.token, newest);
       const next = change(current);
       const view = { ...next, message_count: next.messages.length, updated_at: new Date().toISOString() };
       await writeFileAtomic(path, JSON.stringify(view));

@@ -38,3 +38,25 @@ describeRedis(`${RedisSessionStore.name} owners of older sessions`, () => {
     }
   });
 });
+
+describeRedis(`${RedisSessionStore.name} leases from before fencing tokens`, () => {
+  it('should treat a lease stored as a bare owner as held by that owner (token 0) until it lapses', async () => {
+    const keyPrefix = `test:${randomUUID()}:`;
+    const store = new RedisSessionStore({ redis: testServers.redisUrl, keyPrefix });
+    const raw = new Redis(testServers.redisUrl);
+    try {
+      const scope = { tenant: 't', agent: 'alfred' };
+      const { id } = await store.create(scope);
+      const [meta] = await raw.keys(`${keyPrefix}session:*{${id}}:meta`);
+      await raw.set(meta!.replace(/:meta$/, ':lease'), 'old-worker', 'PX', 10_000);
+
+      expect(await store.acquireLease(scope, id, 'new-worker', 10_000)).toBeUndefined();
+      expect(await store.renewLease(scope, id, 'old-worker', 10_000)).toBe(true);
+      expect(await store.releaseLease(scope, id, 'old-worker')).toBe(true);
+      expect(await store.acquireLease(scope, id, 'new-worker', 10_000)).toEqual({ owner: 'new-worker', token: 1 });
+    } finally {
+      await deleteRedisKeysWithPrefix(testServers.redisUrl, keyPrefix);
+      await Promise.all([store.close(), raw.quit()]);
+    }
+  });
+});

@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '#redis';
 import { SessionMessage, type Scope, type SessionAppendResult, type SessionList, type SessionTokens, type SessionView } from '#contracts';
 import { AlfredError } from '#errors';
-import { checkSessionId, newSession, page, safeSegment, versionConflict } from './session-record.js';
+import { checkSessionId, leaseLost, newSession, safeSegment, versionConflict } from './session-record.js';
 import * as lua from './redis-session.scripts.js';
-import type { CreateSessionOptions, ListSessionsOptions, ReplaceMessagesOptions, SessionStore } from './session-store.js';
+import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
 
 export interface RedisSessionStoreOptions {
   /** A connection URL (the store owns and closes its connection) or a client (the caller closes it). */
@@ -72,12 +72,13 @@ export class RedisSessionStore implements SessionStore {
     return { ...this.summary(meta, messages.length, skills), messages: messages.map((m) => JSON.parse(m) as SessionMessage) };
   }
 
-  async append(scope: Scope, id: string, messages: readonly SessionMessage[]): Promise<SessionAppendResult> {
+  async append(scope: Scope, id: string, messages: readonly SessionMessage[], options: FencedWrite = {}): Promise<SessionAppendResult> {
     checkSessionId(id);
     const k = this.keys(scope, id);
-    const args = [new Date().toISOString(), ...messages.map((m) => JSON.stringify(m))];
+    const args = [new Date().toISOString(), fenceArg(options), ...messages.map((m) => JSON.stringify(m))];
     const [version, length] = (await this.redis.eval(lua.APPEND, 2, k.meta, k.messages, ...args)) as number[];
     if (version === -1) throw AlfredError.notFound('session', id);
+    if (version === -3) throw leaseLost(id, options.fence!.token, length!);
     return { id, version, message_count: length, appended: messages.length };
   }
 
@@ -85,25 +86,32 @@ export class RedisSessionStore implements SessionStore {
     checkSessionId(id);
     const k = this.keys(scope, id);
     const tokens = options.tokens ? JSON.stringify({ ...options.tokens, at_version: options.expectedVersion + 1 }) : '';
-    const args = [options.expectedVersion, new Date().toISOString(), tokens, ...options.messages.map((m) => JSON.stringify(m))];
+    const args = [options.expectedVersion, new Date().toISOString(), tokens, fenceArg(options), ...options.messages.map((m) => JSON.stringify(m))];
     const [version, current] = (await this.redis.eval(lua.REPLACE, 2, k.meta, k.messages, ...args)) as number[];
     if (version === -2) throw AlfredError.notFound('session', id);
+    if (version === -3) throw leaseLost(id, options.fence!.token, current!);
     if (version === -1) throw versionConflict(id, options.expectedVersion, current);
     return version;
   }
 
-  async setActiveSkill(scope: Scope, id: string, skill: string | null): Promise<void> {
+  async setActiveSkill(scope: Scope, id: string, skill: string | null, options: FencedWrite = {}): Promise<void> {
     checkSessionId(id);
     const k = this.keys(scope, id);
-    const ok = await this.redis.eval(lua.SET_SKILL, 2, k.meta, k.skills, new Date().toISOString(), JSON.stringify(skill), skill ?? '');
-    if (ok === 0) throw AlfredError.notFound('session', id);
+    const args = [new Date().toISOString(), JSON.stringify(skill), skill ?? '', fenceArg(options)];
+    this.settle(id, options, (await this.redis.eval(lua.SET_SKILL, 2, k.meta, k.skills, ...args)) as number[]);
   }
 
-  async setTokens(scope: Scope, id: string, tokens: SessionTokens): Promise<void> {
+  async setTokens(scope: Scope, id: string, tokens: SessionTokens, options: FencedWrite = {}): Promise<void> {
     checkSessionId(id);
     const k = this.keys(scope, id);
-    const ok = await this.redis.eval(lua.SET_FIELD, 1, k.meta, 'tokens', JSON.stringify(tokens), new Date().toISOString());
-    if (ok === 0) throw AlfredError.notFound('session', id);
+    const args = ['tokens', JSON.stringify(tokens), new Date().toISOString(), fenceArg(options)];
+    this.settle(id, options, (await this.redis.eval(lua.SET_FIELD, 1, k.meta, ...args)) as number[]);
+  }
+
+  /** Turns a field script's {status, newest token} into NOT_FOUND or a refused stale write. */
+  private settle(id: string, options: FencedWrite, [status, newest]: number[]): void {
+    if (status === 0) throw AlfredError.notFound('session', id);
+    if (status === -3) throw leaseLost(id, options.fence!.token, newest!);
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {
@@ -141,9 +149,16 @@ export class RedisSessionStore implements SessionStore {
     return undefined;
   }
 
+  /** Reads only the requested page: ids from the sorted index by rank (newest first), then those sessions' hashes. */
   async list(scope: Scope, options: ListSessionsOptions = {}): Promise<SessionList> {
     const index = this.keys(scope, '-').index;
-    const ids = await this.redis.zrevrange(index, 0, -1);
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? 100;
+    const [[, total], [, ids]] = (await this.redis.multi().zcard(index).zrevrange(index, offset, offset + limit - 1).exec()) as [
+      [unknown, number],
+      [unknown, string[]],
+    ];
+    if (ids.length === 0) return { sessions: [], total };
     const pipe = this.redis.pipeline();
     for (const id of ids) {
       const k = this.keys(scope, id);
@@ -155,12 +170,15 @@ export class RedisSessionStore implements SessionStore {
       if (!meta || Object.keys(meta).length === 0) return [];
       return [this.summary(meta, res[i * 3 + 1]?.[1] as number, res[i * 3 + 2]?.[1] as string[])];
     });
-    return { sessions: page(sessions, options.offset, options.limit), total: sessions.length };
+    return { sessions, total };
   }
 
-  async acquireLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
+  async acquireLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<SessionLease | undefined> {
     checkSessionId(id);
-    return (await this.redis.eval(lua.LEASE_ACQUIRE, 1, this.keys(scope, id).lease, owner, Math.ceil(ttlMs))) === 1;
+    const k = this.keys(scope, id);
+    const token = (await this.redis.eval(lua.LEASE_ACQUIRE, 2, k.lease, k.meta, owner, Math.ceil(ttlMs))) as number;
+    if (token === -1) throw AlfredError.notFound('session', id);
+    return token > 0 ? { owner, token } : undefined;
   }
 
   async renewLease(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -205,4 +223,9 @@ export class RedisSessionStore implements SessionStore {
       updated_at: meta.updated_at,
     };
   }
+}
+
+/** The fence argument of a write script: the lease token, or '' for an unfenced write. */
+function fenceArg(options: FencedWrite): string {
+  return options.fence ? String(options.fence.token) : '';
 }

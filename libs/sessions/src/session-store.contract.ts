@@ -1,6 +1,6 @@
 import { ErrorCode, type Scope, type SessionMessage } from '#contracts';
 import { AlfredError } from '#errors';
-import type { SessionStore } from './session-store.js';
+import type { SessionLease, SessionStore } from './session-store.js';
 
 export interface SessionStoreFixture {
   readonly store: SessionStore;
@@ -25,6 +25,16 @@ const toolTurn: SessionMessage[] = [
   { role: 'assistant', content: [{ type: 'text', text: 'Listing.' }, { type: 'tool_use', id: 'tu1', name: 'bash', input: { command: 'ls' } }] },
   { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: 'a.md', is_error: false }] },
 ];
+
+/** Waits (on the condition, within 2 s) until `owner` takes the session's lease from a holder whose lease lapses. */
+async function takeOver(store: SessionStore, id: string, owner: string): Promise<SessionLease | undefined> {
+  const deadline = Date.now() + 2_000;
+  for (;;) {
+    const lease = await store.acquireLease(scope, id, owner, 10_000);
+    if (lease || Date.now() >= deadline) return lease;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 /** The behaviour every SessionStore adapter must show; run it from each adapter's spec. */
 export function sessionStoreContract(name: string, describeFn: jest.Describe, makeFixture: () => Promise<SessionStoreFixture>): void {
@@ -186,27 +196,86 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
       it('should give the lease to one owner at a time and release it only to its holder', async () => {
         const { id } = await store.create(scope);
 
-        expect(await store.acquireLease(scope, id, 'worker-1', 10_000)).toBe(true);
-        expect(await fx.peer.acquireLease(scope, id, 'worker-2', 10_000)).toBe(false);
+        const first = await store.acquireLease(scope, id, 'worker-1', 10_000);
+        expect(first).toEqual({ owner: 'worker-1', token: expect.any(Number) });
+        expect(await fx.peer.acquireLease(scope, id, 'worker-2', 10_000)).toBeUndefined();
+        expect(await store.acquireLease(scope, id, 'worker-1', 10_000)).toEqual(first);
         expect(await store.renewLease(scope, id, 'worker-1', 10_000)).toBe(true);
         expect(await fx.peer.renewLease(scope, id, 'worker-2', 10_000)).toBe(false);
         expect(await fx.peer.releaseLease(scope, id, 'worker-2')).toBe(false);
         expect(await store.releaseLease(scope, id, 'worker-1')).toBe(true);
-        expect(await fx.peer.acquireLease(scope, id, 'worker-2', 10_000)).toBe(true);
+        const second = await fx.peer.acquireLease(scope, id, 'worker-2', 10_000);
+        expect(second?.token).toBeGreaterThan(first!.token);
+      });
+
+      it('should refuse a lease on a missing session', async () => {
+        expect((await rejection(store.acquireLease(scope, '00000000-0000-0000-0000-000000000000', 'worker-1', 1_000))).code).toBe(ErrorCode.NotFound);
       });
 
       it('should let another owner take an expired lease', async () => {
         const { id } = await store.create(scope);
         await store.acquireLease(scope, id, 'worker-1', 30);
-        const deadline = Date.now() + 2_000;
-        let taken = false;
-        while (!taken && Date.now() < deadline) {
-          taken = await fx.peer.acquireLease(scope, id, 'worker-2', 10_000);
-          if (!taken) await new Promise((r) => setTimeout(r, 10));
+        const taken = await takeOver(fx.peer, id, 'worker-2');
+
+        expect(taken?.owner).toBe('worker-2');
+        expect(await store.renewLease(scope, id, 'worker-1', 1_000)).toBe(false);
+      });
+
+      it('should refuse every write of a holder whose lease another worker took over, and keep the new holder\'s', async () => {
+        const { id } = await store.create(scope);
+        const stale = (await store.acquireLease(scope, id, 'worker-1', 30))!;
+        await store.append(scope, id, [user('from worker-1')], { fence: stale });
+        const fresh = await takeOver(fx.peer, id, 'worker-2');
+        await fx.peer.append(scope, id, [user('from worker-2')], { fence: fresh });
+
+        const refused = await rejection(store.append(scope, id, [user('late worker-1')], { fence: stale }));
+        expect(refused.code).toBe(ErrorCode.Conflict);
+        expect(refused.message).toMatch(/leased to another holder/);
+        expect(refused.details).toMatchObject({ reason: 'lease_lost', token: stale.token, current_token: fresh!.token });
+        for (const write of [
+          store.setActiveSkill(scope, id, 'pdf', { fence: stale }),
+          store.setTokens(scope, id, { count: 1, source: 'estimate', at_version: 2 }, { fence: stale }),
+          store.replace(scope, id, { messages: [], expectedVersion: 2, fence: stale }),
+        ]) {
+          expect((await rejection(write)).details).toMatchObject({ reason: 'lease_lost' });
         }
 
-        expect(taken).toBe(true);
-        expect(await store.renewLease(scope, id, 'worker-1', 1_000)).toBe(false);
+        const got = await store.get(scope, id);
+        expect(got.messages).toEqual([user('from worker-1'), user('from worker-2')]);
+        expect(got).toMatchObject({ version: 2, active_skill: null, tokens: null });
+        await fx.peer.append(scope, id, [user('worker-2 again')], { fence: fresh });
+        expect((await store.get(scope, id)).messages).toHaveLength(3);
+      });
+
+      it('should keep accepting the newest holder\'s fence after its release, until someone else acquires', async () => {
+        const { id } = await store.create(scope);
+        const lease = (await store.acquireLease(scope, id, 'worker-1', 10_000))!;
+        await store.releaseLease(scope, id, 'worker-1');
+
+        await store.append(scope, id, [user('closing write')], { fence: lease });
+        const next = (await fx.peer.acquireLease(scope, id, 'worker-2', 10_000))!;
+
+        expect(next.token).toBeGreaterThan(lease.token);
+        expect((await rejection(store.append(scope, id, [user('too late')], { fence: lease }))).details).toMatchObject({ reason: 'lease_lost' });
+        expect((await store.get(scope, id)).messages).toEqual([user('closing write')]);
+      });
+    });
+
+    describe('list paging', () => {
+      it('should page newest first and count every session', async () => {
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          ids.push((await store.create(scope)).id);
+          await new Promise((r) => setTimeout(r, 3)); // distinct creation timestamps order the list
+        }
+        const newestFirst = [...ids].reverse();
+
+        const second = await fx.peer.list(scope, { offset: 2, limit: 2 });
+        const past = await store.list(scope, { offset: 10, limit: 2 });
+
+        expect(second.total).toBe(5);
+        expect(second.sessions.map((s) => s.id)).toEqual(newestFirst.slice(2, 4));
+        expect(past).toEqual({ sessions: [], total: 5 });
       });
     });
   });

@@ -83,7 +83,7 @@ export class ContextKeeper {
       );
     }
     const { sessions, bus } = this.deps;
-    if (state.pending.length > 0) await sessions.append(t.scope, t.sessionId, state.pending);
+    if (state.pending.length > 0) await sessions.append(t.scope, t.sessionId, state.pending, { fence: t.fence });
     const res = await bus.request(CompactorRoutes.compact, { scope: t.scope, session_id: t.sessionId, target_tokens: Math.floor(room / 2) }, { timeoutMs: 120_000 });
     state.history = (await sessions.get(t.scope, t.sessionId)).messages;
     state.pending = [];

@@ -3,7 +3,7 @@ import { dependencyUnavailable, type Bus, type TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
 import type { Logger } from '#logging';
-import type { SessionStore } from '#sessions';
+import type { SessionLease, SessionStore } from '#sessions';
 import { Semaphore } from './semaphore.js';
 import type { ConfirmOutcome } from '../tools/tool.types.js';
 import type { TurnRunner } from './turn-runner.js';
@@ -26,6 +26,9 @@ export interface TurnCoordinatorOptions {
 
 interface LocalTurn {
   readonly controller: AbortController;
+  readonly fence: SessionLease;
+  /** When the lease was last known held (acquired or renewed): past `leaseMs` without a renew, it may be another's. */
+  renewedAt: number;
   readonly confirmations: Map<string, (approve: boolean) => void>;
   readonly done: Promise<void>;
 }
@@ -74,7 +77,9 @@ export class TurnCoordinator {
     if (!this.llm.isConfigured) throw modelNotConfigured();
     if (this.draining) throw dependencyUnavailable('agent-runtime', `start a turn: worker ${this.options.worker} is shutting down`);
     await this.sessions.get(req.scope, req.sessionId);
-    if (!(await this.sessions.acquireLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs))) {
+    const renewedAt = Date.now();
+    const fence = await this.sessions.acquireLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs);
+    if (!fence) {
       const current = await this.turnState.current(req.scope, req.sessionId);
       throw new AlfredError(ErrorCode.Conflict, `a turn is already running on session ${req.sessionId}; wait for it or cancel it`, {
         session_id: req.sessionId,
@@ -83,9 +88,9 @@ export class TurnCoordinator {
     }
     await this.turnState.setCurrent(req.scope, req.sessionId, { turn_id: req.turnId, worker: this.options.worker }, this.options.leaseMs);
     const controller = new AbortController();
-    const local: LocalTurn = { controller, confirmations: new Map(), done: Promise.resolve() };
+    const local: LocalTurn = { controller, fence, renewedAt, confirmations: new Map(), done: Promise.resolve() };
     const done = this.execute(req, local);
-    this.turns.set(req.turnId, { ...local, done });
+    this.turns.set(req.turnId, Object.assign(local, { done }));
     return { turn_id: req.turnId, worker: this.options.worker };
   }
 
@@ -140,12 +145,12 @@ export class TurnCoordinator {
     const { controller } = local;
     emit({ type: 'started', turn_id: req.turnId, session_id: req.sessionId, worker: this.options.worker, heartbeat_ms: this.options.heartbeatMs });
     const deadline = setTimeout(() => controller.abort(StopReason.Deadline), this.options.deadlineMs);
-    const beat = setInterval(() => void this.heartbeat(req, controller, emit), this.options.heartbeatMs);
+    const beat = setInterval(() => void this.heartbeat(req, local, emit), this.options.heartbeatMs);
     let outcome = { status: 'failed' as const, rounds: 0, usage: zeroUsage() } as Awaited<ReturnType<TurnRunner['run']>>;
     try {
       await this.slots.acquire(controller.signal);
       try {
-        const turn: RunningTurn = { ...req, signal: controller.signal, emit, waitForConfirmation: (id) => this.waitForAnswer(req, local, id) };
+        const turn: RunningTurn = { ...req, fence: local.fence, signal: controller.signal, emit, waitForConfirmation: (id) => this.waitForAnswer(req, local, id) };
         outcome = await this.runner.run(turn);
       } finally {
         this.slots.release();
@@ -172,19 +177,29 @@ export class TurnCoordinator {
     }
   }
 
-  /** Keeps the lease and the current-turn record alive, tells the listener the turn lives, and picks up a cancel flag. */
-  private async heartbeat(req: StartTurn, controller: AbortController, emit: (e: TurnEvent) => void): Promise<void> {
+  /**
+   * Keeps the lease and the current-turn record alive, tells the listener the turn lives, and picks up a cancel flag.
+   * A renew refused, or failing until the lease may have lapsed, stops the turn: this worker no longer owns the
+   * session (its writes carry the fence, so any that still come are refused once another worker took it).
+   */
+  private async heartbeat(req: StartTurn, local: LocalTurn, emit: (e: TurnEvent) => void): Promise<void> {
+    const { controller } = local;
     if (controller.signal.aborted) return;
     emit({ type: 'heartbeat' });
     try {
+      const attempt = Date.now();
       if (!(await this.sessions.renewLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs))) {
+        this.logger.warn({ turn: req.turnId, session: req.sessionId }, 'session lease lost: stopping the turn');
         controller.abort(StopReason.LeaseLost);
         return;
       }
+      local.renewedAt = attempt;
       await this.turnState.setCurrent(req.scope, req.sessionId, { turn_id: req.turnId, worker: this.options.worker }, this.options.leaseMs);
       if (await this.turnState.cancelRequested(req.turnId)) controller.abort(StopReason.Cancelled);
     } catch (err) {
-      this.logger.warn({ err: String(err), turn: req.turnId }, 'turn heartbeat failed');
+      const lapsed = Date.now() - local.renewedAt >= this.options.leaseMs;
+      this.logger.warn({ err: String(err), turn: req.turnId, lapsed }, lapsed ? 'session lease could not be renewed before it lapsed: stopping the turn' : 'turn heartbeat failed');
+      if (lapsed) controller.abort(StopReason.LeaseLost);
     }
   }
 

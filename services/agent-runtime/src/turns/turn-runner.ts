@@ -140,6 +140,7 @@ export class TurnRunner {
     const ctx: ToolContext = {
       scope: t.scope,
       sessionId: t.sessionId,
+      turnId: t.turnId,
       ...(t.apiKey ? { apiKey: t.apiKey } : {}),
       workspace,
       signal: t.signal,
@@ -147,7 +148,7 @@ export class TurnRunner {
       loadedSkills: new Set<string>(),
       confirm: (action, subject, prompt) => this.confirm(t, action, subject, prompt),
       activeSkillChanged: async (skill) => {
-        await sessions.setActiveSkill(t.scope, t.sessionId, skill);
+        await sessions.setActiveSkill(t.scope, t.sessionId, skill, { fence: t.fence });
         active = await this.activate(t.scope.tenant, tools, context.skills, skill);
       },
     };
@@ -207,7 +208,7 @@ export class TurnRunner {
     if (pending.length === 0 || (pending.length === 1 && pending[0]!.role === 'user' && stoppedBecause)) return;
     const messages = [...pending];
     if (stoppedBecause && messages.at(-1)!.role === 'user') messages.push({ role: 'assistant', content: `[turn stopped: ${stoppedBecause}]` });
-    await this.deps.sessions.append(t.scope, t.sessionId, messages);
+    await this.deps.sessions.append(t.scope, t.sessionId, messages, { fence: t.fence });
   }
 
   private async confirm(t: RunningTurn, action: 'activate_skill' | 'tool_call', skill: string, prompt: string): Promise<ConfirmOutcome> {
