@@ -37,24 +37,40 @@ describe('docker-compose.yml', () => {
     if (service === 'gateway') return Object.keys(gatewayEnvSchema.shape);
     return Object.keys(ALL_SERVICES.find((s) => s.name === service)!.envSchema.shape);
   };
-  const natsConfs = ['docker/nats/nats.conf', 'docker/nats/nats-2.9.conf'].map(read);
+  const natsConfs = ['docker/nats/nats.conf', 'docker/nats/nats-2.9.conf', 'docker/nats/cluster.conf'].map(read);
 
   it('should run every service of the code, each in the image, with a health check and NATS', () => {
     const deployed = new Set(alfred.map((a) => a.service));
     expect([...deployed].sort()).toEqual(['gateway', ...ALL_SERVICES.map((s) => s.name)].sort());
     for (const { name, svc } of alfred) {
       expect(`${name}: ${svc.healthcheck?.test?.join(' ')}`).toMatch(/curl -fsS .*http:\/\/127\.0\.0\.1:9000\/ready/);
-      expect(svc.environment.NATS_URL).toBe('nats://nats:4222');
+      expect(svc.environment.NATS_URL).toBe('${ALFRED_NATS_URL:-nats://nats:4222}');
+      expect(svc.environment.ALFRED_STREAM_REPLICAS).toBe('${ALFRED_STREAM_REPLICAS:-1}');
       expect(svc.environment.ALFRED_HEALTH_PORT).toBe('9000');
     }
   });
 
   it('should define infrastructure with durable settings', () => {
-    expect(natsConfs[0]).toMatch(/sync_interval:\s*always/);
+    for (const conf of [natsConfs[0], natsConfs[2]]) expect(conf).toMatch(/sync_interval:\s*always/);
     for (const conf of natsConfs) expect(conf).toMatch(/jetstream\s*\{[^}]*store_dir:\s*\/data/);
     expect(services.nats!.volumes).toContain('${ALFRED_NATS_CONF:-./docker/nats/nats.conf}:/etc/nats/nats.conf:ro');
     expect(services.redis!.command.join(' ')).toMatch(/--appendonly yes --appendfsync everysec/);
     expect(services.qdrant!.profiles).toEqual(['qdrant']);
+  });
+
+  it('should make NATS a three-node JetStream cluster in the ha profile, every node routed to every other', () => {
+    const cluster = natsConfs[2]!;
+    const nodes = ['nats', 'nats-2', 'nats-3'];
+    const routes = [...cluster.matchAll(/nats-route:\/\/([a-z0-9-]+):6222/g)].map((m) => m[1]);
+    expect(routes.sort()).toEqual(nodes);
+    expect(cluster).toMatch(/^server_name:\s*\$NATS_SERVER_NAME$/m);
+    const names = nodes.map((n) => services[n]!.environment.NATS_SERVER_NAME);
+    expect(new Set(names).size).toBe(3);
+    for (const n of ['nats-2', 'nats-3']) {
+      expect(services[n]!.profiles).toEqual(['ha']);
+      expect(services[n]!.volumes).toEqual([`${n}-data:/data`, './docker/nats/cluster.conf:/etc/nats/nats.conf:ro']);
+      expect(services[n]!.command).toEqual(services.nats!.command);
+    }
   });
 
   it('should give every container a restart policy, and services a grace period longer than their shutdown deadline', () => {

@@ -83,6 +83,7 @@ export function startEmbedded(options: Omit<CompositeOptions, 'busFor'>): Promis
   const bus = new InProcessBus({
     dataDir: join(options.gateway.ALFRED_DATA_DIR, 'bus'),
     defaultTimeoutMs: options.gateway.ALFRED_BUS_TIMEOUT_MS,
+    eventsMaxAgeMs: options.gateway.ALFRED_EVENTS_MAX_AGE_DAYS * 86_400_000,
     logger: options.logger,
   });
   return startComposite({ ...options, busFor: async () => bus });

@@ -26,6 +26,8 @@ export interface InProcessBusOptions {
   readonly dataDir: string;
   readonly defaultTimeoutMs?: number;
   readonly logger?: BusLogger;
+  /** How long the event logs keep events (compacted to it, as JetStream's max_age); 0 or absent: for ever. */
+  readonly eventsMaxAgeMs?: number;
 }
 
 type Responder = (data: string, ctx: MessageContext) => Promise<WireReply>;
@@ -53,7 +55,7 @@ export class InProcessBus implements Bus {
   constructor(private readonly options: InProcessBusOptions) {
     this.logger = options.logger ?? consoleLogger;
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
-    this.events = new InProcessEventStore(join(options.dataDir, 'events'));
+    this.events = new InProcessEventStore(join(options.dataDir, 'events'), options.eventsMaxAgeMs ?? 0);
   }
 
   request<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {

@@ -8,3 +8,6 @@ export * from './zod-error.js';
 export * from './topic-subscription.js';
 export * from './stream-cleanup.js';
 export * from './connection-watch.js';
+export * from './durable-changes.js';
+export * from './counters.js';
+export * from './kv-bucket.js';

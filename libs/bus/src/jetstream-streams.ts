@@ -23,7 +23,13 @@ export const isStreamNotFound = (err: unknown) =>
 export class JetStreamStreams {
   private readonly ensured = new Map<string, Promise<void>>();
 
-  constructor(private readonly jsm: () => Promise<JetStreamManager>) {}
+  constructor(
+    private readonly jsm: () => Promise<JetStreamManager>,
+    /** num_replicas of the streams it creates; a stream found with fewer is raised to it (never lowered). */
+    private readonly replicas = 1,
+    /** max_age of event streams (limits retention; 0: for ever); a stream found with another is set to it. */
+    private readonly eventsMaxAgeMs = 0,
+  ) {}
 
   ensure(spec: StreamSpec): Promise<void> {
     const key = `${spec.name}|${spec.subjects.join(',')}`;
@@ -43,8 +49,16 @@ export class JetStreamStreams {
     try {
       const info = await jsm.streams.info(spec.name);
       const missing = spec.subjects.filter((s) => !info.config.subjects.includes(s));
-      if (missing.length > 0) {
-        await jsm.streams.update(spec.name, { ...info.config, subjects: [...info.config.subjects, ...missing] });
+      const fewerCopies = (info.config.num_replicas ?? 1) < this.replicas;
+      const maxAge = this.maxAgeOf(spec);
+      const otherAge = maxAge !== undefined && (info.config.max_age ?? 0) !== maxAge;
+      if (missing.length > 0 || fewerCopies || otherAge) {
+        await jsm.streams.update(spec.name, {
+          ...info.config,
+          subjects: [...info.config.subjects, ...missing],
+          num_replicas: Math.max(info.config.num_replicas ?? 1, this.replicas),
+          ...(maxAge !== undefined ? { max_age: maxAge } : {}),
+        });
       }
     } catch (err) {
       if (!isStreamNotFound(err)) throw err;
@@ -55,6 +69,8 @@ export class JetStreamStreams {
           storage: StorageType.File,
           retention: spec.retention ?? RetentionPolicy.Limits,
           duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+          num_replicas: this.replicas,
+          max_age: this.maxAgeOf(spec) ?? 0,
         });
       } catch (addErr) {
         // another instance may have created it between our info and add: look again, once
@@ -62,5 +78,11 @@ export class JetStreamStreams {
         await this.create(spec, attempt + 1);
       }
     }
+  }
+
+  /** Event streams (limits retention) keep events eventsMaxAgeMs (nanoseconds here; 0 = for ever); work queues are not aged. */
+  private maxAgeOf(spec: StreamSpec): number | undefined {
+    if ((spec.retention ?? RetentionPolicy.Limits) !== RetentionPolicy.Limits) return undefined;
+    return nanos(this.eventsMaxAgeMs);
   }
 }

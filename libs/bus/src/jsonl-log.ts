@@ -1,55 +1,188 @@
-import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+/** Where one record's line lies in the file (its bytes, without the newline). */
+export interface LogPosition {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** Appends that share one write (and one fsync when any of them needs it). */
+interface Batch {
+  readonly lines: Buffer[];
+  sync: boolean;
+  done: Promise<LogPosition[]>;
+}
+
+/** A record read back with its position, to index it. */
+export interface PositionedRecord<T> extends LogPosition {
+  readonly record: T;
+}
+
 /**
- * An append-only JSON-lines file: each append is fsynced before it resolves, appends are serialized,
- * and a torn last line (a crash mid-write) is skipped on reading.
+ * An append-only JSON-lines file: each append is fsynced before it resolves, appends are serialized (those made
+ * while a write is under way share the next write and fsync: group commit), and a torn last line (a crash
+ * mid-write) is skipped on reading. Appends report where their line lies, so a caller
+ * can keep an index and read single records back (`readAt`) instead of the whole file; `rewrite` compacts it.
  */
 export class JsonlLog<T> {
   private handle?: Promise<FileHandle>;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Appends waiting for the next write, which takes them all. */
+  private batch?: Batch;
+  /** The file's size once open: where the next line starts. */
+  private size = 0;
+  /** The file's size as this log last saw it (scan, append, rewrite); -1 before any. */
+  private known = -1;
 
   constructor(readonly path: string) {}
 
   /** Every record in the file, oldest first; none when the file does not exist yet. */
   async readAll(): Promise<T[]> {
-    await this.tail.catch(() => undefined);
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const records: T[] = [];
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        records.push(JSON.parse(line) as T);
-      } catch {
-        // a torn write at the end of the file: that append never resolved, so nobody was told it was stored
-      }
-    }
-    return records;
+    return (await this.scan()).map((p) => p.record);
   }
 
-  append(record: T): Promise<void> {
-    const next = this.tail.catch(() => undefined).then(() => this.write(record));
-    this.tail = next;
-    return next;
+  /** Every record with its position, oldest first (to build an index). */
+  scan(): Promise<PositionedRecord<T>[]> {
+    return this.exclusive(() => this.scanFile());
+  }
+
+  private async scanFile(): Promise<PositionedRecord<T>[]> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(this.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.known = 0;
+        return [];
+      }
+      throw err;
+    }
+    this.known = bytes.length;
+    const out: PositionedRecord<T>[] = [];
+    for (let start = 0; start < bytes.length; ) {
+      const newline = bytes.indexOf(0x0a, start);
+      const end = newline < 0 ? bytes.length : newline;
+      const record = parseLine<T>(bytes.subarray(start, end));
+      if (record !== undefined) out.push({ record, offset: start, length: end - start });
+      start = end + 1;
+    }
+    return out;
+  }
+
+  /** The records at these positions (from `append` or `scan`), in the order given; a line that will not parse is skipped. */
+  readAt(positions: readonly LogPosition[]): Promise<T[]> {
+    if (positions.length === 0) return Promise.resolve([]);
+    return this.exclusive(async () => {
+      const fh = await this.file();
+      const out: T[] = [];
+      for (const { offset, length } of positions) {
+        const buf = Buffer.alloc(length);
+        const { bytesRead } = await fh.read(buf, 0, length, offset);
+        const record = parseLine<T>(buf.subarray(0, bytesRead));
+        if (record !== undefined) out.push(record);
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Appends one record; resolves with where its line lies. Durably (fsynced) unless `sync` is false: then the line
+   * is in the file — a killed process loses nothing — but a machine that loses power may lose it; for records whose
+   * loss only repeats work (a "published" mark).
+   */
+  append(record: T, sync = true): Promise<LogPosition> {
+    let batch = this.batch;
+    if (!batch) {
+      const fresh: Batch = { lines: [], sync: false, done: Promise.resolve([]) };
+      fresh.done = this.exclusive(() => {
+        if (this.batch === fresh) this.batch = undefined;
+        return this.write(fresh.lines, fresh.sync);
+      });
+      this.batch = batch = fresh;
+    }
+    const index = batch.lines.length;
+    batch.lines.push(Buffer.from(`${JSON.stringify(record)}\n`, 'utf8'));
+    batch.sync ||= sync;
+    return batch.done.then((positions) => positions[index]!);
+  }
+
+  /**
+   * Replaces the file's content with `records` (a compaction): written to a temporary file, fsynced and renamed over
+   * the log, so a crash leaves either the old log or the new one. `keep` is called when every earlier append has
+   * landed, and may read what the file holds then (`current`). Resolves with the records' new positions.
+   */
+  rewrite(keep: (current: () => Promise<T[]>) => readonly T[] | Promise<readonly T[]>): Promise<LogPosition[]> {
+    return this.exclusive(async () => {
+      const records = await keep(async () => (await this.scanFile()).map((p) => p.record));
+      const temp = `${this.path}.compact`;
+      const positions: LogPosition[] = [];
+      let offset = 0;
+      const lines = records.map((r) => {
+        const line = Buffer.from(JSON.stringify(r), 'utf8');
+        positions.push({ offset, length: line.length });
+        offset += line.length + 1;
+        return line;
+      });
+      await mkdir(dirname(this.path), { recursive: true });
+      const out = await open(temp, 'w');
+      try {
+        if (lines.length > 0) await out.writeFile(Buffer.concat(lines.flatMap((l) => [l, NEWLINE])));
+        await out.datasync();
+      } finally {
+        await out.close();
+      }
+      await this.closeHandle();
+      await rename(temp, this.path).catch(async (err: unknown) => {
+        await rm(temp, { force: true });
+        throw err;
+      });
+      await syncDir(dirname(this.path));
+      this.known = offset;
+      return positions;
+    });
+  }
+
+  /** True when the file is no longer what this log last saw: another writer appended, so positions may be missing. */
+  changedElsewhere(): Promise<boolean> {
+    return this.exclusive(async () => {
+      const size = await stat(this.path).then((s) => s.size, () => 0);
+      return this.known < 0 || size !== this.known;
+    });
   }
 
   async close(): Promise<void> {
     await this.tail.catch(() => undefined);
-    const handle = this.handle;
-    this.handle = undefined;
-    if (handle) await (await handle).close();
+    await this.closeHandle();
   }
 
-  private async write(record: T): Promise<void> {
+  /** Runs `op` after every earlier operation settled, alone: reads never see a half-done rewrite. */
+  private exclusive<R>(op: () => Promise<R>): Promise<R> {
+    const next = this.tail.catch(() => undefined).then(op);
+    this.tail = next;
+    return next;
+  }
+
+  /** Writes the lines with one append and (when any asked for it) one fsync; resolves with where each lies. */
+  private async write(lines: readonly Buffer[], sync: boolean): Promise<LogPosition[]> {
     const fh = await this.file();
-    await fh.appendFile(`${JSON.stringify(record)}\n`, 'utf8');
-    await fh.datasync();
+    const positions: LogPosition[] = [];
+    let offset = this.size;
+    for (const line of lines) {
+      positions.push({ offset, length: line.length - 1 });
+      offset += line.length;
+    }
+    await fh.appendFile(Buffer.concat(lines));
+    this.size = offset;
+    this.known = this.size;
+    if (sync) await fh.datasync();
+    return positions;
+  }
+
+  private async closeHandle(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    if (handle) await (await handle.catch(() => undefined))?.close();
   }
 
   private file(): Promise<FileHandle> {
@@ -64,19 +197,38 @@ export class JsonlLog<T> {
     const dir = dirname(this.path);
     await mkdir(dir, { recursive: true });
     const fh = await open(this.path, 'a+');
-    await this.endWithNewline(fh);
+    this.size = await this.endWithNewline(fh);
     // make the new directory entry itself durable
-    const dirHandle = await open(dir, 'r');
-    await dirHandle.sync().finally(() => dirHandle.close());
+    await syncDir(dir);
     return fh;
   }
 
-  /** After a torn write, start on a fresh line so the next record is not glued to the fragment. */
-  private async endWithNewline(fh: FileHandle): Promise<void> {
+  /** After a torn write, start on a fresh line so the next record is not glued to the fragment. Returns the size. */
+  private async endWithNewline(fh: FileHandle): Promise<number> {
     const { size } = await fh.stat();
-    if (size === 0) return;
+    if (size === 0) return 0;
     const last = Buffer.alloc(1);
     await fh.read(last, 0, 1, size - 1);
-    if (last[0] !== 0x0a) await fh.appendFile('\n');
+    if (last[0] === 0x0a) return size;
+    await fh.appendFile('\n');
+    return size + 1;
   }
+}
+
+const NEWLINE = Buffer.from('\n');
+
+function parseLine<T>(bytes: Buffer): T | undefined {
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    // a torn write at the end of the file: that append never resolved, so nobody was told it was stored
+    return undefined;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const dirHandle = await open(dir, 'r');
+  await dirHandle.sync().finally(() => dirHandle.close());
 }

@@ -7,6 +7,8 @@ import { BusHeader } from './codec.js';
 import type { JetStreamContext } from './nats.bus.js';
 import {
   checkJobPayload,
+  drainJobs,
+  handedBack,
   queueUnavailable,
   reportDead,
   runJob,
@@ -55,23 +57,31 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     const consumer = await this.ctx.js.consumers.get(this.streamName, this.def.name);
     const messages = await consumer.consume({ max_messages: concurrency });
     const untrack = trackQueueDepth(this.def.name, async () => (await consumer.info(true)).num_pending);
-    const running = new Set<Promise<void>>();
+    const running = new Map<Promise<void>, () => void>();
+    let stopped!: () => void;
+    const stopping = new Promise<void>((resolve) => (stopped = resolve));
     const loop = (async () => {
       for await (const msg of messages) {
-        const run = this.settle(msg, handler, options)
+        const abort = new AbortController();
+        const run = this.settle(msg, handler, options, abort.signal)
           .catch((err: unknown) => this.ctx.logger.error({ queue: this.def.name, err: String(err) }, 'could not settle a job'))
           .finally(() => running.delete(run));
-        running.add(run);
-        while (running.size >= concurrency) await Promise.race(running);
+        running.set(run, () => {
+          abort.abort(handedBack());
+          msg.nak(); // redelivered at once to any consumer of the queue
+        });
+        // At capacity, wait for a job to end — or for stop(), which must not wait behind a job it may hand back.
+        while (running.size >= concurrency) if ((await Promise.race([...running.keys(), stopping.then(() => 'stop' as const)])) === 'stop') return;
       }
     })();
     const consuming: Consuming = {
-      stop: async () => {
+      stop: async (deadlineMs?: number) => {
         untrack();
         this.consumers.delete(consuming);
+        stopped();
         await messages.close();
         await loop;
-        await Promise.allSettled([...running]);
+        await drainJobs(running, deadlineMs);
       },
     };
     this.consumers.add(consuming);
@@ -103,8 +113,9 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     }
   }
 
-  private async settle(msg: JsMsg, handler: JobHandler<P>, options: ConsumeOptions): Promise<void> {
+  private async settle(msg: JsMsg, handler: JobHandler<P>, options: ConsumeOptions, signal: AbortSignal): Promise<void> {
     const ctx = {
+      signal,
       attempt: msg.info.deliveryCount,
       correlationId: msg.headers?.get(BusHeader.CorrelationId) || randomUUID(),
     };
@@ -117,6 +128,7 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     // keep a long job from being redelivered while it still runs
     const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 2));
     const outcome = await runJob(this.def, handler, raw, ctx, this.ctx.logger).finally(() => clearInterval(heartbeat));
+    if (signal.aborted) return; // handed back: the queue has it again
     if (outcome.kind === 'ack') {
       await msg.ackAck();
     } else if (outcome.kind === 'retry') {

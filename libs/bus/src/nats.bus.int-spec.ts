@@ -91,6 +91,30 @@ describeNats(NatsBus.name, () => {
     });
   });
 
+  describe('event retention (ALFRED_EVENTS_MAX_AGE_DAYS)', () => {
+    it('should give event streams the maximum age, and set it on a stream found without it, but never age a work queue', async () => {
+      const day = 86_400_000;
+      const plain = await isolatedBus();
+      try {
+        await plain.bus.publish(noted, { text: 'kept for ever' }, { key: 'k', msgId: 'k' });
+        const aged = await NatsBus.connect({ url: testServers.natsUrl, name: 'bus-int-aged', subjectPrefix: plain.subjectPrefix, logger: quiet, eventsMaxAgeMs: day });
+        try {
+          await aged.publish(noted, { text: 'aged' }, { key: 'k2', msgId: 'k2' });
+          const jobs = aged.queue({ name: 'int-aged-jobs', stream: 'INT_AGED_JOBS', subject: 'alfred.jobs.int-aged.v1', payload: z.object({}), maxDeliver: 1, backoffMs: [], ackWaitMs: 1_000 });
+          await jobs.enqueue({}, { msgId: 'j' });
+          const jsm = await aged.jsm();
+          const nanos = (await jsm.streams.info(aged.stream('INT_NOTES'))).config.max_age;
+          expect(nanos / 1e6).toBe(day);
+          expect((await jsm.streams.info(aged.stream('INT_AGED_JOBS'))).config.max_age).toBe(0);
+        } finally {
+          await aged.close(2_000);
+        }
+      } finally {
+        await plain.dispose();
+      }
+    });
+  });
+
   describe('close', () => {
     it('should let an in-flight request finish before the connection closes', async () => {
       const server = await isolatedBus();

@@ -23,7 +23,15 @@ import { TopicBuffer } from './topic-subscription.js';
 import { Backoff, ConnectionWatch, type ConnectionState, type ReconnectBackoff } from './connection-watch.js';
 
 export interface NatsBusOptions {
-  readonly url: string;
+  /** One server, or every server of a cluster (a list, or one string comma-separated): the client moves between them. */
+  readonly url: string | readonly string[];
+  /**
+   * Copies of each stream and KV bucket this bus creates (JetStream `num_replicas`): 1 on one server, 3 on a
+   * three-node cluster. Default 1.
+   */
+  readonly replicas?: number;
+  /** How long event streams keep events (JetStream max_age); 0 or absent: for ever. */
+  readonly eventsMaxAgeMs?: number;
   /** Connection name shown by the server (service and instance). */
   readonly name: string;
   /** Prepended to every subject and (sanitized) to every stream name, to isolate tests or deployments. */
@@ -52,6 +60,12 @@ export interface JetStreamContext {
 
 const encoder = new TextEncoder();
 
+/** The servers of a NATS_URL: a list, or one string with the servers comma-separated. */
+export function natsServers(url: string | readonly string[]): string[] {
+  const list = typeof url === 'string' ? url.split(',') : [...url];
+  return list.map((s) => s.trim()).filter(Boolean);
+}
+
 /** The distributed bus: NATS core request/reply in queue groups, JetStream for events and work queues. */
 export class NatsBus implements Bus, JetStreamContext {
   readonly kind = 'nats' as const;
@@ -65,6 +79,8 @@ export class NatsBus implements Bus, JetStreamContext {
   private readonly defaultTimeoutMs: number;
   private manager?: Promise<JetStreamManager>;
   private readonly link: ConnectionWatch;
+  /** Copies of each stream and KV bucket created through this bus (num_replicas). */
+  readonly replicas: number;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -75,7 +91,8 @@ export class NatsBus implements Bus, JetStreamContext {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
     this.logger = options.logger ?? consoleLogger;
     this.js = jetstream(nc);
-    this.streams = new JetStreamStreams(() => this.jsm());
+    this.replicas = options.replicas ?? 1;
+    this.streams = new JetStreamStreams(() => this.jsm(), this.replicas, options.eventsMaxAgeMs ?? 0);
     this.link = new ConnectionWatch(nc, this.logger, backoff, options.onClosed);
   }
 
@@ -86,7 +103,7 @@ export class NatsBus implements Bus, JetStreamContext {
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
     const backoff = new Backoff(options.reconnect);
     const nc = await connect({
-      servers: options.url,
+      servers: natsServers(options.url),
       name: options.name,
       waitOnFirstConnect: true,
       maxReconnectAttempts: -1,

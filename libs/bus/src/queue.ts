@@ -29,6 +29,8 @@ export function queueDef<P extends z.ZodType>(
 export interface JobContext extends MessageContext {
   /** 1 on the first delivery. */
   readonly attempt: number;
+  /** Aborted when the job is handed back to the queue (its consumer stopped before it finished): stop working on it. */
+  readonly signal: AbortSignal;
 }
 
 export type JobHandler<P extends z.ZodType> = (payload: z.output<P>, ctx: JobContext) => Promise<void>;
@@ -40,9 +42,30 @@ export interface ConsumeOptions {
 }
 
 export interface Consuming {
-  /** Stop taking jobs and wait for those running. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking jobs and waits for those running, for at most `deadlineMs` (default: until they end); a job still
+   * running then is handed back to the queue — redelivered at once, to this or another consumer — and its signal
+   * aborted; whatever its handler does afterwards settles nothing.
+   */
+  stop(deadlineMs?: number): Promise<void>;
 }
+
+/** Waits for running jobs until the deadline; each still running then is handed back (its function called). */
+export async function drainJobs(running: ReadonlyMap<Promise<void>, () => void>, deadlineMs = Number.POSITIVE_INFINITY): Promise<void> {
+  const all = Promise.allSettled([...running.keys()]).then(() => 'done' as const);
+  if (!Number.isFinite(deadlineMs)) {
+    await all;
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, deadlineMs))));
+  const first = await Promise.race([all, late]);
+  clearTimeout(timer);
+  if (first === 'late') for (const handBack of running.values()) handBack();
+}
+
+/** The reason a handed-back job's signal carries. */
+export const handedBack = () => new AlfredError(ErrorCode.ServiceUnavailable, 'the job was handed back to the queue: its consumer is stopping');
 
 export interface WorkQueue<P extends z.ZodType = z.ZodType> {
   readonly def: QueueDef<P>;

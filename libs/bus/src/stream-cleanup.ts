@@ -12,7 +12,8 @@ export async function deleteStreamsWithPrefix(natsUrl: string, subjectPrefix: st
     const prefix = sanitizeStreamName(subjectPrefix);
     const deleted: string[] = [];
     for await (const info of jsm.streams.list()) {
-      if (info.config.name.startsWith(prefix)) {
+      // A KV bucket's stream is `KV_<bucket>` (counters, idempotency keys): its bucket carries the prefix.
+      if (info.config.name.startsWith(prefix) || info.config.name.startsWith(`KV_${prefix}`)) {
         await jsm.streams.delete(info.config.name);
         deleted.push(info.config.name);
       }

@@ -24,9 +24,30 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 const port = z.coerce.number().int().min(0).max(65535);
 const url = (protocols: RegExp) => z.url({ protocol: protocols });
 
+/** A comma-separated list of NATS servers (every server of a cluster, so a client can move to another). */
+const natsServers = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(url(/^(nats|tls|ws|wss)$/)).min(1, 'at least one server'));
+
 /** Variables every service reads. */
 export const baseEnv = {
-  NATS_URL: url(/^(nats|tls|ws|wss)$/).optional(),
+  /** One server, or every server of a cluster comma-separated (`nats://n1:4222,nats://n2:4222,nats://n3:4222`). */
+  NATS_URL: natsServers.optional(),
+  /**
+   * Copies of every JetStream stream and KV bucket this process creates: 1 for one server (development), 3 on a
+   * three-node cluster (production), so that losing one node loses nothing. Existing R1 streams are raised to it.
+   */
+  ALFRED_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * How long change events (memory, remediation, checkpoint history; skill executions) are kept, in days; 0 keeps them
+   * for ever. The same on both buses: JetStream streams get it as `max_age`, the embedded event logs are compacted to it.
+   */
+  ALFRED_EVENTS_MAX_AGE_DAYS: z.coerce
+    .number()
+    .max(36_500)
+    .refine((d) => d === 0 || d >= 0.01, 'events are kept 0 (for ever) or at least 0.01 days (past the deduplication window)')
+    .default(0),
   ALFRED_DATA_DIR: z.string().default('./.alfred/data'),
   ALFRED_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ALFRED_SUBJECT_PREFIX: z

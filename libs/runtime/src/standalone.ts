@@ -46,6 +46,8 @@ export async function connectProcess(name: string, base: BaseConfig): Promise<Co
   setRedisLogger(logger);
   const bus = await NatsBus.connect({
     url: base.NATS_URL,
+    replicas: base.ALFRED_STREAM_REPLICAS,
+    eventsMaxAgeMs: base.ALFRED_EVENTS_MAX_AGE_DAYS * 86_400_000,
     name: `alfred-${name}-${instance}`,
     subjectPrefix: base.ALFRED_SUBJECT_PREFIX,
     defaultTimeoutMs: base.ALFRED_BUS_TIMEOUT_MS,

@@ -447,6 +447,32 @@ export function busContract(create: (logger: BusLogger) => Promise<BusFixture>):
       expect(done.sort()).toEqual(['x', 'y']);
     });
 
+    it('should finish a running job within the stop deadline, and hand back one that cannot finish', async () => {
+      const queue = bus.queue(jobs());
+      const firstRuns: string[] = [];
+      const aborted: string[] = [];
+      const first = await queue.consume(
+        async (job, ctx) => {
+          firstRuns.push(job.id);
+          if (job.id === 'quick') return;
+          await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+          aborted.push(job.id);
+        },
+        { concurrency: 2 },
+      );
+      await queue.enqueue({ id: 'quick' }, { msgId: 'quick' });
+      await queue.enqueue({ id: 'long' }, { msgId: 'long' });
+      await pollUntil(() => firstRuns.length === 2, 5_000, 'both jobs to start');
+      await first.stop(300);
+      expect(aborted).toEqual(['long']);
+      const second: Array<[string, number]> = [];
+      const next = await queue.consume(async (job, ctx) => void second.push([job.id, ctx.attempt]));
+      await pollUntil(() => second.length === 1, 5_000, 'the handed-back job to run again');
+      await next.stop();
+      // The finished job is not run again; the handed-back one is, at once (well before ackWait or any backoff).
+      expect(second.map(([id]) => id)).toEqual(['long']);
+    });
+
     it('should refuse to enqueue an invalid payload', async () => {
       const err = await caught(bus.queue(jobs()).enqueue({ id: 7 } as never, { msgId: 'bad' }));
       expect(err.code).toBe('BAD_REQUEST');

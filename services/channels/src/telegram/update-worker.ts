@@ -22,7 +22,6 @@ export class UpdateWorker {
   private readonly jobs = new Map<number, UpdateJob>();
   private readonly inFlight = new Map<number, Promise<void>>();
   private readonly gate = new ChatGate();
-  private readonly stopping = new AbortController();
   private consuming?: Consuming;
 
   constructor(
@@ -42,11 +41,9 @@ export class UpdateWorker {
     });
   }
 
-  /** Stops taking updates; turns still running are abandoned to redelivery after `graceMs`. */
+  /** Stops taking updates; turns still running after `graceMs` are abandoned and their updates handed back to the queue. */
   async stop(graceMs: number): Promise<void> {
-    const timer = setTimeout(() => this.stopping.abort(), graceMs);
-    await this.consuming?.stop();
-    clearTimeout(timer);
+    await this.consuming?.stop(graceMs);
   }
 
   /** A delivery of an update already in hand here (JetStream may redeliver while it runs) waits for that one. */
@@ -75,7 +72,7 @@ export class UpdateWorker {
     }
     const chat = chatOfUpdate(update);
     const admitted = chat ? await this.gate.admit(chatKeyOf(chat)) : () => undefined;
-    this.jobs.set(id, { context: { correlationId: job.correlationId }, signal: this.stopping.signal, admitted });
+    this.jobs.set(id, { context: { correlationId: job.correlationId }, signal: job.signal, admitted });
     try {
       await this.bot.handleUpdate(update);
     } catch (err) {
