@@ -11,6 +11,7 @@ import { capabilitiesBench } from './capabilities.bench.js';
 import { qualityBench } from './quality.bench.js';
 import { mem0Bench } from './mem0.bench.js';
 import { injectionBench } from './injection.bench.js';
+import { faultsBench } from './faults.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -55,6 +56,8 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   agents: () => agentsBench(ctx),
   'agent-prompt': () => agentPromptBench(ctx),
   injection: () => injectionBench(),
+  // Minutes long (real outages of 5 s and 60 s): ALFRED_BENCH_ONLY=faults runs it alone.
+  faults: () => faultsBench(),
 };
 // ALFRED_BENCH_ONLY=memory,skills runs some sections; every section runs by default.
 const only = process.env.ALFRED_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);

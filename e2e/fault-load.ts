@@ -1,27 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import type { FaultReport } from '../bench/faults.bench.js';
+
+export type { FaultReport };
 
 /** A request that has not answered in this long counts as a hang (far above any bus timeout). */
 export const HANG_MS = 15_000;
 /** How long one write keeps retrying (same key, same body) before the client gives it up. */
 const GIVE_UP_MS = 90_000;
 
-/** What a case measured: the figures the issue asks for, from the client's side and then from the store. */
-export interface FaultReport {
-  readonly fault: string;
-  readonly requests: number;
-  readonly acknowledged: number;
-  readonly lost: number;
-  readonly duplicates: number;
-  readonly gaveUp: number;
-  readonly errorsByStatus: Record<string, number>;
-  readonly hangs: number;
-  readonly secondsToHealthy: number;
-}
-
 export interface Tally {
   requests: number;
   hangs: number;
   gaveUp: number;
+  /** Writes that met at least one error before their acknowledgement (each counted once, however many retries). */
+  writesWithErrors: number;
   readonly errors: Record<string, number>;
   /** content → id of every acknowledged write. */
   readonly acked: Map<string, string>;
@@ -29,7 +21,7 @@ export interface Tally {
   readonly ackTimes: number[];
 }
 
-export const newTally = (): Tally => ({ requests: 0, hangs: 0, gaveUp: 0, errors: {}, acked: new Map(), ackTimes: [] });
+export const newTally = (): Tally => ({ requests: 0, hangs: 0, gaveUp: 0, writesWithErrors: 0, errors: {}, acked: new Map(), ackTimes: [] });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -40,6 +32,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function write(base: string, path: string, body: unknown, content: string, tally: Tally): Promise<void> {
   const key = randomUUID();
   const started = Date.now();
+  let erred = false;
   while (Date.now() - started < GIVE_UP_MS) {
     tally.requests++;
     let status: string;
@@ -66,6 +59,8 @@ async function write(base: string, path: string, body: unknown, content: string,
       status = name === 'TimeoutError' ? 'hang' : 'network';
     }
     tally.errors[status] = (tally.errors[status] ?? 0) + 1;
+    if (!erred) tally.writesWithErrors++;
+    erred = true;
     await sleep(retryAfterMs);
   }
   tally.gaveUp++;
@@ -109,6 +104,20 @@ export function verify(tally: Tally, stored: Map<string, string[]>, label: strin
   let duplicates = 0;
   for (const [content, ids] of stored) if (content.startsWith(`${label} `) && ids.length > 1) duplicates += ids.length - 1;
   return { lost, duplicates };
+}
+
+/** A case's figures: from the client's tally and the store's verdict; healthy counts from `healthyFrom`. */
+export function faultReport(fault: string, tally: Tally, verdict: { lost: number; duplicates: number }, healthyFrom: number): FaultReport {
+  return {
+    fault,
+    requests: tally.requests,
+    acknowledged: tally.acked.size,
+    ...verdict,
+    gaveUp: tally.gaveUp,
+    errorsByStatus: tally.errors,
+    hangs: tally.hangs,
+    secondsToHealthy: secondsToHealthy(tally, healthyFrom),
+  };
 }
 
 /** Seconds from the fault's repair to the first write acknowledged after it. */

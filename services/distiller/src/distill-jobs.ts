@@ -5,7 +5,7 @@ import { PermanentError, queueDef, type Bus, type Consuming, type JobContext, ty
 import { AlfredError, isAlfredError } from '#errors';
 import type { Logger } from '#logging';
 import type { DistillerService } from './distiller.service.js';
-import { ownedBy, TERMINAL, toView, type JobRecord, type JobRepository } from './job.repository.js';
+import { isJobLeaseLost, ownedBy, TERMINAL, toView, type JobRecord, type JobRepository } from './job.repository.js';
 
 export const DistillJob = z.object({ job_id: JobId });
 
@@ -15,10 +15,12 @@ export interface DistillJobsOptions {
   readonly maxAttempts: number;
   readonly backoffMs: readonly number[];
   readonly concurrency: number;
+  /** How long a delivery may go unacknowledged (a killed instance's job is redelivered after it); running jobs heartbeat. */
+  readonly ackWaitMs?: number;
 }
 
 /** The durable queue of distill jobs (JetStream work queue in NATS mode, a persisted log embedded). */
-export function distillQueue(bus: Bus, options: Pick<DistillJobsOptions, 'maxAttempts' | 'backoffMs'>): WorkQueue<typeof DistillJob> {
+export function distillQueue(bus: Bus, options: Pick<DistillJobsOptions, 'maxAttempts' | 'backoffMs' | 'ackWaitMs'>): WorkQueue<typeof DistillJob> {
   return bus.queue(
     queueDef({
       name: 'distiller-jobs',
@@ -27,6 +29,7 @@ export function distillQueue(bus: Bus, options: Pick<DistillJobsOptions, 'maxAtt
       payload: DistillJob,
       maxDeliver: options.maxAttempts,
       backoffMs: options.backoffMs,
+      ...(options.ackWaitMs ? { ackWaitMs: options.ackWaitMs } : {}),
     }),
   );
 }
@@ -49,7 +52,6 @@ function classify(err: unknown): unknown {
 /** Submits distill jobs, waits briefly for them, runs them from the queue and reports their status. */
 export class DistillJobs {
   private consuming?: Consuming;
-  private readonly stopping = new AbortController();
 
   constructor(
     private readonly queue: WorkQueue<typeof DistillJob>,
@@ -93,10 +95,12 @@ export class DistillJobs {
     });
   }
 
-  /** Stops taking jobs; a job cut off mid-run is handed back to the queue (another instance finishes it). */
-  async stop(): Promise<void> {
-    this.stopping.abort(new Error('the distiller is stopping'));
-    await this.consuming?.stop();
+  /**
+   * Stops taking jobs and lets those running finish within `deadlineMs`; a job still running then is handed back to
+   * the queue (another instance, or this one after a restart, runs it) and its model calls are abandoned.
+   */
+  async stop(deadlineMs?: number): Promise<void> {
+    await this.consuming?.stop(deadlineMs);
   }
 
   private async enqueue(job: JobRecord, context?: MessageContext): Promise<void> {
@@ -122,22 +126,40 @@ export class DistillJobs {
     }
   }
 
+  /**
+   * Runs one delivery under its own claim: every write carries the claim's fencing token, so a delivery that outlived
+   * its ack wait (and was redelivered elsewhere) can no longer overwrite the newer one's status or result.
+   */
   private async runJob(id: string, ctx: JobContext): Promise<void> {
     const job = await this.repo.get(id);
     if (!job || TERMINAL.has(job.status)) return; // vanished or already settled: redelivery is harmless
+    const fence = await this.repo.claim(id);
+    if (fence === undefined) return;
+    try {
+      await this.runClaimed(job, fence, ctx);
+    } catch (err) {
+      if (!isJobLeaseLost(err)) throw err;
+      // A newer delivery owns the job: this one's work is dropped, and acknowledging it is right.
+      this.logger.warn({ job_id: id, attempt: ctx.attempt }, 'distill job taken over by a newer delivery: result dropped');
+    }
+  }
+
+  private async runClaimed(job: JobRecord, fence: number, ctx: JobContext): Promise<void> {
+    const id = job.job_id;
     const scope = { tenant: job.tenant, agent: job.agent };
-    await this.repo.update(id, { status: 'running', attempts: ctx.attempt });
-    const signal = this.stopping.signal;
+    await this.repo.update(id, { status: 'running', attempts: ctx.attempt }, fence);
+    const signal = ctx.signal;
     try {
       const lastRun = await this.repo.lastRun(scope);
       const run = this.distiller.run({ scope, request: job.request, lastRun, context: ctx, signal });
       const result = await abortable(run, signal);
-      await this.repo.update(id, { status: 'completed', result, error: null, error_code: null });
+      await this.repo.update(id, { status: 'completed', result, error: null, error_code: null }, fence);
       await this.repo.setLastRun(scope, job.created_at);
       await this.repo.release(job.dedupe_key, id);
     } catch (err) {
+      if (isJobLeaseLost(err)) throw err;
       const code = isAlfredError(err) ? err.code : ErrorCode.Internal;
-      await this.repo.update(id, { status: 'queued', error: (err as Error).message, error_code: code });
+      await this.repo.update(id, { status: 'queued', error: (err as Error).message, error_code: code }, fence);
       throw classify(err);
     }
   }

@@ -31,6 +31,8 @@ export const distillerEnvSchema = z.object({
   /** Delay before retry n (the last entry repeats). */
   ALFRED_DISTILL_BACKOFF_MS: msList.default([1_000, 5_000, 30_000, 120_000]),
   ALFRED_DISTILL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  /** How soon a job held by an instance that died (kill -9, lost node) is delivered again; running jobs heartbeat. */
+  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
 });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
@@ -61,6 +63,7 @@ export class DistillerModule {
               maxAttempts: config.ALFRED_DISTILL_MAX_ATTEMPTS,
               backoffMs: config.ALFRED_DISTILL_BACKOFF_MS,
               concurrency: config.ALFRED_DISTILL_CONCURRENCY,
+              ackWaitMs: config.ALFRED_DISTILL_ACK_WAIT_MS,
             };
             const jobs = new DistillJobs(distillQueue(bus, options), repo, distiller, logger.child({ context: DistillJobs.name }), options);
             await jobs.start();
@@ -71,7 +74,8 @@ export class DistillerModule {
           provide: 'DISTILLER_CLOSER',
           inject: [DistillJobs, AGENT_FILES, SESSIONS, JOB_REPOSITORY],
           useFactory: (jobs: DistillJobs, files: AgentFileStore, sessions: SessionStore, repo: JobRepository) => ({
-            beforeApplicationShutdown: () => jobs.stop(),
+            // Within the shutdown deadline, leaving time to hand back what cannot finish and close the stores.
+            beforeApplicationShutdown: () => jobs.stop(Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6)),
             onApplicationShutdown: async () => {
               await Promise.all([files.close(), sessions.close(), repo.close()]);
             },

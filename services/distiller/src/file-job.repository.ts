@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Scope } from '#contracts';
 import { writeFileAtomic } from '#files';
-import { TERMINAL, type JobPatch, type JobRecord, type JobRepository } from './job.repository.js';
+import { jobLeaseLost, TERMINAL, type JobPatch, type JobRecord, type JobRepository } from './job.repository.js';
 
 /**
  * The embedded job store: one JSON file per job under `<dataDir>/jobs`, plus `state.json` for dedupe pointers
@@ -37,10 +37,21 @@ export class FileJobRepository implements JobRepository {
     }
   }
 
-  update(id: string, patch: JobPatch): Promise<JobRecord | undefined> {
+  claim(id: string): Promise<number | undefined> {
     return this.locked(async () => {
       const job = await this.get(id);
       if (!job) return undefined;
+      const fence = (job.fence ?? 0) + 1;
+      await this.put({ ...job, fence });
+      return fence;
+    });
+  }
+
+  update(id: string, patch: JobPatch, fence?: number): Promise<JobRecord | undefined> {
+    return this.locked(async () => {
+      const job = await this.get(id);
+      if (!job) return undefined;
+      if (fence !== undefined && fence < (job.fence ?? 0)) throw jobLeaseLost(id, fence, job.fence ?? 0);
       const next = { ...job, ...patch, updated_at: new Date().toISOString() };
       await this.put(next);
       return next;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ErrorCode } from '#contracts';
 import { deleteRedisKeysWithPrefix, describeWithRedis, testServers } from '#testing';
 import { FileJobRepository } from './file-job.repository.js';
 import type { JobRecord, JobRepository } from './job.repository.js';
@@ -50,6 +51,23 @@ function contract(name: string, open: () => Promise<{ repo: JobRepository; clean
       expect(second.created).toBe(true);
       await repo.release('k2', second.job.job_id);
       expect((await repo.submit(job('k2'))).created).toBe(true);
+    });
+
+    it('should refuse the writes of a delivery that a newer claim took over, and keep the newer one\'s', async () => {
+      const { job: j } = await repo.submit(job('k4'));
+      const first = (await repo.claim(j.job_id))!;
+      await repo.update(j.job_id, { status: 'running', attempts: 1 }, first);
+      const second = (await repo.claim(j.job_id))!;
+      await repo.update(j.job_id, { status: 'running', attempts: 2 }, second);
+
+      const refused = repo.update(j.job_id, { status: 'completed', result: { status: 'completed', insights: [] } as never }, first);
+
+      await expect(refused).rejects.toMatchObject({ code: ErrorCode.Conflict, details: { reason: 'lease_lost', token: first, current_token: second } });
+      expect(second).toBeGreaterThan(first);
+      expect(await repo.get(j.job_id)).toMatchObject({ status: 'running', attempts: 2, result: null });
+      await repo.update(j.job_id, { status: 'completed' }, second);
+      expect(await repo.get(j.job_id)).toMatchObject({ status: 'completed' });
+      expect(await repo.claim('job-distill-missing')).toBeUndefined();
     });
 
     it('should keep updates and last runs', async () => {

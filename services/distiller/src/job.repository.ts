@@ -1,10 +1,13 @@
-import type { ErrorCode, JobView, Scope } from '#contracts';
+import { ErrorCode, type JobView, type Scope } from '#contracts';
+import { AlfredError } from '#errors';
 
 /** A job as stored: its view plus who owns it and what deduplicates it. */
 export interface JobRecord extends JobView {
   readonly tenant: string;
   readonly dedupe_key: string;
   readonly error_code?: ErrorCode | null;
+  /** The newest fencing token handed out for the job (file store only; Redis keeps it beside the record). */
+  readonly fence?: number;
 }
 
 export type JobPatch = Partial<Pick<JobRecord, 'status' | 'attempts' | 'result' | 'error' | 'error_code'>>;
@@ -18,7 +21,13 @@ export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'f
 export interface JobRepository {
   submit(job: JobRecord): Promise<{ job: JobRecord; created: boolean }>;
   get(id: string): Promise<JobRecord | undefined>;
-  update(id: string, patch: JobPatch): Promise<JobRecord | undefined>;
+  /**
+   * Takes the job for one delivery: a fencing token newer than every earlier one (undefined when the job is gone).
+   * A delivery that outlived its ack wait is redelivered elsewhere; the newer claim then fences the older one out.
+   */
+  claim(id: string): Promise<number | undefined>;
+  /** With `fence`, refused by {@link jobLeaseLost} (and nothing written) once a newer claim exists, atomically. */
+  update(id: string, patch: JobPatch, fence?: number): Promise<JobRecord | undefined>;
   /** Frees the dedupe key once the job is finished (only if it still names this job). */
   release(dedupeKey: string, id: string): Promise<void>;
   /** When the agent's last distillation completed (the `recent` scope starts there). */
@@ -35,6 +44,20 @@ export function ownedBy(job: JobRecord | undefined, scope: Scope): job is JobRec
 }
 
 export function toView(job: JobRecord): JobView {
-  const { tenant: _t, dedupe_key: _d, error_code: _e, ...view } = job;
+  const { tenant: _t, dedupe_key: _d, error_code: _e, fence: _f, ...view } = job;
   return view;
+}
+
+/** A write of a job delivery that a newer delivery took over: refused. */
+export function jobLeaseLost(id: string, token: number, newest: number): AlfredError {
+  return new AlfredError(ErrorCode.Conflict, `job ${id} was taken over by a newer delivery (fencing token ${token} is older than ${newest}); the write was refused`, {
+    job_id: id,
+    reason: 'lease_lost',
+    token,
+    current_token: newest,
+  });
+}
+
+export function isJobLeaseLost(err: unknown): boolean {
+  return err instanceof AlfredError && (err.details as { reason?: unknown } | undefined)?.reason === 'lease_lost';
 }

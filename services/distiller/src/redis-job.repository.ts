@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '#redis';
 import type { Scope } from '#contracts';
 import type { JobPatch, JobRecord, JobRepository } from './job.repository.js';
-import { TERMINAL } from './job.repository.js';
+import { jobLeaseLost, TERMINAL } from './job.repository.js';
 
 const JOB_TTL_S = 7 * 24 * 3600;
 const ACTIVE_TTL_S = 24 * 3600;
@@ -12,6 +12,18 @@ const SWAP = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end
 return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+/** KEYS: job, fence. ARGV: ttl. Returns the next token, or 0 when the job is gone. */
+const CLAIM = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local t = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return t`;
+/** KEYS: job, fence. ARGV: job JSON, ttl, token or ''. Writes unless the token is older than the newest claim: {1} or {-1, newest}. */
+const FENCED_PUT = `
+local newest = tonumber(redis.call('GET', KEYS[2]) or '0')
+if ARGV[3] ~= '' and tonumber(ARGV[3]) < newest then return {-1, newest} end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return {1}`;
 
 /** Jobs as JSON strings with a week's TTL; the dedupe pointer is SET NX, swapped and released by scripts. */
 export class RedisJobRepository implements JobRepository {
@@ -45,11 +57,18 @@ export class RedisJobRepository implements JobRepository {
     return raw ? (JSON.parse(raw) as JobRecord) : undefined;
   }
 
-  async update(id: string, patch: JobPatch): Promise<JobRecord | undefined> {
+  async claim(id: string): Promise<number | undefined> {
+    const token = (await this.redis.eval(CLAIM, 2, this.jobKey(id), this.fenceKey(id), JOB_TTL_S)) as number;
+    return token > 0 ? token : undefined;
+  }
+
+  async update(id: string, patch: JobPatch, fence?: number): Promise<JobRecord | undefined> {
     const job = await this.get(id);
     if (!job) return undefined;
     const next = { ...job, ...patch, updated_at: new Date().toISOString() };
-    await this.put(next);
+    const args = [JSON.stringify(next), JOB_TTL_S, fence === undefined ? '' : fence];
+    const [ok, newest] = (await this.redis.eval(FENCED_PUT, 2, this.jobKey(id), this.fenceKey(id), ...args)) as number[];
+    if (ok === -1) throw jobLeaseLost(id, fence!, newest!);
     return next;
   }
 
@@ -74,6 +93,7 @@ export class RedisJobRepository implements JobRepository {
   }
 
   private jobKey = (id: string) => `${this.prefix}job:${id}`;
+  private fenceKey = (id: string) => `${this.prefix}job-fence:${id}`;
   private activeKey = (key: string) => `${this.prefix}job-active:${key}`;
   private lastKey = (s: Scope) => `${this.prefix}distill-last:${encodeURIComponent(s.tenant)}:${s.agent}`;
 }

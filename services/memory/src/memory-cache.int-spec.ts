@@ -8,12 +8,13 @@ import { describeWithNats, pollUntil, testServers } from '#testing';
 import { LanceDbStore } from '#vector-store';
 import { MemoryCache } from './memory-cache.js';
 import { subscribeCacheInvalidation } from './memory-cache.invalidation.js';
-import { BusMemoryEventLog } from './memory-events.js';
+import { BusMemoryHistory } from './memory-events.js';
+import { openMemoryChanges } from './memory-changes.js';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 
 const describeNats = await describeWithNats();
-const quiet = { error: () => undefined, warn: () => undefined };
+const quiet = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: () => undefined };
 const scope = { tenant: 't1', agent: 'alfred' };
 
 describeNats(`${MemoryCache.name} over NATS`, () => {
@@ -21,6 +22,7 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
   let dir: string;
   let store: LanceDbStore;
   let buses: NatsBus[];
+  const outboxes: Array<{ close(): Promise<void> }> = [];
   let repo: MemoryRepository;
 
   beforeEach(async () => {
@@ -34,6 +36,7 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
   });
 
   afterEach(async () => {
+    for (const o of outboxes.splice(0)) await o.close();
     const jsm = await buses[0]!.jsm();
     for await (const name of jsm.streams.names()) if (name.startsWith(buses[0]!.stream(''))) await jsm.streams.delete(name);
     await Promise.all(buses.map((b) => b.close(2_000)));
@@ -45,7 +48,9 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
   async function instance(bus: NatsBus, subscribed: boolean) {
     const cache = new MemoryCache();
     const subscription = subscribed ? await subscribeCacheInvalidation(bus, cache) : undefined;
-    return { service: new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache), subscription };
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet);
+    outboxes.push(changes);
+    return { service: new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), () => new Date(), cache), subscription };
   }
 
   it("should evict another instance's cached record when one instance updates or deletes it", async () => {

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
-import { BUS, type Bus } from '#bus';
+import { BUS, NatsBus, NatsKvCounters, type Bus } from '#bus';
 import { CachedEmbedder, EMBEDDER, type Embedder } from '#embeddings';
 import { memoryProfile, Ranker } from '#ranking';
 import { embeddingProviders, type ServiceDefinition } from '#runtime';
@@ -8,7 +8,9 @@ import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadMemoryConfig, memoryEnvSchema, type MemoryConfig } from './config.js';
 import { MemoryCache } from './memory-cache.js';
 import { subscribeCacheInvalidation } from './memory-cache.invalidation.js';
-import { BusMemoryEventLog } from './memory-events.js';
+import { BusMemoryHistory } from './memory-events.js';
+import { MEMORY_CHANGES, memoryChangesProviders } from './memory-changes.providers.js';
+import type { DurableChanges } from '#bus';
 import { MemoryHandlers } from './handlers/memory.handlers.js';
 import { MEMORY_COLLECTION, MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
@@ -45,17 +47,22 @@ export class MemoryModule {
             return { onApplicationShutdown: () => subscription.close() };
           },
         },
+        ...memoryChangesProviders(config),
         {
           provide: MemoryService,
-          inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache],
-          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache) =>
-            new MemoryService(repo, embedder, new BusMemoryEventLog(bus), () => new Date(), cache),
+          inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache, MEMORY_CHANGES],
+          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache, changes: DurableChanges) =>
+            new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), () => new Date(), cache),
         },
         {
+          // Distributed, counts are incremented in a KV bucket every instance shares (compare-and-set); embedded, in one process.
           provide: MemoryFeedbackRepository,
-          inject: [VECTOR_STORE, EMBEDDER],
-          useFactory: async (store: VectorStore, embedder: Embedder) =>
-            new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension))),
+          inject: [VECTOR_STORE, EMBEDDER, BUS],
+          useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
+            new MemoryFeedbackRepository(
+              await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
+              bus instanceof NatsBus ? new NatsKvCounters(bus.nc, bus.stream('ALFRED_COUNTERS'), bus.replicas) : undefined,
+            ),
         },
         {
           provide: MemorySearch,

@@ -6,7 +6,9 @@ import { HashingEmbedder } from '#embeddings';
 import { LanceDbStore } from '#vector-store';
 import { AlfredError } from '#errors';
 import { MemoryRoutes } from '#contracts';
-import { BusMemoryEventLog, type MemoryEventLog } from './memory-events.js';
+import { BusMemoryHistory } from './memory-events.js';
+import { openMemoryChanges } from './memory-changes.js';
+import type { DurableChanges } from '#bus';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 
@@ -18,7 +20,8 @@ describe(MemoryService.name, () => {
   let store: LanceDbStore;
   let bus: InProcessBus;
   let repo: MemoryRepository;
-  let events: MemoryEventLog;
+  let events: BusMemoryHistory;
+  let changes: DurableChanges;
   let service: MemoryService;
   const embedder = new HashingEmbedder({ dimension: 64 });
 
@@ -27,11 +30,13 @@ describe(MemoryService.name, () => {
     store = new LanceDbStore({ dir: join(dir, 'vectors') });
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quietLogger });
     repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
-    events = new BusMemoryEventLog(bus);
-    service = new MemoryService(repo, embedder, events);
+    events = new BusMemoryHistory(bus);
+    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quietLogger);
+    service = new MemoryService(repo, embedder, changes, events);
   });
 
   afterEach(async () => {
+    await changes.close();
     await bus.close();
     await store.close();
     await rm(dir, { recursive: true, force: true });
@@ -53,7 +58,7 @@ describe(MemoryService.name, () => {
         embedded();
         return embedder.embed(texts);
       } } as unknown as HashingEmbedder;
-      const patient = new MemoryService(repo, slow, events);
+      const patient = new MemoryService(repo, slow, changes, events);
       const served = bus.serve(MemoryRoutes.create, (p) => patient.create(p.scope, p.memory, p.source));
       const call = bus.request(MemoryRoutes.create, { scope, memory: { content: 'too late' } }, { timeoutMs: 300 });
       await expect(call).rejects.toMatchObject({ code: 'SERVICE_TIMEOUT' });
@@ -75,40 +80,23 @@ describe(MemoryService.name, () => {
       expect((await events.history(first.id)).map((c) => c.kind)).toEqual(['created']);
     });
 
-    it('should undo the write and refuse when the change cannot be recorded durably', async () => {
-      const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
-      const fragile = new MemoryService(repo, embedder, failing);
-      await expect(fragile.create(scope, { content: 'lost?', importance: 0.5, tags: [] }, 'daily')).rejects.toMatchObject({
-        code: 'SERVICE_UNAVAILABLE',
-      });
-      expect((await service.list(scope, listAll)).pagination.total).toBe(0);
+    it('should store nothing and record no event when the store write fails', async () => {
+      await store.close();
+      await expect(service.create(scope, { content: 'nowhere', importance: 0.5, tags: [] }, 'daily')).rejects.toThrow();
+      store = new LanceDbStore({ dir: join(dir, 'vectors') });
+      repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
+      expect((await new MemoryService(repo, embedder, changes, events).list(scope, listAll)).pagination.total).toBe(0);
+      expect(changes.waiting).toBe(0);
     });
   });
 
   describe('update', () => {
-    it('should record the update made after an undone one (a new message id, not a dropped duplicate)', async () => {
+    it('should record each update as its own event, even one equal to the one before', async () => {
       const m = await service.create(scope, { content: 'v1', importance: 0.5, tags: [] }, 'daily');
-      let loseAck = true;
-      // The stream stored the event but its acknowledgement was lost: the service undoes the update.
-      const flaky: MemoryEventLog = {
-        record: async (c) => {
-          await events.record(c);
-          if (loseAck) throw new Error(((loseAck = false), 'ack lost'));
-        },
-        history: (id) => events.history(id),
-      };
-      const svc = new MemoryService(repo, embedder, flaky);
-      await expect(svc.update(scope, m.id, { content: 'v2 (undone)' })).rejects.toBeInstanceOf(AlfredError);
-      await svc.update(scope, m.id, { content: 'v2' });
+      await service.update(scope, m.id, { content: 'v2' });
+      await service.update(scope, m.id, { content: 'v2' });
       const history = (await events.history(m.id)).map((c) => [c.kind, c.version, c.memory?.content]);
-      expect(history.at(-1)).toEqual(['updated', 2, 'v2']);
-    });
-
-    it('should keep the previous content when recording the update fails', async () => {
-      const m = await service.create(scope, { content: 'original', importance: 0.5, tags: [] }, 'daily');
-      const failing: MemoryEventLog = { record: () => Promise.reject(new Error('stream down')), history: () => Promise.resolve([]) };
-      await expect(new MemoryService(repo, embedder, failing).update(scope, m.id, { content: 'changed' })).rejects.toBeInstanceOf(AlfredError);
-      expect((await service.get(scope, m.id)).content).toBe('original');
+      expect(history).toEqual([['created', 1, 'v1'], ['updated', 2, 'v2'], ['updated', 3, 'v2']]);
     });
 
     it('should bump the version with every change', async () => {
@@ -134,7 +122,7 @@ describe(MemoryService.name, () => {
     it('should serve the cached record and not the store when the store changed behind its back', async () => {
       const m = await service.create(scope, { content: 'cached', importance: 0.5, tags: [] }, 'daily');
       // A second service on the same store with its own cache stands in for another instance.
-      const other = new MemoryService(repo, embedder, events);
+      const other = new MemoryService(repo, embedder, changes, events);
       await other.update(scope, m.id, { content: 'changed elsewhere' });
       expect((await service.get(scope, m.id)).content).toBe('cached');
       expect((await other.get(scope, m.id)).content).toBe('changed elsewhere');

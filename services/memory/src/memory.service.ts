@@ -1,6 +1,6 @@
 import {
-  ErrorCode,
   MemoryCreateBody,
+  MemoryEvents,
   type ConversationIngestBody,
   type MemoryChange,
   type MemoryCreated,
@@ -10,23 +10,25 @@ import {
   type Scope,
 } from '#contracts';
 import { AlfredError } from '#errors';
-import { assertBeforeDeadline, currentRequest } from '#bus';
+import { assertBeforeDeadline, currentRequest, type ChangeEvent, type ChangeWriter } from '#bus';
 import type { Embedder } from '#embeddings';
 import { createHash, randomUUID } from 'node:crypto';
 import { conversationContexts, messageContent } from './conversation-context.js';
 import { MemoryCache } from './memory-cache.js';
-import type { MemoryEventLog } from './memory-events.js';
+import type { MemoryHistory } from './memory-events.js';
 import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
 
 /**
- * Memory logic: a write is acknowledged only after the store holds it and its change event is on the
- * durable stream; if the event cannot be recorded the store write is undone and the caller gets an error.
+ * Memory logic: every write goes through the durable-change path (`#bus` DurableChanges): acknowledged once the
+ * store and the outbox hold it, its change event published on the durable stream at once or, while the broker is
+ * away, by the outbox's relay. Nothing is undone behind a client's back.
  */
 export class MemoryService {
   constructor(
     private readonly repo: MemoryRepository,
     private readonly embedder: Embedder,
-    private readonly events: MemoryEventLog,
+    private readonly changes: ChangeWriter,
+    private readonly events: MemoryHistory,
     private readonly now: () => Date = () => new Date(),
     private readonly cache: MemoryCache = new MemoryCache(),
   ) {}
@@ -75,8 +77,7 @@ export class MemoryService {
     };
     const [vector] = await this.embedder.embed([after.content]);
     assertBeforeDeadline(`memory ${id} was updated`);
-    await this.repo.save(scope, [after], [vector!]);
-    await this.recordOrUndo(scope, change('updated', scope, after), () => this.restore(scope, before)).finally(() =>
+    await this.changes.apply([change('updated', scope, after)], () => this.repo.save(scope, [after], [vector!])).finally(() =>
       this.cache.evict(scope.tenant, scope.agent, id),
     );
     return { id, timestamp: after.timestamp, updated_at: after.updated_at!, content: after.content, importance: after.importance, tags: after.tags };
@@ -134,12 +135,9 @@ export class MemoryService {
     // Embedding may retry for long; a caller already told 504 must not find the memories stored after all.
     assertBeforeDeadline('the memories were stored');
     // Ids from an Idempotency-Key may exist already (a retry after a crash between store and answer): upsert them.
-    if (key) await this.repo.save(scope, records, vectors);
-    else await this.repo.insert(scope, records, vectors);
-    await this.recordOrUndo(
-      scope,
+    await this.changes.apply(
       records.map((r) => change('created', scope, r)),
-      () => this.repo.delete(scope, records.map((r) => r.id)),
+      () => (key ? this.repo.save(scope, records, vectors) : this.repo.insert(scope, records, vectors)),
     );
     for (const r of records) this.cache.remember(scope, r);
     return records.map((r) => ({ id: r.id, timestamp: r.timestamp, content: r.content, importance: r.importance, tags: r.tags }));
@@ -148,32 +146,11 @@ export class MemoryService {
   private async deleteRecords(scope: Scope, records: readonly MemoryRecord[]) {
     if (records.length === 0) return;
     assertBeforeDeadline('the memories were deleted');
-    await this.repo.delete(scope, records.map((r) => r.id));
     const at = this.now().toISOString();
-    await this.recordOrUndo(
-      scope,
-      records.map((r) => ({ ...change('deleted', scope, r), version: r.version + 1, at, memory: undefined })),
-      () => this.restore(scope, ...records),
-    ).finally(() => records.forEach((r) => this.cache.evict(scope.tenant, scope.agent, r.id)));
-  }
-
-  private async recordOrUndo(scope: Scope, changes: MemoryChange | MemoryChange[], undo: () => Promise<unknown>) {
-    try {
-      for (const c of Array.isArray(changes) ? changes : [changes]) await this.events.record(c);
-    } catch (err) {
-      await undo().catch(() => undefined);
-      throw new AlfredError(
-        ErrorCode.ServiceUnavailable,
-        `the change to ${scope.agent}'s memories could not be recorded durably and was not applied`,
-        undefined,
-        { cause: err },
-      );
-    }
-  }
-
-  private async restore(scope: Scope, ...records: MemoryRecord[]) {
-    const vectors = await this.embedder.embed(records.map((r) => r.content));
-    await this.repo.save(scope, records, vectors);
+    const deleted = records.map((r) => change('deleted', scope, { ...r, version: r.version + 1, updated_at: at }));
+    await this.changes
+      .apply(deleted, () => this.repo.delete(scope, records.map((r) => r.id)))
+      .finally(() => records.forEach((r) => this.cache.evict(scope.tenant, scope.agent, r.id)));
   }
 
   private async mustGet(scope: Scope, id: string): Promise<MemoryRecord> {
@@ -193,8 +170,22 @@ export class MemoryService {
   }
 }
 
-function change(kind: MemoryChange['kind'], scope: Scope, r: MemoryRecord): MemoryChange {
-  return { kind, id: r.id, tenant: scope.tenant, agent: scope.agent, version: r.version, at: r.updated_at ?? r.timestamp, memory: toMemory(r) };
+/**
+ * The change event of a write. Its message id is unique to the change (the outbox's transaction), except a creation's:
+ * one creation whatever its retries (its id is new, or derived from the client's Idempotency-Key), so a retried
+ * creation's event is deduplicated.
+ */
+function change(kind: 'created' | 'updated' | 'deleted', scope: Scope, r: MemoryRecord): ChangeEvent<(typeof MemoryEvents)[typeof kind]> {
+  const payload: MemoryChange = {
+    kind,
+    id: r.id,
+    tenant: scope.tenant,
+    agent: scope.agent,
+    version: r.version,
+    at: r.updated_at ?? r.timestamp,
+    ...(kind === 'deleted' ? {} : { memory: toMemory(r) }),
+  };
+  return { event: MemoryEvents[kind], payload, key: r.id, ...(kind === 'created' ? { msgId: `${r.id}:1:created` } : {}) };
 }
 
 /** A memory id (UUID-shaped) that the same Idempotency-Key, scope and position always give. */

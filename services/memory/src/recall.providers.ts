@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
-import { BUS, type Bus } from '#bus';
+import { BUS, type Bus, type DurableChanges } from '#bus';
+import { MEMORY_CHANGES } from './memory-changes.providers.js';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { CheckpointRepository, checkpointCollectionSpec } from './checkpoints/checkpoint.repository.js';
@@ -19,8 +20,8 @@ import { RemediationService } from './remediations/remediation.service.js';
 export const recallProviders: Provider[] = [
   {
     provide: MemoryFeedbackService,
-    inject: [MemoryService, MemoryFeedbackRepository, BUS],
-    useFactory: (memories: MemoryService, repo: MemoryFeedbackRepository, bus: Bus) => new MemoryFeedbackService(memories, repo, bus),
+    inject: [MemoryService, MemoryFeedbackRepository, MEMORY_CHANGES],
+    useFactory: (memories: MemoryService, repo: MemoryFeedbackRepository, changes: DurableChanges) => new MemoryFeedbackService(memories, repo, changes),
   },
   {
     // Subscribed before the handlers serve, so a report made through another instance evicts cached counts here.
@@ -32,21 +33,25 @@ export const recallProviders: Provider[] = [
     },
   },
   {
+    provide: CheckpointRepository,
+    inject: [VECTOR_STORE, EMBEDDER],
+    useFactory: async (store: VectorStore, embedder: Embedder) => new CheckpointRepository(await store.open(checkpointCollectionSpec(embedder.id, embedder.dimension))),
+  },
+  {
+    provide: RemediationRepository,
+    inject: [VECTOR_STORE, EMBEDDER],
+    useFactory: async (store: VectorStore, embedder: Embedder) => new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))),
+  },
+  {
     provide: CheckpointService,
-    inject: [VECTOR_STORE, EMBEDDER, BUS],
-    useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
-      new CheckpointService(new CheckpointRepository(await store.open(checkpointCollectionSpec(embedder.id, embedder.dimension))), embedder, bus),
+    inject: [CheckpointRepository, EMBEDDER, BUS, MEMORY_CHANGES],
+    useFactory: (repo: CheckpointRepository, embedder: Embedder, bus: Bus, changes: DurableChanges) => new CheckpointService(repo, embedder, bus, changes),
   },
   {
     provide: RemediationService,
-    inject: [VECTOR_STORE, EMBEDDER, BUS],
-    useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
-      new RemediationService(
-        new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))),
-        embedder,
-        bus,
-        new Ranker(remediationProfile(embedder.kind)),
-      ),
+    inject: [RemediationRepository, EMBEDDER, MEMORY_CHANGES],
+    useFactory: (repo: RemediationRepository, embedder: Embedder, changes: DurableChanges) =>
+      new RemediationService(repo, embedder, changes, new Ranker(remediationProfile(embedder.kind))),
   },
   {
     provide: RecallService,

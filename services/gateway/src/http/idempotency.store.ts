@@ -1,6 +1,7 @@
-import { Kvm, type KV } from '@nats-io/kv';
+import { randomUUID } from 'node:crypto';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { dependencyUnavailable } from '#bus';
+import { dependencyUnavailable, lazyKvBucket } from '#bus';
 
 /** How long a key remembers its answer (a client retrying later than this makes a new request). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
@@ -11,6 +12,8 @@ export const RESERVATION_STALE_MS = 3 * 60_000;
 export interface IdempotencyRecord {
   readonly fingerprint: string;
   readonly reservedAt: number;
+  /** Which reservation wrote the entry (the distributed store's mark; absent in older entries). */
+  readonly owner?: string;
   readonly status?: number;
   readonly body?: unknown;
 }
@@ -75,84 +78,166 @@ const codec = {
 };
 
 /**
+ * How long one step on the bucket (a reservation, an answer, a release) may take before the request goes on without
+ * it: while JetStream elects a leader or recovers its streams, a bucket request can wait out its own timeout several
+ * times, and the client must get a 503 it can retry rather than a request that hangs.
+ */
+export const KV_BUDGET_MS = 2_500;
+
+/** Resolves like `work`, or rejects once `ms` pass (the work goes on; its outcome is the caller's to settle). */
+function withinBudget<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the Idempotency-Key bucket did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** A reservation this gateway made: its owner mark tells it apart from any other of the same key and body. */
+type Reserved = IdempotencyRecord & { readonly owner: string };
+
+/**
+ * A reservation this gateway gave up, or answered, whose write to the bucket has not landed yet: the gateway knows
+ * what the bucket will say once it does, so a retry reaching it is not told "still running" meanwhile.
+ */
+interface Unsettled {
+  /** The reservation's owner mark, as stored in the bucket. */
+  readonly owner: string;
+  /** The answer, when the request completed; absent when it was given up (its reservation may be taken over). */
+  readonly answer?: IdempotencyRecord;
+  readonly until: number;
+}
+
+/**
  * The distributed store: a JetStream KV bucket (entries expire after IDEMPOTENCY_TTL_MS). `create` is atomic, so
- * of two gateways that get the same key at once exactly one runs the request.
+ * of two gateways that get the same key at once exactly one runs the request. Each reservation carries an owner mark
+ * of its own; when a release or an answer cannot be written (NATS away, a bucket leader being elected), the gateway
+ * keeps what it knows until the write lands in the background: a retry reaching it replays the answer, or takes over
+ * the reservation it gave up, instead of finding its own key "still running" for minutes.
  */
 export class NatsKvIdempotencyStore implements IdempotencyStore {
-  private bucket?: Promise<KV>;
-  private readonly mine = new Map<string, IdempotencyRecord>();
+  /** The bucket, opened on first use; each of its requests waits at most the budget (not the connection's 5 s). */
+  private readonly kv: () => Promise<KV>;
+  private readonly running = new Map<string, Reserved>();
+  private readonly unsettled = new Map<string, Unsettled>();
 
   constructor(
-    private readonly nc: NatsConnection,
-    private readonly name: string,
+    nc: NatsConnection,
+    name: string,
     /** Whether the bus is connected: while NATS is away a key cannot be checked, so the request is a fast 503. */
     private readonly connected: () => boolean,
     private readonly onBackgroundError: (err: unknown) => void = () => undefined,
-  ) {}
+    /** Copies of the bucket on a cluster (the bus's ALFRED_STREAM_REPLICAS). */
+    replicas = 1,
+    private readonly timing: { readonly budgetMs: number; readonly retryFirstMs: number } = { budgetMs: KV_BUDGET_MS, retryFirstMs: 250 },
+  ) {
+    this.kv = lazyKvBucket(nc, name, { ttl: IDEMPOTENCY_TTL_MS, history: 1, replicas }, timing.budgetMs);
+  }
 
   async reserve(key: string, fingerprint: string): Promise<Reservation> {
+    const now = Date.now();
+    this.forgetSettled(now);
+    const answered = this.unsettled.get(key)?.answer;
+    // An answer this gateway holds is the key's answer, whether or not NATS is there to confirm it.
+    if (answered) return decide(answered, fingerprint, now) as Reservation;
     if (!this.connected()) throw dependencyUnavailable('NATS', 'check the Idempotency-Key');
-    const reserved: IdempotencyRecord = { fingerprint, reservedAt: Date.now() };
+    const reserved: Reserved = { fingerprint, reservedAt: now, owner: randomUUID() };
+    const attempt = this.tryReserve(key, reserved);
     try {
-      const reservation = await this.tryReserve(key, reserved);
-      if (reservation.kind === 'new') this.mine.set(key, reserved);
+      const reservation = await withinBudget(attempt, this.timing.budgetMs);
+      if (reservation.kind === 'new') this.running.set(key, reserved);
       return reservation;
     } catch (err) {
-      // The reservation may have been stored before the connection dropped: give it back once NATS is there again,
-      // or the client's retry would find its own key "still running".
-      this.inBackground(() => this.releaseIfMine(key, reserved));
+      // The reservation may have been stored, or may still be: this request will not run, so it is given up.
+      this.giveUp(key, reserved, attempt);
       throw dependencyUnavailable('NATS', `check the Idempotency-Key (${String(err)})`);
     }
   }
 
   async complete(key: string, record: IdempotencyRecord): Promise<void> {
-    this.mine.delete(key);
+    const owner = this.running.get(key)?.owner ?? randomUUID();
+    this.running.delete(key);
+    const answer: Reserved = { ...record, owner };
+    const put = async () => void (await (await this.kv()).put(key, codec.encode(answer)));
     try {
-      await (await this.kv()).put(key, codec.encode(record));
+      await withinBudget(put(), this.timing.budgetMs);
     } catch (err) {
-      // The change is made; keep trying to store its answer so that a retry gets it instead of "still running".
-      this.inBackground(async () => void (await (await this.kv()).put(key, codec.encode(record))));
+      // The change is made: a retry here gets its answer at once, and elsewhere once the background write lands.
+      this.remember(key, { owner, answer });
+      this.inBackground(key, put);
       throw err;
     }
   }
 
   async release(key: string): Promise<void> {
-    const reserved = this.mine.get(key);
-    this.mine.delete(key);
+    const reserved = this.running.get(key);
+    this.running.delete(key);
     if (!reserved) return;
     try {
-      await this.releaseIfMine(key, reserved);
+      await withinBudget(this.releaseIfMine(key, reserved), this.timing.budgetMs);
     } catch (err) {
-      this.inBackground(() => this.releaseIfMine(key, reserved));
+      this.giveUp(key, reserved);
       throw err;
     }
   }
 
+  /** Remembers `reserved` as given up, and deletes it from the bucket once `pending` has settled and NATS allows. */
+  private giveUp(key: string, reserved: Reserved, pending?: Promise<unknown>): void {
+    this.remember(key, { owner: reserved.owner });
+    this.inBackground(key, async () => {
+      await pending?.catch(() => undefined);
+      await this.releaseIfMine(key, reserved);
+    });
+  }
+
+  private remember(key: string, entry: Omit<Unsettled, 'until'>): void {
+    // Delete first so that the map stays in expiry order.
+    this.unsettled.delete(key);
+    this.unsettled.set(key, { ...entry, until: Date.now() + RESERVATION_STALE_MS });
+  }
+
+  private forgetSettled(now: number): void {
+    for (const [key, entry] of this.unsettled) {
+      if (entry.until > now) break;
+      this.unsettled.delete(key);
+    }
+  }
+
   /** Deletes the key only while it still holds this reservation (compare-and-set on its revision). */
-  private async releaseIfMine(key: string, reserved: IdempotencyRecord): Promise<void> {
+  private async releaseIfMine(key: string, reserved: Reserved): Promise<void> {
     const kv = await this.kv();
     const entry = await kv.get(key);
     if (!entry || entry.operation !== 'PUT') return;
     const held = codec.decode(entry.value);
-    if (held.fingerprint !== reserved.fingerprint || held.reservedAt !== reserved.reservedAt || held.status !== undefined) return;
+    const same = held.fingerprint === reserved.fingerprint && held.reservedAt === reserved.reservedAt && held.owner === reserved.owner;
+    if (!same || held.status !== undefined) return;
     await kv.delete(key, { previousSeq: entry.revision });
   }
 
-  /** Retries `op` with backoff for up to RESERVATION_STALE_MS (after that the reservation is stale anyway). */
-  private inBackground(op: () => Promise<void>): void {
+  /**
+   * Retries `op` with backoff for up to RESERVATION_STALE_MS (after that the reservation is stale anyway); once it
+   * lands, the bucket says what the gateway knew, and the key's local entry is dropped.
+   */
+  private inBackground(key: string, op: () => Promise<void>): void {
+    const owner = this.unsettled.get(key)?.owner;
     const until = Date.now() + RESERVATION_STALE_MS;
     const attempt = (delay: number) => {
       setTimeout(() => {
-        op().catch((err: unknown) => {
-          if (Date.now() < until) attempt(Math.min(delay * 2, 2_000));
-          else this.onBackgroundError(err);
-        });
+        op().then(
+          () => {
+            if (this.unsettled.get(key)?.owner === owner) this.unsettled.delete(key);
+          },
+          (err: unknown) => {
+            if (Date.now() < until) attempt(Math.min(delay * 2, 2_000));
+            else this.onBackgroundError(err);
+          },
+        );
       }, delay).unref();
     };
-    attempt(250);
+    attempt(this.timing.retryFirstMs);
   }
 
-  private async tryReserve(key: string, reserved: IdempotencyRecord, attempt = 0): Promise<Reservation> {
+  private async tryReserve(key: string, reserved: Reserved, attempt = 0): Promise<Reservation> {
     const kv = await this.kv();
     const { fingerprint } = reserved;
     const now = reserved.reservedAt;
@@ -166,19 +251,14 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
         if (attempt < 3) return this.tryReserve(key, reserved, attempt + 1);
         throw err;
       }
-      const decision = decide(codec.decode(entry.value), fingerprint, now);
-      if (decision !== 'stale') return decision;
-      // Take over a reservation its gateway abandoned; a concurrent taker loses the compare-and-set.
+      const held = codec.decode(entry.value);
+      const decision = decide(held, fingerprint, now);
+      const gaveUp = decision !== 'stale' && decision.kind === 'in-progress' && held.owner !== undefined && this.unsettled.get(key)?.owner === held.owner;
+      if (decision !== 'stale' && !gaveUp) return decision;
+      // Take over a reservation its gateway abandoned (this one, or one gone for RESERVATION_STALE_MS); a concurrent
+      // taker loses the compare-and-set.
       await kv.update(key, codec.encode(reserved), entry.revision);
       return { kind: 'new' };
     }
-  }
-
-  private kv(): Promise<KV> {
-    this.bucket ??= new Kvm(this.nc).create(this.name, { ttl: IDEMPOTENCY_TTL_MS, history: 1 }).catch((err: unknown) => {
-      this.bucket = undefined;
-      throw err;
-    });
-    return this.bucket;
   }
 }

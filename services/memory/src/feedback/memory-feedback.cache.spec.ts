@@ -5,7 +5,8 @@ import { InProcessBus } from '#bus';
 import { HashingEmbedder } from '#embeddings';
 import { LanceDbStore } from '#vector-store';
 import { subscribeCacheInvalidation } from '../memory-cache.invalidation.js';
-import { BusMemoryEventLog } from '../memory-events.js';
+import { BusMemoryHistory } from '../memory-events.js';
+import { openMemoryChanges } from '../memory-changes.js';
 import { MemoryRepository, memoryCollectionSpec } from '../memory.repository.js';
 import { MemoryService } from '../memory.service.js';
 import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './memory-feedback.repository.js';
@@ -35,9 +36,12 @@ describe(`${MemoryFeedbackService.name} counts cache`, () => {
   });
 
   async function instance(): Promise<{ memories: MemoryService; feedback: MemoryFeedbackService }> {
-    const memories = new MemoryService(new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension))), embedder, new BusMemoryEventLog(bus));
+    const memoryRepo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet);
+    closers.unshift(() => changes.close());
+    const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
     const repo = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)));
-    const feedback = new MemoryFeedbackService(memories, repo, bus);
+    const feedback = new MemoryFeedbackService(memories, repo, changes);
     const sub = await subscribeCacheInvalidation(bus, feedback.counts, ['feedback', 'deleted']);
     closers.push(() => sub.close());
     return { memories, feedback };

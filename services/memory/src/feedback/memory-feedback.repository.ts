@@ -1,4 +1,5 @@
 import type { FeedbackCounts, Scope } from '#contracts';
+import { counterKey, type Counters } from '#bus';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, StoredDoc } from '#vector-store';
 import { placeholderVector } from './placeholder-vector.js';
@@ -18,9 +19,24 @@ export function memoryFeedbackCollectionSpec(embedderId: string, dimension: numb
   };
 }
 
-/** Feedback counts of memories, by memory id, in the memory's tenant and agent. */
+/** A change of one memory's counts: what `increment` returns. */
+export interface FeedbackChange {
+  readonly delta: FeedbackCounts;
+  /** The counts before (undefined: none were stored). */
+  readonly before: FeedbackCounts | undefined;
+  readonly after: FeedbackCounts;
+}
+
+/**
+ * Feedback counts of memories, by memory id, in the memory's tenant and agent. With shared `counters` (distributed:
+ * a NATS KV bucket every instance increments by compare-and-set) they are the record and the rows a mirror; without
+ * (embedded, one process) the rows are the record and the caller serialises each memory's changes in the process.
+ */
 export class MemoryFeedbackRepository {
-  constructor(private readonly collection: Collection) {}
+  constructor(
+    private readonly collection: Collection,
+    private readonly counters?: Counters,
+  ) {}
 
   async get(scope: Scope, id: string): Promise<FeedbackCounts | undefined> {
     return (await this.getMany(scope, [id])).get(id);
@@ -28,8 +44,33 @@ export class MemoryFeedbackRepository {
 
   async getMany(scope: Scope, ids: readonly string[]): Promise<Map<string, FeedbackCounts>> {
     if (ids.length === 0) return new Map();
-    const docs = await this.collection.get(scope, [...new Set(ids)]);
-    return new Map(docs.map((d) => [d.id, countsOf(d)]));
+    const unique = [...new Set(ids)];
+    const shared = this.counters ? await this.counters.get(unique.map((id) => key(scope, id))) : new Map();
+    const counted = new Map(unique.flatMap((id) => (shared.has(key(scope, id)) ? [[id, fromCounters(shared.get(key(scope, id)))] as const] : [])));
+    const rest = unique.filter((id) => !counted.has(id));
+    const docs = rest.length > 0 ? await this.collection.get(scope, rest) : [];
+    return new Map([...counted, ...docs.map((d) => [d.id, countsOf(d)] as const)]);
+  }
+
+  /** Adds one report; with shared counters atomic across instances, else the caller serialises per memory. */
+  async increment(scope: Scope, id: string, delta: FeedbackCounts, at: string): Promise<FeedbackChange> {
+    if (!this.counters) {
+      const before = await this.get(scope, id);
+      const after = { helpful: (before?.helpful ?? 0) + delta.helpful, unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful };
+      await this.save(scope, id, after, at);
+      return { delta, before, after };
+    }
+    let before: FeedbackCounts | undefined;
+    const seed = async () => (before = (await this.collection.get(scope, [id])).map(countsOf)[0]);
+    const totals = fromCounters(await this.counters.add(key(scope, id), { ...delta }, seed));
+    try {
+      await this.save(scope, id, totals, at);
+    } catch (err) {
+      // Not applied unless mirrored: the caller answers 503, so the count is taken back.
+      await this.counters.add(key(scope, id), { helpful: -delta.helpful, unhelpful: -delta.unhelpful }).catch(() => undefined);
+      throw err;
+    }
+    return { delta, before: before ?? { helpful: totals.helpful - delta.helpful, unhelpful: totals.unhelpful - delta.unhelpful }, after: totals };
   }
 
   async save(scope: Scope, id: string, counts: FeedbackCounts, at: string): Promise<void> {
@@ -45,13 +86,21 @@ export class MemoryFeedbackRepository {
     ]);
   }
 
-  delete(scope: Scope, ids: readonly string[]): Promise<string[]> {
+  async delete(scope: Scope, ids: readonly string[]): Promise<string[]> {
+    await this.counters?.delete(ids.map((id) => key(scope, id)));
     return this.collection.delete(scope, ids);
   }
 
-  purge(scope: Scope): Promise<number> {
+  async purge(scope: Scope): Promise<number> {
+    await this.counters?.deletePrefix('memory-feedback', scope.tenant, scope.agent);
     return purgeScope(this.collection, scope, 'updated_at');
   }
+}
+
+const key = (scope: Scope, id: string) => counterKey('memory-feedback', scope.tenant, scope.agent, id);
+
+function fromCounters(values: Record<string, number> | undefined): FeedbackCounts {
+  return { helpful: values?.helpful ?? 0, unhelpful: values?.unhelpful ?? 0 };
 }
 
 function countsOf(doc: StoredDoc): FeedbackCounts {

@@ -1,5 +1,4 @@
 import {
-  ErrorCode,
   MemoryEvents,
   MemoryListQuery,
   type FeedbackBody,
@@ -8,9 +7,7 @@ import {
   type Memory,
   type Scope,
 } from '#contracts';
-import type { Bus } from '#bus';
-import { AlfredError } from '#errors';
-import { randomUUID } from 'node:crypto';
+import type { ChangeEvent, ChangeWriter } from '#bus';
 import { ScopedCache } from '../memory-cache.js';
 import type { MemoryService } from '../memory.service.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -27,7 +24,7 @@ export class MemoryFeedbackService {
   constructor(
     private readonly memories: MemoryService,
     private readonly repo: MemoryFeedbackRepository,
-    private readonly bus: Bus,
+    private readonly changes: ChangeWriter,
     private readonly now: () => Date = () => new Date(),
     /** Counts (or their absence) of single reads; evicted on this instance's reports and on every feedback event. */
     readonly counts: ScopedCache<CachedCounts> = new ScopedCache<CachedCounts>(),
@@ -47,29 +44,25 @@ export class MemoryFeedbackService {
     return deleted;
   }
 
-  /** Counts one report; a memory of another agent (or none) is NOT_FOUND. Serialised per memory in this instance. */
+  /**
+   * Counts one report; a memory of another agent (or none) is NOT_FOUND. Serialised per memory in this instance;
+   * across instances the repository's shared counters make each increment atomic (no report overwrites another).
+   */
   rate(scope: Scope, id: string, body: FeedbackBody): Promise<FeedbackResult> {
     return this.lock.run(`${scope.tenant}\u0000${scope.agent}\u0000${id}`, async () => {
       await this.memories.get(scope, id);
-      const before = await this.repo.get(scope, id);
-      const counts: FeedbackCounts = {
-        helpful: (before?.helpful ?? 0) + (body.helpful ? 1 : 0),
-        unhelpful: (before?.unhelpful ?? 0) + (body.helpful ? 0 : 1),
-      };
       const at = this.now().toISOString();
       try {
-        await this.repo.save(scope, id, counts, at);
-        await this.record(scope, id, body, counts, at);
-      } catch (err) {
-        await (before ? this.repo.save(scope, id, before, at) : this.repo.delete(scope, [id])).catch(() => undefined);
-        throw new AlfredError(ErrorCode.ServiceUnavailable, 'the feedback could not be recorded durably and was not applied', undefined, {
-          cause: err,
-        });
+        // The event carries the counts the atomic increment produced: made from its result (see ChangeEvents).
+        const change = await this.changes.apply(
+          (c) => [this.event(scope, id, body, c.after, at)],
+          () => this.repo.increment(scope, id, { helpful: body.helpful ? 1 : 0, unhelpful: body.helpful ? 0 : 1 }, at),
+        );
+        return { id, feedback: change.after, timestamp: at };
       } finally {
-        // After the write (or its undo): a read that overlapped it can no longer fill the cache with either.
+        // After the write: a read that overlapped it can no longer fill the cache with the counts before it.
         this.counts.evict(scope.tenant, scope.agent, id);
       }
-      return { id, feedback: counts, timestamp: at };
     });
   }
 
@@ -93,7 +86,7 @@ export class MemoryFeedbackService {
     return { ...page, memories: page.memories.map((m) => attach(m, counts.get(m.id))) };
   }
 
-  private record(scope: Scope, id: string, body: FeedbackBody, counts: FeedbackCounts, at: string): Promise<void> {
+  private event(scope: Scope, id: string, body: FeedbackBody, counts: FeedbackCounts, at: string): ChangeEvent {
     const change = {
       kind: 'feedback' as const,
       id,
@@ -103,8 +96,8 @@ export class MemoryFeedbackService {
       at,
       feedback: { helpful: body.helpful, ...(body.note ? { note: body.note } : {}), counts },
     };
-    // Every report is its own event: a random message id, so two equal reports are never deduplicated.
-    return this.bus.publish(MemoryEvents.feedback, change, { key: id, msgId: `${id}:rated:${randomUUID()}` });
+    // Every report is its own event (the outbox gives it a message id of its own): equal reports are never deduplicated.
+    return { event: MemoryEvents.feedback, payload: change, key: id };
   }
 }
 

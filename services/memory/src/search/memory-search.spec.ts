@@ -7,7 +7,9 @@ import { memoryProfile, Ranker } from '#ranking';
 import { generatedText, LanceDbStore, prng } from '#vector-store';
 import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from '../feedback/memory-feedback.repository.js';
 import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
-import { BusMemoryEventLog } from '../memory-events.js';
+import { BusMemoryHistory } from '../memory-events.js';
+import { openMemoryChanges } from '../memory-changes.js';
+import type { DurableChanges } from '#bus';
 import { MemoryRepository, memoryCollectionSpec } from '../memory.repository.js';
 import { MemoryService } from '../memory.service.js';
 import { MemorySearch } from './memory-search.js';
@@ -29,6 +31,7 @@ describe(MemorySearch.name, () => {
   let memories: MemoryService;
   let feedback: MemoryFeedbackService;
   let search: MemorySearch;
+  let changes: DurableChanges;
   const embedder = new HashingEmbedder({ dimension: 64 });
 
   beforeEach(async () => {
@@ -37,14 +40,16 @@ describe(MemorySearch.name, () => {
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quiet });
     const repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
     const counts = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)));
-    memories = new MemoryService(repo, embedder, new BusMemoryEventLog(bus));
-    feedback = new MemoryFeedbackService(memories, counts, bus);
+    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet);
+    memories = new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus));
+    feedback = new MemoryFeedbackService(memories, counts, changes);
     // A fixed clock: recency would otherwise move scores between two searches of one test.
     const now = Date.now();
     search = new MemorySearch(repo, counts, embedder, new Ranker(memoryProfile(embedder.kind), () => now));
   });
 
   afterEach(async () => {
+    await changes.close();
     await bus.close();
     await store.close();
     await rm(dir, { recursive: true, force: true });
