@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createLogger } from '#logging';
 import { NatsBus } from '#bus';
 import { hostService } from '#runtime';
-import { AnthropicLoopback, SANDBOX_MODE, testServers, type AnthropicLoopbackOptions } from '#testing';
+import { AnthropicLoopback, FUNCTIONAL_TIMEOUTS, SANDBOX_MODE, testServers, type AnthropicLoopbackOptions } from '#testing';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
@@ -46,6 +46,7 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: model.apiKey,
     ALFRED_MODEL_MAX_RETRIES: '0',
+    ...FUNCTIONAL_TIMEOUTS,
     ...distributed,
     ...extraEnv,
   };

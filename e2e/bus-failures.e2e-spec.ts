@@ -67,6 +67,32 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
     }
   });
 
+  it('should count a service down when its health answer comes after ALFRED_HEALTH_TIMEOUT_MS, and up within it', async () => {
+    const present = Object.values(ServiceName).filter((s) => s !== ServiceName.Gateway);
+    const served = present.map((s) =>
+      serviceBus.serve(healthRoute(s), async () => {
+        if (s === ServiceName.Memory) await new Promise((r) => setTimeout(r, 1200));
+        return { service: s, instance: `${s}-test`, ready: true, details: {} };
+      }),
+    );
+    await serviceBus.flush();
+    const patient = await createGatewayApp(loadGatewayConfig({ ALFRED_DATA_DIR: dir, ALFRED_HEALTH_TIMEOUT_MS: '30000' }), { bus: gatewayBus, logger });
+    await patient.listen({ host: '127.0.0.1', port: 0 });
+    const patientUrl = `http://127.0.0.1:${(patient.getHttpServer().address() as { port: number }).port}`;
+    try {
+      // The default (1 s) gives up on a 1.2 s answer; 30 s waits for it.
+      const hasty = await client(url).get('/health');
+      expect(hasty.status).toBe(503);
+      expect(hasty.body.services.memory).toBe('down');
+      const waited = await client(patientUrl).get('/health');
+      expect(waited.status).toBe(200);
+      expect(waited.body.services).toMatchObject({ memory: 'up', channels: 'up' });
+    } finally {
+      await patient.close();
+      await Promise.all(served.map((s) => s.drain()));
+    }
+  });
+
   it('should answer 504 when the memory service does not reply in time', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));

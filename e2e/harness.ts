@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '#logging';
-import { SANDBOX_MODE, testServers } from '#testing';
+import { FUNCTIONAL_TIMEOUTS, SANDBOX_MODE, testServers } from '#testing';
 import { startEmbedded, startOverNats } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 
@@ -28,7 +28,14 @@ export async function startSystem(mode: Mode, extraEnv: Record<string, string> =
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-e2e-${mode}-`));
   // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
   await chmod(dataDir, 0o711);
-  const env: NodeJS.ProcessEnv = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_OS_SANDBOX: SANDBOX_MODE, ...extraEnv };
+  const env: NodeJS.ProcessEnv = {
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'silent',
+    ALFRED_OS_SANDBOX: SANDBOX_MODE,
+    ...FUNCTIONAL_TIMEOUTS,
+    ...extraEnv,
+  };
   const gateway = loadGatewayConfig(env);
   const options = { env, gateway, logger, port: 0 };
   const subjectPrefix = `e2e-${randomUUID().slice(0, 8)}.`;

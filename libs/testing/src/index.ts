@@ -7,3 +7,4 @@ export * from './redis-cleanup.js';
 export * from './os-sandbox-gate.js';
 export * from './telegram-loopback.js';
 export * from './own-servers.js';
+export * from './functional-env.js';

@@ -49,6 +49,10 @@ export class LanceDbStore implements VectorStore {
   }
 
   async describe(name: string): Promise<{ embedderId: string; dimension: number } | undefined> {
+    // A table this process holds open is described by its spec: readiness probes ask every second, and reading the
+    // manifest from disk each time queued behind the writers' fsyncs on a busy disk (a probe past its 1 s budget).
+    const open = await this.open_.get(name)?.catch(() => undefined);
+    if (open !== undefined) return { embedderId: open.spec.embedderId, dimension: open.spec.dimension };
     const db = await this.connection();
     if (!(await db.tableNames()).includes(name)) return undefined;
     const table = await db.openTable(name);

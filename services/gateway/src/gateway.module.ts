@@ -17,7 +17,7 @@ import { RecallController } from './controllers/recall.controller.js';
 import { RemediationsController } from './controllers/remediations.controller.js';
 import { SessionsController } from './controllers/sessions.controller.js';
 import { SkillsController } from './controllers/skills.controller.js';
-import { SystemController } from './controllers/system.controller.js';
+import { HEALTH_TIMEOUT_MS, SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
 import { AgentExistsGuard } from './http/agent-scope.js';
 import { ErrorFilter } from './http/error.filter.js';
@@ -36,13 +36,14 @@ function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
   if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
   return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
     logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
+    bus.replicas,
   );
 }
 
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials }): DynamicModule {
+  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number }): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
@@ -50,6 +51,7 @@ export class GatewayModule {
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
         { provide: ScopedCredentials, useValue: deps.credentials },
+        { provide: HEALTH_TIMEOUT_MS, useValue: deps.healthTimeoutMs },
         CredentialHandlers,
       ],
     };
@@ -79,7 +81,7 @@ export async function createGatewayApp(
     routerOptions: { ignoreTrailingSlash: true },
   });
   const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, config.ALFRED_CREDENTIAL_TTL_MS);
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials }), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS }), adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,

@@ -11,12 +11,16 @@ import { AgentNotScoped } from '../http/agent-scope.js';
 const CORE_SERVICES: readonly ServiceName[] = [ServiceName.Memory];
 /** Services a deployment may leave out (chat channels): without a responder they are `absent`, not a degradation. */
 const OPTIONAL_SERVICES: readonly ServiceName[] = [ServiceName.Channels];
-const HEALTH_TIMEOUT_MS = 1000;
+/** How long a health probe waits for each service (`ALFRED_HEALTH_TIMEOUT_MS`). */
+export const HEALTH_TIMEOUT_MS = Symbol('HEALTH_TIMEOUT_MS');
 
 @AgentNotScoped()
 @Controller()
 export class SystemController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(HEALTH_TIMEOUT_MS) private readonly timeoutMs: number,
+  ) {}
 
   @Get()
   info(): z.infer<typeof ApiInfo> {
@@ -62,7 +66,7 @@ export class SystemController {
     const entries = await Promise.all(
       names.map(async (name) => {
         try {
-          const h = await this.bus.request(healthRoute(name), {}, { timeoutMs: HEALTH_TIMEOUT_MS });
+          const h = await this.bus.request(healthRoute(name), {}, { timeoutMs: this.timeoutMs });
           if (h.details) details[name] = h.details;
           return [name, h.ready ? 'up' : 'not-ready'] as const;
         } catch (err) {
