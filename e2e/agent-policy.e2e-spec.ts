@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { skillDirs, skillEnv, type SkillDirs } from './skills-fixtures.js';
 import { client, createAgents, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
-import type { ScriptedReply } from '#testing';
+import { pollUntil, type ScriptedReply } from '#testing';
 
 const CODE = (result: string) => `export async function execute() { return { success: true, result: '${result}' }; }`;
 const call = (name: string, input: Record<string, unknown> = {}): ScriptedReply => ({ content: [{ type: 'tool_use', name, input }], stopReason: 'tool_use' });
@@ -88,6 +88,14 @@ describe('agent policy and the tools skills declare', () => {
     expect(created).toMatchObject({ is_error: false, content: expect.stringContaining('skill_dice is one of your tools') });
     expect(rolled).toMatchObject({ name: 'skill_dice', is_error: false, content: expect.stringContaining('"4"') });
     expect(toolsOf(1)).toContain('skill_dice');
+    // Who wrote it: this session and turn through skill_create (its provenance); the roll counted as a success.
+    const dice = (await api.get('/executable-skills/dice')).body;
+    expect(dice.provenance).toEqual({ tenant: 'default', agent: 'alfred', session: id, turn: expect.any(String), via: 'tool:skill_create', written_at: expect.any(String) });
+    expect(dice.provenance.turn).toBe(named(events, 'started')[0]?.turn_id);
+    // The roll is counted just after its answer.
+    await pollUntil(async () => (await api.get('/executable-skills/dice')).body.outcomes?.success === 1, 10_000, 'the roll counted');
+    expect((await api.get('/executable-skills/dice')).body.outcomes).toMatchObject({ success: 1, failure: 0 });
+    expect((await api.get(`/executable-skills?written_session=${id}`)).body.skills.map((s: { id: string }) => s.id)).toEqual(['dice']);
   });
 
   it('should tell the model a confirmation nobody answered timed out, not that the user declined', async () => {

@@ -64,8 +64,9 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
 
     const memories = (await api.get('/memories', as('rem'))).body.memories;
     expect(memories.map((m: { content: string }) => m.content)).toEqual(['User prefers dark mode in every editor']);
-    // Written by the agent's own bash with its turn's scoped credential: the memory says which session and turn.
-    expect(memories[0].provenance).toMatchObject({ agent: 'rem', session: id, turn: expect.any(String), via: 'rest' });
+    // Written by the agent's own bash with its turn's scoped credential: the memory says which session and turn, and
+    // that bash wrote it (this curl names no skill with X-Alfred-Skill).
+    expect(memories[0].provenance).toMatchObject({ agent: 'rem', session: id, turn: expect.any(String), via: 'tool:bash' });
     expect(memories[0].provenance.key).toBeUndefined();
     // The skill it loaded was used in a completed turn: one success on the skill's record.
     expect((await api.get('/skills/remember')).body.outcomes).toEqual({ success: 1, failure: 0, estimate: expect.any(Number) });

@@ -67,7 +67,8 @@ const CHECKS: Record<string, SkillCheck> = {
       if (i === 1) expect(doc.created).toBe(2);
       else if (i === 2) expect(doc.memories.map((m: any) => m.content)).toEqual(['User: We moved the launch to May 12', 'Assistant: Noted: launch on May 12']);
       else if (i === 3) expect(doc.memories.map((m: any) => m.content)).toEqual(['User prefers dark mode in every editor and terminal']);
-      else expect(doc).toMatchObject({ id: expect.any(String), content: expect.stringMatching(/^User /) });
+      // Its curl names the skill (X-Alfred-Skill): the memory records which skill wrote it.
+      else expect(doc).toMatchObject({ id: expect.any(String), content: expect.stringMatching(/^User /), provenance: { via: 'skill:remember' } });
     },
     after: async ({ api }) => {
       const contents = (await api.get('/memories?limit=100')).body.memories.map((m: { content: string }) => m.content);

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pollUntil } from '#testing';
 import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 
 export const ADD_CODE = `export async function execute(args: { a: number; b: number }) {
@@ -174,4 +175,43 @@ export function executableSkillsSuite(mode: Mode): void {
     expect((await api.get('/executable-skills/thrower')).status).toBe(404);
     expect((await execute('thrower', {})).status).toBe(404);
   });
+
+  it('should rank by what runs achieved: a skill that keeps failing drops below an equally relevant one that succeeds, not after one failure', async () => {
+    // A SKILL.md per executable skill of the same name (its instructions); the flaky one matches the query a little better.
+    for (const [name, description] of [
+      ['ship-flaky', 'Deploy the web app to production. Use to deploy the web app to production servers.'],
+      ['ship-steady', 'Deploy the web app to production servers with a health check. Use when releasing.'],
+    ]) {
+      expect((await api.post('/skills', { name, description, body: `Run the ${name} tool.` })).status).toBe(201);
+    }
+    await create({ id: 'ship-flaky', description: 'Deploys, sometimes', code: `export async function execute() { throw new Error('deploy target unreachable'); }` });
+    await create({ id: 'ship-steady', description: 'Deploys', code: `export async function execute() { return { success: true, result: 'deployed' }; }` });
+    const order = async () =>
+      ((await api.get('/skills/search?q=deploy%20the%20web%20app%20to%20production&limit=10')).body.results as Array<{ name: string }>)
+        .map((r) => r.name)
+        .filter((n) => n.startsWith('ship-'));
+    const counted = async (name: string) => {
+      const o = (await api.get(`/skills/${name}`)).body.outcomes as { success: number; failure: number } | undefined;
+      return o ? o.success + o.failure : 0;
+    };
+    let ran = 0;
+    const runs = async (times: number) => {
+      for (let i = 0; i < times; i++) {
+        expect((await execute('ship-flaky', {})).body).toMatchObject({ success: false, outcome: 'threw' });
+        expect((await execute('ship-steady', {})).body).toMatchObject({ success: true, outcome: 'succeeded' });
+      }
+      ran += times;
+      // A run is counted just after its answer: the order is checked once every run has been.
+      await pollUntil(async () => (await counted('ship-flaky')) === ran && (await counted('ship-steady')) === ran, 10_000, `${ran} outcomes of each`);
+    };
+    expect(await order()).toEqual(['ship-flaky', 'ship-steady']);
+    await runs(1);
+    expect(await order()).toEqual(['ship-flaky', 'ship-steady']);
+    expect((await api.get('/skills/ship-flaky')).body.outcomes).toEqual({ success: 0, failure: 1, estimate: 0.429 });
+    await runs(9);
+    expect(await order()).toEqual(['ship-steady', 'ship-flaky']);
+    expect((await api.get('/skills/ship-steady')).body.outcomes).toEqual({ success: 10, failure: 0, estimate: 0.813 });
+    // Each tenant's record is its own.
+    expect((await other.get('/skills/search?q=deploy%20the%20web%20app%20to%20production')).body.results.map((r: { name: string }) => r.name)).not.toContain('ship-flaky');
+  }, 60_000);
 }

@@ -6,6 +6,7 @@ import {
   skillToolName,
   type ExecutableSkillInfo,
   type RequestOf,
+  type ScopedWriter,
 } from '#contracts';
 import type { Bus } from '#bus';
 import { isAlfredError } from '#errors';
@@ -16,8 +17,11 @@ import type { ToolCallResult, ToolDefinition } from './tool-definition.js';
 export interface ExecutableSkillTools {
   /** The management tools, then every loaded executable skill as `skill_<id>` (a name taken by a management tool is left out). */
   definitions(tenant: string): Promise<ToolDefinition[]>;
-  /** Runs one tool call over the bus; failures (bad input, a failed skill, a missing service) come back as error results. */
-  call(name: string, input: unknown, caller: SkillCaller): Promise<ToolCallResult>;
+  /**
+   * Runs one tool call over the bus; failures (bad input, a failed skill, a missing service) come back as error results.
+   * `writer` is recorded as the provenance of a skill that skill_create / skill_update writes.
+   */
+  call(name: string, input: unknown, caller: SkillCaller, writer?: ScopedWriter): Promise<ToolCallResult>;
 }
 
 /** Executable skills as agent tools, served by the skill-registry and the skill-runner queue group. */
@@ -27,11 +31,11 @@ export function executableSkillTools(bus: Bus): ExecutableSkillTools {
       const { skills } = await bus.request(ExecutableSkillRoutes.list, { tenant });
       return [...Object.values(MANAGEMENT_TOOLS), ...skills.filter(isOfferable).map(skillDefinition)];
     },
-    async call(name, input, caller) {
+    async call(name, input, caller, writer) {
       try {
         const who = SkillCaller.parse(caller);
         const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-        if (isManagementTool(name)) return await manage(bus, name, args, who);
+        if (isManagementTool(name)) return await manage(bus, name, args, who, writer);
         if (!name.startsWith('skill_')) return failure(`unknown tool ${name}`);
         const id = name.slice('skill_'.length).replaceAll('_', '-');
         const run = await bus.request(SkillRunnerRoutes.execute, { id, args, caller: who }, { timeoutMs: SKILL_EXECUTE_BUS_TIMEOUT_MS, ...context(who) });
@@ -57,8 +61,9 @@ function isOfferable(skill: ExecutableSkillInfo): boolean {
   return skill.status === 'loaded' && !isManagementTool(skill.tool_name ?? skillToolName(skill.id));
 }
 
-async function manage(bus: Bus, name: ManagementToolName, input: Record<string, unknown>, caller: SkillCaller): Promise<ToolCallResult> {
+async function manage(bus: Bus, name: ManagementToolName, input: Record<string, unknown>, caller: SkillCaller, writer?: ScopedWriter): Promise<ToolCallResult> {
   const ctx = context(caller);
+  const by = writer ? { writer } : {};
   const { id, ...rest } = input;
   switch (name) {
     case 'skill_list': {
@@ -68,9 +73,9 @@ async function manage(bus: Bus, name: ManagementToolName, input: Record<string, 
     }
     case 'skill_create':
       // The definitions of create, update and delete ask the runtime to confirm with the user before this call is made.
-      return success(summary(await bus.request(ExecutableSkillRoutes.create, { scope: { tenant: caller.tenant, agent: caller.agent }, body: input as RequestOf<typeof ExecutableSkillRoutes.create>['body'], origin: AGENT_CONSENTED }, ctx)));
+      return success(summary(await bus.request(ExecutableSkillRoutes.create, { scope: { tenant: caller.tenant, agent: caller.agent }, body: input as RequestOf<typeof ExecutableSkillRoutes.create>['body'], origin: AGENT_CONSENTED, ...by }, ctx)));
     case 'skill_update':
-      return success(summary(await bus.request(ExecutableSkillRoutes.update, { tenant: caller.tenant, id: String(id), patch: rest, origin: AGENT_CONSENTED }, ctx)));
+      return success(summary(await bus.request(ExecutableSkillRoutes.update, { tenant: caller.tenant, id: String(id), patch: rest, origin: AGENT_CONSENTED, ...by }, ctx)));
     case 'skill_delete':
       return success(await bus.request(ExecutableSkillRoutes.delete, { tenant: caller.tenant, id: String(id), confirm: true }, ctx));
     case 'skill_reload':

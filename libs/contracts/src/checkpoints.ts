@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Provenance, TrustMark, Writer } from './provenance.js';
+import { Provenance, ProvenanceFilter, TrustMark, Writer } from './provenance.js';
 import { IsoTimestamp, Scope, queryInt } from './common.js';
 import { Pagination } from './memory.js';
 import { event, route, ServiceName } from './route.js';
@@ -50,11 +50,12 @@ export const Checkpoint = z.object({
 });
 export type Checkpoint = z.infer<typeof Checkpoint>;
 
-/** GET /checkpoints query: newest first. */
+/** GET /checkpoints query: newest first; filters on provenance and trust as GET /memories has them. */
 export const CheckpointListQuery = z.strictObject({
   limit: queryInt(1, 100, 20),
   offset: z.coerce.number().int().min(0).default(0),
   tag: z.string().min(1).max(100).optional(),
+  ...ProvenanceFilter,
 });
 export type CheckpointListQuery = z.infer<typeof CheckpointListQuery>;
 

@@ -8,7 +8,9 @@ import {
   SkillId,
   SkillManifest,
 } from './executable-skills.js';
+import { Provenance, ScopedWriter, WriterFilter, WriterQuery } from './provenance.js';
 import { event, route, ServiceName } from './route.js';
+import { SkillOutcomes } from './skills.js';
 
 /** execute.ts of a created or updated skill, as text. */
 export const EXECUTABLE_SKILL_CODE_MAX = 256 * 1024;
@@ -44,6 +46,10 @@ export const ExecutableSkillInfo = z.object({
   /** JSON Schema of the tool input derived from the manifest's parameters. */
   input_schema: z.record(z.string(), z.unknown()).optional(),
   updated_at: IsoTimestamp,
+  /** Who wrote the current version of a managed skill (additional field; absent on bundled ones). */
+  provenance: Provenance.optional(),
+  /** What its runs achieved, once any were recorded (the counters skill search ranks by). */
+  outcomes: SkillOutcomes.optional(),
 });
 export type ExecutableSkillInfo = z.infer<typeof ExecutableSkillInfo>;
 
@@ -55,6 +61,9 @@ export const ExecutableSkillDetail = ExecutableSkillInfo.extend({
 export type ExecutableSkillDetail = z.infer<typeof ExecutableSkillDetail>;
 
 export const ExecutableSkillList = z.object({ skills: z.array(ExecutableSkillInfo) });
+
+/** GET /executable-skills query: only the skills whose writer matches (as GET /memories filters memories). */
+export const ExecutableSkillListQuery = z.strictObject(WriterFilter);
 export type ExecutableSkillList = z.infer<typeof ExecutableSkillList>;
 
 /**
@@ -164,10 +173,20 @@ export type SkillChangeOrigin = z.infer<typeof SkillChangeOrigin>;
 
 /** Executable-skill management on the skill-registry; managed skills belong to one tenant, bundled ones are shared and read-only. */
 export const ExecutableSkillRoutes = {
-  list: route(R, 'exec-list', z.object({ tenant: TenantId }), ExecutableSkillList),
+  list: route(R, 'exec-list', z.object({ tenant: TenantId, written: WriterQuery.optional() }), ExecutableSkillList),
   get: route(R, 'exec-get', byId, ExecutableSkillDetail),
-  create: route(R, 'exec-create', z.object({ scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin.default({ by: 'user', consented: false }) }), ExecutableSkillDetail),
-  update: route(R, 'exec-update', z.object({ tenant: TenantId, id: SkillId, patch: ExecutableSkillPatch, origin: SkillChangeOrigin.default({ by: 'user', consented: false }) }), ExecutableSkillDetail),
+  create: route(
+    R,
+    'exec-create',
+    z.object({ scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin.default({ by: 'user', consented: false }), writer: ScopedWriter.optional() }),
+    ExecutableSkillDetail,
+  ),
+  update: route(
+    R,
+    'exec-update',
+    z.object({ tenant: TenantId, id: SkillId, patch: ExecutableSkillPatch, origin: SkillChangeOrigin.default({ by: 'user', consented: false }), writer: ScopedWriter.optional() }),
+    ExecutableSkillDetail,
+  ),
   delete: route(R, 'exec-delete', z.object({ tenant: TenantId, id: SkillId, confirm: z.boolean() }), ExecutableSkillDeleted),
   reload: route(R, 'exec-reload', z.object({ tenant: TenantId }), ExecutableSkillReloaded),
   resolve: route(R, 'exec-resolve', byId, ExecutableSkillResolved),

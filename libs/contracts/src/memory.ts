@@ -177,6 +177,13 @@ export const MemoryEvents = {
   feedback: event('memory', 'rated', MEMORY_STREAM, MemoryChange),
 } as const;
 
+/**
+ * Writes of many memories at once (up to MEMORY_BATCH_MAX, each embedded, one outbox change) get this long instead of
+ * the bus's 5 s: 500 texts through a remote embedder, or a busy disk's fsyncs, need more, and a client told 504 for a
+ * write that then completes would only retry it.
+ */
+export const MANY_WRITE_TIMEOUT_MS = 60_000;
+
 const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, ...shape });
 const M = ServiceName.Memory;
 
@@ -188,8 +195,15 @@ export const MemoryRoutes = {
     'batch-create',
     scoped({ memories: z.array(z.unknown()).min(1).max(MEMORY_BATCH_MAX), source: MemorySource.default('daily'), writer: Writer.optional() }),
     MemoryBatchCreateResult,
+    { timeoutMs: MANY_WRITE_TIMEOUT_MS },
   ),
-  ingestConversation: route(M, 'conversation-ingest', scoped({ conversation: ConversationIngestBody, writer: Writer.optional() }), ConversationIngestResult),
+  ingestConversation: route(
+    M,
+    'conversation-ingest',
+    scoped({ conversation: ConversationIngestBody, writer: Writer.optional() }),
+    ConversationIngestResult,
+    { timeoutMs: MANY_WRITE_TIMEOUT_MS },
+  ),
   get: route(M, 'get', scoped({ id: MemoryId }), Memory),
   update: route(M, 'update', scoped({ id: MemoryId, patch: MemoryUpdateBody }), MemoryUpdated),
   delete: route(M, 'delete', scoped({ id: MemoryId }), MemoryDeleted),

@@ -13,11 +13,15 @@ export const Writer = z.object({
   turn: z.string().optional(),
   /** The API key's name (`key-<fingerprint>`), or `open-loopback` on the keyless loopback API. */
   key: z.string().optional(),
-  /** The tool or skill that wrote it: `rest`, `mcp:memory_record`, `distill`, `learn`, `telegram`… */
+  /** The tool or skill that wrote it: `skill:remember` (X-Alfred-Skill), `tool:bash`, `rest`, `mcp:memory_record`, `distill`, `learn`, `telegram`… */
   via: z.string().max(200).optional(),
   source: SourceRef.optional(),
 });
 export type Writer = z.infer<typeof Writer>;
+
+/** A writer with the agent it wrote as, for records whose own scope is the tenant alone (runtime-created skills). */
+export const ScopedWriter = Writer.extend({ agent: z.string() });
+export type ScopedWriter = z.infer<typeof ScopedWriter>;
 
 /** Provenance as reads show it (an additional field: the seed's fields stay as they are). */
 export const Provenance = Writer.extend({ tenant: z.string(), agent: z.string(), written_at: z.string() });
@@ -41,3 +45,26 @@ export const ProvenanceFilter = {
   flagged: z.union([z.boolean(), z.enum(['true', 'false'])]).transform((v) => v === true || v === 'true').optional(),
 };
 export const PROVENANCE_FILTER_KEYS = Object.keys(ProvenanceFilter) as Array<keyof typeof ProvenanceFilter>;
+
+/** The writer filters of GET /skills and GET /executable-skills: those of memories but `flagged` (skills carry no trust mark). */
+export const WriterFilter = {
+  written_session: ProvenanceFilter.written_session,
+  written_via: ProvenanceFilter.written_via,
+  written_key: ProvenanceFilter.written_key,
+  written_source: ProvenanceFilter.written_source,
+};
+export const WriterQuery = z.object(WriterFilter);
+export type WriterQuery = z.infer<typeof WriterQuery>;
+
+/** Each writer filter and the provenance row field it matches (memories' and skills' rows name them alike). */
+const WRITER_FIELDS = { written_session: 'session', written_via: 'via', written_key: 'key', written_source: 'source' } as const;
+
+/** The writer filters a query names, as equality conditions on provenance row fields. */
+export function writerConditions(q: Partial<WriterQuery> | undefined): Array<{ field: (typeof WRITER_FIELDS)[keyof typeof WRITER_FIELDS]; value: string }> {
+  return (Object.keys(WRITER_FIELDS) as Array<keyof typeof WRITER_FIELDS>).flatMap((k) => (q?.[k] !== undefined ? [{ field: WRITER_FIELDS[k], value: q[k]! }] : []));
+}
+
+/** Whether a query names any writer filter. */
+export function hasWriterFilter(q: Partial<WriterQuery> | undefined): boolean {
+  return writerConditions(q).length > 0;
+}

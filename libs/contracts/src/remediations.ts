@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Provenance, TrustMark, Writer } from './provenance.js';
+import { Provenance, ProvenanceFilter, TrustMark, Writer } from './provenance.js';
 import { Scope, queryInt } from './common.js';
 import { FeedbackBody, FeedbackCounts, FeedbackResult } from './feedback.js';
 import { event, route, ServiceName } from './route.js';
@@ -41,12 +41,13 @@ export const Remediation = z.object({
 });
 export type Remediation = z.infer<typeof Remediation>;
 
-/** GET /remediations/search query: `q` is an error text, normalised like stored signatures. */
+/** GET /remediations/search query: `q` is an error text, normalised like stored signatures; provenance filters as GET /search. */
 export const RemediationSearchQuery = z.strictObject({
   q: z.string().trim().min(1, 'Query cannot be empty').max(REMEDIATION_TEXT_MAX),
   limit: queryInt(1, 50, 5),
   min_score: z.coerce.number().min(0).max(1).default(0),
   tool: z.string().min(1).max(200).optional(),
+  ...ProvenanceFilter,
 });
 export type RemediationSearchQuery = z.infer<typeof RemediationSearchQuery>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NamePatterns, TenantId } from './common.js';
+import { Provenance, ScopedWriter, WriterFilter, WriterQuery } from './provenance.js';
 import { route, ServiceName } from './route.js';
 
 /** Agent Skills name rule: 1-64 lowercase letters, digits and single inner hyphens. */
@@ -50,6 +51,8 @@ export const SkillSummary = z.object({
   allowed_tools: z.array(z.string()).optional(),
   body_lines: z.number().int().min(0),
   warnings: z.array(SkillProblem),
+  /** Who wrote a skill created at run time (additional field; absent on skills from the file system). */
+  provenance: Provenance.optional(),
 });
 export type SkillSummary = z.infer<typeof SkillSummary>;
 
@@ -171,6 +174,8 @@ export type SkillIndexFormat = z.infer<typeof SkillIndexFormat>;
 export const SkillIndexQuery = z.strictObject({
   format: SkillIndexFormat.default('json'),
   budget: z.coerce.number().int().min(0).max(10_000_000).optional(),
+  /** Only runtime-created skills whose writer matches (as GET /memories filters memories). */
+  ...WriterFilter,
 });
 export type SkillIndexQuery = z.infer<typeof SkillIndexQuery>;
 
@@ -196,6 +201,8 @@ export const SkillSearchQuery = z.strictObject({
   q: z.string().trim().min(1, 'Query cannot be empty').max(2000),
   limit: z.coerce.number().int().min(1).max(SKILL_SEARCH_LIMIT_MAX).default(5),
   min_score: z.coerce.number().min(0).max(1).default(0),
+  /** Only skills written so (runtime-created ones: skills from disk have no writer and never match). */
+  ...WriterFilter,
 });
 export type SkillSearchQuery = z.infer<typeof SkillSearchQuery>;
 
@@ -208,6 +215,8 @@ export const SkillSearchHit = z.object({
   score: z.number().min(0).max(1),
   /** Present once the skill has recorded outcomes. */
   outcomes: SkillOutcomes.optional(),
+  /** Who wrote it: runtime-created skills only. */
+  provenance: Provenance.optional(),
 });
 export type SkillSearchHit = z.infer<typeof SkillSearchHit>;
 
@@ -242,13 +251,23 @@ const ByName = z.object({ tenant: TenantId, name: SkillPathName });
  */
 export const SkillRoutes = {
   /** The level-1 index; `only` keeps the skills an agent's policy permits (the rendered text lists only those). */
-  index: route(R, 'index', z.object({ tenant: TenantId, budget: z.number().int().min(0).optional(), only: NamePatterns.optional() }), SkillRegistryIndex),
+  index: route(
+    R,
+    'index',
+    z.object({ tenant: TenantId, budget: z.number().int().min(0).optional(), only: NamePatterns.optional(), written: WriterQuery.optional() }),
+    SkillRegistryIndex,
+  ),
   get: route(R, 'get', ByName, SkillBodyResponse),
   resources: route(R, 'resources', ByName, SkillResourceList),
   resource: route(R, 'resource', ByName.extend({ path: SkillResourcePath }), SkillResourceContent),
   search: route(R, 'search', z.object({ tenant: TenantId, query: SkillSearchQuery }), SkillSearchResponse),
   reload: route(R, 'reload', z.object({ tenant: TenantId }), SkillReloadResult),
-  create: route(R, 'create', z.object({ tenant: TenantId, skill: SkillCreateBody }), SkillBodyResponse),
+  create: route(R, 'create', z.object({ tenant: TenantId, skill: SkillCreateBody, writer: ScopedWriter.optional() }), SkillBodyResponse),
   /** Records one outcome of a skill's use (feedback, an execution, a turn after load_skill). */
   feedback: route(R, 'feedback', ByName.extend({ feedback: SkillFeedbackBody }), SkillFeedbackResult),
+  /**
+   * One run of an executable skill as an outcome (sent by the skill-runner): counted under the skill's id, which is
+   * also the SKILL.md skill of that name, and for each SKILL.md skill that offers it in its `allowed-tools`.
+   */
+  executed: route(R, 'executed', z.object({ tenant: TenantId, id: SkillPathName, success: z.boolean() }), z.object({ counted: z.array(z.string()), outcomes: SkillOutcomes })),
 } as const;

@@ -64,7 +64,9 @@ export class ExecutableSkillToolProvider implements ToolProvider {
   }
 
   private async run(name: string, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
-    const res = await this.executable.call(name, input, { tenant: ctx.scope.tenant, agent: ctx.scope.agent });
+    // Who writes a skill through skill_create / skill_update: this session and turn, through that tool (its provenance).
+    const writer = { agent: ctx.scope.agent, session: ctx.sessionId, ...(ctx.turnId ? { turn: ctx.turnId } : {}), via: `tool:${name}` };
+    const res = await this.executable.call(name, input, { tenant: ctx.scope.tenant, agent: ctx.scope.agent }, writer);
     const tool = (res.data as { tool?: unknown } | undefined)?.tool;
     if (res.isError || !MAKES_TOOLS.has(name) || typeof tool !== 'string') return { content: res.content, isError: res.isError };
     return { content: `${res.content}\n${tool} is one of your tools from now on in this turn. ${KEEP_HINT(tool)}`, isError: false, offers: [tool] };

@@ -27,6 +27,8 @@ export const failed = (content: string): ToolOutcome => ({ content, isError: tru
 export interface ToolContext {
   readonly scope: Scope;
   readonly sessionId: string;
+  /** The running turn: recorded as the writer of what its tools create (skills), with the session. */
+  readonly turnId?: string;
   /** The turn's scoped credential (tenant, agent, session; expires with the turn) minted by the gateway; bash exposes it as ALFRED_API_KEY. */
   readonly apiKey?: string;
   readonly workspace: Workspace;

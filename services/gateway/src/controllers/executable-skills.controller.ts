@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import {
   ExecutableSkillCreateBody,
+  ExecutableSkillListQuery,
   ExecutableSkillPatch,
   ExecutableSkillRoutes,
   SKILL_EXECUTE_BUS_TIMEOUT_MS,
@@ -11,7 +12,7 @@ import {
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { z } from 'zod';
-import { CallerParam, type Caller } from '../http/caller.js';
+import { CallerParam, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
 const DeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
@@ -25,14 +26,16 @@ export class ExecutableSkillsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
   @Get('executable-skills')
-  list(@CallerParam() c: Caller) {
-    return this.bus.request(ExecutableSkillRoutes.list, { tenant: c.scope.tenant }, { context: c.context });
+  list(@CallerParam() c: Caller, @Query() query: unknown) {
+    const written = writtenFilter(parseInput(ExecutableSkillListQuery, query));
+    return this.bus.request(ExecutableSkillRoutes.list, { tenant: c.scope.tenant, ...written }, { context: c.context });
   }
 
   @Post('executable-skills')
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
-    return this.bus.request(ExecutableSkillRoutes.create, { scope: c.scope, body: parseInput(ExecutableSkillCreateBody, body) }, { context: c.context });
+    const writer = { ...c.writer, agent: c.scope.agent };
+    return this.bus.request(ExecutableSkillRoutes.create, { scope: c.scope, body: parseInput(ExecutableSkillCreateBody, body), writer }, { context: c.context });
   }
 
   @Post('executable-skills/reload')
@@ -49,7 +52,8 @@ export class ExecutableSkillsController {
   @Patch('executable-skills/:id')
   update(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const patch = parseInput(ExecutableSkillPatch, body);
-    return this.bus.request(ExecutableSkillRoutes.update, { tenant: c.scope.tenant, id: skillId(id), patch }, { context: c.context });
+    const writer = { ...c.writer, agent: c.scope.agent };
+    return this.bus.request(ExecutableSkillRoutes.update, { tenant: c.scope.tenant, id: skillId(id), patch, writer }, { context: c.context });
   }
 
   /** Without `?confirm=true`: 409 CONFLICT whose details show what would be deleted; nothing changes. */

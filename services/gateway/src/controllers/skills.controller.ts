@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { SkillCreateBody, SkillFeedbackBody, SkillIndexQuery, SkillPathName, SkillResourcePath, SkillRoutes, SkillSearchQuery } from '#contracts';
 import { BUS, type Bus } from '#bus';
-import { CallerParam, type Caller } from '../http/caller.js';
+import { CallerParam, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
 /** A name in the path; the registry answers an unknown one with NOT_FOUND and close valid names. */
@@ -17,8 +17,9 @@ export class SkillsController {
 
   @Get()
   async index(@CallerParam() c: Caller, @Query() query: unknown) {
-    const { format, budget } = parseInput(SkillIndexQuery, query);
-    const { rendered, ...index } = await this.bus.request(SkillRoutes.index, budget === undefined ? { tenant: c.scope.tenant } : { tenant: c.scope.tenant, budget }, { context: c.context });
+    const { format, budget, ...filters } = parseInput(SkillIndexQuery, query);
+    const request = { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...writtenFilter(filters) };
+    const { rendered, ...index } = await this.bus.request(SkillRoutes.index, request, { context: c.context });
     if (format === 'json') return index;
     return { format, ...rendered[format], budget: index.budget };
   }
@@ -38,7 +39,8 @@ export class SkillsController {
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
     const skill = parseInput(SkillCreateBody, body);
-    return this.bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, { context: c.context, timeoutMs: 60_000 });
+    const writer = { ...c.writer, agent: c.scope.agent };
+    return this.bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer }, { context: c.context, timeoutMs: 60_000 });
   }
 
   @Get(':name')

@@ -1,8 +1,9 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { AgentName, ErrorCode, SourceRef, type AgentPolicy, type Scope, type Writer } from '#contracts';
+import { AgentName, ErrorCode, hasWriterFilter, SkillName, SourceRef, type AgentPolicy, type Scope, type Writer, type WriterQuery } from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import type { CredentialScope } from './scoped-credential.js';
 
 export const AGENT_HEADER = 'x-alfred-agent';
@@ -38,19 +39,39 @@ export interface Caller {
   readonly writer: Writer;
 }
 
-export const SOURCE_HEADER = 'x-alfred-source';
+export const SOURCE_HEADER = 'X-Alfred-Source';
+/** The skill whose instructions made the request (the bundled skills' curl lines send it). */
+export const SKILL_HEADER = 'X-Alfred-Skill';
 
-/** The writer of a request: session and turn of a scoped credential, else the key's name; the client's X-Alfred-Source. */
-export function writerOf(req: FastifyRequest, via = 'rest'): Writer {
-  const raw = req.headers[SOURCE_HEADER];
-  const given = Array.isArray(raw) ? raw[0] : raw;
-  const source = given === undefined || given === '' ? undefined : SourceRef.safeParse(given);
-  if (source && !source.success) {
-    throw new AlfredError(ErrorCode.BadRequest, 'invalid X-Alfred-Source header: a URL or document name of at most 2000 characters', { header: 'X-Alfred-Source' });
-  }
+/**
+ * The writer of a request: session and turn of a scoped credential, else the key's name; the client's
+ * X-Alfred-Source. `via` is the skill the request names (`skill:<name>`), else `tool:bash` for a turn's scoped
+ * credential (only the agent's bash holds one), else plain `rest`.
+ */
+export function writerOf(req: FastifyRequest): Writer {
+  const source = header(req, SOURCE_HEADER, SourceRef, 'a URL or document name of at most 2000 characters');
+  const skill = header(req, SKILL_HEADER, SkillName, 'the name of the skill making the request (1-64 lowercase letters, digits and single hyphens)');
   const scoped = req.alfred.scoped;
   const who = scoped ? { session: scoped.session, turn: scoped.turn } : { key: req.alfred.keyName ?? 'open-loopback' };
-  return { ...who, via, ...(source ? { source: source.data } : {}) };
+  const via = skill !== undefined ? `skill:${skill}` : scoped ? 'tool:bash' : 'rest';
+  return { ...who, via, ...(source !== undefined ? { source } : {}) };
+}
+
+/** An optional header's value checked against its schema: absent or empty is undefined, invalid is a 400 naming it. */
+function header(req: FastifyRequest, name: string, schema: z.ZodString, expected: string): string | undefined {
+  const raw = req.headers[name.toLowerCase()];
+  const given = Array.isArray(raw) ? raw[0] : raw;
+  if (given === undefined || given === '') return undefined;
+  const parsed = schema.safeParse(given);
+  if (parsed.success) return parsed.data;
+  throw new AlfredError(ErrorCode.BadRequest, `invalid ${name} header: ${expected}`, { header: name });
+}
+
+/** `{ written }` for a skills list request when the query names any writer filter, else nothing. */
+export function writtenFilter(q: Partial<WriterQuery>): { written?: WriterQuery } {
+  if (!hasWriterFilter(q)) return {};
+  const { written_session, written_via, written_key, written_source } = q;
+  return { written: { written_session, written_via, written_key, written_source } };
 }
 
 /** The agent X-Alfred-Agent names, undefined when the header is absent or empty; a malformed name is a 400. */

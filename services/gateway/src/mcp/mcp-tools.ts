@@ -28,7 +28,7 @@ import {
 import { permits } from '#agent-tools';
 import type { Bus } from '#bus';
 import { AlfredError } from '#errors';
-import type { Caller } from '../http/caller.js';
+import { writtenFilter, type Caller } from '../http/caller.js';
 
 /** One MCP tool: its arguments are a contract schema, its work the same bus route the REST API uses. */
 export interface McpTool<S extends z.ZodType = z.ZodType> {
@@ -70,9 +70,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_index',
     description: 'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
     input: SkillIndexQuery,
-    run: async (bus, c, { format, budget }) => {
+    run: async (bus, c, { format, budget, ...filters }) => {
       const only = c.policy?.skills;
-      const { rendered, ...index } = await bus.request(SkillRoutes.index, { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}) }, opts(c));
+      const written = writtenFilter(filters);
+      const { rendered, ...index } = await bus.request(SkillRoutes.index, { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}), ...written }, opts(c));
       return format === 'json' ? index : { format, ...rendered[format], budget: index.budget };
     },
   }),
@@ -80,7 +81,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_create',
     description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
     input: SkillCreateBody,
-    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill }, SLOW(c)),
+    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer: { ...c.writer, agent: c.scope.agent, via: 'mcp:skills_create' } }, SLOW(c)),
   }),
   tool({
     name: 'skills_feedback',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBody } from '#contracts';
+import { ErrorBody, SkillName, SourceRef } from '#contracts';
 import { API_VERSION } from '../api-info.js';
 import { OPERATIONS, type Content, type Operation } from './operations.js';
 
@@ -33,8 +33,9 @@ function parameters(op: Operation): JsonSchema[] {
     required: !(schema as z.ZodType).safeParse(undefined).success,
     schema: jsonSchema(schema as z.ZodType, 'input'),
   }));
-  // Creating endpoints (POST answering 201) take an Idempotency-Key: the interceptor applies it to exactly these.
-  const idempotency =
+  // Creating endpoints (POST answering 201) take an Idempotency-Key (the interceptor applies it to exactly these) and
+  // the writer's headers.
+  const creating =
     op.method === 'POST' && 201 in op.responses
       ? [
           {
@@ -45,9 +46,12 @@ function parameters(op: Operation): JsonSchema[] {
               'Makes a retry safe: the same key and body get the first answer again and create nothing twice; the same key with another body, or while the first request runs, is 409 CONFLICT. Kept 24 h, per tenant and path.',
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
+          // What they create records its writer (provenance): these two headers are the client's part of it.
+          { name: 'X-Alfred-Source', in: 'header', required: false, description: 'Where the content came from (a URL or document): recorded as provenance.source.', schema: jsonSchema(SourceRef, 'input') },
+          { name: 'X-Alfred-Skill', in: 'header', required: false, description: 'The skill making the request: recorded as provenance.via = skill:<name>.', schema: jsonSchema(SkillName, 'input') },
         ]
       : [];
-  return [...path, ...query, ...idempotency];
+  return [...path, ...query, ...creating];
 }
 
 function content(c: Content | readonly Content[]): JsonSchema {

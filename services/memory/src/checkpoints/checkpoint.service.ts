@@ -13,7 +13,7 @@ import {
   type SessionMessage,
   type SessionView,
 } from '#contracts';
-import type { Bus, MessageContext } from '#bus';
+import type { Bus, ChangeWriter, MessageContext } from '#bus';
 import type { Embedder } from '#embeddings';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +30,7 @@ export class CheckpointService {
     private readonly repo: CheckpointRepository,
     private readonly embedder: Embedder,
     private readonly bus: Bus,
+    private readonly changes: ChangeWriter,
     private readonly now: () => Date = () => new Date(),
     private readonly contextSize = CHECKPOINT_CONTEXT_MESSAGES,
   ) {}
@@ -59,14 +60,10 @@ export class CheckpointService {
       created_at: this.now().toISOString(),
     };
     const [vector] = await this.embedder.embed([checkpointText(checkpoint)]);
-    await this.repo.save(scope, checkpoint, vector!);
-    try {
-      const change = { kind: 'saved' as const, id: checkpoint.id, tenant: scope.tenant, agent: scope.agent, at: checkpoint.created_at, checkpoint };
-      await this.bus.publish(CheckpointEvents.saved, change, { key: checkpoint.id, msgId: `${checkpoint.id}:saved` });
-    } catch (err) {
-      await this.repo.delete(scope, checkpoint.id).catch(() => undefined);
-      throw new AlfredError(ErrorCode.ServiceUnavailable, 'the checkpoint could not be recorded durably and was not saved', undefined, { cause: err });
-    }
+    const change = { kind: 'saved' as const, id: checkpoint.id, tenant: scope.tenant, agent: scope.agent, at: checkpoint.created_at, checkpoint };
+    await this.changes.apply([{ event: CheckpointEvents.saved, payload: change, key: checkpoint.id, msgId: `${checkpoint.id}:saved` }], () =>
+      this.repo.save(scope, checkpoint, vector!),
+    );
     return checkpoint;
   }
 

@@ -7,7 +7,7 @@ import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { RecallService } from '../recall/recall.service.js';
 import { RemediationService } from '../remediations/remediation.service.js';
 import { MemoryWriteGuard } from '../safety/memory-write.guard.js';
-import { MemoryProvenance } from '../provenance/memory-provenance.service.js';
+import { hasProvenanceFilter, MemoryProvenance, SEARCH_POOL } from '../provenance/memory-provenance.service.js';
 
 /** Checkpoints, remediations and recall on the bus: parse (done by the adapter), call the logic, answer. */
 @Injectable()
@@ -37,8 +37,13 @@ export class RecallHandlers extends BusHandlers {
       return marked(p.scope, p.writer, saved, [checkpoint.summary, ...checkpoint.done, ...checkpoint.next].join('\n'), () => c.discard(p.scope, saved.id));
     });
     this.handle(CheckpointRoutes.list, async (p) => {
-      const page = await c.list(p.scope, p.query);
-      return { ...page, checkpoints: await pv.decorate(p.scope, page.checkpoints) };
+      const { limit, offset } = p.query;
+      const plain = async (l: number, o: number) => {
+        const page = await c.list(p.scope, { ...p.query, limit: l, offset: o });
+        return { items: page.checkpoints, total: page.pagination.total };
+      };
+      const { items, total } = await pv.listItems(p.scope, p.query, plain);
+      return { checkpoints: items, pagination: { total, limit, offset, has_more: offset + items.length < total } };
     });
     this.handle(CheckpointRoutes.get, async (p) => (await pv.decorate(p.scope, [await c.get(p.scope, p.id)]))[0]!);
     this.handle(CheckpointRoutes.resume, (p, ctx) => c.resume(p.scope, p.id, p.level, ctx));
@@ -49,8 +54,11 @@ export class RecallHandlers extends BusHandlers {
     });
     this.handle(RemediationRoutes.get, async (p) => (await pv.decorate(p.scope, [await r.get(p.scope, p.id)]))[0]!);
     this.handle(RemediationRoutes.search, async (p) => {
-      const res = await r.search(p.scope, p.query);
-      return { ...res, results: await pv.decorate(p.scope, res.results) };
+      // With provenance filters the best SEARCH_POOL are ranked, then filtered (as memory search does).
+      const filtered = hasProvenanceFilter(p.query);
+      const res = await r.search(p.scope, filtered ? { ...p.query, limit: SEARCH_POOL } : p.query);
+      const results = await pv.keep(p.scope, p.query, res.results, p.query.limit);
+      return { ...res, results, ...(filtered ? { total: results.length } : {}) };
     });
     this.handle(RemediationRoutes.feedback, (p) => r.rate(p.scope, p.id, p.feedback));
     this.handle(MemoryRoutes.purgeAgent, async (p) => {

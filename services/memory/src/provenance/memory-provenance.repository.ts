@@ -1,4 +1,4 @@
-import type { Provenance, Scope, TrustMark, Writer } from '#contracts';
+import { writerConditions, type Provenance, type Scope, type TrustMark, type Writer } from '#contracts';
 import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
 import { placeholderVector } from '../feedback/placeholder-vector.js';
 import { purgeScope } from '../scope-purge.js';
@@ -80,11 +80,7 @@ export class MemoryProvenanceRepository {
 
   /** Ids of the scope's memories whose provenance matches every given filter (newest first, at most `cap`). */
   async matching(scope: Scope, q: ProvenanceQuery, cap: number): Promise<string[]> {
-    const where: Condition[] = [];
-    if (q.written_session) where.push({ field: 'session', op: 'eq', value: q.written_session });
-    if (q.written_via) where.push({ field: 'via', op: 'eq', value: q.written_via });
-    if (q.written_key) where.push({ field: 'key', op: 'eq', value: q.written_key });
-    if (q.written_source) where.push({ field: 'source', op: 'eq', value: q.written_source });
+    const where: Condition[] = writerConditions(q).map((c) => ({ ...c, op: 'eq' as const }));
     if (q.flagged !== undefined) where.push({ field: 'flagged', op: 'eq', value: q.flagged });
     const { docs } = await this.collection.list({ ...scope, where }, { sortBy: 'written_at', order: 'desc', limit: cap, offset: 0 });
     return docs.map((d) => d.id);

@@ -1,4 +1,4 @@
-import { ErrorCode, type Memory, type MemoryListQuery, type Scope, type SearchQuery, type SearchResponse, type TrustMark, type Writer } from '#contracts';
+import { ErrorCode, hasWriterFilter, type Memory, type MemoryListQuery, type Scope, type SearchQuery, type SearchResponse, type TrustMark, type Writer } from '#contracts';
 import { describeReasons, detectInjection } from '#content-safety';
 import { AlfredError } from '#errors';
 import type { MemoryProvenanceRepository, ProvenanceQuery } from './memory-provenance.repository.js';
@@ -6,7 +6,7 @@ import type { MemoryProvenanceRepository, ProvenanceQuery } from './memory-prove
 /** Most matching memories a provenance-filtered list looks at (newest first). */
 const FILTER_CAP = 5_000;
 /** Candidates a provenance-filtered search ranks before filtering (the search limit's maximum). */
-const SEARCH_POOL = 50;
+export const SEARCH_POOL = 50;
 
 /** The injection check of one text: its mark, with reasons when flagged. */
 export function trustOf(text: string): TrustMark {
@@ -15,7 +15,7 @@ export function trustOf(text: string): TrustMark {
 }
 
 export function hasProvenanceFilter(q: ProvenanceQuery): boolean {
-  return q.written_session !== undefined || q.written_via !== undefined || q.written_key !== undefined || q.written_source !== undefined || q.flagged !== undefined;
+  return hasWriterFilter(q) || q.flagged !== undefined;
 }
 
 /**
@@ -96,6 +96,38 @@ export class MemoryProvenance {
     return { ...res, results: await this.decorate(scope, results), total: results.length };
   }
 
+  /**
+   * A checkpoint list page by the provenance filters: the scope's items (newest first, up to FILTER_CAP, fetched
+   * page by page through `plain`) that match, then the asked page.
+   */
+  async listItems<T extends { id: string }>(
+    scope: Scope,
+    query: ProvenanceQuery & { limit: number; offset: number },
+    plain: (limit: number, offset: number) => Promise<{ items: T[]; total: number }>,
+  ): Promise<{ items: T[]; total: number }> {
+    if (!hasProvenanceFilter(query)) {
+      const page = await plain(query.limit, query.offset);
+      return { items: await this.decorate(scope, page.items), total: page.total };
+    }
+    const all: T[] = [];
+    for (let total = Infinity; all.length < Math.min(total, FILTER_CAP); ) {
+      const page = await plain(100, all.length);
+      if (page.items.length === 0) break;
+      all.push(...page.items);
+      total = page.total;
+    }
+    const admits = await this.admits(scope, query);
+    const kept = all.filter((i) => admits(i.id));
+    return { items: await this.decorate(scope, kept.slice(query.offset, query.offset + query.limit)), total: kept.length };
+  }
+
+  /** Ranked items (remediation search) kept by the provenance filters, best `limit` of them, with provenance. */
+  async keep<T extends { id: string }>(scope: Scope, query: ProvenanceQuery, ranked: readonly T[], limit: number): Promise<T[]> {
+    if (!hasProvenanceFilter(query)) return this.decorate(scope, ranked.slice(0, limit));
+    const admits = await this.admits(scope, query);
+    return this.decorate(scope, ranked.filter((r) => admits(r.id)).slice(0, limit));
+  }
+
   /** `flagged=false` alone excludes the flagged (so memories without a provenance row pass); other filters include the matches. */
   private async admits(scope: Scope, query: ProvenanceQuery): Promise<(id: string) => boolean> {
     if (onlyUnflagged(query)) {
@@ -116,7 +148,7 @@ export class MemoryProvenance {
 }
 
 function onlyUnflagged(q: ProvenanceQuery): boolean {
-  return q.flagged === false && q.written_session === undefined && q.written_via === undefined && q.written_key === undefined && q.written_source === undefined;
+  return q.flagged === false && !hasWriterFilter(q);
 }
 
 type ListPage = { memories: Memory[]; pagination: { total: number; has_more: boolean } };

@@ -1,5 +1,4 @@
 import {
-  ErrorCode,
   RemediationEvents,
   type FeedbackBody,
   type FeedbackResult,
@@ -10,7 +9,7 @@ import {
   type RemediationSearchResponse,
   type Scope,
 } from '#contracts';
-import type { Bus } from '#bus';
+import type { ChangeWriter } from '#bus';
 import type { Embedder } from '#embeddings';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';
@@ -21,8 +20,7 @@ import type { RemediationRepository } from './remediation.repository.js';
 
 /**
  * Error fixes: stored with a machine-independent signature, found again by hybrid search over it, ranked
- * with the same feedback rule as memories. Like memories, a write is acknowledged only when its change
- * event is on the durable stream; otherwise the store write is undone.
+ * with the same feedback rule as memories. Like memories, every write goes through the durable-change path.
  */
 export class RemediationService {
   private readonly lock = new KeyedLock();
@@ -30,7 +28,7 @@ export class RemediationService {
   constructor(
     private readonly repo: RemediationRepository,
     private readonly embedder: Embedder,
-    private readonly bus: Bus,
+    private readonly changes: ChangeWriter,
     private readonly ranker: Ranker,
     private readonly now: () => Date = () => new Date(),
   ) {}
@@ -59,8 +57,7 @@ export class RemediationService {
       created_at: this.now().toISOString(),
     };
     const [vector] = await this.embedder.embed([remediation.signature]);
-    await this.repo.save(scope, remediation, vector!);
-    await this.publish(scope, 'recorded', remediation, undefined, () => this.repo.delete(scope, remediation.id));
+    await this.changes.apply([changeOf(scope, 'recorded', remediation)], () => this.repo.save(scope, remediation, vector!));
     return remediation;
   }
 
@@ -108,35 +105,21 @@ export class RemediationService {
         updated_at: at,
       };
       const [vector] = await this.embedder.embed([after.signature]);
-      await this.repo.save(scope, after, vector!);
-      await this.publish(scope, 'rated', after, body, () => this.repo.save(scope, before, vector!));
+      await this.changes.apply([changeOf(scope, 'rated', after, body)], () => this.repo.save(scope, after, vector!));
       return { id, feedback: after.feedback, timestamp: at };
     });
   }
+}
 
-  private async publish(
-    scope: Scope,
-    kind: RemediationChange['kind'],
-    remediation: Remediation,
-    feedback: FeedbackBody | undefined,
-    undo: () => Promise<unknown>,
-  ): Promise<void> {
-    const change: RemediationChange = {
-      kind,
-      id: remediation.id,
-      tenant: scope.tenant,
-      agent: scope.agent,
-      at: remediation.updated_at ?? remediation.created_at,
-      remediation,
-      ...(feedback ? { feedback } : {}),
-    };
-    try {
-      await this.bus.publish(RemediationEvents[kind], change, { key: remediation.id, msgId: `${remediation.id}:${kind}:${randomUUID()}` });
-    } catch (err) {
-      await undo().catch(() => undefined);
-      throw new AlfredError(ErrorCode.ServiceUnavailable, `the remediation could not be recorded durably and was not ${kind}`, undefined, {
-        cause: err,
-      });
-    }
-  }
+function changeOf(scope: Scope, kind: RemediationChange['kind'], remediation: Remediation, feedback?: FeedbackBody) {
+  const payload: RemediationChange = {
+    kind,
+    id: remediation.id,
+    tenant: scope.tenant,
+    agent: scope.agent,
+    at: remediation.updated_at ?? remediation.created_at,
+    remediation,
+    ...(feedback ? { feedback } : {}),
+  };
+  return { event: RemediationEvents[kind], payload, key: remediation.id };
 }

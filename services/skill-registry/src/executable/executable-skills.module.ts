@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
+import type { Provider } from '@nestjs/common';
 import { resolve } from 'node:path';
 import { ExecutableSkillCatalog } from './executable-skill.catalog.js';
 import { ExecutableSkillStore } from './executable-skill.store.js';
@@ -6,7 +6,7 @@ import { managedDirOf, type ExecutableSkillsConfig } from './executable-skills.c
 import { ExecutableSkillsHandlers } from './executable-skills.handlers.js';
 
 /** Loads the catalog before the bus handlers start answering. */
-class CatalogLoader implements OnModuleInit {
+class CatalogLoader {
   constructor(private readonly catalog: ExecutableSkillCatalog) {}
 
   async onModuleInit(): Promise<void> {
@@ -14,19 +14,16 @@ class CatalogLoader implements OnModuleInit {
   }
 }
 
-/** Executable skills (skill.json + execute.ts) in the skill-registry: management, validation, file delivery. */
-@Module({})
-export class ExecutableSkillsModule {
-  static forRoot(config: ExecutableSkillsConfig): DynamicModule {
-    const bundled = config.ALFRED_SKILLS_BUNDLED_DIR ? resolve(config.ALFRED_SKILLS_BUNDLED_DIR) : undefined;
-    return {
-      module: ExecutableSkillsModule,
-      providers: [
-        { provide: ExecutableSkillStore, useFactory: () => new ExecutableSkillStore(managedDirOf(config), bundled) },
-        { provide: ExecutableSkillCatalog, inject: [ExecutableSkillStore], useFactory: (store: ExecutableSkillStore) => new ExecutableSkillCatalog(store) },
-        { provide: CatalogLoader, inject: [ExecutableSkillCatalog], useFactory: (catalog: ExecutableSkillCatalog) => new CatalogLoader(catalog) },
-        ExecutableSkillsHandlers,
-      ],
-    };
-  }
+/**
+ * Executable skills (skill.json + execute.ts) in the skill-registry: management, validation, file delivery. Provided
+ * in the registry's own module, so their handlers share its records (who wrote a skill, what its runs achieved).
+ */
+export function executableSkillProviders(config: ExecutableSkillsConfig): Provider[] {
+  const bundled = config.ALFRED_SKILLS_BUNDLED_DIR ? resolve(config.ALFRED_SKILLS_BUNDLED_DIR) : undefined;
+  return [
+    { provide: ExecutableSkillStore, useFactory: () => new ExecutableSkillStore(managedDirOf(config), bundled) },
+    { provide: ExecutableSkillCatalog, inject: [ExecutableSkillStore], useFactory: (store: ExecutableSkillStore) => new ExecutableSkillCatalog(store) },
+    { provide: CatalogLoader, inject: [ExecutableSkillCatalog], useFactory: (catalog: ExecutableSkillCatalog) => new CatalogLoader(catalog) },
+    ExecutableSkillsHandlers,
+  ];
 }

@@ -18,13 +18,14 @@ export class SkillRegistryHandlers extends BusHandlers {
     const r = this.registry;
     // Every reply and error leaves with public paths (/skills/<source>/…), never the server's folders.
     const as = <T>(tenant: string, work: () => Promise<T>) => r.pathsOf(tenant).expose(work);
-    this.handle(SkillRoutes.index, (p) => as(p.tenant, () => r.index(p.tenant, p.budget, p.only)));
+    this.handle(SkillRoutes.index, (p) => as(p.tenant, () => r.index(p.tenant, p.budget, p.only, p.written)));
     this.handle(SkillRoutes.get, (p) => as(p.tenant, () => r.get(p.tenant, p.name)));
     this.handle(SkillRoutes.resources, (p) => as(p.tenant, () => r.resources(p.tenant, p.name)));
     this.handle(SkillRoutes.resource, (p) => as(p.tenant, () => r.resource(p.tenant, p.name, p.path)));
     this.handle(SkillRoutes.search, (p) => as(p.tenant, () => r.searchSkills(p.tenant, p.query)));
     this.handle(SkillRoutes.reload, (p) => as(p.tenant, () => r.reload(p.tenant)));
-    this.handle(SkillRoutes.create, (p) => as(p.tenant, () => r.create(p.tenant, p.skill)));
+    this.handle(SkillRoutes.create, (p) => as(p.tenant, () => r.create(p.tenant, p.skill, p.writer)));
     this.handle(SkillRoutes.feedback, (p) => as(p.tenant, () => r.feedback(p.tenant, p.name, p.feedback)));
+    this.handle(SkillRoutes.executed, (p) => r.executed(p.tenant, p.id, p.success));
   }
 }
