@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { BUS, NatsBus, NatsKvCounters, type Bus } from '#bus';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
@@ -9,7 +10,8 @@ import { SecretGuard } from '#content-safety';
 import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
-import { ExecutableSkillsModule } from './executable/executable-skills.module.js';
+import { executableSkillProviders } from './executable/executable-skills.module.js';
+import { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
 import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './skill-search.repository.js';
@@ -21,9 +23,17 @@ export class SkillRegistryModule {
   static forRoot(config: SkillRegistryConfig): DynamicModule {
     return {
       module: SkillRegistryModule,
-      imports: [ExecutableSkillsModule.forRoot(config)],
       providers: [
         ...embeddingProviders(config),
+        ...executableSkillProviders(config),
+        {
+          // Distributed, outcome counts are incremented in a KV bucket every instance shares (compare-and-set).
+          provide: SkillOutcomeRepository,
+          inject: [VECTOR_STORE, BUS],
+          useFactory: async (store: VectorStore, bus: Bus) =>
+            new SkillOutcomeRepository(await openSkillOutcomes(store), bus instanceof NatsBus ? new NatsKvCounters(bus.nc, bus.stream('ALFRED_COUNTERS'), bus.replicas) : undefined),
+        },
+        { provide: SkillProvenanceRepository, inject: [VECTOR_STORE], useFactory: (store: VectorStore) => SkillProvenanceRepository.open(store) },
         {
           provide: SkillSearchRepository,
           inject: [VECTOR_STORE, EMBEDDER],
@@ -32,8 +42,8 @@ export class SkillRegistryModule {
         },
         {
           provide: SkillRegistryService,
-          inject: [SkillSearchRepository, EMBEDDER, LOGGER, VECTOR_STORE],
-          useFactory: async (repo: SkillSearchRepository, embedder: Embedder, logger: Logger, store: VectorStore) => {
+          inject: [SkillSearchRepository, EMBEDDER, LOGGER, SkillOutcomeRepository, SkillProvenanceRepository],
+          useFactory: async (repo: SkillSearchRepository, embedder: Embedder, logger: Logger, outcomes: SkillOutcomeRepository, provenance: SkillProvenanceRepository) => {
             const catalog = new SkillCatalog({
               roots: skillRootsOf(config),
               resources: { maxBytes: config.ALFRED_SKILLS_RESOURCE_MAX_BYTES, maxEntries: 1000 },
@@ -44,7 +54,8 @@ export class SkillRegistryModule {
               indexBudget: config.ALFRED_SKILLS_INDEX_BUDGET,
               logger: logger.child({ context: SkillRegistryService.name }),
               secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
-              outcomes: new SkillOutcomeRepository(await openSkillOutcomes(store)),
+              outcomes,
+              provenance,
             });
             await registry.start(config.ALFRED_SKILLS_WATCH);
             return registry;

@@ -39,12 +39,12 @@ describe(SkillRegistryService.name, () => {
   let project: SkillRoot;
   const services: SkillRegistryService[] = [];
 
-  const start = async (embedder: Embedder, options: { budget?: number } = {}) => {
+  const start = async (embedder: Embedder, options: { budget?: number; outcomes?: SkillOutcomeRepository } = {}) => {
     const roots = [project, { dir: defaultBundledDir(), source: 'bundled' as const }];
     const repo = new SkillSearchRepository(await openSkillCollection(store, embedder.id, embedder.dimension));
     const service = new SkillRegistryService(new SkillCatalog({ roots }), repo, embedder, {
       projectSkillsDir: project.dir,
-      outcomes: new SkillOutcomeRepository(await openSkillOutcomes(store)),
+      outcomes: options.outcomes ?? new SkillOutcomeRepository(await openSkillOutcomes(store)),
       ...(options.budget !== undefined ? { indexBudget: options.budget } : {}),
     });
     services.push(service);
@@ -106,6 +106,39 @@ describe(SkillRegistryService.name, () => {
       expect(rendered.truncated.dropped).toContain('ship-flaky');
       expect(rendered.truncated.dropped).not.toContain('ship-steady');
       expect(rendered.text).toContain('ship-steady');
+    });
+
+    it("should count an executable skill's runs under its id and for the SKILL.md skills that offer its tool", async () => {
+      await mkdir(join(project.dir, 'ship-release'), { recursive: true });
+      await writeFile(join(project.dir, 'ship-release', 'SKILL.md'), '---\nname: ship-release\ndescription: Release the web app\nallowed-tools: skill_ship_steady Read\n---\n# ship\n');
+      const service = await start(new HashingEmbedder({ dimension: 64 }));
+      expect(await service.executed('t', 'ship-steady', true)).toMatchObject({ counted: ['ship-steady', 'ship-release'], outcomes: { success: 1, failure: 0 } });
+      await service.executed('t', 'ship-steady', false);
+      expect((await service.get('t', 'ship-steady')).outcomes).toEqual({ success: 1, failure: 1, estimate: 0.5 });
+      expect((await service.get('t', 'ship-release')).outcomes).toEqual({ success: 1, failure: 1, estimate: 0.5 });
+      expect((await service.get('other', 'ship-steady')).outcomes).toBeUndefined();
+      // An executable skill without a SKILL.md of its name is counted too (shown on its own reads).
+      expect((await service.executed('t', 'no-markdown', false)).counted).toEqual(['no-markdown']);
+    });
+
+    it('should count every one of many concurrent outcomes, writing those that arrive during a write together', async () => {
+      class CountedWrites extends SkillOutcomeRepository {
+        writes = 0;
+        override add(...args: Parameters<SkillOutcomeRepository['add']>) {
+          this.writes++;
+          return super.add(...args);
+        }
+      }
+      const outcomes = new CountedWrites(await openSkillOutcomes(store));
+      const service = await start(new HashingEmbedder({ dimension: 64 }), { outcomes });
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => service.executed('t', 'ship-steady', i % 4 !== 0)));
+      expect((await service.get('t', 'ship-steady')).outcomes).toMatchObject({ success: 30, failure: 10 });
+      // Each answer holds at least its own outcome; the last write's answer holds them all.
+      expect(answers.every((a) => a.outcomes.success + a.outcomes.failure >= 1)).toBe(true);
+      expect(answers.some((a) => a.outcomes.success + a.outcomes.failure === 40)).toBe(true);
+      // Arriving together, they wait for at most the write in flight: a few writes, not forty.
+      expect(outcomes.writes).toBeLessThan(40);
+      expect(outcomes.writes).toBeGreaterThanOrEqual(1);
     });
 
     it('should refuse feedback for an unknown skill', async () => {

@@ -1,9 +1,12 @@
 import { SecretGuard } from '#content-safety';
 import { outcomeEvidence, skillOutcomePrior } from './outcomes/skill-outcome.prior.js';
 import type { SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
+import type { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
 import { permits } from '#agent-tools';
 import type {
   NamePatterns,
+  ScopedWriter,
+  WriterQuery,
   SkillBodyResponse,
   SkillRegistryIndex,
   SkillReloadResult,
@@ -16,7 +19,7 @@ import type {
   SkillOutcomes,
   SkillSummary,
 } from '#contracts';
-import { ErrorCode } from '#contracts';
+import { ErrorCode, hasWriterFilter, skillToolName } from '#contracts';
 import { AlfredError } from '#errors';
 import { join } from 'node:path';
 import type { Embedder } from '#embeddings';
@@ -40,6 +43,8 @@ export interface SkillRegistryOptions {
   readonly secrets?: SecretGuard;
   /** What skills achieved, per tenant; without it skills rank by relevance alone. */
   readonly outcomes?: SkillOutcomeRepository;
+  /** Who wrote each skill created at run time; without it nothing is recorded and writer filters match nothing. */
+  readonly provenance?: SkillProvenanceRepository;
 }
 
 /** Texts per embedder call and documents per store write (LanceDB writes are costly per call). */
@@ -61,7 +66,8 @@ export class SkillRegistryService {
   private readonly rendered = new Map<number | undefined, SkillRegistryIndex['rendered']>();
   private readonly tenants: TenantSkills;
   private readonly ranker: Ranker;
-  private readonly outcomeWrites = new Map<string, Promise<SkillOutcomes>>();
+  /** Per tenant and skill: the outcome write last started, and the batch waiting to be written after it. */
+  private readonly outcomeLanes = new Map<string, OutcomeLane>();
 
   constructor(
     private readonly catalog: SkillCatalog,
@@ -111,15 +117,21 @@ export class SkillRegistryService {
    * The level-1 index a tenant sees (its own skills over the shared roots); with `only` (an agent's skill policy)
    * it lists and renders just the skills that permits.
    */
-  async index(tenant: string, budget?: number, only?: NamePatterns): Promise<SkillRegistryIndex> {
+  async index(tenant: string, budget?: number, only?: NamePatterns, written?: WriterQuery): Promise<SkillRegistryIndex> {
     const effective = budget ?? (this.options.indexBudget || undefined);
     const catalog = await this.catalogOf(tenant);
-    const base = { ...catalog.index(), warnings: catalog.rootWarnings(), budget: effective ?? null };
+    const listed = catalog.index();
+    // Runtime-created skills live in the tenant's own catalog: only there is there provenance to show or filter on.
+    const own = catalog !== this.catalog && this.options.provenance;
+    const skills = own ? await own.decorate(tenant, 'skill', listed.skills, (s) => s.name) : listed.skills;
+    const base = { ...listed, skills, warnings: catalog.rootWarnings(), budget: effective ?? null };
     // What skills achieved for this tenant orders the index and decides what a budget drops first.
     const outcomes = await this.outcomesOf(tenant, base.skills.map((s) => s.name));
     const estimate = outcomes.size > 0 ? (name: string) => outcomes.get(name)?.estimate : undefined;
-    if (!only && !estimate) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
-    const keep = only ? (name: string) => permits(only, name) : undefined;
+    const filtered = hasWriterFilter(written);
+    if (!only && !estimate && !filtered) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
+    const writtenBy = filtered ? (own ? await own.matching(tenant, 'skill', written) : new Set<string>()) : undefined;
+    const keep = only || writtenBy ? (name: string) => (!only || permits(only, name)) && (!writtenBy || writtenBy.has(name)) : undefined;
     return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
   }
 
@@ -134,22 +146,63 @@ export class SkillRegistryService {
   }
 
   async get(tenant: string, name: string): Promise<SkillBodyResponse> {
-    const body = (await this.catalogOf(tenant)).getBody(name);
-    const outcomes = (await this.outcomesOf(tenant, [body.name])).get(body.name);
-    return outcomes ? { ...body, outcomes } : body;
+    const catalog = await this.catalogOf(tenant);
+    const found = catalog.getBody(name);
+    const [body] = catalog !== this.catalog && this.options.provenance ? await this.options.provenance.decorate(tenant, 'skill', [found], (s) => s.name) : [found];
+    const outcomes = (await this.outcomesOf(tenant, [found.name])).get(found.name);
+    return outcomes ? { ...body!, outcomes } : body!;
   }
 
-  /** Records one outcome of a skill's use; serialised per tenant and skill in this instance. */
+  /** Records one outcome of a skill's use (an unknown skill is NOT_FOUND). */
   async feedback(tenant: string, name: string, body: SkillFeedbackBody): Promise<SkillFeedbackResult> {
-    const skill = (await this.catalogOf(tenant)).getBody(name).name; // an unknown skill is NOT_FOUND
+    const skill = (await this.catalogOf(tenant)).getBody(name).name;
+    const outcomes = await this.count(tenant, skill, body.success);
+    return { name: skill, outcomes, timestamp: new Date().toISOString() };
+  }
+
+  /**
+   * One run of an executable skill (the runner already found it): counted under its id — the same counters as the
+   * SKILL.md skill of that name — and for every SKILL.md skill the tenant sees whose `allowed-tools` offer its tool.
+   */
+  async executed(tenant: string, id: string, success: boolean): Promise<{ counted: string[]; outcomes: SkillOutcomes }> {
+    const tool = skillToolName(id);
+    const offering = (await this.catalogOf(tenant)).list().filter((s) => s.name !== id && s.allowed_tools?.includes(tool)).map((s) => s.name);
+    const outcomes = await this.count(tenant, id, success);
+    for (const name of offering) await this.count(tenant, name, success);
+    return { counted: [id, ...offering], outcomes };
+  }
+
+  /**
+   * Adds one outcome. Writes are serialised per tenant and skill in this instance, and grouped: outcomes that
+   * arrive while a write runs are written together by the next one, so a busy skill costs one write per
+   * write-time (about 20 ms embedded), not one per outcome, and outcomes never queue up behind each other.
+   */
+  private async count(tenant: string, skill: string, success: boolean): Promise<SkillOutcomes> {
     if (!this.options.outcomes) throw new AlfredError(ErrorCode.ServiceUnavailable, 'skill outcomes are not recorded by this registry');
     const repo = this.options.outcomes;
     const key = `${tenant}\u0000${skill}`;
-    const run = (this.outcomeWrites.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => repo.add(tenant, skill, body.success, new Date().toISOString()));
-    this.outcomeWrites.set(key, run);
-    const outcomes = await run.finally(() => this.outcomeWrites.get(key) === run && this.outcomeWrites.delete(key));
+    let lane = this.outcomeLanes.get(key);
+    if (lane === undefined) this.outcomeLanes.set(key, (lane = { last: Promise.resolve() }));
+    const batch = lane.waiting ?? this.nextBatch(key, lane, (counts) => repo.add(tenant, skill, counts, new Date().toISOString()));
+    if (success) batch.counts.success++;
+    else batch.counts.failure++;
+    const outcomes = await batch.written;
     this.rendered.clear();
-    return { name: skill, outcomes, timestamp: new Date().toISOString() };
+    return outcomes;
+  }
+
+  /** A batch written once the lane's last write has ended; outcomes join it until its write starts. */
+  private nextBatch(key: string, lane: OutcomeLane, write: (counts: OutcomeBatch['counts']) => Promise<SkillOutcomes>): OutcomeBatch {
+    const counts = { success: 0, failure: 0 };
+    const written = lane.last.catch(() => undefined).then(() => {
+      lane.waiting = undefined;
+      return write(counts);
+    });
+    const batch = { counts, written };
+    lane.waiting = batch;
+    lane.last = written;
+    void written.catch(() => undefined).then(() => lane.last === written && this.outcomeLanes.get(key) === lane && this.outcomeLanes.delete(key));
+    return batch;
   }
 
   private async outcomesOf(tenant: string, names: readonly string[]): Promise<Map<string, SkillOutcomes>> {
@@ -179,8 +232,14 @@ export class SkillRegistryService {
 
   /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */
   /** A SKILL.md written at run time is content like a memory: secrets are refused (or redacted) before it is written. */
-  async create(tenant: string, input: unknown): Promise<SkillBodyResponse> {
-    return this.tenants.create(tenant, await (this.options.secrets ?? new SecretGuard()).admitAll(tenant, input));
+  /** Who wrote it is recorded with it (see SkillProvenanceRepository) and returned as `provenance`. */
+  async create(tenant: string, input: unknown, writer?: ScopedWriter): Promise<SkillBodyResponse> {
+    const admitted = await (this.options.secrets ?? new SecretGuard()).admitAll(tenant, input);
+    const provenance = this.options.provenance;
+    if (!provenance || !writer) return this.tenants.create(tenant, admitted);
+    const name = (admitted as { name?: unknown } | null)?.name;
+    const created = await provenance.around(tenant, 'skill', typeof name === 'string' ? name : undefined, writer, () => this.tenants.create(tenant, admitted));
+    return (await provenance.decorate(tenant, 'skill', [created], (s) => s.name))[0]!;
   }
 
   /** The tenant's own skills and the shared ones, ranked together by the ranking module (#ranking's skill profile). */
@@ -197,23 +256,28 @@ export class SkillRegistryService {
     };
     const catalog = await this.catalogOf(tenant);
     const { hits, total } = await this.search.search(options);
+    // Provenance filters: only the tenant's runtime-created skills have a writer, so shared ones never match.
+    const { q: _q, limit: _limit, min_score: _min, ...written } = query;
+    const provenance = catalog !== this.catalog ? this.options.provenance : undefined;
+    const writtenBy = hasWriterFilter(written) ? ((await provenance?.matching(tenant, 'skill', written)) ?? new Set<string>()) : undefined;
     // A skill removed since the last sync, or shadowed by the tenant's own, is not offered from the shared index.
-    const shared = hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
-    const own = await this.tenants.search(tenant, options);
+    const shared = writtenBy ? [] : hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
+    const own = (await this.tenants.search(tenant, options)).filter((h) => !writtenBy || writtenBy.has(h.name));
     const outcomes = await this.outcomesOf(tenant, [...own, ...shared].map((h) => h.name));
     const ranked = this.ranker.rank(
       [...own, ...shared].map(({ signals, score: _score, ...skill }) => ({ item: skill, evidence: { ...signals, ...outcomeEvidence(outcomes.get(skill.name)) } })),
       { minScore: query.min_score, limit: query.limit, key: (s) => s.name },
     );
-    const results = ranked.hits.map(({ item, score }) => {
+    const scored = ranked.hits.map(({ item, score }) => {
       const o = outcomes.get(item.name);
       return { ...item, score, ...(o ? { outcomes: o } : {}) };
     });
+    const results = provenance ? await provenance.decorate(tenant, 'skill', scored, (s) => s.name) : scored;
     const gone = hits.length - shared.length;
     return {
       results,
       query: query.q,
-      total: Math.max(results.length, total - gone + own.length - ranked.dropped),
+      total: writtenBy ? Math.max(results.length, own.length - ranked.dropped) : Math.max(results.length, total - gone + own.length - ranked.dropped),
       search_time_ms: Math.round((performance.now() - started) * 100) / 100,
     };
   }
@@ -260,4 +324,15 @@ function renderOf(
 ): SkillRegistryIndex['rendered'] {
   const options = { ...(budget === undefined ? {} : { budget }), ...(estimate ? { estimate } : {}) };
   return { markdown: catalog.renderIndexMarkdown(options, keep), xml: catalog.renderIndexXml(options, keep) };
+}
+
+/** Outcomes of one skill not yet written, and the write that will hold them. */
+interface OutcomeBatch {
+  readonly counts: { success: number; failure: number };
+  readonly written: Promise<SkillOutcomes>;
+}
+
+interface OutcomeLane {
+  last: Promise<unknown>;
+  waiting?: OutcomeBatch;
 }

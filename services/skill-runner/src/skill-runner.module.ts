@@ -36,9 +36,9 @@ export class SkillRunnerModule {
         { provide: ExecutionLog, inject: [BUS], useFactory: (bus: Bus) => new ExecutionLog(bus) },
         {
           provide: SkillExecutionService,
-          inject: [BUS, SkillFilesCache, SkillRunner, ExecutionLog, SERVICE_CONTEXT],
-          useFactory: (bus: Bus, cache: SkillFilesCache, runner: SkillRunner, log: ExecutionLog, ctx: ServiceContext) =>
-            new SkillExecutionService(bus, cache, runner, log, ctx.instance, new Slots(config.ALFRED_SKILL_CONCURRENCY)),
+          inject: [BUS, SkillFilesCache, SkillRunner, ExecutionLog, SERVICE_CONTEXT, LOGGER],
+          useFactory: (bus: Bus, cache: SkillFilesCache, runner: SkillRunner, log: ExecutionLog, ctx: ServiceContext, logger: Logger) =>
+            new SkillExecutionService(bus, cache, runner, log, ctx.instance, new Slots(config.ALFRED_SKILL_CONCURRENCY), logger.child({ context: SkillExecutionService.name })),
         },
         SkillRunnerHandlers,
         {

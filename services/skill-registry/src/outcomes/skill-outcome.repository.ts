@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SkillOutcomes } from '#contracts';
+import { counterKey, type Counters } from '#bus';
 import type { Collection, CollectionSpec, DocScope, VectorStore } from '#vector-store';
 import { successEstimate } from './skill-outcome.prior.js';
 
@@ -27,19 +28,44 @@ export function withEstimate(c: { success: number; failure: number }): SkillOutc
   return { success: c.success, failure: c.failure, estimate: Math.round(successEstimate(c.success, c.failure) * 1000) / 1000 };
 }
 
-/** Success/failure counts per tenant and skill name, read by id; writes are serialised per skill by the caller. */
+/**
+ * Success/failure counts per tenant and skill name, read by id. With shared `counters` (distributed: a NATS KV bucket
+ * every instance increments by compare-and-set) they are the record and the rows a mirror; without (embedded, one
+ * process) the rows are the record and the caller serialises each skill's writes.
+ */
 export class SkillOutcomeRepository {
-  constructor(private readonly collection: Collection) {}
+  constructor(
+    private readonly collection: Collection,
+    private readonly counters?: Counters,
+  ) {}
 
   async getMany(tenant: string, names: readonly string[]): Promise<Map<string, SkillOutcomes>> {
     if (names.length === 0) return new Map();
-    const docs = await this.collection.get(outcomeScope(tenant), [...new Set(names)]);
-    return new Map(docs.map((d) => [d.id, withEstimate({ success: Number(d.fields.success ?? 0), failure: Number(d.fields.failure ?? 0) })]));
+    const unique = [...new Set(names)];
+    const shared = this.counters ? await this.counters.get(unique.map((n) => key(tenant, n))) : new Map<string, Record<string, number>>();
+    const counted = unique.flatMap((n) => {
+      const c = shared.get(key(tenant, n));
+      return c ? [[n, withEstimate({ success: c.success ?? 0, failure: c.failure ?? 0 })] as const] : [];
+    });
+    const rest = unique.filter((n) => !shared.has(key(tenant, n)));
+    const docs = rest.length > 0 ? await this.collection.get(outcomeScope(tenant), rest) : [];
+    return new Map([...counted, ...docs.map((d) => [d.id, withEstimate({ success: Number(d.fields.success ?? 0), failure: Number(d.fields.failure ?? 0) })] as const)]);
   }
 
-  async add(tenant: string, name: string, success: boolean, at: string): Promise<SkillOutcomes> {
-    const before = (await this.getMany(tenant, [name])).get(name) ?? { success: 0, failure: 0 };
-    const after = { success: before.success + (success ? 1 : 0), failure: before.failure + (success ? 0 : 1) };
+  /** Adds outcomes (one or a batch) to a skill's counts; answers the counts after them. */
+  async add(tenant: string, name: string, delta: { success: number; failure: number }, at: string): Promise<SkillOutcomes> {
+    let after: { success: number; failure: number };
+    if (this.counters) {
+      const seed = async () => {
+        const doc = (await this.collection.get(outcomeScope(tenant), [name]))[0];
+        return doc ? { success: Number(doc.fields.success ?? 0), failure: Number(doc.fields.failure ?? 0) } : undefined;
+      };
+      const c = await this.counters.add(key(tenant, name), delta, seed);
+      after = { success: c.success ?? 0, failure: c.failure ?? 0 };
+    } else {
+      const before = (await this.getMany(tenant, [name])).get(name) ?? { success: 0, failure: 0 };
+      after = { success: before.success + delta.success, failure: before.failure + delta.failure };
+    }
     await this.collection.upsert([
       { id: name, ...outcomeScope(tenant), text: name, vector: unitVector(name, this.collection.spec.dimension), fields: { ...after, updated_at: at } },
     ]);
@@ -47,8 +73,10 @@ export class SkillOutcomeRepository {
   }
 }
 
+const key = (tenant: string, name: string) => counterKey('skill-outcomes', tenant, name);
+
 /** A unit vector from a key (rows read by id only still need one). */
-function unitVector(key: string, dimension: number): Float32Array {
+export function unitVector(key: string, dimension: number): Float32Array {
   const v = new Float32Array(dimension);
   const h = createHash('sha256').update(key).digest();
   for (let i = 0; i < dimension; i++) v[i] = h[i % h.length]! / 255 - 0.5;
