@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, apiText, enc } from '../api';
 import { parseMetrics, routeStats, samplesOf, type Sample } from '../metrics';
 import { ErrorBox, fmt, Section, useLoad } from '../ui';
@@ -122,47 +122,27 @@ function JobLookup() {
       {job && (
         <table aria-label={`Job ${job.job_id}`}>
           <tbody>
-            <tr>
-              <th scope="row">Job</th>
-              <td>
-                {job.job_id} ({job.kind}, agent {job.agent})
-              </td>
-            </tr>
-            <tr>
-              <th scope="row">Status</th>
-              <td className={job.status === 'failed' ? 'bad' : job.status === 'completed' ? 'ok' : undefined}>{job.status}</td>
-            </tr>
-            <tr>
-              <th scope="row">Attempts</th>
-              <td>{job.attempts}</td>
-            </tr>
-            <tr>
-              <th scope="row">Created</th>
-              <td>{job.created_at}</td>
-            </tr>
-            <tr>
-              <th scope="row">Updated</th>
-              <td>{job.updated_at}</td>
-            </tr>
-            <tr>
-              <th scope="row">Request</th>
-              <td>
-                <code>{JSON.stringify(job.request)}</code>
-              </td>
-            </tr>
+            <JobRow label="Job">
+              {job.job_id} ({job.kind}, agent {job.agent})
+            </JobRow>
+            <JobRow label="Status" className={job.status === 'failed' ? 'bad' : job.status === 'completed' ? 'ok' : undefined}>
+              {job.status}
+            </JobRow>
+            <JobRow label="Attempts">{job.attempts}</JobRow>
+            <JobRow label="Created">{job.created_at}</JobRow>
+            <JobRow label="Updated">{job.updated_at}</JobRow>
+            <JobRow label="Request">
+              <code>{JSON.stringify(job.request)}</code>
+            </JobRow>
             {job.result && (
-              <tr>
-                <th scope="row">Result</th>
-                <td>
-                  <code>{JSON.stringify(job.result)}</code>
-                </td>
-              </tr>
+              <JobRow label="Result">
+                <code>{JSON.stringify(job.result)}</code>
+              </JobRow>
             )}
             {job.error && (
-              <tr>
-                <th scope="row">Error</th>
-                <td className="bad">{job.error}</td>
-              </tr>
+              <JobRow label="Error" className="bad">
+                {job.error}
+              </JobRow>
             )}
           </tbody>
         </table>
@@ -198,5 +178,15 @@ function SampleTable({ samples, label, valueName }: { samples: Sample[]; label: 
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** One labelled row of the job table. */
+function JobRow({ label, className, children }: { label: string; className?: string; children: ReactNode }) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className={className}>{children}</td>
+    </tr>
   );
 }
