@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import { describeWithNats, testServers } from '#testing';
-import { counterKey, NatsKvCounters } from './counters.js';
+import { addMirrored, counterKey, NatsKvCounters } from './counters.js';
 import { NatsBus } from './nats.bus.js';
 
 const describeNats = await describeWithNats();
@@ -43,6 +43,21 @@ describeNats(NatsKvCounters.name, () => {
   });
 
   describe('deletePrefix', () => {
+    it('should take the deltas back when the mirror of the totals fails, and keep them when it succeeds', async () => {
+      const counters = new NatsKvCounters(buses[0]!.nc, bucket);
+      const key = counterKey('t', 'mirrored');
+      const mirrored: Array<Record<string, number>> = [];
+      await addMirrored(counters, key, { up: 2 }, async () => undefined, async (totals) => void mirrored.push(totals));
+
+      const failed = addMirrored(counters, key, { up: 1, down: 1 }, async () => undefined, async () => {
+        throw new Error('store away');
+      });
+
+      await expect(failed).rejects.toThrow('store away');
+      expect((await counters.get([key])).get(key)).toEqual({ up: 2, down: 0 });
+      expect(mirrored).toEqual([{ up: 2 }]);
+    });
+
     it('should drop the keys under the prefix only, and count a dropped key afresh', async () => {
       const counters = new NatsKvCounters(buses[0]!.nc, bucket);
       await counters.add(counterKey('t', 'alfred', 'm1'), { up: 2 });

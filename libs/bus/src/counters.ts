@@ -1,6 +1,8 @@
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { lazyKvBucket } from './kv-bucket.js';
+import type { Bus } from './bus.js';
+import { NatsBus } from './nats.bus.js';
 
 /** Named integer counters under one key, e.g. `{ helpful: 3, unhelpful: 1 }`. */
 export type CounterValues = Record<string, number>;
@@ -92,4 +94,35 @@ export class NatsKvCounters implements Counters {
     for await (const key of await kv.keys(`${counterKey(...segments)}.>`)) keys.push(key);
     await this.delete(keys);
   }
+}
+
+/**
+ * The counters every instance of a service shares: distributed, the `ALFRED_COUNTERS` KV bucket (with the bus's
+ * stream replicas); embedded (one process) none, and the caller keeps its counts in its own rows.
+ */
+export function sharedCounters(bus: Bus): Counters | undefined {
+  return bus instanceof NatsBus ? new NatsKvCounters(bus.nc, bus.stream('ALFRED_COUNTERS'), bus.replicas) : undefined;
+}
+
+/**
+ * Adds `deltas` to shared counters whose totals are also kept in a store's row (`mirror`): the count stands only once
+ * mirrored, so a mirror that fails takes the deltas back and rethrows — the caller's error, nothing counted, and a
+ * retry of the same report counts once.
+ */
+export async function addMirrored(
+  counters: Counters,
+  key: string,
+  deltas: CounterValues,
+  seed: () => Promise<CounterValues | undefined>,
+  mirror: (totals: CounterValues) => Promise<void>,
+): Promise<CounterValues> {
+  const totals = await counters.add(key, deltas, seed);
+  try {
+    await mirror(totals);
+  } catch (err) {
+    const back = Object.fromEntries(Object.entries(deltas).map(([k, d]) => [k, -d]));
+    await counters.add(key, back).catch(() => undefined);
+    throw err;
+  }
+  return totals;
 }

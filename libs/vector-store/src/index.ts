@@ -8,3 +8,4 @@ export * from './qdrant.store.js';
 export { QdrantCollection } from './qdrant.collection.js';
 export { pointId, sparseDoc, sparseQuery } from './qdrant-mapping.js';
 export * from './bench-data.js';
+export * from './placeholder-vector.js';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
-import { BUS, NatsBus, NatsKvCounters, type Bus } from '#bus';
+import { BUS, sharedCounters, type Bus } from '#bus';
 import { CachedEmbedder, EMBEDDER, type Embedder } from '#embeddings';
 import { memoryProfile, Ranker } from '#ranking';
 import { embeddingProviders, type ServiceDefinition } from '#runtime';
@@ -61,7 +61,7 @@ export class MemoryModule {
           useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
             new MemoryFeedbackRepository(
               await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
-              bus instanceof NatsBus ? new NatsKvCounters(bus.nc, bus.stream('ALFRED_COUNTERS'), bus.replicas) : undefined,
+              sharedCounters(bus),
             ),
         },
         {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BUS, NatsBus, NatsKvCounters, type Bus } from '#bus';
+import { BUS, sharedCounters, type Bus } from '#bus';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
@@ -31,7 +31,7 @@ export class SkillRegistryModule {
           provide: SkillOutcomeRepository,
           inject: [VECTOR_STORE, BUS],
           useFactory: async (store: VectorStore, bus: Bus) =>
-            new SkillOutcomeRepository(await openSkillOutcomes(store), bus instanceof NatsBus ? new NatsKvCounters(bus.nc, bus.stream('ALFRED_COUNTERS'), bus.replicas) : undefined),
+            new SkillOutcomeRepository(await openSkillOutcomes(store), sharedCounters(bus)),
         },
         { provide: SkillProvenanceRepository, inject: [VECTOR_STORE], useFactory: (store: VectorStore) => SkillProvenanceRepository.open(store) },
         {

@@ -1,8 +1,7 @@
 import type { FeedbackCounts, Scope } from '#contracts';
-import { counterKey, type Counters } from '#bus';
+import { addMirrored, counterKey, type Counters } from '#bus';
 import { purgeScope } from '../scope-purge.js';
-import type { Collection, CollectionSpec, StoredDoc } from '#vector-store';
-import { placeholderVector } from './placeholder-vector.js';
+import { placeholderVector, type Collection, type CollectionSpec, type StoredDoc } from '#vector-store';
 
 export const MEMORY_FEEDBACK_COLLECTION = 'memory_feedback';
 
@@ -17,14 +16,6 @@ export function memoryFeedbackCollectionSpec(embedderId: string, dimension: numb
     dimension,
     fields: { helpful: 'number', unhelpful: 'number', updated_at: 'string' },
   };
-}
-
-/** A change of one memory's counts: what `increment` returns. */
-export interface FeedbackChange {
-  readonly delta: FeedbackCounts;
-  /** The counts before (undefined: none were stored). */
-  readonly before: FeedbackCounts | undefined;
-  readonly after: FeedbackCounts;
 }
 
 /**
@@ -52,25 +43,19 @@ export class MemoryFeedbackRepository {
     return new Map([...counted, ...docs.map((d) => [d.id, countsOf(d)] as const)]);
   }
 
-  /** Adds one report; with shared counters atomic across instances, else the caller serialises per memory. */
-  async increment(scope: Scope, id: string, delta: FeedbackCounts, at: string): Promise<FeedbackChange> {
+  /**
+   * Adds one report and answers the counts after it; with shared counters atomic across instances, else the caller
+   * serialises per memory.
+   */
+  async increment(scope: Scope, id: string, delta: FeedbackCounts, at: string): Promise<FeedbackCounts> {
     if (!this.counters) {
       const before = await this.get(scope, id);
       const after = { helpful: (before?.helpful ?? 0) + delta.helpful, unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful };
       await this.save(scope, id, after, at);
-      return { delta, before, after };
+      return after;
     }
-    let before: FeedbackCounts | undefined;
-    const seed = async () => (before = (await this.collection.get(scope, [id])).map(countsOf)[0]);
-    const totals = fromCounters(await this.counters.add(key(scope, id), { ...delta }, seed));
-    try {
-      await this.save(scope, id, totals, at);
-    } catch (err) {
-      // Not applied unless mirrored: the caller answers 503, so the count is taken back.
-      await this.counters.add(key(scope, id), { helpful: -delta.helpful, unhelpful: -delta.unhelpful }).catch(() => undefined);
-      throw err;
-    }
-    return { delta, before: before ?? { helpful: totals.helpful - delta.helpful, unhelpful: totals.unhelpful - delta.unhelpful }, after: totals };
+    const seed = async () => (await this.collection.get(scope, [id])).map(countsOf)[0];
+    return fromCounters(await addMirrored(this.counters, key(scope, id), { ...delta }, seed, (totals) => this.save(scope, id, fromCounters(totals), at)));
   }
 
   async save(scope: Scope, id: string, counts: FeedbackCounts, at: string): Promise<void> {

@@ -54,11 +54,11 @@ export class MemoryFeedbackService {
       const at = this.now().toISOString();
       try {
         // The event carries the counts the atomic increment produced: made from its result (see ChangeEvents).
-        const change = await this.changes.apply(
-          (c) => [this.event(scope, id, body, c.after, at)],
+        const after = await this.changes.apply(
+          (counts) => [this.event(scope, id, body, counts, at)],
           () => this.repo.increment(scope, id, { helpful: body.helpful ? 1 : 0, unhelpful: body.helpful ? 0 : 1 }, at),
         );
-        return { id, feedback: change.after, timestamp: at };
+        return { id, feedback: after, timestamp: at };
       } finally {
         // After the write: a read that overlapped it can no longer fill the cache with the counts before it.
         this.counts.evict(scope.tenant, scope.agent, id);

@@ -1,6 +1,5 @@
 import { writerConditions, type Provenance, type Scope, type TrustMark, type Writer } from '#contracts';
-import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
-import { placeholderVector } from '../feedback/placeholder-vector.js';
+import { placeholderVector, type Collection, type CollectionSpec, type Condition, type StoredDoc } from '#vector-store';
 import { purgeScope } from '../scope-purge.js';
 
 export const MEMORY_PROVENANCE_COLLECTION = 'memory_provenance';

@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { SkillOutcomes } from '#contracts';
-import { counterKey, type Counters } from '#bus';
-import type { Collection, CollectionSpec, DocScope, VectorStore } from '#vector-store';
+import { addMirrored, counterKey, type Counters } from '#bus';
+import { placeholderVector, type Collection, type CollectionSpec, type DocScope, type StoredDoc, type VectorStore } from '#vector-store';
 import { successEstimate } from './skill-outcome.prior.js';
 
 export const SKILL_OUTCOME_COLLECTION = 'skill_outcomes';
@@ -45,42 +44,35 @@ export class SkillOutcomeRepository {
     const shared = this.counters ? await this.counters.get(unique.map((n) => key(tenant, n))) : new Map<string, Record<string, number>>();
     const counted = unique.flatMap((n) => {
       const c = shared.get(key(tenant, n));
-      return c ? [[n, withEstimate({ success: c.success ?? 0, failure: c.failure ?? 0 })] as const] : [];
+      return c ? [[n, withEstimate(fromCounters(c))] as const] : [];
     });
     const rest = unique.filter((n) => !shared.has(key(tenant, n)));
     const docs = rest.length > 0 ? await this.collection.get(outcomeScope(tenant), rest) : [];
-    return new Map([...counted, ...docs.map((d) => [d.id, withEstimate({ success: Number(d.fields.success ?? 0), failure: Number(d.fields.failure ?? 0) })] as const)]);
+    return new Map([...counted, ...docs.map((d) => [d.id, withEstimate(countsOf(d))] as const)]);
   }
 
   /** Adds outcomes (one or a batch) to a skill's counts; answers the counts after them. */
   async add(tenant: string, name: string, delta: { success: number; failure: number }, at: string): Promise<SkillOutcomes> {
-    let after: { success: number; failure: number };
+    const save = (counts: { success: number; failure: number }) =>
+      this.collection.upsert([
+        { id: name, ...outcomeScope(tenant), text: name, vector: placeholderVector(name, this.collection.spec.dimension), fields: { ...counts, updated_at: at } },
+      ]);
     if (this.counters) {
-      const seed = async () => {
-        const doc = (await this.collection.get(outcomeScope(tenant), [name]))[0];
-        return doc ? { success: Number(doc.fields.success ?? 0), failure: Number(doc.fields.failure ?? 0) } : undefined;
-      };
-      const c = await this.counters.add(key(tenant, name), delta, seed);
-      after = { success: c.success ?? 0, failure: c.failure ?? 0 };
-    } else {
-      const before = (await this.getMany(tenant, [name])).get(name) ?? { success: 0, failure: 0 };
-      after = { success: before.success + delta.success, failure: before.failure + delta.failure };
+      const seed = async () => (await this.collection.get(outcomeScope(tenant), [name])).map(countsOf)[0];
+      const c = await addMirrored(this.counters, key(tenant, name), { ...delta }, seed, (totals) => save(fromCounters(totals)));
+      return withEstimate(fromCounters(c));
     }
-    await this.collection.upsert([
-      { id: name, ...outcomeScope(tenant), text: name, vector: unitVector(name, this.collection.spec.dimension), fields: { ...after, updated_at: at } },
-    ]);
+    const before = (await this.getMany(tenant, [name])).get(name) ?? { success: 0, failure: 0 };
+    const after = { success: before.success + delta.success, failure: before.failure + delta.failure };
+    await save(after);
     return withEstimate(after);
   }
 }
 
 const key = (tenant: string, name: string) => counterKey('skill-outcomes', tenant, name);
 
-/** A unit vector from a key (rows read by id only still need one). */
-export function unitVector(key: string, dimension: number): Float32Array {
-  const v = new Float32Array(dimension);
-  const h = createHash('sha256').update(key).digest();
-  for (let i = 0; i < dimension; i++) v[i] = h[i % h.length]! / 255 - 0.5;
-  const norm = Math.hypot(...v) || 1;
-  for (let i = 0; i < dimension; i++) v[i]! /= norm;
-  return v;
+const fromCounters = (c: Record<string, number>) => ({ success: c.success ?? 0, failure: c.failure ?? 0 });
+
+function countsOf(doc: StoredDoc): { success: number; failure: number } {
+  return { success: Number(doc.fields.success ?? 0), failure: Number(doc.fields.failure ?? 0) };
 }

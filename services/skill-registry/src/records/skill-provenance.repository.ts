@@ -1,7 +1,6 @@
 import { ErrorCode, writerConditions, type Provenance, type ScopedWriter, type WriterQuery } from '#contracts';
 import { AlfredError } from '#errors';
-import type { Collection, CollectionSpec, Condition, DocScope, StoredDoc, VectorStore } from '#vector-store';
-import { unitVector } from '../outcomes/skill-outcome.repository.js';
+import { placeholderVector, type Collection, type CollectionSpec, type Condition, type DocScope, type StoredDoc, type VectorStore } from '#vector-store';
 
 export const SKILL_PROVENANCE_COLLECTION = 'skill_provenance';
 
@@ -57,7 +56,7 @@ export class SkillProvenanceRepository {
     try {
       return await write();
     } catch (err) {
-      await (before ? this.collection.upsert([{ ...before, vector: unitVector(before.id, this.collection.spec.dimension) }]) : this.forget(tenant, kind, name)).catch(() => undefined);
+      await (before ? this.collection.upsert([{ ...before, vector: placeholderVector(before.id, this.collection.spec.dimension) }]) : this.forget(tenant, kind, name)).catch(() => undefined);
       throw err;
     }
   }
@@ -91,7 +90,7 @@ export class SkillProvenanceRepository {
         id,
         ...rowScope(tenant),
         text: id,
-        vector: unitVector(id, this.collection.spec.dimension),
+        vector: placeholderVector(id, this.collection.spec.dimension),
         fields: {
           kind,
           name,
