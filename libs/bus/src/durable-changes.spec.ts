@@ -1,8 +1,10 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { event } from '#contracts';
 import { collect, gate, pollUntil, startOwnNats, type OwnServer } from '#testing';
+import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { DurableChanges, type OutboxEvent } from './durable-changes.js';
 import { InProcessBus } from './in-process.bus.js';
@@ -143,6 +145,26 @@ describe(DurableChanges.name, () => {
     expect(now).toHaveLength(1);
     expect(now).not.toEqual(first);
     expect(await texts(bus)).toEqual(['r1', 'r2', 'r3']);
+  });
+
+  it('should lock each outbox file of its own before the file exists, so no sweep can adopt it in between', async () => {
+    const existedAtLock: boolean[] = [];
+    const lock = lockfile.lock;
+    lockfile.lock = (file, options) => {
+      if (options?.update !== undefined) existedAtLock.push(existsSync(file)); // its own files (kept fresh); sweeps lock others'
+      return lock(file, options);
+    };
+    try {
+      const bus = inProcess();
+      const changes = await DurableChanges.open({ bus, dir: join(dir, 'outbox'), events: [noted], landed: async () => true, logger: quiet, rotateAfter: 1 });
+      opened.push(changes);
+      await changes.apply([note('r1', 'v1')], async () => void store.set('r1', 'v1'));
+      await changes.apply([note('r2', 'v1')], async () => void store.set('r2', 'v1'));
+      expect(existedAtLock.length).toBeGreaterThanOrEqual(2); // the first file and at least one rotation
+      expect(existedAtLock.every((existed) => !existed)).toBe(true);
+    } finally {
+      lockfile.lock = lock;
+    }
   });
 
   it('should leave a live instance’s file alone', async () => {

@@ -276,10 +276,14 @@ export class DurableChanges implements ChangeWriter {
     await old.release?.().catch(() => undefined);
   }
 
+  /**
+   * A new outbox file of this instance, locked before anything creates it: another instance's sweep adopts (and
+   * deletes) every unlocked file it lists, so a file written first could be taken in between and this instance's
+   * changes would go to a deleted file. The lock needs no file (`realpath: false`).
+   */
   private async startFile(): Promise<void> {
     this.logPath = join(this.options.dir, `${randomUUID()}.jsonl`);
     this.log = new JsonlLog<OutboxRecord>(this.logPath);
-    await this.log.append({ op: 'sent', tx: 'opened' });
     this.release = await lockfile.lock(this.logPath, {
       realpath: false,
       stale: STALE_MS,
