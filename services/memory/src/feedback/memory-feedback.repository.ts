@@ -35,12 +35,11 @@ export class MemoryFeedbackRepository {
 
   async getMany(scope: Scope, ids: readonly string[]): Promise<Map<string, FeedbackCounts>> {
     if (ids.length === 0) return new Map();
-    const unique = [...new Set(ids)];
-    const shared = this.counters ? await this.counters.get(unique.map((id) => key(scope, id))) : new Map();
-    const counted = new Map(unique.flatMap((id) => (shared.has(key(scope, id)) ? [[id, fromCounters(shared.get(key(scope, id)))] as const] : [])));
-    const rest = unique.filter((id) => !counted.has(id));
-    const docs = rest.length > 0 ? await this.collection.get(scope, rest) : [];
-    return new Map([...counted, ...docs.map((d) => [d.id, countsOf(d)] as const)]);
+    // Rows first, in one read: a count stands only once mirrored into its row (addMirrored), so only rated memories
+    // (few of a search's candidates) cost a read of the shared counters, whose totals are the newest.
+    const docs = await this.collection.get(scope, [...new Set(ids)]);
+    const shared = this.counters && docs.length > 0 ? await this.counters.get(docs.map((d) => key(scope, d.id))) : undefined;
+    return new Map(docs.map((d) => [d.id, shared?.has(key(scope, d.id)) ? fromCounters(shared.get(key(scope, d.id))) : countsOf(d)] as const));
   }
 
   /**

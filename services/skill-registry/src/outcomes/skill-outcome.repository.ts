@@ -40,15 +40,11 @@ export class SkillOutcomeRepository {
 
   async getMany(tenant: string, names: readonly string[]): Promise<Map<string, SkillOutcomes>> {
     if (names.length === 0) return new Map();
-    const unique = [...new Set(names)];
-    const shared = this.counters ? await this.counters.get(unique.map((n) => key(tenant, n))) : new Map<string, Record<string, number>>();
-    const counted = unique.flatMap((n) => {
-      const c = shared.get(key(tenant, n));
-      return c ? [[n, withEstimate(fromCounters(c))] as const] : [];
-    });
-    const rest = unique.filter((n) => !shared.has(key(tenant, n)));
-    const docs = rest.length > 0 ? await this.collection.get(outcomeScope(tenant), rest) : [];
-    return new Map([...counted, ...docs.map((d) => [d.id, withEstimate(countsOf(d))] as const)]);
+    // Rows first, in one read: a count stands only once mirrored into its row (addMirrored), so only skills with
+    // outcomes cost a read of the shared counters, whose totals are the newest.
+    const docs = await this.collection.get(outcomeScope(tenant), [...new Set(names)]);
+    const shared = this.counters && docs.length > 0 ? await this.counters.get(docs.map((d) => key(tenant, d.id))) : undefined;
+    return new Map(docs.map((d) => [d.id, withEstimate(shared?.has(key(tenant, d.id)) ? fromCounters(shared.get(key(tenant, d.id))!) : countsOf(d))] as const));
   }
 
   /** Adds outcomes (one or a batch) to a skill's counts; answers the counts after them. */
