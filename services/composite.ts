@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { deleteStreamsWithPrefix, InProcessBus, NatsBus, type Bus } from '#bus';
+import { busSettings } from '#config';
 import type { Logger } from '#logging';
 import { hostService, type HostedService } from '#runtime';
 import { ALL_SERVICES } from './all-services.js';
@@ -80,12 +81,8 @@ export function reachableHost(host: string): string {
 
 /** `npm start`'s shape: one in-process bus whose event logs live under the data dir. */
 export function startEmbedded(options: Omit<CompositeOptions, 'busFor'>): Promise<RunningAlfred> {
-  const bus = new InProcessBus({
-    dataDir: join(options.gateway.ALFRED_DATA_DIR, 'bus'),
-    defaultTimeoutMs: options.gateway.ALFRED_BUS_TIMEOUT_MS,
-    eventsMaxAgeMs: options.gateway.ALFRED_EVENTS_MAX_AGE_DAYS * 86_400_000,
-    logger: options.logger,
-  });
+  const { eventsMaxAgeMs, defaultTimeoutMs } = busSettings(options.gateway);
+  const bus = new InProcessBus({ dataDir: join(options.gateway.ALFRED_DATA_DIR, 'bus'), defaultTimeoutMs, eventsMaxAgeMs, logger: options.logger });
   return startComposite({ ...options, busFor: async () => bus });
 }
 
@@ -100,10 +97,10 @@ export async function startOverNats(
     ...options,
     busFor: (name) =>
       NatsBus.connect({
+        ...busSettings(options.gateway),
         url: options.natsUrl,
         name: `alfred-${name}-${process.pid}`,
         subjectPrefix: options.subjectPrefix,
-        defaultTimeoutMs: options.gateway.ALFRED_BUS_TIMEOUT_MS,
         logger: options.logger,
       }),
   });

@@ -61,6 +61,15 @@ export const baseEnv = {
   ALFRED_SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
 };
 
+/** What either bus takes from the base variables (the embedded bus has no replicas and ignores them). */
+export function busSettings(base: { ALFRED_STREAM_REPLICAS: number; ALFRED_EVENTS_MAX_AGE_DAYS: number; ALFRED_BUS_TIMEOUT_MS: number }) {
+  return {
+    replicas: base.ALFRED_STREAM_REPLICAS,
+    eventsMaxAgeMs: base.ALFRED_EVENTS_MAX_AGE_DAYS * 86_400_000,
+    defaultTimeoutMs: base.ALFRED_BUS_TIMEOUT_MS,
+  };
+}
+
 /** Variables of services that embed text (memory, skill-registry). */
 export const embeddingEnv = {
   ALFRED_EMBEDDER: z.enum(['auto', 'onnx', 'openai', 'hash']).default('auto'),

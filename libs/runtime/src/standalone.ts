@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { baseEnv, ConfigError, parseEnv } from '#config';
+import { baseEnv, busSettings, ConfigError, parseEnv } from '#config';
 import { NatsBus } from '#bus';
 import { createLogger, type Logger } from '#logging';
 import { setRedisLogger } from '#redis';
@@ -46,11 +46,9 @@ export async function connectProcess(name: string, base: BaseConfig): Promise<Co
   setRedisLogger(logger);
   const bus = await NatsBus.connect({
     url: base.NATS_URL,
-    replicas: base.ALFRED_STREAM_REPLICAS,
-    eventsMaxAgeMs: base.ALFRED_EVENTS_MAX_AGE_DAYS * 86_400_000,
+    ...busSettings(base),
     name: `alfred-${name}-${instance}`,
     subjectPrefix: base.ALFRED_SUBJECT_PREFIX,
-    defaultTimeoutMs: base.ALFRED_BUS_TIMEOUT_MS,
     logger,
     // A process whose broker connection is gone for good serves nothing: exit non-zero so its supervisor restarts it.
     onClosed: (err) => {
