@@ -167,8 +167,8 @@ export class SkillRegistryService {
   async executed(tenant: string, id: string, success: boolean): Promise<{ counted: string[]; outcomes: SkillOutcomes }> {
     const tool = skillToolName(id);
     const offering = (await this.catalogOf(tenant)).list().filter((s) => s.name !== id && s.allowed_tools?.includes(tool)).map((s) => s.name);
-    const outcomes = await this.count(tenant, id, success);
-    for (const name of offering) await this.count(tenant, name, success);
+    // Each skill's writes have their own lane: counting them together costs one write-time, not one per skill.
+    const [outcomes] = await Promise.all([id, ...offering].map((name) => this.count(tenant, name, success)));
     return { counted: [id, ...offering], outcomes };
   }
 
