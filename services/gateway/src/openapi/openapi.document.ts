@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ErrorBody, SkillName, SourceRef } from '#contracts';
 import { API_VERSION } from '../api-info.js';
+import { SKILL_HEADER, SOURCE_HEADER } from '../http/caller.js';
 import { OPERATIONS, type Content, type Operation } from './operations.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -47,8 +48,8 @@ function parameters(op: Operation): JsonSchema[] {
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
           // What they create records its writer (provenance): these two headers are the client's part of it.
-          { name: 'X-Alfred-Source', in: 'header', required: false, description: 'Where the content came from (a URL or document): recorded as provenance.source.', schema: jsonSchema(SourceRef, 'input') },
-          { name: 'X-Alfred-Skill', in: 'header', required: false, description: 'The skill making the request: recorded as provenance.via = skill:<name>.', schema: jsonSchema(SkillName, 'input') },
+          { name: SOURCE_HEADER, in: 'header', required: false, description: 'Where the content came from (a URL or document): recorded as provenance.source.', schema: jsonSchema(SourceRef, 'input') },
+          { name: SKILL_HEADER, in: 'header', required: false, description: 'The skill making the request: recorded as provenance.via = skill:<name>.', schema: jsonSchema(SkillName, 'input') },
         ]
       : [];
   return [...path, ...query, ...creating];

@@ -38,7 +38,10 @@ export class RemediationService {
     return this.repo.purge(scope);
   }
 
-  /** Undoes a save whose provenance could not be recorded (as a failed event publish does). */
+  /**
+   * Deletes a just-saved record whose provenance could not be recorded, so the caller's error leaves no record behind.
+   * Its saved event stays on the stream: history shows a record that never became readable.
+   */
   async discard(scope: Scope, id: string): Promise<void> {
     await this.repo.delete(scope, id);
   }
