@@ -114,7 +114,7 @@ export class FileSessionStore implements SessionStore {
     checkSessionId(id);
     const key = this.path(scope, id);
     return withLock(key, async () => {
-      if ((await readIfExists(key)) === undefined) throw AlfredError.notFound('session', id);
+      if (!(await stat(key).then(() => true, () => false))) throw AlfredError.notFound('session', id);
       const held = leases.get(key);
       const live = held !== undefined && held.expiresAt > Date.now();
       if (live && held.owner !== owner) return undefined;

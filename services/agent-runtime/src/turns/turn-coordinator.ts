@@ -76,7 +76,7 @@ export class TurnCoordinator {
   async start(req: StartTurn): Promise<{ turn_id: string; worker: string }> {
     if (!this.llm.isConfigured) throw modelNotConfigured();
     if (this.draining) throw dependencyUnavailable('agent-runtime', `start a turn: worker ${this.options.worker} is shutting down`);
-    await this.sessions.get(req.scope, req.sessionId);
+    // Taking the lease is also the check that the session exists (NOT_FOUND otherwise): no read of its messages here.
     const renewedAt = Date.now();
     const fence = await this.sessions.acquireLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs);
     if (!fence) {
