@@ -5,7 +5,7 @@ import { PermanentError, queueDef, type Bus, type Consuming, type JobContext, ty
 import { AlfredError, isAlfredError } from '#errors';
 import type { Logger } from '#logging';
 import type { DistillerService } from './distiller.service.js';
-import { isJobLeaseLost, ownedBy, TERMINAL, toView, type JobRecord, type JobRepository } from './job.repository.js';
+import { isJobLeaseLost, ownedBy, toView, type JobRecord, type JobRepository } from './job.repository.js';
 
 export const DistillJob = z.object({ job_id: JobId });
 
@@ -131,10 +131,12 @@ export class DistillJobs {
    * its ack wait (and was redelivered elsewhere) can no longer overwrite the newer one's status or result.
    */
   private async runJob(id: string, ctx: JobContext): Promise<void> {
-    const job = await this.repo.get(id);
-    if (!job || TERMINAL.has(job.status)) return; // vanished or already settled: redelivery is harmless
+    // Claimed first: a job that vanished or finished (even just now, by a delivery that outlived its ack wait) is not
+    // claimed, so a redelivery is harmless; once claimed, the older delivery's writes are fenced out.
     const fence = await this.repo.claim(id);
     if (fence === undefined) return;
+    const job = await this.repo.get(id);
+    if (!job) return;
     try {
       await this.runClaimed(job, fence, ctx);
     } catch (err) {

@@ -40,7 +40,7 @@ export class FileJobRepository implements JobRepository {
   claim(id: string): Promise<number | undefined> {
     return this.locked(async () => {
       const job = await this.get(id);
-      if (!job) return undefined;
+      if (!job || TERMINAL.has(job.status)) return undefined;
       const fence = (job.fence ?? 0) + 1;
       await this.put({ ...job, fence });
       return fence;

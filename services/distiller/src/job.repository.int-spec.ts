@@ -70,6 +70,17 @@ function contract(name: string, open: () => Promise<{ repo: JobRepository; clean
       expect(await repo.claim('job-distill-missing')).toBeUndefined();
     });
 
+    it('should refuse to claim a finished job, so a late redelivery never runs it again', async () => {
+      const { job: j } = await repo.submit(job('k5'));
+      const token = (await repo.claim(j.job_id))!;
+      await repo.update(j.job_id, { status: 'completed' }, token);
+
+      expect(await repo.claim(j.job_id)).toBeUndefined();
+      await repo.update(j.job_id, { status: 'failed', error: 'x' }, token); // the finished delivery's own token still writes
+      expect(await repo.claim(j.job_id)).toBeUndefined();
+      expect(await repo.get(j.job_id)).toMatchObject({ status: 'failed' });
+    });
+
     it('should keep updates and last runs', async () => {
       const { job: j } = await repo.submit(job('k3'));
       await repo.update(j.job_id, { status: 'running', attempts: 2 });

@@ -22,7 +22,8 @@ export interface JobRepository {
   submit(job: JobRecord): Promise<{ job: JobRecord; created: boolean }>;
   get(id: string): Promise<JobRecord | undefined>;
   /**
-   * Takes the job for one delivery: a fencing token newer than every earlier one (undefined when the job is gone).
+   * Takes the job for one delivery: a fencing token newer than every earlier one; undefined when the job is gone or
+   * already finished (checked in the same atomic step, so a delivery that ends it meanwhile is never run again).
    * A delivery that outlived its ack wait is redelivered elsewhere; the newer claim then fences the older one out.
    */
   claim(id: string): Promise<number | undefined>;

@@ -12,9 +12,12 @@ const SWAP = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end
 return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-/** KEYS: job, fence. ARGV: ttl. Returns the next token, or 0 when the job is gone. */
+/** KEYS: job, fence. ARGV: ttl, then the finished statuses. Returns the next token, or 0 when the job is gone or finished. */
 const CLAIM = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local raw = redis.call('GET', KEYS[1])
+if not raw then return 0 end
+local status = cjson.decode(raw).status
+for i = 2, #ARGV do if status == ARGV[i] then return 0 end end
 local t = redis.call('INCR', KEYS[2])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 return t`;
@@ -58,7 +61,7 @@ export class RedisJobRepository implements JobRepository {
   }
 
   async claim(id: string): Promise<number | undefined> {
-    const token = (await this.redis.eval(CLAIM, 2, this.jobKey(id), this.fenceKey(id), JOB_TTL_S)) as number;
+    const token = (await this.redis.eval(CLAIM, 2, this.jobKey(id), this.fenceKey(id), JOB_TTL_S, ...TERMINAL)) as number;
     return token > 0 ? token : undefined;
   }
 
