@@ -35,7 +35,8 @@ export async function observedRequest<T>(subject: string, send: () => Promise<T>
 /** Records a job delivery's fate; a delivery after the first is a redelivery. */
 export function observeJob(queue: string, attempt: number, outcome: JobOutcome): void {
   if (attempt > 1) Metrics.queueRedeliveries.inc({ queue });
-  Metrics.queueJobs.inc({ queue, outcome: outcome.kind === 'ack' ? 'done' : outcome.kind === 'retry' ? 'retry' : 'failed' });
+  const label = { ack: 'done', retry: 'retry', dead: 'failed', 'handed-back': 'handed_back' } as const;
+  Metrics.queueJobs.inc({ queue, outcome: label[outcome.kind] });
 }
 
 /** Samples a queue's waiting jobs at every scrape while it is consumed; call the result when consuming stops. */

@@ -179,7 +179,7 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     job.attempt += 1;
     const ctx = { attempt: job.attempt, correlationId: job.correlationId, signal };
     const outcome = await runJob(this.def, consumer.handler, job.payload, ctx, this.logger);
-    if (signal.aborted) return; // handed back: waiting again
+    if (outcome.kind === 'handed-back') return; // waiting again
     if (outcome.kind === 'retry') {
       job.readyAt = Date.now() + outcome.delayMs;
       this.waiting.push(job);

@@ -128,7 +128,7 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     // keep a long job from being redelivered while it still runs
     const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 2));
     const outcome = await runJob(this.def, handler, raw, ctx, this.ctx.logger).finally(() => clearInterval(heartbeat));
-    if (signal.aborted) return; // handed back: the queue has it again
+    if (outcome.kind === 'handed-back') return; // the queue has it again
     if (outcome.kind === 'ack') {
       await msg.ackAck();
     } else if (outcome.kind === 'retry') {

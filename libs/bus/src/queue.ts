@@ -92,7 +92,9 @@ export function isPermanent(err: unknown): boolean {
 export type JobOutcome =
   | { readonly kind: 'ack' }
   | { readonly kind: 'dead'; readonly reason: string }
-  | { readonly kind: 'retry'; readonly delayMs: number };
+  | { readonly kind: 'retry'; readonly delayMs: number }
+  /** Its consumer stopped and gave it back (the signal aborted): the queue has it again, nothing to settle or report. */
+  | { readonly kind: 'handed-back' };
 
 export function retryDelay(def: QueueDef, attempt: number): number {
   if (def.backoffMs.length === 0) return 0;
@@ -132,8 +134,9 @@ async function judgeJob<P extends z.ZodType>(
   }
   try {
     await handler(payload, ctx);
-    return { kind: 'ack' };
+    return ctx.signal.aborted ? { kind: 'handed-back' } : { kind: 'ack' };
   } catch (err) {
+    if (ctx.signal.aborted) return { kind: 'handed-back' }; // stopped because it was handed back: not a failure
     const message = err instanceof Error ? err.message : String(err);
     if (isPermanent(err)) return { kind: 'dead', reason: `permanent failure: ${message}` };
     logger.warn({ correlationId: ctx.correlationId, queue: def.name, attempt: ctx.attempt, err: message }, 'job failed');

@@ -80,7 +80,7 @@ export const Metrics = {
   }),
   queueJobs: new Counter({
     name: 'alfred_queue_jobs_total',
-    help: 'Jobs taken from a durable queue, by queue and outcome (done, retry, failed)',
+    help: 'Jobs taken from a durable queue, by queue and outcome (done, retry, failed, handed_back by a stopping consumer)',
     labelNames: ['queue', 'outcome'] as const,
     registers,
   }),
