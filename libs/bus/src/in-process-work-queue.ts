@@ -45,11 +45,15 @@ interface Consumer<P extends z.ZodType> {
  * A work queue persisted as a JSONL log of jobs and their settlements: jobs not settled when the
  * process stops run again after a restart (attempt counts restart with them). Like a JetStream work queue, which
  * drops a message once it is acknowledged, the log is compacted to its unsettled jobs once `compactAfter` settled
- * jobs piled up, so it stays bounded by the work in hand, not by all work ever done.
+ * jobs piled up, so it stays bounded by the work in hand, not by all work ever done. The message ids it deduplicates
+ * by are those of the jobs in the log: a compaction forgets the settled ones, as JetStream forgets ids past its
+ * duplicate window.
  */
 export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
   private readonly log: JsonlLog<QueueRecord>;
-  private readonly loaded: Promise<Set<string>>;
+  private readonly loaded: Promise<void>;
+  /** The message ids a repeated enqueue is checked against: those of the jobs in the log. */
+  private readonly ids = new Set<string>();
   private readonly waiting: Job[] = [];
   private consumer?: Consumer<P>;
   private timer?: NodeJS.Timeout;
@@ -71,7 +75,8 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
 
   async enqueue(payload: z.input<P>, options: { msgId: string; context?: { correlationId: string } }): Promise<void> {
     checkJobPayload(this.def, payload);
-    const ids = await this.loaded;
+    await this.loaded;
+    const { ids } = this;
     if (ids.has(options.msgId)) return;
     ids.add(options.msgId);
     const correlationId = options.context?.correlationId ?? randomUUID();
@@ -114,6 +119,12 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     return this.settled;
   }
 
+  /** How many message ids a repeated enqueue is checked against now (those of the jobs in the log). */
+  async rememberedIds(): Promise<number> {
+    await this.loaded;
+    return this.ids.size;
+  }
+
   private async stopConsumer(consumer: Consumer<P>, deadlineMs?: number): Promise<void> {
     if (this.consumer === consumer) this.consumer = undefined;
     consumer.untrack();
@@ -121,22 +132,25 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     await drainJobs(consumer.running, deadlineMs);
   }
 
-  private async load(): Promise<Set<string>> {
+  private async load(): Promise<void> {
     const records = await this.log.readAll();
     for (const r of records) {
+      this.ids.add(r.id);
       if (r.op === 'job') this.unsettled.set(r.id, r);
       else if (this.unsettled.delete(r.id)) this.settled++;
     }
     for (const r of this.unsettled.values()) this.waiting.push({ id: r.id, payload: r.payload, correlationId: r.correlationId, attempt: 0, readyAt: 0 });
     if (this.settled >= this.compactAfter || records.length > 2 * (this.unsettled.size + this.settled)) await this.compact();
-    return new Set(records.map((r) => r.id));
   }
 
   /** Rewrites the log with the unsettled jobs only; a failure leaves the old log, which is still correct. */
   private compact(): Promise<void> {
     this.compacting ??= this.log
       .rewrite(() => [...this.unsettled.values()])
-      .then(() => void (this.settled = 0))
+      .then(() => {
+        this.settled = 0;
+        for (const id of this.ids) if (!this.unsettled.has(id)) this.ids.delete(id);
+      })
       .catch((err: unknown) => this.logger.warn({ queue: this.def.name, err: String(err) }, 'could not compact the queue log'))
       .finally(() => (this.compacting = undefined));
     return this.compacting;

@@ -163,7 +163,8 @@ export class InProcessBus implements Bus {
     });
     const drained = Promise.allSettled([
       ...[...this.served].map((s) => s.drain()),
-      ...[...this.queues.values()].map((q) => q.stop()),
+      // Jobs a service did not stop itself are handed back at the deadline, not cut off by the close.
+      ...[...this.queues.values()].map((q) => q.stop(deadlineMs)),
     ]);
     if ((await Promise.race([drained, deadline])) === 'late') {
       this.logger.warn({ deadlineMs }, 'bus did not drain in time; closing');

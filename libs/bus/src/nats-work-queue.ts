@@ -88,9 +88,9 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     return consuming;
   }
 
-  /** Stops every consumer of this queue in this process. */
-  async stop(): Promise<void> {
-    await Promise.allSettled([...this.consumers].map((c) => c.stop()));
+  /** Stops every consumer of this queue in this process, handing back the jobs still running after `deadlineMs`. */
+  async stop(deadlineMs?: number): Promise<void> {
+    await Promise.allSettled([...this.consumers].map((c) => c.stop(deadlineMs)));
   }
 
   private ensureStream(): Promise<void> {

@@ -292,9 +292,11 @@ export class NatsBus implements Bus, JetStreamContext {
     const deadline = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), deadlineMs);
     });
+    const until = Date.now() + deadlineMs;
     const graceful = (async () => {
       await Promise.allSettled([...this.served].map((s) => s.drain()));
-      await Promise.allSettled([...this.queues.values()].map((q) => q.stop()));
+      // Jobs a service did not stop itself are handed back at the deadline, not cut off by the close.
+      await Promise.allSettled([...this.queues.values()].map((q) => q.stop(Math.max(0, until - Date.now()))));
       for (const listener of [...this.listeners]) listener.close();
       await this.nc.drain();
     })();

@@ -69,7 +69,10 @@ export const handedBack = () => new AlfredError(ErrorCode.ServiceUnavailable, 't
 
 export interface WorkQueue<P extends z.ZodType = z.ZodType> {
   readonly def: QueueDef<P>;
-  /** Stores a job durably before resolving; a repeated msgId is stored once. */
+  /**
+   * Stores a job durably before resolving; a msgId repeated while the queue remembers it is stored once (NATS: the
+   * stream's duplicate window; embedded: while its job is in the queue's log, until a compaction drops it settled).
+   */
   enqueue(payload: z.input<P>, options: { msgId: string; context?: MessageContext }): Promise<void>;
   consume(handler: JobHandler<P>, options?: ConsumeOptions): Promise<Consuming>;
 }
