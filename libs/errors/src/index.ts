@@ -36,8 +36,22 @@ export class AlfredError extends Error {
   static notFound(what: string, id: string): AlfredError {
     return new AlfredError(ErrorCode.NotFound, `${what} ${id} not found`, { id });
   }
+
+  /** A fenced write from a holder (a turn's session lease, a job's delivery) that a newer one took over: refused. */
+  static leaseLost(what: string, id: string, token: number, newest: number): AlfredError {
+    return new AlfredError(
+      ErrorCode.Conflict,
+      `${what} ${id} is leased to another holder now (this write's fencing token ${token} is older than ${newest}); the write was refused`,
+      { id, reason: 'lease_lost', token, current_token: newest },
+    );
+  }
 }
 
 export function isAlfredError(err: unknown): err is AlfredError {
   return err instanceof AlfredError;
+}
+
+/** Whether `err` is {@link AlfredError.leaseLost}'s refusal. */
+export function isLeaseLost(err: unknown): boolean {
+  return err instanceof AlfredError && (err.details as { reason?: unknown } | undefined)?.reason === 'lease_lost';
 }

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { ErrorCode, SessionView, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens } from '#contracts';
 import { AlfredError } from '#errors';
 import { readIfExists, withLock, writeFileAtomic } from '#files';
-import { checkSessionId, leaseLost, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
+import { checkSessionId, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
 import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
 
 export interface FileSessionStoreOptions {
@@ -157,7 +157,7 @@ export class FileSessionStore implements SessionStore {
       const current = await this.read(scope, id);
       if (!current) throw AlfredError.notFound('session', id);
       const newest = fences.get(path) ?? 0;
-      if (options.fence && options.fence.token < newest) throw leaseLost(id, options.fence.token, newest);
+      if (options.fence && options.fence.token < newest) throw AlfredError.leaseLost('session', id, options.fence.token, newest);
       const next = change(current);
       const view = { ...next, message_count: next.messages.length, updated_at: new Date().toISOString() };
       await writeFileAtomic(path, JSON.stringify(view));

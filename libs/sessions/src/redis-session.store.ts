@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '#redis';
 import { SessionMessage, type Scope, type SessionAppendResult, type SessionList, type SessionTokens, type SessionView } from '#contracts';
 import { AlfredError } from '#errors';
-import { checkSessionId, leaseLost, newSession, safeSegment, versionConflict } from './session-record.js';
+import { checkSessionId, newSession, safeSegment, versionConflict } from './session-record.js';
 import * as lua from './redis-session.scripts.js';
 import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
 
@@ -76,10 +76,11 @@ export class RedisSessionStore implements SessionStore {
     checkSessionId(id);
     const k = this.keys(scope, id);
     const args = [new Date().toISOString(), fenceArg(options), ...messages.map((m) => JSON.stringify(m))];
-    const [version, length] = (await this.redis.eval(lua.APPEND, 2, k.meta, k.messages, ...args)) as number[];
+    // The second value is the message count, or the newest fencing token when the write is refused (-3).
+    const [version, second] = (await this.redis.eval(lua.APPEND, 2, k.meta, k.messages, ...args)) as number[];
     if (version === -1) throw AlfredError.notFound('session', id);
-    if (version === -3) throw leaseLost(id, options.fence!.token, length!);
-    return { id, version, message_count: length, appended: messages.length };
+    if (version === -3) throw AlfredError.leaseLost('session', id, options.fence!.token, second!);
+    return { id, version, message_count: second, appended: messages.length };
   }
 
   async replace(scope: Scope, id: string, options: ReplaceMessagesOptions): Promise<number> {
@@ -89,7 +90,7 @@ export class RedisSessionStore implements SessionStore {
     const args = [options.expectedVersion, new Date().toISOString(), tokens, fenceArg(options), ...options.messages.map((m) => JSON.stringify(m))];
     const [version, current] = (await this.redis.eval(lua.REPLACE, 2, k.meta, k.messages, ...args)) as number[];
     if (version === -2) throw AlfredError.notFound('session', id);
-    if (version === -3) throw leaseLost(id, options.fence!.token, current!);
+    if (version === -3) throw AlfredError.leaseLost('session', id, options.fence!.token, current!);
     if (version === -1) throw versionConflict(id, options.expectedVersion, current);
     return version;
   }
@@ -111,7 +112,7 @@ export class RedisSessionStore implements SessionStore {
   /** Turns a field script's {status, newest token} into NOT_FOUND or a refused stale write. */
   private settle(id: string, options: FencedWrite, [status, newest]: number[]): void {
     if (status === 0) throw AlfredError.notFound('session', id);
-    if (status === -3) throw leaseLost(id, options.fence!.token, newest!);
+    if (status === -3) throw AlfredError.leaseLost('session', id, options.fence!.token, newest!);
   }
 
   async delete(scope: Scope, id: string): Promise<boolean> {

@@ -37,15 +37,6 @@ export function versionConflict(id: string, expected: number, actual: number): A
   );
 }
 
-/** A fenced write from a holder whose lease was taken over: refused, and nothing changed. */
-export function leaseLost(id: string, token: number, current: number): AlfredError {
-  return new AlfredError(
-    ErrorCode.Conflict,
-    `session ${id} is leased to another holder now (this write's fencing token ${token} is older than ${current}); the write was refused`,
-    { id, reason: 'lease_lost', token, current_token: current },
-  );
-}
-
 /** A file- and key-safe form of a tenant id: percent-encoding, with dots encoded too (no `..`). */
 export function safeSegment(value: string): string {
   return encodeURIComponent(value).replace(/\./g, '%2E');

@@ -2,10 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ErrorCode, JobId, type DistillBody, type DistillReply, type JobView, type Scope } from '#contracts';
 import { PermanentError, queueDef, type Bus, type Consuming, type JobContext, type MessageContext, type WorkQueue } from '#bus';
-import { AlfredError, isAlfredError } from '#errors';
+import { AlfredError, isAlfredError, isLeaseLost } from '#errors';
 import type { Logger } from '#logging';
 import type { DistillerService } from './distiller.service.js';
-import { isJobLeaseLost, ownedBy, toView, type JobRecord, type JobRepository } from './job.repository.js';
+import { ownedBy, toView, type JobRecord, type JobRepository } from './job.repository.js';
 
 export const DistillJob = z.object({ job_id: JobId });
 
@@ -140,7 +140,7 @@ export class DistillJobs {
     try {
       await this.runClaimed(job, fence, ctx);
     } catch (err) {
-      if (!isJobLeaseLost(err)) throw err;
+      if (!isLeaseLost(err)) throw err;
       // A newer delivery owns the job: this one's work is dropped, and acknowledging it is right.
       this.logger.warn({ job_id: id, attempt: ctx.attempt }, 'distill job taken over by a newer delivery: result dropped');
     }
@@ -159,7 +159,7 @@ export class DistillJobs {
       await this.repo.setLastRun(scope, job.created_at);
       await this.repo.release(job.dedupe_key, id);
     } catch (err) {
-      if (isJobLeaseLost(err)) throw err;
+      if (isLeaseLost(err)) throw err;
       const code = isAlfredError(err) ? err.code : ErrorCode.Internal;
       await this.repo.update(id, { status: 'queued', error: (err as Error).message, error_code: code }, fence);
       throw classify(err);

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Scope } from '#contracts';
+import { AlfredError } from '#errors';
 import { writeFileAtomic } from '#files';
-import { jobLeaseLost, TERMINAL, type JobPatch, type JobRecord, type JobRepository } from './job.repository.js';
+import { TERMINAL, type JobPatch, type JobRecord, type JobRepository } from './job.repository.js';
 
 /**
  * The embedded job store: one JSON file per job under `<dataDir>/jobs`, plus `state.json` for dedupe pointers
@@ -51,7 +52,7 @@ export class FileJobRepository implements JobRepository {
     return this.locked(async () => {
       const job = await this.get(id);
       if (!job) return undefined;
-      if (fence !== undefined && fence < (job.fence ?? 0)) throw jobLeaseLost(id, fence, job.fence ?? 0);
+      if (fence !== undefined && fence < (job.fence ?? 0)) throw AlfredError.leaseLost('job', id, fence, job.fence ?? 0);
       const next = { ...job, ...patch, updated_at: new Date().toISOString() };
       await this.put(next);
       return next;

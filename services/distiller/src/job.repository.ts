@@ -1,5 +1,4 @@
-import { ErrorCode, type JobView, type Scope } from '#contracts';
-import { AlfredError } from '#errors';
+import type { ErrorCode, JobView, Scope } from '#contracts';
 
 /** A job as stored: its view plus who owns it and what deduplicates it. */
 export interface JobRecord extends JobView {
@@ -27,7 +26,7 @@ export interface JobRepository {
    * A delivery that outlived its ack wait is redelivered elsewhere; the newer claim then fences the older one out.
    */
   claim(id: string): Promise<number | undefined>;
-  /** With `fence`, refused by {@link jobLeaseLost} (and nothing written) once a newer claim exists, atomically. */
+  /** With `fence`, refused by `AlfredError.leaseLost` (and nothing written) once a newer claim exists, atomically. */
   update(id: string, patch: JobPatch, fence?: number): Promise<JobRecord | undefined>;
   /** Frees the dedupe key once the job is finished (only if it still names this job). */
   release(dedupeKey: string, id: string): Promise<void>;
@@ -49,16 +48,3 @@ export function toView(job: JobRecord): JobView {
   return view;
 }
 
-/** A write of a job delivery that a newer delivery took over: refused. */
-export function jobLeaseLost(id: string, token: number, newest: number): AlfredError {
-  return new AlfredError(ErrorCode.Conflict, `job ${id} was taken over by a newer delivery (fencing token ${token} is older than ${newest}); the write was refused`, {
-    job_id: id,
-    reason: 'lease_lost',
-    token,
-    current_token: newest,
-  });
-}
-
-export function isJobLeaseLost(err: unknown): boolean {
-  return err instanceof AlfredError && (err.details as { reason?: unknown } | undefined)?.reason === 'lease_lost';
-}

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import { createRedis } from '#redis';
 import type { Scope } from '#contracts';
+import { AlfredError } from '#errors';
 import type { JobPatch, JobRecord, JobRepository } from './job.repository.js';
-import { jobLeaseLost, TERMINAL } from './job.repository.js';
+import { TERMINAL } from './job.repository.js';
 
 const JOB_TTL_S = 7 * 24 * 3600;
 const ACTIVE_TTL_S = 24 * 3600;
@@ -71,7 +72,7 @@ export class RedisJobRepository implements JobRepository {
     const next = { ...job, ...patch, updated_at: new Date().toISOString() };
     const args = [JSON.stringify(next), JOB_TTL_S, fence === undefined ? '' : fence];
     const [ok, newest] = (await this.redis.eval(FENCED_PUT, 2, this.jobKey(id), this.fenceKey(id), ...args)) as number[];
-    if (ok === -1) throw jobLeaseLost(id, fence!, newest!);
+    if (ok === -1) throw AlfredError.leaseLost('job', id, fence!, newest!);
     return next;
   }
 
