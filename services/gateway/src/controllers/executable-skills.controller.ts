@@ -12,7 +12,7 @@ import {
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { z } from 'zod';
-import { CallerParam, writtenFilter, type Caller } from '../http/caller.js';
+import { CallerParam, scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
 const DeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
@@ -34,7 +34,7 @@ export class ExecutableSkillsController {
   @Post('executable-skills')
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
-    const writer = { ...c.writer, agent: c.scope.agent };
+    const writer = scopedWriter(c);
     return this.bus.request(ExecutableSkillRoutes.create, { scope: c.scope, body: parseInput(ExecutableSkillCreateBody, body), writer }, { context: c.context });
   }
 
@@ -52,7 +52,7 @@ export class ExecutableSkillsController {
   @Patch('executable-skills/:id')
   update(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const patch = parseInput(ExecutableSkillPatch, body);
-    const writer = { ...c.writer, agent: c.scope.agent };
+    const writer = scopedWriter(c);
     return this.bus.request(ExecutableSkillRoutes.update, { tenant: c.scope.tenant, id: skillId(id), patch, writer }, { context: c.context });
   }
 

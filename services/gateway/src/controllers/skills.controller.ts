@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { SkillCreateBody, SkillFeedbackBody, SkillIndexQuery, SkillPathName, SkillResourcePath, SkillRoutes, SkillSearchQuery } from '#contracts';
 import { BUS, type Bus } from '#bus';
-import { CallerParam, writtenFilter, type Caller } from '../http/caller.js';
+import { CallerParam, scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
 /** A name in the path; the registry answers an unknown one with NOT_FOUND and close valid names. */
@@ -39,7 +39,7 @@ export class SkillsController {
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
     const skill = parseInput(SkillCreateBody, body);
-    const writer = { ...c.writer, agent: c.scope.agent };
+    const writer = scopedWriter(c);
     return this.bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer }, { context: c.context, timeoutMs: 60_000 });
   }
 

@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { AgentName, ErrorCode, hasWriterFilter, SkillName, SourceRef, type AgentPolicy, type Scope, type Writer, type WriterQuery } from '#contracts';
+import { AgentName, ErrorCode, hasWriterFilter, SkillName, SourceRef, type AgentPolicy, type Scope, type ScopedWriter, type Writer, type WriterQuery } from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
@@ -37,6 +37,11 @@ export interface Caller {
   readonly policy?: AgentPolicy;
   /** Who writes, for the provenance of what this request stores (see #contracts' Writer). */
   readonly writer: Writer;
+}
+
+/** The caller's writer with its agent: the provenance of a skill it creates (skills belong to the tenant). */
+export function scopedWriter(c: Caller, via?: string): ScopedWriter {
+  return { ...c.writer, agent: c.scope.agent, ...(via ? { via } : {}) };
 }
 
 export const SOURCE_HEADER = 'X-Alfred-Source';

@@ -28,7 +28,7 @@ import {
 import { permits } from '#agent-tools';
 import type { Bus } from '#bus';
 import { AlfredError } from '#errors';
-import { writtenFilter, type Caller } from '../http/caller.js';
+import { scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 
 /** One MCP tool: its arguments are a contract schema, its work the same bus route the REST API uses. */
 export interface McpTool<S extends z.ZodType = z.ZodType> {
@@ -81,7 +81,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_create',
     description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
     input: SkillCreateBody,
-    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer: { ...c.writer, agent: c.scope.agent, via: 'mcp:skills_create' } }, SLOW(c)),
+    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer: scopedWriter(c, 'mcp:skills_create') }, SLOW(c)),
   }),
   tool({
     name: 'skills_feedback',
