@@ -7,7 +7,7 @@ import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { RecallService } from '../recall/recall.service.js';
 import { RemediationService } from '../remediations/remediation.service.js';
 import { MemoryWriteGuard } from '../safety/memory-write.guard.js';
-import { hasProvenanceFilter, MemoryProvenance, SEARCH_POOL } from '../provenance/memory-provenance.service.js';
+import { MemoryProvenance } from '../provenance/memory-provenance.service.js';
 
 /** Checkpoints, remediations and recall on the bus: parse (done by the adapter), call the logic, answer. */
 @Injectable()
@@ -53,13 +53,7 @@ export class RecallHandlers extends BusHandlers {
       return marked(p.scope, p.writer, saved, [remediation.error_message, remediation.fix].join('\n'), () => r.discard(p.scope, saved.id));
     });
     this.handle(RemediationRoutes.get, async (p) => (await pv.decorate(p.scope, [await r.get(p.scope, p.id)]))[0]!);
-    this.handle(RemediationRoutes.search, async (p) => {
-      // With provenance filters the best SEARCH_POOL are ranked, then filtered (as memory search does).
-      const filtered = hasProvenanceFilter(p.query);
-      const res = await r.search(p.scope, filtered ? { ...p.query, limit: SEARCH_POOL } : p.query);
-      const results = await pv.keep(p.scope, p.query, res.results, p.query.limit);
-      return { ...res, results, ...(filtered ? { total: results.length } : {}) };
-    });
+    this.handle(RemediationRoutes.search, (p) => pv.search(p.scope, p.query, (q) => r.search(p.scope, q)));
     this.handle(RemediationRoutes.feedback, (p) => r.rate(p.scope, p.id, p.feedback));
     this.handle(MemoryRoutes.purgeAgent, async (p) => {
       const memories = await this.memories.purge(p.scope);

@@ -1,4 +1,4 @@
-import { ErrorCode, hasWriterFilter, type Memory, type MemoryListQuery, type Scope, type SearchQuery, type SearchResponse, type TrustMark, type Writer } from '#contracts';
+import { ErrorCode, hasWriterFilter, type Memory, type MemoryListQuery, type Scope, type TrustMark, type Writer } from '#contracts';
 import { describeReasons, detectInjection } from '#content-safety';
 import { AlfredError } from '#errors';
 import type { MemoryProvenanceRepository, ProvenanceQuery } from './memory-provenance.repository.js';
@@ -6,7 +6,7 @@ import type { MemoryProvenanceRepository, ProvenanceQuery } from './memory-prove
 /** Most matching memories a provenance-filtered list looks at (newest first). */
 const FILTER_CAP = 5_000;
 /** Candidates a provenance-filtered search ranks before filtering (the search limit's maximum). */
-export const SEARCH_POOL = 50;
+const SEARCH_POOL = 50;
 
 /** The injection check of one text: its mark, with reasons when flagged. */
 export function trustOf(text: string): TrustMark {
@@ -83,8 +83,15 @@ export class MemoryProvenance {
     };
   }
 
-  /** Search results with provenance; with filters, the best SEARCH_POOL candidates are ranked and then filtered. */
-  async search(scope: Scope, query: SearchQuery, plain: (q: SearchQuery) => Promise<SearchResponse>): Promise<SearchResponse> {
+  /**
+   * Search results with provenance (memories, remediations); with filters, the best SEARCH_POOL candidates are ranked
+   * and then filtered.
+   */
+  async search<Q extends ProvenanceQuery & { limit: number }, R extends { results: Array<{ id: string }>; total: number }>(
+    scope: Scope,
+    query: Q,
+    plain: (q: Q) => Promise<R>,
+  ): Promise<R> {
     if (!hasProvenanceFilter(query)) {
       const res = await plain(query);
       return { ...res, results: await this.decorate(scope, res.results) };
@@ -119,13 +126,6 @@ export class MemoryProvenance {
     const admits = await this.admits(scope, query);
     const kept = all.filter((i) => admits(i.id));
     return { items: await this.decorate(scope, kept.slice(query.offset, query.offset + query.limit)), total: kept.length };
-  }
-
-  /** Ranked items (remediation search) kept by the provenance filters, best `limit` of them, with provenance. */
-  async keep<T extends { id: string }>(scope: Scope, query: ProvenanceQuery, ranked: readonly T[], limit: number): Promise<T[]> {
-    if (!hasProvenanceFilter(query)) return this.decorate(scope, ranked.slice(0, limit));
-    const admits = await this.admits(scope, query);
-    return this.decorate(scope, ranked.filter((r) => admits(r.id)).slice(0, limit));
   }
 
   /** `flagged=false` alone excludes the flagged (so memories without a provenance row pass); other filters include the matches. */
