@@ -69,7 +69,8 @@ export class MemoryProvenance {
     let found: Memory[];
     if (onlyUnflagged(query)) {
       // Memories without a provenance row (written before it was recorded) are unflagged: list everything, drop the flagged.
-      found = (await plain({ ...query, limit: 100, offset: 0 }).then(async (first) => collectAll(first, query, plain))).filter((m) => admits(m.id));
+      const page = async (offset: number) => (await plain({ ...query, limit: PAGE, offset })).memories;
+      found = (await collectAll(page)).filter((m) => admits(m.id));
     } else {
       found = (await Promise.all((await this.repo.matching(scope, query, FILTER_CAP)).map(byId))).filter((m): m is Memory => m !== undefined);
     }
@@ -116,13 +117,7 @@ export class MemoryProvenance {
       const page = await plain(query.limit, query.offset);
       return { items: await this.decorate(scope, page.items), total: page.total };
     }
-    const all: T[] = [];
-    for (let total = Infinity; all.length < Math.min(total, FILTER_CAP); ) {
-      const page = await plain(100, all.length);
-      if (page.items.length === 0) break;
-      all.push(...page.items);
-      total = page.total;
-    }
+    const all = await collectAll(async (offset) => (await plain(PAGE, offset)).items);
     const admits = await this.admits(scope, query);
     const kept = all.filter((i) => admits(i.id));
     return { items: await this.decorate(scope, kept.slice(query.offset, query.offset + query.limit)), total: kept.length };
@@ -151,18 +146,17 @@ function onlyUnflagged(q: ProvenanceQuery): boolean {
   return q.flagged === false && !hasWriterFilter(q);
 }
 
-type ListPage = { memories: Memory[]; pagination: { total: number; has_more: boolean } };
+/** Page size of the scans a provenance-filtered list makes. */
+const PAGE = 100;
 
-/** Every memory of the (otherwise filtered) list, page by page, up to FILTER_CAP. */
-async function collectAll(first: ListPage, query: MemoryListQuery, plain: (q: MemoryListQuery) => Promise<ListPage>): Promise<Memory[]> {
-  const all = [...first.memories];
-  let page = first;
-  while (page.pagination.has_more && all.length < FILTER_CAP) {
-    page = await plain({ ...query, limit: 100, offset: all.length });
-    if (page.memories.length === 0) break;
-    all.push(...page.memories);
+/** Every item of a list, page by page (`page(offset)`, PAGE at a time), up to FILTER_CAP. */
+async function collectAll<T>(page: (offset: number) => Promise<T[]>): Promise<T[]> {
+  const all: T[] = [];
+  for (;;) {
+    const items = await page(all.length);
+    all.push(...items);
+    if (items.length < PAGE || all.length >= FILTER_CAP) return all;
   }
-  return all;
 }
 
 function comparator(q: MemoryListQuery): (a: Memory, b: Memory) => number {
