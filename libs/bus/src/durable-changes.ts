@@ -8,6 +8,9 @@ import { AlfredError } from '#errors';
 import type { Bus } from './bus.js';
 import type { BusLogger } from './codec.js';
 import { JsonlLog } from './jsonl-log.js';
+import { outboxContents, outboxFileName, type OutboxEvent, type OutboxRecord } from './outbox-records.js';
+
+export type { OutboxEvent } from './outbox-records.js';
 
 /** One event a change emits. `msgId` defaults to one unique to this change (the outbox's transaction id). */
 export interface ChangeEvent<E extends EventDef = EventDef> {
@@ -17,29 +20,36 @@ export interface ChangeEvent<E extends EventDef = EventDef> {
   readonly msgId?: string;
 }
 
-/** An event as the outbox keeps it: its subject names its definition in the catalogue given at open. */
-export interface OutboxEvent {
-  readonly subject: string;
-  readonly payload: unknown;
-  readonly key: string;
-  readonly msgId: string;
-}
-
-type OutboxRecord =
-  | { readonly op: 'intent'; readonly tx: string; readonly events: readonly OutboxEvent[] }
-  /** A commit carries the events when they depend on the write's result (they were not known at the intent). */
-  | { readonly op: 'commit'; readonly tx: string; readonly events?: readonly OutboxEvent[] }
-  | { readonly op: 'abort' | 'sent'; readonly tx: string };
-
 /**
  * After a crash between a change's intent and its outcome: did the store write land? Asked once per event of the
  * interrupted change (true for any = it landed, so its events are published; false for all = it did not).
  */
 export type LandedCheck = (event: OutboxEvent) => Promise<boolean>;
 
+/**
+ * A store write the outbox's log carries itself (the embedded store's journaled writes, see #vector-store): it is
+ * durable once the change's one log line is, and `apply` makes it visible; after a crash it is replayed from the log.
+ */
+export interface JournaledWrite {
+  readonly target: string;
+  readonly data: unknown;
+  apply(): void;
+}
+
+/** Where journaled writes land again after a crash, and what persists them so their log can be deleted. */
+export interface JournalTarget {
+  readonly name: string;
+  replay(data: unknown): void;
+  flush(): Promise<void>;
+}
+
+/** A write of a change: journaled, or a call to a store of its own (a remote one) made between intent and commit. */
+export type StoreWrite = JournaledWrite | (() => Promise<unknown>);
+
 /** What a service writing durable changes needs of DurableChanges. */
 export interface ChangeWriter {
   apply<T>(events: ChangeEvents<T>, write: () => Promise<T>): Promise<T>;
+  commit(events: readonly ChangeEvent[], writes: readonly StoreWrite[]): Promise<void>;
 }
 
 /**
@@ -55,44 +65,58 @@ export interface DurableChangesOptions {
   /** Every event a change may emit: a relayed event is published with its definition (schema, stream). */
   readonly events: readonly EventDef[];
   readonly landed: LandedCheck;
+  /**
+   * The stores whose writes the log carries. With any, this instance is its folder's only writer (the embedded store
+   * holds its tables' writer locks): every file found at open is replayed, in the order written, before it serves.
+   */
+  readonly targets?: readonly JournalTarget[];
   readonly logger: BusLogger & { info?(obj: object, msg: string): void };
   /** How often files of dead instances are looked for (and the longest wait between relay attempts). */
   readonly sweepMs?: number;
   /** Settled transactions after which the outbox file is started afresh (its pending ones carried over). */
   readonly rotateAfter?: number;
+  /** File size (bytes) after which the outbox file is started afresh. */
+  readonly rotateAfterBytes?: number;
 }
 
 /** proper-lockfile: a holder refreshes its lock every UPDATE_MS; one not refreshed for STALE_MS belongs to a dead process. */
 const STALE_MS = 10_000;
 const UPDATE_MS = 2_500;
 
+interface OutboxFile {
+  readonly log: JsonlLog<OutboxRecord>;
+  readonly path: string;
+  readonly release: () => Promise<void>;
+}
+
 /**
  * The one durable-change path: a write to a store that also emits events, made with a transactional outbox.
  *
- *   1. the change's events are appended to this instance's outbox file (fsynced) as an intent, each with a message id
- *      unique to the change;
- *   2. the store write runs; if it fails, the intent is aborted and the error is the caller's — nothing changed;
- *   3. a commit record is appended (fsynced): from here the change is durable, and the caller is answered;
- *   4. the events are published (JetStream deduplicates by message id); what cannot be published now stays in the
- *      outbox and a relay publishes it, in order, as soon as the broker takes it — across restarts.
+ * Journaled (`commit` with the embedded store's writes): the change's writes and events are one line of this
+ * instance's outbox file, fsynced — concurrent changes share the write and the fsync (group commit) — then the writes
+ * are applied (visible at once; the store persists them to its tables in the background) and the events published.
+ * The file is the store's write-ahead log: it is deleted only once the store has flushed every write in it, and after a
+ * crash its writes are replayed, in order, before anything is served.
  *
+ * Otherwise (a store of its own, e.g. Qdrant; `apply`, or `commit` with calls):
+ *   1. the events are appended as an intent (fsynced), each with a message id unique to the change;
+ *   2. the store write runs; if it fails, the intent is aborted and the error is the caller's — nothing changed;
+ *   3. a commit record is appended (fsynced): from here the change is durable, and the caller is answered.
  * A crash between 1 and 3 leaves an intent without outcome: on restart (or, for an instance that died for good, in
  * any instance sharing the folder once its lock is stale) `landed` asks the store whether the write happened, and the
- * events are published or dropped accordingly. So no acknowledged change lacks its event, no event describes a
- * change that did not happen, and nothing is undone behind a client's back.
+ * events are published or dropped accordingly.
  *
- * Why not event-first: the stores are not projections of the stream (the events carry no vectors, and LanceDB or
- * Qdrant have their own state), so an event published before a failed write would describe a change that never
- * happened, and fixing that needs the same "did it land?" question plus a compensating event. The outbox asks it
- * only after a crash, and keeps a write available while the broker is briefly away.
+ * Either way the events are then published (JetStream deduplicates by message id); what cannot be published now stays
+ * in the outbox and a relay publishes it, in order, as soon as the broker takes it — across restarts. So no
+ * acknowledged change lacks its event, no event describes a change that did not happen, and nothing is undone behind
+ * a client's back. Event-first was not taken: the stores are not projections of the stream (events carry no vectors).
  */
 export class DurableChanges implements ChangeWriter {
   private readonly byStream = new Map<string, EventDef>();
+  private readonly targets = new Map<string, JournalTarget>();
   /** Committed changes whose events are not all published yet, in commit order. */
   private readonly pending = new Map<string, readonly OutboxEvent[]>();
-  private log!: JsonlLog<OutboxRecord>;
-  private logPath!: string;
-  private release?: () => Promise<void>;
+  private file!: OutboxFile;
   private settled = 0;
   private relaying?: Promise<void>;
   private timer?: NodeJS.Timeout;
@@ -106,16 +130,21 @@ export class DurableChanges implements ChangeWriter {
   private compromised = false;
   /** A rotation under way (new changes wait for it). */
   private rotating?: Promise<void>;
+  /** Files replaced by a rotation, deleted once their stores flushed: in order, one at a time. */
+  private retiring: Promise<void> = Promise.resolve();
 
   private constructor(private readonly options: DurableChangesOptions) {
     for (const e of options.events) this.byStream.set(e.subject, e);
+    for (const t of options.targets ?? []) this.targets.set(t.name, t);
   }
 
   /** Opens this instance's outbox file, settles what earlier runs left, and starts the relay. */
   static async open(options: DurableChangesOptions): Promise<DurableChanges> {
     const changes = new DurableChanges(options);
     await mkdir(options.dir, { recursive: true });
+    const left = changes.targets.size > 0 ? await changes.filesLeft() : [];
     await changes.startFile();
+    if (left.length > 0) await changes.replay(left);
     await changes.sweep();
     changes.sweeper = setInterval(() => void changes.sweep().catch((err: unknown) => changes.warn('sweeping the outbox failed', err)), options.sweepMs ?? 5_000);
     changes.sweeper.unref();
@@ -132,40 +161,52 @@ export class DurableChanges implements ChangeWriter {
    * change is durable (store and outbox); rejects, having changed nothing, when `write` or the outbox fails.
    */
   async apply<T>(events: ChangeEvents<T>, write: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new AlfredError(ErrorCode.ServiceUnavailable, 'the service is shutting down; the change was not made');
+    this.assertOpen();
     const tx = randomUUID();
     const late = typeof events === 'function';
     let stored = late ? [] : events.map((e, i) => this.toStored(e, tx, i));
-    // A change's records all go to one file: wait for a rotation under way to finish first.
-    while (this.rotating) await this.rotating;
-    // In flight from the intent to the commit (or abort): no rotation may start a new file meanwhile.
-    this.inFlight++;
-    let result: T;
-    try {
+    const result = await this.inFile(async () => {
+      await this.append({ op: 'intent', tx, events: stored });
+      let written: T;
       try {
-        await this.log.append({ op: 'intent', tx, events: stored });
+        written = await write();
       } catch (err) {
-        throw new AlfredError(ErrorCode.ServiceUnavailable, 'the change could not be recorded durably and was not made', undefined, { cause: err });
-      }
-      try {
-        result = await write();
-      } catch (err) {
-        await this.log.append({ op: 'abort', tx }).catch(() => undefined); // without it, `landed` settles the intent
+        await this.file.log.append({ op: 'abort', tx }).catch(() => undefined); // without it, `landed` settles the intent
         throw err;
       }
-      if (late) stored = events(result).map((e, i) => this.toStored(e, tx, i));
+      if (late) stored = events(written).map((e, i) => this.toStored(e, tx, i));
       // From the commit on the change is the caller's: a failure to append it leaves the intent, which `landed` settles.
-      await this.log.append(late ? { op: 'commit', tx, events: stored } : { op: 'commit', tx });
+      await this.file.log.append(late ? { op: 'commit', tx, events: stored } : { op: 'commit', tx });
       this.pending.set(tx, stored);
-    } finally {
-      this.inFlight--;
-    }
-    // The answer waits for this change's events (a history read next sees them), not for every change committed after
-    // it while the relay runs: under a steady load the relay never runs dry, and the first writer would wait for all.
-    const published = new Promise<void>((resolve) => this.onSent.set(tx, resolve));
-    void this.relay();
-    await published;
+      return written;
+    });
+    await this.published(tx);
     return result;
+  }
+
+  /**
+   * Makes a change of store writes and events. Journaled writes and the events are one fsynced line; calls run as
+   * `apply` runs its write. Resolves once the change is durable and its events are published (or wait for the broker).
+   */
+  async commit(events: readonly ChangeEvent[], writes: readonly StoreWrite[]): Promise<void> {
+    const journaled = writes.filter((w): w is JournaledWrite => typeof w !== 'function');
+    if (journaled.length === 0) {
+      await this.apply(events, async () => {
+        for (const w of writes) await (w as () => Promise<unknown>)();
+      });
+      return;
+    }
+    if (journaled.length !== writes.length) throw new Error('a change mixes journaled writes with store calls');
+    this.assertOpen();
+    const tx = randomUUID();
+    const stored = events.map((e, i) => this.toStored(e, tx, i));
+    await this.inFile(async () => {
+      await this.append({ op: 'change', tx, events: stored, writes: journaled.map((w) => ({ target: w.target, data: w.data })) });
+      for (const w of journaled) w.apply();
+      if (stored.length > 0) this.pending.set(tx, stored);
+    });
+    if (stored.length > 0) await this.published(tx);
+    else void this.rotateIfDue();
   }
 
   /** Publishes what is still waiting (within `deadlineMs`), stops the relay and releases the outbox file. */
@@ -181,8 +222,47 @@ export class DurableChanges implements ChangeWriter {
     }
     if (this.pending.size > 0) this.options.logger.warn({ waiting: this.pending.size }, 'outbox: changes still wait for the broker; the next start publishes them');
     this.answerWaiting();
-    await this.log.close();
-    await this.release?.().catch(() => undefined);
+    await this.retiring;
+    const flushed = await this.flushTargets().then(
+      () => true,
+      (err: unknown) => (this.warn('outbox: the store could not persist its writes; the next start replays them', err), false),
+    );
+    await this.file.log.close();
+    // Nothing left to replay or publish: a clean stop leaves no file for the next start.
+    if (flushed && this.pending.size === 0) await rm(this.file.path, { force: true });
+    await this.file.release().catch(() => undefined);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new AlfredError(ErrorCode.ServiceUnavailable, 'the service is shutting down; the change was not made');
+  }
+
+  /** Runs a change's records in the current file: a rotation under way finishes first, and none starts meanwhile. */
+  private async inFile<T>(run: () => Promise<T>): Promise<T> {
+    while (this.rotating) await this.rotating;
+    this.inFlight++;
+    try {
+      return await run();
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async append(record: OutboxRecord): Promise<void> {
+    try {
+      await this.file.log.append(record);
+    } catch (err) {
+      // The line may be on disk without its fsync: an abort makes recovery drop it.
+      void this.file.log.append({ op: 'abort', tx: record.tx }).catch(() => undefined);
+      throw new AlfredError(ErrorCode.ServiceUnavailable, 'the change could not be recorded durably and was not made', undefined, { cause: err });
+    }
+  }
+
+  /** The answer waits for this change's events (a history read next sees them), not for changes committed after it. */
+  private async published(tx: string): Promise<void> {
+    const sent = new Promise<void>((resolve) => this.onSent.set(tx, resolve));
+    void this.relay();
+    await sent;
   }
 
   private toStored(e: ChangeEvent, tx: string, i: number): OutboxEvent {
@@ -234,7 +314,7 @@ export class DurableChanges implements ChangeWriter {
         this.backoffMs = 100;
         // Not fsynced: a killed process keeps it (the page cache has it); only a power loss could lose it, and then the
         // change is published again — deduplicated by its message id within the stream's window.
-        void this.log.append({ op: 'sent', tx }, false).catch(() => undefined);
+        void this.file.log.append({ op: 'sent', tx }, false).catch(() => undefined);
         this.settled++;
       }
     }
@@ -253,9 +333,11 @@ export class DurableChanges implements ChangeWriter {
     this.backoffMs = Math.min(this.backoffMs * 2, this.options.sweepMs ?? 5_000);
   }
 
-  /** A new file once enough changes settled and none is in flight; pending ones are carried over as committed intents. */
+  /** A new file once enough changes settled (or the file grew large) and none is in flight. */
   private async rotateIfDue(): Promise<void> {
-    if ((this.settled < (this.options.rotateAfter ?? 10_000) && !this.compromised) || this.inFlight > 0 || this.rotating) return;
+    const due =
+      this.settled >= (this.options.rotateAfter ?? 10_000) || this.file.log.bytes >= (this.options.rotateAfterBytes ?? 64 * 2 ** 20) || this.compromised;
+    if (!due || this.inFlight > 0 || this.rotating || this.closed) return;
     this.compromised = false;
     this.rotating = this.rotate().finally(() => {
       this.rotating = undefined;
@@ -263,17 +345,34 @@ export class DurableChanges implements ChangeWriter {
     await this.rotating;
   }
 
+  /**
+   * Starts a new file, carrying the unpublished changes over as committed; the old one goes once the stores hold its
+   * writes (until then a crash replays it, before the new one).
+   */
   private async rotate(): Promise<void> {
-    const old = { log: this.log, release: this.release, path: this.logPath };
+    const old = this.file;
     await this.startFile();
     for (const [tx, events] of this.pending) {
-      await this.log.append({ op: 'intent', tx, events });
-      await this.log.append({ op: 'commit', tx });
+      await this.file.log.append({ op: 'intent', tx, events });
+      await this.file.log.append({ op: 'commit', tx });
     }
     this.settled = 0;
-    await old.log.close();
-    await rm(old.path, { force: true });
-    await old.release?.().catch(() => undefined);
+    this.retiring = this.retiring.then(() => this.retire(old));
+  }
+
+  private async retire(old: OutboxFile): Promise<void> {
+    try {
+      await this.flushTargets();
+      await old.log.close();
+      await rm(old.path, { force: true });
+      await old.release().catch(() => undefined);
+    } catch (err) {
+      this.warn('outbox: an old file could not be retired; the next start replays it', err);
+    }
+  }
+
+  private flushTargets(): Promise<unknown> {
+    return Promise.all([...this.targets.values()].map((t) => t.flush()));
   }
 
   /**
@@ -282,9 +381,8 @@ export class DurableChanges implements ChangeWriter {
    * changes would go to a deleted file. The lock needs no file (`realpath: false`).
    */
   private async startFile(): Promise<void> {
-    this.logPath = join(this.options.dir, `${randomUUID()}.jsonl`);
-    this.log = new JsonlLog<OutboxRecord>(this.logPath);
-    this.release = await lockfile.lock(this.logPath, {
+    const path = join(this.options.dir, outboxFileName());
+    const release = await lockfile.lock(path, {
       realpath: false,
       stale: STALE_MS,
       update: UPDATE_MS,
@@ -293,11 +391,37 @@ export class DurableChanges implements ChangeWriter {
         this.compromised = true;
       },
     });
+    this.file = { log: new JsonlLog<OutboxRecord>(path), path, release };
+  }
+
+  /** The folder's files, oldest first (their names start with their creation time). */
+  private async filesLeft(): Promise<string[]> {
+    return (await readdir(this.options.dir))
+      .filter((n) => n.endsWith('.jsonl'))
+      .sort()
+      .map((n) => join(this.options.dir, n));
+  }
+
+  /**
+   * Replays what the files a stopped run left hold, oldest first: writes into their stores, which persist them before
+   * the files go; unpublished changes carried over into this instance's file. Locks are not asked: with journaled
+   * writes this instance is the folder's only writer, and a killed holder's lock stays "fresh" for a while.
+   */
+  private async replay(paths: readonly string[]): Promise<void> {
+    let carried = 0;
+    for (const path of paths) carried += await this.settleFile(path);
+    await this.flushTargets();
+    for (const path of paths) {
+      await rm(path, { force: true });
+      await rm(`${path}.lock`, { recursive: true, force: true });
+    }
+    if (carried > 0) this.options.logger.info?.({ changes: carried }, 'outbox: took over changes a stopped run had not published');
+    void this.relay();
   }
 
   /** Adopts the files of instances that are gone (their lock stale or absent): settles and publishes them, then deletes them. */
   private async sweep(): Promise<void> {
-    const names = (await readdir(this.options.dir)).filter((n) => n.endsWith('.jsonl') && join(this.options.dir, n) !== this.logPath);
+    const names = (await readdir(this.options.dir)).filter((n) => n.endsWith('.jsonl') && join(this.options.dir, n) !== this.file.path).sort();
     for (const name of names) {
       const path = join(this.options.dir, name);
       let release: () => Promise<void>;
@@ -307,37 +431,37 @@ export class DurableChanges implements ChangeWriter {
         continue; // a live instance's file
       }
       try {
-        if (existsSync(path)) await this.adopt(path);
+        if (!existsSync(path)) continue;
+        const carried = await this.settleFile(path);
+        if (this.targets.size > 0) await this.flushTargets();
+        await rm(path, { force: true });
+        if (carried > 0) {
+          this.options.logger.info?.({ from: path, changes: carried }, 'outbox: took over changes a stopped instance had not published');
+          await this.relay();
+        }
       } finally {
         await release().catch(() => undefined);
       }
     }
   }
 
-  private async adopt(path: string): Promise<void> {
-    const records = await new JsonlLog<OutboxRecord>(path).readAll();
-    const intents = new Map<string, readonly OutboxEvent[]>();
-    const outcome = new Map<string, 'commit' | 'abort' | 'sent'>();
-    for (const r of records) {
-      if (r.op === 'intent') intents.set(r.tx, r.events);
-      else if (outcome.get(r.tx) !== 'sent') outcome.set(r.tx, r.op);
-      if (r.op === 'commit' && r.events) intents.set(r.tx, r.events);
+  /** Replays a file's journaled writes and carries its open changes (landed or committed) into this file. */
+  private async settleFile(path: string): Promise<number> {
+    const { writes, open } = outboxContents(await new JsonlLog<OutboxRecord>(path).readAll());
+    for (const w of writes) {
+      const target = this.targets.get(w.target);
+      if (!target) throw new Error(`the outbox file ${path} holds writes for ${w.target}, which this service does not open`);
+      target.replay(w.data);
     }
     let carried = 0;
-    for (const [tx, events] of intents) {
-      const state = outcome.get(tx);
-      if (state === 'sent' || state === 'abort' || events.length === 0) continue;
-      if (state === undefined && !(await this.anyLanded(events))) continue;
-      await this.log.append({ op: 'intent', tx, events });
-      await this.log.append({ op: 'commit', tx });
+    for (const { tx, events, committed } of open) {
+      if (!committed && !(await this.anyLanded(events))) continue;
+      await this.file.log.append({ op: 'intent', tx, events });
+      await this.file.log.append({ op: 'commit', tx });
       this.pending.set(tx, events);
       carried++;
     }
-    await rm(path, { force: true });
-    if (carried > 0) {
-      this.options.logger.info?.({ from: path, changes: carried }, 'outbox: took over changes a stopped instance had not published');
-      await this.relay();
-    }
+    return carried;
   }
 
   private async anyLanded(events: readonly OutboxEvent[]): Promise<boolean> {

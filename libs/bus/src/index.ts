@@ -9,5 +9,6 @@ export * from './topic-subscription.js';
 export * from './stream-cleanup.js';
 export * from './connection-watch.js';
 export * from './durable-changes.js';
+export type { LoggedWrite } from './outbox-records.js';
 export * from './counters.js';
 export * from './kv-bucket.js';

@@ -37,6 +37,11 @@ export class JsonlLog<T> {
 
   constructor(readonly path: string) {}
 
+  /** Bytes this log has written to its file (0 until its first append opens it). */
+  get bytes(): number {
+    return this.size;
+  }
+
   /** Every record in the file, oldest first; none when the file does not exist yet. */
   async readAll(): Promise<T[]> {
     return (await this.scan()).map((p) => p.record);

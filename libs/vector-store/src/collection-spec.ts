@@ -70,3 +70,19 @@ export function assertSortable(spec: CollectionSpec, sortBy: string): void {
     throw new AlfredError(ErrorCode.BadRequest, `cannot sort by "${sortBy}": not a scalar field of ${spec.name}`);
   }
 }
+
+/**
+ * The fields a spec adds to a stored collection. Anything else — a field removed or of another type — needs a
+ * migration (reindex); refusing beats writing into a different shape.
+ */
+export function addedFields(wanted: CollectionSpec, stored: Readonly<Record<string, FieldType>>): Array<[string, FieldType]> {
+  const changed = Object.entries(stored).filter(([f, t]) => wanted.fields[f] !== t);
+  if (changed.length > 0) {
+    const a = JSON.stringify(Object.entries(stored).sort());
+    const b = JSON.stringify(Object.entries(wanted.fields).sort());
+    throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} has fields ${a} but ${b} were asked for; run \`alfred reindex\``, {
+      collection: wanted.name,
+    });
+  }
+  return Object.entries(wanted.fields).filter(([f]) => stored[f] === undefined);
+}

@@ -46,17 +46,28 @@ function arrowType(type: FieldType): DataType {
   }
 }
 
-export function tableSchema(spec: CollectionSpec): Schema {
+/**
+ * The table's Arrow schema; with `order` (a stored table's column names), its columns in that order: fields added
+ * to a table since it was made come after the others.
+ */
+export function tableSchema(spec: CollectionSpec, order?: readonly string[]): Schema {
   const meta: StoredMeta = { embedderId: spec.embedderId, dimension: spec.dimension, fields: spec.fields };
-  return new Schema(
-    [
-      ...BASE_COLUMNS.map((name) => new Field(name, new Utf8(), false)),
-      new Field('vector', new FixedSizeList(spec.dimension, new Field('item', new Float32(), true)), false),
-      ...Object.entries(spec.fields).map(([name, type]) => new Field(fieldColumn(name), arrowType(type), true)),
-      new Field(CONTEXT_COLUMN, new Utf8(), true),
-    ],
-    new Map([[META_KEY, JSON.stringify(meta)]]),
-  );
+  const fields = [
+    ...BASE_COLUMNS.map((name) => new Field(name, new Utf8(), false)),
+    new Field('vector', new FixedSizeList(spec.dimension, new Field('item', new Float32(), true)), false),
+    ...Object.entries(spec.fields).map(([name, type]) => new Field(fieldColumn(name), arrowType(type), true)),
+    new Field(CONTEXT_COLUMN, new Utf8(), true),
+  ];
+  if (order) {
+    const at = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
+    fields.sort((a, b) => at(a.name) - at(b.name));
+  }
+  return new Schema(fields, new Map([[META_KEY, JSON.stringify(meta)]]));
+}
+
+/** The schema of a partial write: the key columns and some fields, typed as the table's. */
+export function partialSchema(schema: Schema, columns: readonly string[]): Schema {
+  return new Schema(schema.fields.filter((f) => columns.includes(f.name)));
 }
 
 export function readMeta(schema: Schema): StoredMeta | undefined {
@@ -75,7 +86,7 @@ export function toRow(spec: CollectionSpec, doc: Doc): Record<string, unknown> {
   return row;
 }
 
-function toCell(value: FieldValue | undefined): unknown {
+export function toCell(value: FieldValue | undefined): unknown {
   if (typeof value === 'boolean') return value ? 1 : 0;
   return value ?? null;
 }

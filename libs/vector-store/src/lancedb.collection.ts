@@ -1,38 +1,61 @@
 import { Index, type Table } from '@lancedb/lancedb';
 import type { Schema } from 'apache-arrow';
 import { assertSortable, assertValidCondition, assertValidDoc } from './collection-spec.js';
+import { decodeWrite, encodeWrite, type CollectionWrite, type JournaledWrites, type PreparedWrite } from './collection-write.js';
+import { CompactionSchedule } from './lancedb-compaction.js';
 import { filterWhere, idsWhere, scopeWhere } from './lancedb-filter.js';
+import { collapse, PendingWrites, type CollapsedWrites, type PendingWrite } from './lancedb-pending.js';
+import { docColumns, fieldColumn, fromRow, partialSchema, rowVector, toArrowTable, toCell, toRow } from './lancedb-rows.js';
 import { CollectionMirror } from './mirror/collection-mirror.js';
-import { docColumns, fieldColumn, fromRow, rowVector, toArrowTable, toRow } from './lancedb-rows.js';
-import { LanceDbWriteQueue, type WriteMode } from './lancedb-write-queue.js';
-import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
+import { RwGate } from './rw-gate.js';
+import type { Collection, CollectionSpec, Doc, DocScope, FieldUpdate, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
-/** Tuning knobs of the embedded store's durable table (search is served by the in-memory mirror). */
+/** Tuning of the embedded store's table writes (reads are served from memory; see CollectionMirror). */
 export interface LanceDbTuning {
-  /** Rows written since the last optimize() that trigger compaction. */
-  readonly optimizeEveryRows: number;
-  /**
-   * Commits since the last optimize() that trigger it too: every commit adds a fragment, and scans slow down
-   * with their number (LanceDB's advice: optimize after ~20 modifications).
-   */
-  readonly optimizeEveryCommits: number;
+  /** Rows waiting for the table that start a flush at once. */
+  readonly flushRows: number;
+  /** The longest a journaled write waits in memory for the table. */
+  readonly flushDelayMs: number;
+  /** Rows written since the last compaction that a compaction waits for at least (see CompactionSchedule). */
+  readonly compactMinRows: number;
+  /** Flushes after which a compaction runs whatever the rows. */
+  readonly compactMaxFlushes: number;
 }
 
 export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
-  optimizeEveryRows: 2_000,
-  optimizeEveryCommits: 20,
+  flushRows: 4_096,
+  flushDelayMs: 1_000,
+  compactMinRows: 10_000,
+  compactMaxFlushes: 256,
 };
 
 type Row = Record<string, unknown>;
+/** Ids per delete statement: the predicate lists them. */
+const DELETE_CHUNK = 1_000;
 
-/** One LanceDB table; writes and maintenance run one at a time through a queue that groups concurrent writes into one commit. */
+/**
+ * One LanceDB table. Every write reaches the table through one path, the flush: writes wait in `pending` (journaled
+ * ones already durable in the caller's log and visible in memory, direct ones answered once committed), and a flush
+ * commits all of them as their net effect — one delete, one append, one merge at most — so concurrent and bursty
+ * writes share commits and the table gains few, large fragments. Reads by id and searches are served by the mirror;
+ * lists and scans read the table after flushing what they must see. Table work runs one step at a time (`serial`);
+ * a gate keeps reads of the table apart from the steps that move writes into it or delete replaced files.
+ */
 export class LanceDbCollection implements Collection {
-  private readonly writes: LanceDbWriteQueue<Doc>;
-  private pendingRows = 0;
-  private pendingCommits = 0;
+  readonly journal: JournaledWrites;
+  private readonly pending = new PendingWrites();
+  private readonly gate = new RwGate();
   private readonly columns: string[];
-  /** Every document in memory: reads by id and every search are served from here (see CollectionMirror). */
   private readonly mirror: CollectionMirror;
+  private readonly compaction: CompactionSchedule;
+  private serial: Promise<unknown> = Promise.resolve();
+  /** A flush queued and not started yet: it will take everything pending when it starts. */
+  private queuedFlush: Promise<void> | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private retryMs = 100;
+  private closed = false;
+  /** The last failed flush or compaction (journaled writes stay pending and are retried; see `flushSoon`). */
+  lastMaintenanceError: unknown;
 
   constructor(
     readonly spec: CollectionSpec,
@@ -40,10 +63,17 @@ export class LanceDbCollection implements Collection {
     /** Built from the spec with our apache-arrow (the native side's schema objects are a different arrow build). */
     private readonly schema: Schema,
     private readonly tuning: LanceDbTuning,
+    rowsAtOpen: number,
   ) {
     this.columns = docColumns(spec);
     this.mirror = new CollectionMirror(spec);
-    this.writes = new LanceDbWriteQueue((docs, mode) => this.commit(docs, mode));
+    this.compaction = new CompactionSchedule({ minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes }, rowsAtOpen);
+    this.journal = {
+      name: spec.name,
+      prepare: (write) => this.prepare(write),
+      replay: (data) => this.applyJournaled(asUpsert(decodeWrite(data))),
+      flush: () => this.flush(),
+    };
   }
 
   /** Creates the scalar indexes of a new (empty) table; text search is the mirror's, so no full-text index. */
@@ -57,84 +87,108 @@ export class LanceDbCollection implements Collection {
   /** Loads every document into the mirror (the in-memory indexes are rebuilt at every open). */
   async init(): Promise<this> {
     const docs: StoredDoc[] = [];
-    for await (const page of this.scanAll(4096)) docs.push(...page);
+    for await (const batch of this.table.query().select(this.columns)) for (const row of batch.toArray() as Row[]) docs.push(fromRow(this.spec, row));
     this.mirror.load(docs);
     return this;
   }
 
   upsert(docs: readonly Doc[]): Promise<void> {
-    return this.write(docs, 'upsert');
+    return this.direct({ kind: 'upsert', docs });
   }
 
   insert(docs: readonly Doc[]): Promise<void> {
-    return this.write(docs, 'insert');
+    return this.direct({ kind: 'insert', docs });
   }
 
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
     return this.mirror.get(scope, ids);
   }
 
+  /** Queued in call order with the other writes (what exists is read now, from memory). */
   delete(scope: DocScope, ids: readonly string[]): Promise<string[]> {
-    if (ids.length === 0) return Promise.resolve([]);
-    return this.writes.task(async () => {
-      const rows = await this.table.query().where(idsWhere(scope, ids)).select(['id']).toArray();
-      const found = [...new Set(rows.map((r: Row) => r.id as string))];
-      if (found.length > 0) {
-        await this.table.delete(idsWhere(scope, found));
-        this.mirror.delete(scope, found);
-        this.afterWrite(0);
-      }
-      return found;
-    });
+    const found = this.mirror.get(scope, ids).map((d) => d.id);
+    if (found.length === 0) return Promise.resolve([]);
+    return this.direct({ kind: 'delete', scope, ids: found }).then(() => found);
   }
 
   async list(filter: Filter, options: ListOptions): Promise<{ docs: StoredDoc[]; total: number }> {
     assertSortable(this.spec, options.sortBy);
     const where = filterWhere(this.spec, filter);
+    if (this.pending.touches(filter)) await this.flush();
     const ascending = options.order === 'asc';
-    const [total, rows] = await Promise.all([
-      this.table.countRows(where),
-      this.table
-        .query()
-        .where(where)
-        .orderBy([
-          { columnName: fieldColumn(options.sortBy), ascending, nullsFirst: false },
-          { columnName: 'id', ascending: true },
-        ])
-        .offset(options.offset)
-        .limit(options.limit)
-        .select(this.columns)
-        .toArray(),
-    ]);
+    const [total, rows] = await this.gate.shared(() =>
+      Promise.all([
+        this.table.countRows(where),
+        this.table
+          .query()
+          .where(where)
+          .orderBy([
+            { columnName: fieldColumn(options.sortBy), ascending, nullsFirst: false },
+            { columnName: 'id', ascending: true },
+          ])
+          .offset(options.offset)
+          .limit(options.limit)
+          .select(this.columns)
+          .toArray(),
+      ]),
+    );
     return { docs: rows.map((r: Row) => fromRow(this.spec, r)), total };
   }
 
   /** Served by the scope's in-memory indexes; a scope's vectors are loaded on its first search with a vector. */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     for (const c of filter.where ?? []) assertValidCondition(this.spec, c);
-    if (options.vector !== undefined && this.mirror.needsDense(filter)) await this.writes.task(() => this.loadVectors(filter));
+    if (options.vector !== undefined && this.mirror.needsDense(filter)) await this.gate.shared(() => this.loadVectors(filter));
     return this.mirror.search(filter, options);
   }
 
-  /** Reads a scope's vectors into its dense index; queued with the writes, so none lands in between. */
+  /** A scope's vectors into its dense index: the table's, then those of writes it does not hold yet. */
   private async loadVectors(scope: DocScope): Promise<void> {
     if (!this.mirror.needsDense(scope)) return;
     const rows = await this.table.query().where(scopeWhere(scope)).select(['id', 'vector']).toArray();
-    this.mirror.buildDense(scope, rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) })));
+    const fromTable = rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) }));
+    const fresh = this.pending.forScope(scope).flatMap((w) => (w.kind === 'delete' ? [] : w.docs.map((d) => ({ id: d.id, vector: d.vector }))));
+    this.mirror.buildDense(scope, [...fromTable, ...fresh]);
   }
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
-    let page: StoredDoc[] = [];
-    for await (const batch of this.table.query().select(this.columns)) {
-      for (const row of batch.toArray() as Row[]) {
-        page.push(fromRow(this.spec, row));
-        if (page.length >= pageSize) {
-          yield page;
-          page = [];
-        }
-      }
+    await this.flush();
+    const docs = await this.gate.shared(async () => {
+      const out: StoredDoc[] = [];
+      for await (const batch of this.table.query().select(this.columns)) for (const row of batch.toArray() as Row[]) out.push(fromRow(this.spec, row));
+      return out;
+    });
+    for (let i = 0; i < docs.length; i += pageSize) yield docs.slice(i, i + pageSize);
+  }
+
+  /** A merge of only the key columns and the updated fields, per set of fields updated together. */
+  async setFields(updates: readonly FieldUpdate[]): Promise<void> {
+    if (updates.length === 0) return;
+    for (const u of updates) assertValidDoc(this.spec, { ...u, text: '', vector: new Float32Array(this.spec.dimension) });
+    await this.flush();
+    const groups = new Map<string, FieldUpdate[]>();
+    for (const u of updates) {
+      const k = Object.keys(u.fields).sort().join(',');
+      groups.set(k, [...(groups.get(k) ?? []), u]);
     }
-    if (page.length > 0) yield page;
+    await this.run(() =>
+      this.gate.exclusive(async () => {
+        for (const group of groups.values()) {
+          const columns = ['tenant', 'agent', 'id', ...Object.keys(group[0]!.fields).map(fieldColumn)];
+          const rows = group.map((u) => ({
+            tenant: u.tenant,
+            agent: u.agent,
+            id: u.id,
+            ...Object.fromEntries(Object.entries(u.fields).map(([f, v]) => [fieldColumn(f), toCell(v)])),
+          }));
+          await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().execute(toArrowTable(partialSchema(this.schema, columns), rows));
+        }
+      }),
+    );
+    for (const u of updates) {
+      const [doc] = this.mirror.get(u, [u.id]);
+      if (doc) this.mirror.restate({ ...doc, fields: { ...doc.fields, ...u.fields } });
+    }
   }
 
   /** Columns that carry an index (for diagnostics and tests). */
@@ -142,53 +196,138 @@ export class LanceDbCollection implements Collection {
     return (await this.table.listIndices()).flatMap((i) => i.columns);
   }
 
-  /** Waits for queued writes and maintenance, then releases the table. */
+  /** Writes everything pending to the table, then releases it. */
   async close(): Promise<void> {
-    await this.writes.idle();
+    clearTimeout(this.flushTimer);
+    await this.flush();
+    this.closed = true;
+    await this.serial.catch(() => undefined);
     this.table.close();
   }
 
-  private write(docs: readonly Doc[], mode: WriteMode): Promise<void> {
-    if (docs.length === 0) return Promise.resolve();
-    for (const doc of docs) assertValidDoc(this.spec, doc);
-    return this.writes.write(docs, mode);
+  /** Persists every write applied so far (journaled or direct) to the table. */
+  flush(): Promise<void> {
+    if (this.pending.size === 0) return this.serial.then(() => undefined, () => undefined);
+    this.queuedFlush ??= this.run(async () => {
+      this.queuedFlush = undefined;
+      await this.flushPending();
+    });
+    return this.queuedFlush;
   }
 
-  /** One commit for a group of writes; the last of several writes of one document wins. */
-  private async commit(docs: readonly Doc[], mode: WriteMode): Promise<void> {
-    const unique = new Map<string, Doc>();
-    for (const doc of docs) unique.set(JSON.stringify([doc.tenant, doc.agent, doc.id]), doc);
-    const data = toArrowTable(this.schema, [...unique.values()].map((d) => toRow(this.spec, d)));
-    if (mode === 'insert') await this.table.add(data);
-    else await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
-    this.mirror.upsert([...unique.values()]);
-    this.afterWrite(unique.size);
+  /** Compacts the table and frees the files it replaced (see CompactionSchedule for when it runs by itself). */
+  maintain(): Promise<void> {
+    return this.run(() => this.compact());
   }
 
-  /** Counts commits and written rows; past a threshold, queues maintenance behind the writes without making the caller wait. */
-  private afterWrite(rows: number): void {
-    this.pendingRows += rows;
-    this.pendingCommits += 1;
-    if (this.pendingRows < this.tuning.optimizeEveryRows && this.pendingCommits < this.tuning.optimizeEveryCommits) return;
-    this.pendingRows = 0;
-    this.pendingCommits = 0;
-    void this.maintain().catch((err: unknown) => {
-      this.lastMaintenanceError = err;
+  private prepare(write: CollectionWrite): PreparedWrite {
+    this.validate(write);
+    return { target: this.spec.name, data: encodeWrite(write), apply: () => this.applyJournaled(write) };
+  }
+
+  private applyJournaled(write: CollectionWrite): void {
+    this.mirror.apply(write);
+    this.pending.push({ write });
+    this.scheduleFlush();
+  }
+
+  /** A write without a log of the caller's: answered once the table holds it, and only then visible. */
+  private direct(write: CollectionWrite): Promise<void> {
+    if (write.kind !== 'delete' && write.docs.length === 0) return Promise.resolve();
+    this.validate(write);
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ write, settle: { resolve, reject } });
+      void this.flush().catch(() => undefined);
     });
   }
 
-  /** The last background optimize/index failure, if any (the data itself stays correct without it). */
-  lastMaintenanceError: unknown;
+  private validate(write: CollectionWrite): void {
+    if (write.kind !== 'delete') for (const doc of write.docs) assertValidDoc(this.spec, doc);
+  }
+
+  private scheduleFlush(): void {
+    if (this.pending.rows >= this.tuning.flushRows) this.flushSoon(0);
+    else if (this.flushTimer === undefined) this.flushSoon(this.tuning.flushDelayMs);
+  }
+
+  /** A flush after `ms`; a failed one is retried with backoff (journaled writes stay pending, in order). */
+  private flushSoon(ms: number): void {
+    if (this.closed) return;
+    clearTimeout(this.flushTimer);
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush().then(
+        () => (this.retryMs = 100),
+        (err: unknown) => {
+          this.lastMaintenanceError = err;
+          this.flushSoon(this.retryMs);
+          this.retryMs = Math.min(this.retryMs * 2, 5_000);
+        },
+      );
+    }, ms);
+    this.flushTimer.unref();
+  }
+
+  /** Runs table work one step at a time, in call order. */
+  private run<T>(step: () => Promise<T>): Promise<T> {
+    const next = this.serial.then(step, step);
+    this.serial = next.catch(() => undefined);
+    return next;
+  }
+
+  private async flushPending(): Promise<void> {
+    const taken: PendingWrite[] = [];
+    let rows = 0;
+    try {
+      await this.gate.exclusive(async () => {
+        taken.push(...this.pending.take());
+        const net = collapse(taken.map((e) => e.write));
+        rows = net.rows;
+        await this.commit(net);
+      });
+    } catch (err) {
+      // Journaled writes are durable in their log and already visible: they wait for the next flush. Direct ones fail.
+      this.pending.restore(taken.filter((e) => !e.settle));
+      for (const e of taken) e.settle?.reject(err);
+      throw err;
+    }
+    for (const e of taken) {
+      if (!e.settle) continue;
+      this.mirror.apply(e.write);
+      e.settle.resolve();
+    }
+    if (rows > 0 && this.compaction.flushed(rows)) void this.maintain().catch((err: unknown) => (this.lastMaintenanceError = err));
+  }
+
+  private async commit(net: CollapsedWrites): Promise<void> {
+    for (const { scope, ids } of net.deletes.values()) {
+      for (let i = 0; i < ids.length; i += DELETE_CHUNK) await this.table.delete(idsWhere(scope, ids.slice(i, i + DELETE_CHUNK)));
+    }
+    if (net.inserts.length > 0) await this.table.add(this.arrow(net.inserts));
+    if (net.upserts.length > 0) {
+      await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.arrow(net.upserts));
+    }
+  }
+
+  private arrow(docs: readonly Doc[]) {
+    return toArrowTable(this.schema, docs.map((d) => toRow(this.spec, d)));
+  }
 
   /**
-   * Compacts fragments; queued behind writes, and only inserts (appends, which LanceDB commits concurrently
-   * with compaction) may pass it while it runs. No vector index is trained: vectors are searched in memory.
+   * Compaction, then a second pass that frees the files the first one replaced (LanceDB deletes a replaced version's
+   * files only on the next call). Alone: no read may be using the old files when they go.
    */
-  maintain(): Promise<void> {
-    return this.writes.besideInserts(() => this.runMaintenance());
+  private async compact(): Promise<void> {
+    await this.gate.exclusive(async () => {
+      const cleanup = () => this.table.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true });
+      await cleanup();
+      await cleanup();
+    });
+    this.compaction.compacted(await this.table.countRows());
   }
+}
 
-  private async runMaintenance(): Promise<void> {
-    await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - 60_000) });
-  }
+/** A replayed write may already be in the table: an insert replays as an upsert. */
+function asUpsert(write: CollectionWrite): CollectionWrite {
+  return write.kind === 'insert' ? { ...write, kind: 'upsert' } : write;
 }

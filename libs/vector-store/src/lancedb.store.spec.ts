@@ -7,7 +7,7 @@ import { vectorStoreContract } from './vector-store.contract.js';
 vectorStoreContract(describe, LanceDbStore.name, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'alfred-lancedb-'));
   return {
-    create: () => Promise.resolve(new LanceDbStore({ dir, tuning: { optimizeEveryRows: 50 } })),
+    create: () => Promise.resolve(new LanceDbStore({ dir, tuning: { flushDelayMs: 5, compactMinRows: 50 } })),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 });
@@ -21,7 +21,7 @@ describe(LanceDbStore.name, () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-lancedb-'));
-    store = new LanceDbStore({ dir, tuning: { optimizeEveryRows: 1e9 } });
+    store = new LanceDbStore({ dir, tuning: { compactMinRows: 1e9, compactMaxFlushes: 1e9 } });
   });
   afterEach(async () => {
     await store.close();

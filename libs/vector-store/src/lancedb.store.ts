@@ -1,12 +1,12 @@
 import { Metrics } from '#metrics';
-import { connect, type Connection, type Table } from '@lancedb/lancedb';
+import { connect, Session, type Connection, type Table } from '@lancedb/lancedb';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
-import { assertValidSpec, embedderMismatch } from './collection-spec.js';
+import { addedFields, assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
-import { CONTEXT_COLUMN, readMeta, tableSchema } from './lancedb-rows.js';
+import { CONTEXT_COLUMN, fieldColumn, readMeta, tableSchema } from './lancedb-rows.js';
 import { LanceDbWriterLock } from './lancedb-writer-lock.js';
-import type { CollectionSpec, VectorStore } from './vector-store.js';
+import type { CollectionSpec, FieldType, VectorStore } from './vector-store.js';
 
 export interface LanceDbStoreOptions {
   /** Directory holding the tables (created if missing). */
@@ -14,7 +14,14 @@ export interface LanceDbStoreOptions {
   readonly tuning?: Partial<LanceDbTuning>;
   /** How long opening waits for another process's lock on a table to go stale (a crashed holder) before refusing. */
   readonly lockWaitMs?: number;
+  /**
+   * LanceDB's caches (bytes): file metadata and index pages. Its defaults (1 GB and 6 GB) let every table version a
+   * write creates stay cached; reads here come from memory (CollectionMirror), so small caches cost nothing.
+   */
+  readonly cache?: { readonly metadataBytes?: number; readonly indexBytes?: number };
 }
+
+const DEFAULT_CACHE = { metadataBytes: 32 * 2 ** 20, indexBytes: 128 * 2 ** 20 };
 
 /**
  * The embedded vector store: one LanceDB table per collection under `dir`. The embedder id, dimension
@@ -75,6 +82,17 @@ export class LanceDbStore implements VectorStore {
     return this.open(spec);
   }
 
+  async drop(name: string): Promise<void> {
+    const cached = this.open_.get(name);
+    this.open_.delete(name);
+    if (cached !== undefined) await (await cached.catch(() => undefined))?.close();
+    this.sizes.get(name)?.();
+    this.sizes.delete(name);
+    const db = await this.connection();
+    if ((await db.tableNames()).includes(name)) await db.dropTable(name);
+    await this.unlock(name);
+  }
+
   async close(): Promise<void> {
     const collections = await Promise.allSettled(this.open_.values());
     this.open_.clear();
@@ -105,7 +123,8 @@ export class LanceDbStore implements VectorStore {
   }
 
   private connection(): Promise<Connection> {
-    this.db ??= connect(this.options.dir);
+    const cache = { ...DEFAULT_CACHE, ...this.options.cache };
+    this.db ??= connect(this.options.dir, {}, new Session(BigInt(cache.indexBytes), BigInt(cache.metadataBytes)));
     return this.db;
   }
 
@@ -114,28 +133,30 @@ export class LanceDbStore implements VectorStore {
     const db = await this.connection();
     const exists = (await db.tableNames()).includes(spec.name);
     const table = exists ? await db.openTable(spec.name) : await this.create(db, spec);
-    const schema = await table.schema();
-    const meta = readMeta(schema);
-    if (meta === undefined) {
-      table.close();
-      throw new AlfredError(ErrorCode.Internal, `table ${spec.name} in ${this.options.dir} has no Alfred metadata; it was not made by Alfred`);
-    }
-    if (meta.embedderId !== spec.embedderId || meta.dimension !== spec.dimension) {
-      table.close();
-      throw embedderMismatch(spec, meta);
-    }
     try {
-      this.assertSameSpec({ ...spec, fields: meta.fields }, spec);
+      await this.upgrade(table, spec);
     } catch (err) {
       table.close();
       throw err;
     }
+    const order = (await table.schema()).fields.map((f) => f.name);
+    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
+    return new LanceDbCollection(spec, table, tableSchema(spec, order), this.tuning, await table.countRows()).init();
+  }
+
+  /** Checks a stored table against the spec and adds what the spec adds: new fields, the context column of old tables. */
+  private async upgrade(table: Table, spec: CollectionSpec): Promise<void> {
+    const schema = await table.schema();
+    const meta = readMeta(schema);
+    if (meta === undefined) throw new AlfredError(ErrorCode.Internal, `table ${spec.name} in ${this.options.dir} has no Alfred metadata; it was not made by Alfred`);
+    if (meta.embedderId !== spec.embedderId || meta.dimension !== spec.dimension) throw embedderMismatch(spec, meta);
+    const stored = storedFields(schema, meta.fields);
+    const added = addedFields(spec, stored);
+    if (added.length > 0) await table.addColumns(added.map(([field, type]) => ({ name: fieldColumn(field), valueSql: `CAST(NULL AS ${sqlType(spec, field, type)})` })));
     if (!schema.fields.some((f) => f.name === CONTEXT_COLUMN)) {
       // Tables made before Doc.context gain the column (null for every row); nothing else changes.
       await table.addColumns([{ name: CONTEXT_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
     }
-    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
-    return new LanceDbCollection(spec, table, tableSchema(spec), this.tuning).init();
   }
 
   private async create(db: Connection, spec: CollectionSpec): Promise<Table> {
@@ -144,15 +165,29 @@ export class LanceDbStore implements VectorStore {
     return table;
   }
 
-  /** Field changes need a migration (reindex); refusing beats silently writing into a different shape. */
+  /** A collection this store has open is asked for again: the same spec, or the open one is refused. */
   private assertSameSpec(stored: CollectionSpec, wanted: CollectionSpec): void {
     if (stored.embedderId !== wanted.embedderId || stored.dimension !== wanted.dimension) throw embedderMismatch(wanted, stored);
-    const a = JSON.stringify(Object.entries(stored.fields).sort());
-    const b = JSON.stringify(Object.entries(wanted.fields).sort());
-    if (a !== b) {
-      throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} has fields ${a} but ${b} were asked for; run \`alfred reindex\``, {
-        collection: wanted.name,
-      });
+    if (addedFields(wanted, stored.fields).length > 0) {
+      throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} is open with fewer fields than asked for`, { collection: wanted.name });
     }
   }
+}
+
+/** The fields a stored table has: those its metadata was made with, and those added as columns since. */
+function storedFields(schema: { fields: Array<{ name: string; type: { toString(): string } }> }, meta: Readonly<Record<string, FieldType>>): Record<string, FieldType> {
+  const fields: Record<string, FieldType> = { ...meta };
+  for (const f of schema.fields) {
+    if (!f.name.startsWith('f_') || Object.keys(fields).some((k) => fieldColumn(k) === f.name)) continue;
+    const type = String(f.type);
+    fields[f.name.slice(2)] = type.startsWith('List') ? 'string[]' : type === 'Int8' ? 'boolean' : type === 'Float64' ? 'number' : 'string';
+  }
+  return fields;
+}
+
+function sqlType(spec: CollectionSpec, field: string, type: FieldType): string {
+  if (type === 'string[]') {
+    throw new AlfredError(ErrorCode.Conflict, `a list field (${field}) cannot be added to collection ${spec.name}; run \`alfred reindex\``, { collection: spec.name });
+  }
+  return { string: 'STRING', number: 'DOUBLE', boolean: 'TINYINT' }[type];
 }

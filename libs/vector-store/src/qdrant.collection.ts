@@ -2,7 +2,7 @@ import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { assertSortable, assertValidDoc } from './collection-spec.js';
 import { cosineOf, fuseCandidates, type Candidate } from './fusion.js';
 import { fromPayload, payloadKey, pointId, scopeConditions, sparseQuery, toFilter, toPoint } from './qdrant-mapping.js';
-import type { Collection, CollectionSpec, Doc, DocScope, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
+import type { Collection, CollectionSpec, Doc, DocScope, FieldUpdate, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
 type Sortable = string | number | boolean | null;
 const SCROLL_PAGE = 1000;
@@ -62,6 +62,22 @@ export class QdrantCollection implements Collection {
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {
     for await (const points of this.scroll(undefined, true, pageSize)) yield points.map((p) => fromPayload(this.spec, p.payload));
+  }
+
+  /** One set-payload operation per document, in batches: points not found are skipped by listing only existing ones. */
+  async setFields(updates: readonly FieldUpdate[]): Promise<void> {
+    for (let i = 0; i < updates.length; i += SCROLL_PAGE) {
+      const page = updates.slice(i, i + SCROLL_PAGE);
+      const exists = new Set(
+        (await this.client.retrieve(this.name, { ids: page.map((u) => pointId(u, u.id)), with_payload: false, with_vector: false })).map((p) => String(p.id)),
+      );
+      const operations = page
+        .filter((u) => exists.has(pointId(u, u.id)))
+        .map((u) => ({
+          set_payload: { payload: Object.fromEntries(Object.entries(u.fields).map(([f, v]) => [payloadKey(f), v])), points: [pointId(u, u.id)] },
+        }));
+      if (operations.length > 0) await this.client.batchUpdate(this.name, { wait: true, operations });
+    }
   }
 
   /** Documents in one scope: used by tests and diagnostics. */

@@ -2,7 +2,7 @@ import { Metrics } from '#metrics';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
-import { assertValidSpec, embedderMismatch } from './collection-spec.js';
+import { addedFields, assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { QdrantCollection } from './qdrant.collection.js';
 import { indexSchema, payloadKey } from './qdrant-mapping.js';
 import type { CollectionSpec, FieldType, VectorStore } from './vector-store.js';
@@ -43,11 +43,23 @@ export class QdrantStore implements VectorStore {
     const stored = await this.readMeta(name);
     if (stored === undefined) await this.create(name, spec);
     else if (stored.embedderId !== spec.embedderId || stored.dimension !== spec.dimension) throw embedderMismatch(spec, stored);
-    else if (JSON.stringify(Object.entries(stored.fields).sort()) !== JSON.stringify(Object.entries(spec.fields).sort())) {
-      throw new AlfredError(ErrorCode.Conflict, `collection ${spec.name} was created with other fields; run \`alfred reindex\``, { collection: spec.name });
-    }
+    else await this.addFields(name, spec, addedFields(spec, stored.fields));
     this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'qdrant', collection: spec.name }, async () => (await this.client.count(name, { exact: true })).count));
     return new QdrantCollection(spec, this.client, name);
+  }
+
+  /** Fields a spec adds: indexed, and recorded in the collection's metadata (payloads need no migration). */
+  private async addFields(name: string, spec: CollectionSpec, added: ReadonlyArray<[string, FieldType]>): Promise<void> {
+    if (added.length === 0) return;
+    for (const [field, type] of added) await this.client.createPayloadIndex(name, { wait: true, field_name: payloadKey(field), field_schema: indexSchema(type) });
+    const alfred: AlfredMeta = { embedderId: spec.embedderId, dimension: spec.dimension, fields: { ...spec.fields } };
+    await this.client.updateCollection(name, { metadata: { alfred } } as Parameters<QdrantClient['updateCollection']>[1]);
+  }
+
+  async drop(name: string): Promise<void> {
+    this.sizes.get(name)?.();
+    this.sizes.delete(name);
+    if ((await this.client.collectionExists(this.prefix + name)).exists) await this.client.deleteCollection(this.prefix + name);
   }
 
   async describe(name: string): Promise<{ embedderId: string; dimension: number } | undefined> {

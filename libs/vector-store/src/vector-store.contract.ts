@@ -288,6 +288,39 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
       });
     });
 
+    describe('added fields, setFields and drop', () => {
+      it('should add fields to a stored collection, null until set, and set some fields keeping the rest', async () => {
+        await (await store.open(spec)).upsert([doc(a, 'old', 'written before the field existed', { importance: 0.25 }), doc(b, 'old', 'scope b')]);
+        await store.close();
+        store = await harness.create();
+        const wider = { ...spec, fields: { ...spec.fields, via: 'string', flagged: 'boolean', written: 'number' } } as const;
+        const c = await store.open(wider);
+        expect((await c.get(a, ['old']))[0]!.fields).toMatchObject({ importance: 0.25, via: null, flagged: null, written: null });
+        await c.setFields([
+          { ...a, id: 'old', fields: { via: 'rest', flagged: false } },
+          { ...a, id: 'missing', fields: { via: 'rest', flagged: true } },
+          { ...b, id: 'old', fields: { written: 7 } },
+        ]);
+        expect((await c.get(a, ['old']))[0]).toMatchObject({ text: 'written before the field existed', fields: { importance: 0.25, via: 'rest', flagged: false, written: null } });
+        expect((await c.get(b, ['old']))[0]!.fields).toMatchObject({ via: null, written: 7 });
+        expect(await c.get(a, ['missing'])).toEqual([]);
+        const listed = await c.list({ ...a, where: [{ field: 'via', op: 'eq', value: 'rest' }] }, { sortBy: 'id', order: 'asc', limit: 5, offset: 0 });
+        expect(ids(listed.docs)).toEqual(['old']);
+        const found = await c.search({ ...a, where: [{ field: 'flagged', op: 'eq', value: false }] }, { vector: axisVector(7), text: 'field', limit: 5, minScore: 0 });
+        expect(ids(found.hits.map((h) => h.doc))).toEqual(['old']);
+        await c.upsert([doc(a, 'new', 'written after', { importance: 0.5 })]);
+        expect((await c.get(a, ['new']))[0]!.fields).toMatchObject({ via: null });
+      });
+
+      it('should refuse a field whose type changed, and drop a collection', async () => {
+        await (await store.open(spec)).upsert([doc(a, 'd', 'text')]);
+        await expect(store.open({ ...spec, name: spec.name, fields: { ...spec.fields, importance: 'string' } })).rejects.toMatchObject({ code: ErrorCode.Conflict });
+        await store.drop(spec.name);
+        expect(await store.describe(spec.name)).toBeUndefined();
+        await store.drop(spec.name);
+      });
+    });
+
     describe('scanAll and persistence', () => {
       it('should page through every scope’s documents', async () => {
         const c = await store.open(spec);

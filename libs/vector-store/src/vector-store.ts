@@ -1,3 +1,5 @@
+import type { JournaledWrites } from './collection-write.js';
+
 /** Field values a document may carry beside its text and vector. */
 export type FieldValue = string | number | boolean | string[] | null;
 export type FieldType = 'string' | 'number' | 'boolean' | 'string[]';
@@ -79,6 +81,11 @@ export interface SearchHit {
 
 export interface Collection {
   readonly spec: CollectionSpec;
+  /**
+   * Writes a caller's write-ahead log makes durable (the embedded store: one log fsync instead of a table commit
+   * per write); absent where every write must reach the store itself (Qdrant).
+   */
+  readonly journal?: JournaledWrites;
   upsert(docs: readonly Doc[]): Promise<void>;
   /**
    * Stores documents whose ids are new in their scope (e.g. fresh UUIDs), skipping the lookup an upsert
@@ -92,11 +99,20 @@ export interface Collection {
   search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }>;
   /** Every document of every scope, for reindexing; in pages. */
   scanAll(pageSize: number): AsyncIterable<StoredDoc[]>;
+  /** Sets some fields of existing documents, keeping the rest (a migration filling new fields); missing ids are skipped. */
+  setFields(updates: readonly FieldUpdate[]): Promise<void>;
+}
+
+/** New values for some fields of one document. */
+export interface FieldUpdate extends DocScope {
+  readonly id: string;
+  readonly fields: Readonly<Record<string, FieldValue>>;
 }
 
 /**
  * The vector-store port. `open` creates the collection or checks it: a collection made by another
- * embedder id or dimension is refused with EMBEDDER_MISMATCH unless `reembed` is being used.
+ * embedder id or dimension is refused with EMBEDDER_MISMATCH unless `reembed` is being used. A spec that adds
+ * fields to a stored collection adds them (null in every existing document); any other field change is refused.
  */
 export interface VectorStore {
   readonly kind: 'lancedb' | 'qdrant';
@@ -105,6 +121,8 @@ export interface VectorStore {
   describe(name: string): Promise<{ embedderId: string; dimension: number } | undefined>;
   /** Drops and recreates a collection for a new embedder (the reindex path). */
   recreate(spec: CollectionSpec): Promise<Collection>;
+  /** Deletes a collection and its documents (a migration retiring one); nothing when it does not exist. */
+  drop(name: string): Promise<void>;
   close(): Promise<void>;
 }
 

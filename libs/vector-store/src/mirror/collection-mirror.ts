@@ -1,3 +1,4 @@
+import type { CollectionWrite } from '../collection-write.js';
 import type { CollectionSpec, Doc, DocScope, Filter, SearchHit, SearchOptions, StoredDoc } from '../vector-store.js';
 import { scopeKey, ScopeMirror } from './scope-mirror.js';
 
@@ -17,8 +18,25 @@ export class CollectionMirror {
     for (const doc of ordered) this.scope(doc, true)!.upsert(doc);
   }
 
+  apply(write: CollectionWrite): void {
+    if (write.kind === 'delete') this.delete(write.scope, write.ids);
+    else this.upsert(write.docs);
+  }
+
+  /** Fields a document leaves out read as null, as they do from the table. */
   upsert(docs: readonly Doc[]): void {
-    for (const doc of docs) this.scope(doc, true)!.upsert(doc, doc.vector);
+    for (const doc of docs) this.scope(doc, true)!.upsert(this.complete(doc), doc.vector);
+  }
+
+  private complete<D extends StoredDoc>(doc: D): D {
+    const fields = Object.keys(this.spec.fields);
+    if (fields.every((f) => f in doc.fields)) return doc;
+    return { ...doc, fields: { ...Object.fromEntries(fields.map((f) => [f, null])), ...doc.fields } };
+  }
+
+  /** A document's new text or fields, its vector unchanged. */
+  restate(doc: StoredDoc): void {
+    this.scope(doc, true)!.upsert(doc);
   }
 
   delete(scope: DocScope, ids: readonly string[]): void {
