@@ -52,17 +52,15 @@ export class SecretGuard {
     throw new SecretDetectedError(findings, at);
   }
 
-  /** Every string inside a value (a checkpoint, a remediation), each admitted with its path as the field. */
+  /**
+   * Every string inside a value (a checkpoint, a remediation), each admitted with its path as the field; checked
+   * together (one scanner pass); a refusal names the field it was found in.
+   */
   async admitAll<T>(tenant: string, value: T, path = ''): Promise<T> {
     if (typeof value === 'string') return (await this.admit(tenant, value, path ? { field: path } : {})) as T;
-    if (Array.isArray(value)) {
-      const out = [];
-      for (const [i, v] of value.entries()) out.push(await this.admitAll(tenant, v, `${path}[${i}]`));
-      return out as T;
-    }
+    if (Array.isArray(value)) return (await Promise.all(value.map((v, i) => this.admitAll(tenant, v, `${path}[${i}]`)))) as T;
     if (typeof value !== 'object' || value === null) return value;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = await this.admitAll(tenant, v, path ? `${path}.${k}` : k);
-    return out as T;
+    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await this.admitAll(tenant, v, path ? `${path}.${k}` : k)] as const));
+    return Object.fromEntries(entries) as T;
   }
 }

@@ -52,6 +52,17 @@ describe(scanSecrets.name, () => {
     expect(await scanSecrets(text)).toEqual([]);
   });
 
+  it('should find the same, at the same positions, when many texts are scanned together as when each is alone', async () => {
+    const texts = [...SECRETS.map(([, t]) => t), ...LOOK_ALIKES.map(([, t]) => t)];
+    // A private key split over two texts is a secret in neither: joined scanning must not see one across them.
+    texts.push('-----BEGIN RSA PRIVATE KEY-----', `${pem('MIIEpAIBAAKCAQEA', 180)}\n-----END RSA PRIVATE KEY-----`);
+    const alone: unknown[] = [];
+    for (const t of texts) alone.push(await scanSecrets(t));
+    const together = await Promise.all(texts.map((t) => scanSecrets(t)));
+    expect(together).toEqual(alone);
+    expect(together.slice(-2)).toEqual([[], expect.any(Array)]);
+  });
+
   it('should give the position as offsets, line and column', async () => {
     const key = `ghp_${alnum(36)}`;
     const text = `first line\nsecond: ${key} end`;
@@ -93,5 +104,13 @@ describe(SecretGuard.name, () => {
 
   it('should pass clean text unchanged', async () => {
     expect(await new SecretGuard().admit('t1', 'User prefers tea')).toBe('User prefers tea');
+  });
+});
+
+describe('secretlint profiling', () => {
+  it('should leave no performance marks behind a scan (they would pile up with every write)', async () => {
+    performance.clearMarks();
+    await scanSecrets(`use ghp_${alnum(36)} for the bot`);
+    expect(performance.getEntriesByType('mark')).toEqual([]);
   });
 });
