@@ -69,13 +69,18 @@ function condition(spec: CollectionSpec, c: Condition): Schemas['FieldCondition'
     // Qdrant ranges compare numbers, or RFC 3339 strings as datetimes (string range filters are dates in Alfred).
     return typeof c.value === 'number' ? { key, range: { [c.op]: c.value } } : { key, range: { [c.op]: c.value } as Schemas['DatetimeRange'] };
   }
-  if (c.op === 'eq' && typeof c.value === 'number') return { key, range: { gte: c.value, lte: c.value } };
+  if ((c.op === 'eq' || c.op === 'ne') && typeof c.value === 'number') return { key, range: { gte: c.value, lte: c.value } };
   return { key, match: { value: c.value as string | boolean } };
 }
 
-/** Scope plus conditions, all required. */
+/** Scope plus conditions, all required; a `ne` condition is its `eq` negated (a point without the field passes). */
 export function toFilter(spec: CollectionSpec, filter: Filter): Schemas['Filter'] {
-  return { must: [...scopeConditions(filter), ...(filter.where ?? []).map((c) => condition(spec, c))] };
+  const where = filter.where ?? [];
+  const negated = where.filter((c) => c.op === 'ne').map((c) => condition(spec, c));
+  return {
+    must: [...scopeConditions(filter), ...where.filter((c) => c.op !== 'ne').map((c) => condition(spec, c))],
+    ...(negated.length > 0 ? { must_not: negated } : {}),
+  };
 }
 
 /** The payload index schema for each field type. */

@@ -310,6 +310,13 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         expect(ids(found.hits.map((h) => h.doc))).toEqual(['old']);
         await c.upsert([doc(a, 'new', 'written after', { importance: 0.5 })]);
         expect((await c.get(a, ['new']))[0]!.fields).toMatchObject({ via: null });
+        await c.setFields([{ ...a, id: 'new', fields: { flagged: true } }]);
+        // `ne` lets documents without a value through: b's document was never given `flagged`.
+        const notFlagged = [{ field: 'flagged', op: 'ne', value: true }] as const;
+        const page = (s: typeof a) => c.list({ ...s, where: notFlagged }, { sortBy: 'id', order: 'asc', limit: 5, offset: 0 }).then((r) => ids(r.docs));
+        expect([await page(a), await page(b)]).toEqual([['old'], ['old']]);
+        const searched = await c.search({ ...b, where: notFlagged }, { vector: axisVector(7), text: 'scope', limit: 5, minScore: 0 });
+        expect(ids(searched.hits.map((h) => h.doc))).toEqual(['old']);
       });
 
       it('should refuse a field whose type changed, and drop a collection', async () => {

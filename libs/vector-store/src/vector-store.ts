@@ -41,6 +41,8 @@ export type StoredDoc = Omit<Doc, 'vector'>;
 
 export type Condition =
   | { readonly field: string; readonly op: 'eq'; readonly value: string | number | boolean }
+  /** Not equal to the value, documents without one (null) included. */
+  | { readonly field: string; readonly op: 'ne'; readonly value: string | number | boolean }
   | { readonly field: string; readonly op: 'contains'; readonly value: string }
   | { readonly field: string; readonly op: 'gte' | 'lte'; readonly value: number | string };
 

@@ -12,6 +12,8 @@ function conditionTest(c: Condition): (doc: StoredDoc) => boolean {
   switch (c.op) {
     case 'eq':
       return (doc) => valueOf(doc) === c.value;
+    case 'ne':
+      return (doc) => valueOf(doc) !== c.value;
     case 'contains':
       return (doc) => {
         const v = valueOf(doc);
