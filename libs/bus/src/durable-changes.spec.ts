@@ -177,6 +177,81 @@ describe(DurableChanges.name, () => {
     expect(await texts(bus)).toEqual(['one']);
   });
 
+  describe('journaled writes', () => {
+    /** A store whose writes the outbox carries: applied to `live` once durable, replayed after a crash. */
+    const journalStore = () => {
+      const live = new Map<string, string>();
+      const replayed: unknown[] = [];
+      let flushes = 0;
+      const target = {
+        name: 'notes',
+        replay: (data: unknown) => {
+          replayed.push(data);
+          const { id, text } = data as { id: string; text: string };
+          live.set(id, text);
+        },
+        flush: async () => void flushes++,
+      };
+      const write = (id: string, text: string) => ({ target: 'notes', data: { id, text }, apply: () => void live.set(id, text) });
+      return { live, replayed, target, write, flushes: () => flushes };
+    };
+    const openJournaled = async (bus: Bus, target: { name: string; replay(d: unknown): void; flush(): Promise<void> }) => {
+      const changes = await DurableChanges.open({ bus, dir: join(dir, 'outbox'), events: [noted], landed: async () => false, logger: quiet, targets: [target] });
+      opened.push(changes);
+      return changes;
+    };
+    const lines = async () => {
+      const [file] = (await readdir(join(dir, 'outbox'))).filter((n) => n.endsWith('.jsonl'));
+      return new JsonlLog<{ op: string; writes?: unknown[]; events?: unknown[] }>(join(dir, 'outbox', file!)).readAll();
+    };
+
+    it('should make a change one line holding its writes and events, apply the writes once durable, then publish', async () => {
+      const bus = inProcess();
+      const s = journalStore();
+      const changes = await openJournaled(bus, s.target);
+      await Promise.all([changes.commit([note('j1', 'one')], [s.write('j1', 'one')]), changes.commit([note('j2', 'two')], [s.write('j2', 'two')])]);
+      expect([...s.live]).toEqual([['j1', 'one'], ['j2', 'two']]);
+      const changed = (await lines()).filter((r) => r.op === 'change');
+      expect(changed.map((r) => [r.writes, r.events!.length])).toEqual([[[{ target: 'notes', data: { id: 'j1', text: 'one' } }], 1], [[{ target: 'notes', data: { id: 'j2', text: 'two' } }], 1]]);
+      expect(await texts(bus)).toEqual(['one', 'two']);
+    });
+
+    it('should refuse a write for a store it was not opened with (it could not replay it), changing nothing', async () => {
+      const bus = inProcess();
+      const s = journalStore();
+      const changes = await openJournaled(bus, s.target);
+      await expect(changes.commit([note('x', 'lost')], [{ ...s.write('x', 'lost'), target: 'other' }])).rejects.toThrow(/not opened with other/);
+      expect(s.live.size).toBe(0);
+      expect(await texts(bus)).toEqual([]);
+    });
+
+    it('should replay what a killed run left, in the order written and before serving, then flush and delete its files', async () => {
+      const bus = inProcess();
+      const change = (tx: string, id: string, text: string) => ({
+        op: 'change',
+        tx,
+        events: [{ subject: noted.subject, payload: { id, text }, key: id, msgId: `${id}:${tx}` }],
+        writes: [{ target: 'notes', data: { id, text } }],
+      });
+      // Two files of a run killed at once (locks left behind, "fresh"): the older one holds the first write of `k`.
+      const older = join(dir, 'outbox', `${String(1).padStart(15, '0')}-a.jsonl`);
+      const newer = join(dir, 'outbox', `${String(2).padStart(15, '0')}-b.jsonl`);
+      await new JsonlLog<unknown>(older).append(change('t1', 'k', 'first'));
+      await new JsonlLog<unknown>(older).append({ op: 'sent', tx: 't1' });
+      for (const r of [change('t2', 'k', 'second'), change('t3', 'gone', 'aborted'), { op: 'abort', tx: 't3' }]) await new JsonlLog<unknown>(newer).append(r);
+      for (const f of [older, newer]) await lockfile.lock(f, { realpath: false });
+      const s = journalStore();
+      await openJournaled(bus, s.target);
+      expect(s.replayed).toEqual([{ id: 'k', text: 'first' }, { id: 'k', text: 'second' }]);
+      expect(s.live.get('k')).toBe('second');
+      expect(s.flushes()).toBeGreaterThan(0);
+      expect(existsSync(older) || existsSync(newer)).toBe(false);
+      // The sent change is not published again; the one left unsent is.
+      await pollUntil(async () => (await texts(bus)).length > 0, 5_000, 'the carried change to be published');
+      expect(await texts(bus)).toEqual(['second']);
+    });
+  });
+
   describe('with a NATS server that goes away', () => {
     let nats: OwnServer;
     let bus: NatsBus;

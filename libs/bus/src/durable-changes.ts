@@ -197,6 +197,8 @@ export class DurableChanges implements ChangeWriter {
       return;
     }
     if (journaled.length !== writes.length) throw new Error('a change mixes journaled writes with store calls');
+    // A write the outbox could not replay after a crash must not be acknowledged.
+    for (const w of journaled) if (!this.targets.has(w.target)) throw new Error(`the outbox was not opened with ${w.target}, which it would replay into`);
     this.assertOpen();
     const tx = randomUUID();
     const stored = events.map((e, i) => this.toStored(e, tx, i));
@@ -391,7 +393,7 @@ export class DurableChanges implements ChangeWriter {
         this.compromised = true;
       },
     });
-    this.file = { log: new JsonlLog<OutboxRecord>(path), path, release };
+    this.file = { log: new JsonlLog<OutboxRecord>(path, 'outbox'), path, release };
   }
 
   /** The folder's files, oldest first (their names start with their creation time). */

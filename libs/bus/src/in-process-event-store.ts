@@ -97,7 +97,7 @@ export class InProcessEventStore {
   private stream(name: string): StreamState {
     let state = this.streams.get(name);
     if (!state) {
-      const log = new JsonlLog<EventRecord>(join(this.dir, `${sanitizeStreamName(name)}.jsonl`));
+      const log = new JsonlLog<EventRecord>(join(this.dir, `${sanitizeStreamName(name)}.jsonl`), 'events');
       const loaded = log.scan().then(async (lines) => {
         const state: Loaded = {
           seq: lines.reduce((max, l) => Math.max(max, l.record.seq), 0),

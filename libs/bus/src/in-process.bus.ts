@@ -102,10 +102,9 @@ export class InProcessBus implements Bus {
   }
 
   async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void> {
-    const parsed = parseWith(event.payload, payload);
-    const json = JSON.parse(JSON.stringify(parsed)) as unknown;
+    const text = JSON.stringify(parseWith(event.payload, payload));
+    const json = JSON.parse(text) as unknown;
     await this.events.append(event.stream, keyedSubject(event.subject, options.key), json, options.msgId);
-    const text = JSON.stringify(json);
     for (const deliver of this.eventSubscribers.get(event.subject) ?? []) deliver(text, options.key);
   }
 

@@ -1,5 +1,6 @@
 import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { Metrics } from '#metrics';
 
 /** Where one record's line lies in the file (its bytes, without the newline). */
 export interface LogPosition {
@@ -35,7 +36,11 @@ export class JsonlLog<T> {
   /** The file's size as this log last saw it (scan, append, rewrite); -1 before any. */
   private known = -1;
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    /** Names the log in the durable-log metrics (appends and fsyncs); unnamed logs are not counted. */
+    private readonly metric?: string,
+  ) {}
 
   /** Bytes this log has written to its file (0 until its first append opens it). */
   get bytes(): number {
@@ -180,7 +185,11 @@ export class JsonlLog<T> {
     await fh.appendFile(Buffer.concat(lines));
     this.size = offset;
     this.known = this.size;
-    if (sync) await fh.datasync();
+    if (this.metric) Metrics.logRecords.inc({ log: this.metric }, lines.length);
+    if (sync) {
+      await fh.datasync();
+      if (this.metric) Metrics.logSyncs.inc({ log: this.metric });
+    }
     return positions;
   }
 

@@ -116,6 +116,30 @@ export const Metrics = {
     labelNames: ['model', 'kind'] as const,
     registers,
   }),
+  storeCommits: new Counter({
+    name: 'alfred_store_commits_total',
+    help: 'Table commits of the embedded store (each a table version), by collection: writes share them',
+    labelNames: ['store', 'collection'] as const,
+    registers,
+  }),
+  storeRows: new Counter({
+    name: 'alfred_store_rows_written_total',
+    help: 'Rows the embedded store committed to its tables (after collapsing repeated writes of a document), by collection',
+    labelNames: ['store', 'collection'] as const,
+    registers,
+  }),
+  logRecords: new Counter({
+    name: 'alfred_log_records_total',
+    help: 'Records appended to a durable log (outbox: one per change; events: one per event)',
+    labelNames: ['log'] as const,
+    registers,
+  }),
+  logSyncs: new Counter({
+    name: 'alfred_log_syncs_total',
+    help: 'fsyncs of a durable log: appends made together share one (group commit)',
+    labelNames: ['log'] as const,
+    registers,
+  }),
   storeSize: sampledGauge('alfred_store_documents', 'Documents in a store collection (sampled at scrape)', ['store', 'collection']),
 };
 

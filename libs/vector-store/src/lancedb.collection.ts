@@ -1,4 +1,7 @@
 import { Index, type Table } from '@lancedb/lancedb';
+import { ErrorCode } from '#contracts';
+import { AlfredError } from '#errors';
+import { Metrics } from '#metrics';
 import type { Schema } from 'apache-arrow';
 import { assertSortable, assertValidCondition, assertValidDoc } from './collection-spec.js';
 import { decodeWrite, encodeWrite, type CollectionWrite, type JournaledWrites, type PreparedWrite } from './collection-write.js';
@@ -199,8 +202,8 @@ export class LanceDbCollection implements Collection {
   /** Writes everything pending to the table, then releases it. */
   async close(): Promise<void> {
     clearTimeout(this.flushTimer);
-    await this.flush();
     this.closed = true;
+    await this.flush();
     await this.serial.catch(() => undefined);
     this.table.close();
   }
@@ -221,6 +224,7 @@ export class LanceDbCollection implements Collection {
   }
 
   private prepare(write: CollectionWrite): PreparedWrite {
+    if (this.closed) throw new AlfredError(ErrorCode.ServiceUnavailable, `collection ${this.spec.name} is closed; the write was not made`);
     this.validate(write);
     return { target: this.spec.name, data: encodeWrite(write), apply: () => this.applyJournaled(write) };
   }
@@ -234,6 +238,7 @@ export class LanceDbCollection implements Collection {
   /** A write without a log of the caller's: answered once the table holds it, and only then visible. */
   private direct(write: CollectionWrite): Promise<void> {
     if (write.kind !== 'delete' && write.docs.length === 0) return Promise.resolve();
+    if (this.closed) return Promise.reject(new AlfredError(ErrorCode.ServiceUnavailable, `collection ${this.spec.name} is closed; the write was not made`));
     this.validate(write);
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ write, settle: { resolve, reject } });
@@ -300,13 +305,22 @@ export class LanceDbCollection implements Collection {
   }
 
   private async commit(net: CollapsedWrites): Promise<void> {
+    const labels = { store: 'lancedb', collection: this.spec.name };
     for (const { scope, ids } of net.deletes.values()) {
-      for (let i = 0; i < ids.length; i += DELETE_CHUNK) await this.table.delete(idsWhere(scope, ids.slice(i, i + DELETE_CHUNK)));
+      for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
+        await this.table.delete(idsWhere(scope, ids.slice(i, i + DELETE_CHUNK)));
+        Metrics.storeCommits.inc(labels);
+      }
     }
-    if (net.inserts.length > 0) await this.table.add(this.arrow(net.inserts));
+    if (net.inserts.length > 0) {
+      await this.table.add(this.arrow(net.inserts));
+      Metrics.storeCommits.inc(labels);
+    }
     if (net.upserts.length > 0) {
       await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.arrow(net.upserts));
+      Metrics.storeCommits.inc(labels);
     }
+    Metrics.storeRows.inc(labels, net.rows);
   }
 
   private arrow(docs: readonly Doc[]) {
