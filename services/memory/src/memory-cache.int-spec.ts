@@ -48,9 +48,9 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
   async function instance(bus: NatsBus, subscribed: boolean) {
     const cache = new MemoryCache();
     const subscription = subscribed ? await subscribeCacheInvalidation(bus, cache) : undefined;
-    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet);
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [repo.collection.journal!]);
     outboxes.push(changes);
-    return { service: new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), () => new Date(), cache), subscription };
+    return { service: new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { cache }), subscription };
   }
 
   it("should evict another instance's cached record when one instance updates or deletes it", async () => {

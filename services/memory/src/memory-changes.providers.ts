@@ -1,21 +1,32 @@
 import type { Provider } from '@nestjs/common';
 import { BUS, type Bus, type DurableChanges } from '#bus';
 import { LOGGER, type Logger } from '#logging';
+import { VECTOR_STORE, type Collection, type VectorStore } from '#vector-store';
 import { CheckpointRepository } from './checkpoints/checkpoint.repository.js';
 import { memoryOutboxDir, openMemoryChanges } from './memory-changes.js';
 import { MemoryRepository } from './memory.repository.js';
+import { migrateProvenance } from './provenance/provenance-migration.js';
 import { RemediationRepository } from './remediations/remediation.repository.js';
 
 export const MEMORY_CHANGES = Symbol('MEMORY_CHANGES');
 
-/** The memory service's outbox (see memory-changes.ts), closed at shutdown after publishing what it can. */
+/**
+ * The memory service's outbox (see memory-changes.ts), opened once the records' collections are (their journaled
+ * writes are replayed into them) and older provenance rows moved into them; closed at shutdown after publishing what
+ * it can.
+ */
 export function memoryChangesProviders(config: { readonly ALFRED_DATA_DIR: string }): Provider[] {
   return [
     {
       provide: MEMORY_CHANGES,
-      inject: [BUS, LOGGER, MemoryRepository, RemediationRepository, CheckpointRepository],
-      useFactory: (bus: Bus, logger: Logger, memories: MemoryRepository, remediations: RemediationRepository, checkpoints: CheckpointRepository) =>
-        openMemoryChanges(bus, memoryOutboxDir(config.ALFRED_DATA_DIR), { memories, remediations, checkpoints }, logger),
+      inject: [BUS, LOGGER, VECTOR_STORE, MemoryRepository, RemediationRepository, CheckpointRepository],
+      useFactory: async (bus: Bus, logger: Logger, store: VectorStore, memories: MemoryRepository, remediations: RemediationRepository, checkpoints: CheckpointRepository) => {
+        const records: Collection[] = [memories.collection, checkpoints.collection, remediations.collection];
+        const targets = records.flatMap((c) => (c.journal ? [c.journal] : []));
+        const changes = await openMemoryChanges(bus, memoryOutboxDir(config.ALFRED_DATA_DIR), { memories, remediations, checkpoints }, logger, targets);
+        await migrateProvenance(store, records, logger);
+        return changes;
+      },
     },
     {
       provide: 'MEMORY_CHANGES_CLOSER',

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { CheckpointEvents, MemoryEvents, RemediationEvents, type EventDef, type Scope } from '#contracts';
-import { DurableChanges, type Bus, type DurableChangesOptions, type OutboxEvent } from '#bus';
+import { DurableChanges, type Bus, type DurableChangesOptions, type JournalTarget, type OutboxEvent } from '#bus';
 
 /** The stores the memory service's changes land in, as the outbox asks them after a crash. */
 export interface ChangeStores {
   readonly memories: { get(scope: Scope, id: string): Promise<{ version: number } | undefined> };
-  readonly remediations?: { get(scope: Scope, id: string): Promise<{ created_at: string; updated_at?: string } | undefined> };
+  readonly remediations?: { get(scope: Scope, id: string): Promise<{ remediation: { created_at: string; updated_at?: string } } | undefined> };
   readonly checkpoints?: { get(scope: Scope, id: string): Promise<unknown> };
 }
 
@@ -26,7 +26,14 @@ export const memoryOutboxDir = (dataDir: string) => join(dataDir, 'outbox', 'mem
  * The memory service's durable-change path: one outbox for memories, feedback, remediations and checkpoints, and the
  * "did it land?" answer for a change a crash interrupted — read from the store the change was written to.
  */
-export function openMemoryChanges(bus: Bus, dir: string, stores: ChangeStores, logger: DurableChangesOptions['logger']): Promise<DurableChanges> {
+export function openMemoryChanges(
+  bus: Bus,
+  dir: string,
+  stores: ChangeStores,
+  logger: DurableChangesOptions['logger'],
+  /** The collections whose writes the outbox carries (the embedded store's; none with Qdrant). */
+  targets: readonly JournalTarget[] = [],
+): Promise<DurableChanges> {
   const landed = async (e: OutboxEvent): Promise<boolean> => {
     const p = e.payload as ChangePayload;
     const scope = { tenant: p.tenant, agent: p.agent };
@@ -40,7 +47,7 @@ export function openMemoryChanges(bus: Bus, dir: string, stores: ChangeStores, l
       case RemediationEvents.recorded.subject:
         return (await stores.remediations?.get(scope, p.id)) !== undefined;
       case RemediationEvents.rated.subject: {
-        const r = await stores.remediations?.get(scope, p.id);
+        const r = (await stores.remediations?.get(scope, p.id))?.remediation;
         return r !== undefined && (r.updated_at ?? r.created_at) >= p.at;
       }
       case CheckpointEvents.saved.subject:
@@ -49,5 +56,5 @@ export function openMemoryChanges(bus: Bus, dir: string, stores: ChangeStores, l
         return false;
     }
   };
-  return DurableChanges.open({ bus, dir, events: EVENTS, landed, logger });
+  return DurableChanges.open({ bus, dir, events: EVENTS, landed, logger, targets });
 }

@@ -19,9 +19,6 @@ import { MemorySearch } from './search/memory-search.js';
 import { Reindexer } from './reindexer.js';
 import { recallProviders } from './recall.providers.js';
 import { MemoryWriteGuard } from './safety/memory-write.guard.js';
-import { TrustedMemoryWrites } from './safety/trusted-memory-writes.js';
-import { MemoryProvenanceRepository, memoryProvenanceCollectionSpec } from './provenance/memory-provenance.repository.js';
-import { MemoryProvenance } from './provenance/memory-provenance.service.js';
 import { SecretGuard } from '#content-safety';
 
 @Module({})
@@ -50,9 +47,9 @@ export class MemoryModule {
         ...memoryChangesProviders(config),
         {
           provide: MemoryService,
-          inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache, MEMORY_CHANGES],
-          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache, changes: DurableChanges) =>
-            new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), () => new Date(), cache),
+          inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache, MEMORY_CHANGES, MemoryWriteGuard],
+          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache, changes: DurableChanges, guard: MemoryWriteGuard) =>
+            new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { guard, cache }),
         },
         {
           // Distributed, counts are incremented in a KV bucket every instance shares (compare-and-set); embedded, in one process.
@@ -72,16 +69,6 @@ export class MemoryModule {
         },
         Reindexer,
         { provide: MemoryWriteGuard, useFactory: () => new MemoryWriteGuard(new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)) },
-        {
-          provide: MemoryProvenance,
-          inject: [VECTOR_STORE],
-          useFactory: async (store: VectorStore) => new MemoryProvenance(new MemoryProvenanceRepository(await store.open(memoryProvenanceCollectionSpec()))),
-        },
-        {
-          provide: TrustedMemoryWrites,
-          inject: [MemoryWriteGuard, MemoryService, MemoryProvenance],
-          useFactory: (guard: MemoryWriteGuard, memories: MemoryService, provenance: MemoryProvenance) => new TrustedMemoryWrites(guard, memories, provenance),
-        },
         MemoryHandlers,
         ...recallProviders,
         {

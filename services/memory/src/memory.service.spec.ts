@@ -31,7 +31,7 @@ describe(MemoryService.name, () => {
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quietLogger });
     repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
     events = new BusMemoryHistory(bus);
-    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quietLogger);
+    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quietLogger, [repo.collection.journal!]);
     service = new MemoryService(repo, embedder, changes, events);
   });
 

@@ -8,6 +8,7 @@ import {
   type MemorySource,
   type MemoryUpdateBody,
   type Scope,
+  type Writer,
 } from '#contracts';
 import { AlfredError } from '#errors';
 import { assertBeforeDeadline, currentRequest, type ChangeEvent, type ChangeWriter } from '#bus';
@@ -17,44 +18,72 @@ import { conversationContexts, messageContent } from './conversation-context.js'
 import { MemoryCache } from './memory-cache.js';
 import type { MemoryHistory } from './memory-events.js';
 import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.repository.js';
+import { trustOf, writtenBy } from './provenance/provenance-fields.js';
+import { MemoryWriteGuard } from './safety/memory-write.guard.js';
+
+export interface MemoryServiceOptions {
+  /** The secret check every text passes before it is stored (refused or redacted per tenant). */
+  readonly guard?: MemoryWriteGuard;
+  readonly now?: () => Date;
+  readonly cache?: MemoryCache;
+}
 
 /**
- * Memory logic: every write goes through the durable-change path (`#bus` DurableChanges): acknowledged once the
- * store and the outbox hold it, its change event published on the durable stream at once or, while the broker is
- * away, by the outbox's relay. Nothing is undone behind a client's back.
+ * Memory logic, with one write path: every write is checked once (secrets refused or redacted, the injection mark
+ * computed), becomes one record with its provenance and mark, and is made with its change events as one durable
+ * change (`#bus` DurableChanges: with the embedded store, one outbox line, fsynced together with the writes that
+ * arrive beside it). Acknowledged once durable; its events published on the durable stream at once or, while the
+ * broker is away, by the outbox's relay. Nothing is undone behind a client's back.
  */
 export class MemoryService {
+  private readonly guard: MemoryWriteGuard;
+  private readonly now: () => Date;
+  private readonly cache: MemoryCache;
+
   constructor(
     private readonly repo: MemoryRepository,
     private readonly embedder: Embedder,
     private readonly changes: ChangeWriter,
     private readonly events: MemoryHistory,
-    private readonly now: () => Date = () => new Date(),
-    private readonly cache: MemoryCache = new MemoryCache(),
-  ) {}
+    options: MemoryServiceOptions = {},
+  ) {
+    this.guard = options.guard ?? new MemoryWriteGuard();
+    this.now = options.now ?? (() => new Date());
+    this.cache = options.cache ?? new MemoryCache();
+  }
 
-  async create(scope: Scope, body: MemoryCreateBody, source: MemorySource): Promise<MemoryCreated> {
-    const [created] = await this.createMany(scope, [body], source);
+  async create(scope: Scope, body: MemoryCreateBody, source: MemorySource, writer?: Writer): Promise<MemoryCreated> {
+    const admitted = await this.guard.create(scope, body);
+    const [created] = await this.createMany(scope, [admitted], source, writer, [admitted.content]);
     return created!;
   }
 
-  async batchCreate(scope: Scope, items: readonly unknown[], source: MemorySource) {
-    const valid: MemoryCreateBody[] = [];
+  /** Valid items are stored (an item with a secret is refused like an invalid one); the others reported by index. */
+  async batchCreate(scope: Scope, items: readonly unknown[], source: MemorySource, writer?: Writer) {
+    const valid: Array<{ index: number; body: MemoryCreateBody }> = [];
     const errors: Array<{ index: number; error: string }> = [];
     items.forEach((item, index) => {
       const parsed = MemoryCreateBody.safeParse(item);
-      if (parsed.success) valid.push(parsed.data);
+      if (parsed.success) valid.push({ index, body: parsed.data });
       else errors.push({ index, error: parsed.error.issues.map(describeIssue).join('; ') });
     });
-    const memories = valid.length ? await this.createMany(scope, valid, source) : [];
-    return { created: memories.length, memories, errors };
+    const checked = await this.guard.batch(scope, valid);
+    errors.push(...checked.refused);
+    const bodies = checked.passed.map((p) => p.body);
+    const memories = bodies.length ? await this.createMany(scope, bodies, source, writer, bodies.map((b) => b.content)) : [];
+    return { created: memories.length, memories, errors: errors.sort((a, b) => a.index - b.index) };
   }
 
-  /** Stores each message as a memory "speaker: content" with its conversation context (see conversation-context.ts). */
-  async ingestConversation(scope: Scope, body: ConversationIngestBody) {
+  /**
+   * Stores each message as a memory "speaker: content" with its conversation context (see conversation-context.ts).
+   * Each message is checked as the speaker said it (the stored "speaker: content" would look like a role line).
+   */
+  async ingestConversation(scope: Scope, conversation: ConversationIngestBody, writer?: Writer) {
+    const body = await this.guard.conversation(scope, conversation);
     const conversationId = body.conversation_id ?? randomUUID();
     const bodies = body.messages.map((m) => ({ content: messageContent(m), importance: body.importance, tags: body.tags }));
-    const memories = await this.createMany(scope, bodies, 'daily', conversationContexts(body.messages));
+    const checked = body.messages.map((m) => m.content);
+    const memories = await this.createMany(scope, bodies, 'daily', writer, checked, conversationContexts(body.messages));
     return { conversation_id: conversationId, created: memories.length, memories };
   }
 
@@ -62,25 +91,31 @@ export class MemoryService {
   async get(scope: Scope, id: string) {
     const record = await this.read(scope, id);
     if (!record) throw AlfredError.notFound('Memory', id);
-    return toMemory(record);
+    return toMemory(scope, record);
   }
 
+  /** Only the given fields change; a new content is checked again, and who first wrote the memory stays. */
   async update(scope: Scope, id: string, patch: MemoryUpdateBody) {
+    const admitted = await this.guard.update(scope, patch);
     const before = await this.mustGet(scope, id);
+    const at = this.now().toISOString();
+    const content = admitted.content ?? before.content;
+    const rechecked = admitted.content === undefined ? before.written : { ...(before.written ?? writtenBy(undefined, at, '')), trust: trustOf(content) };
     const after: MemoryRecord = {
       ...before,
-      content: patch.content ?? before.content,
-      importance: patch.importance ?? before.importance,
-      tags: patch.tags ?? before.tags,
-      updated_at: this.now().toISOString(),
+      content,
+      importance: admitted.importance ?? before.importance,
+      tags: admitted.tags ?? before.tags,
+      updated_at: at,
       version: before.version + 1,
+      ...(rechecked ? { written: rechecked } : {}),
     };
     const [vector] = await this.embedder.embed([after.content]);
     assertBeforeDeadline(`memory ${id} was updated`);
-    await this.changes.apply([change('updated', scope, after)], () => this.repo.save(scope, [after], [vector!])).finally(() =>
-      this.cache.evict(scope.tenant, scope.agent, id),
-    );
-    return { id, timestamp: after.timestamp, updated_at: after.updated_at!, content: after.content, importance: after.importance, tags: after.tags };
+    await this.changes
+      .commit([change('updated', scope, after)], [this.repo.saveWrite(scope, [after], [vector!], 'upsert')])
+      .finally(() => this.cache.evict(scope.tenant, scope.agent, id));
+    return { id, timestamp: after.timestamp, updated_at: at, content: after.content, importance: after.importance, tags: after.tags };
   }
 
   async delete(scope: Scope, id: string) {
@@ -91,9 +126,7 @@ export class MemoryService {
 
   async batchDelete(scope: Scope, ids: readonly string[]) {
     const unique = [...new Set(ids)];
-    const found = (await Promise.all(unique.map((id) => this.repo.get(scope, id)))).filter(
-      (r): r is MemoryRecord => r !== undefined,
-    );
+    const found = (await Promise.all(unique.map((id) => this.repo.get(scope, id)))).filter((r): r is MemoryRecord => r !== undefined);
     await this.deleteRecords(scope, found);
     const foundIds = new Set(found.map((r) => r.id));
     return {
@@ -103,10 +136,11 @@ export class MemoryService {
     };
   }
 
+  /** A page of the scope's memories; provenance and trust filters are conditions of the same query. */
   async list(scope: Scope, query: MemoryListQuery) {
     const { records, total } = await this.repo.list(scope, query);
     return {
-      memories: records.map(toMemory),
+      memories: records.map((r) => toMemory(scope, r)),
       pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + records.length < total },
     };
   }
@@ -117,7 +151,15 @@ export class MemoryService {
     return { id, events: changes.map(({ tenant: _t, agent: _a, ...rest }) => rest) };
   }
 
-  private async createMany(scope: Scope, bodies: readonly MemoryCreateBody[], source: MemorySource, contexts?: readonly string[]) {
+  /** `checked[i]` is the text the injection check runs on (a conversation message as said, not as stored). */
+  private async createMany(
+    scope: Scope,
+    bodies: readonly MemoryCreateBody[],
+    source: MemorySource,
+    writer: Writer | undefined,
+    checked: readonly string[],
+    contexts?: readonly string[],
+  ): Promise<MemoryCreated[]> {
     const at = this.now().toISOString();
     const key = currentRequest()?.idempotencyKey;
     const records: MemoryRecord[] = bodies.map((b, i) => ({
@@ -130,17 +172,21 @@ export class MemoryService {
       source,
       version: 1,
       ...(contexts?.[i] ? { context: contexts[i] } : {}),
+      written: writtenBy(writer, at, checked[i] ?? b.content),
     }));
     const vectors = await this.embedder.embed(records.map((r) => r.content));
     // Embedding may retry for long; a caller already told 504 must not find the memories stored after all.
     assertBeforeDeadline('the memories were stored');
     // Ids from an Idempotency-Key may exist already (a retry after a crash between store and answer): upsert them.
-    await this.changes.apply(
+    await this.changes.commit(
       records.map((r) => change('created', scope, r)),
-      () => (key ? this.repo.save(scope, records, vectors) : this.repo.insert(scope, records, vectors)),
+      [this.repo.saveWrite(scope, records, vectors, key ? 'upsert' : 'insert')],
     );
     for (const r of records) this.cache.remember(scope, r);
-    return records.map((r) => ({ id: r.id, timestamp: r.timestamp, content: r.content, importance: r.importance, tags: r.tags }));
+    return records.map((r) => {
+      const { id, timestamp, content, importance, tags, provenance, trust } = toMemory(scope, r);
+      return { id, timestamp, content, importance, tags, provenance, trust };
+    });
   }
 
   private async deleteRecords(scope: Scope, records: readonly MemoryRecord[]) {
@@ -148,8 +194,9 @@ export class MemoryService {
     assertBeforeDeadline('the memories were deleted');
     const at = this.now().toISOString();
     const deleted = records.map((r) => change('deleted', scope, { ...r, version: r.version + 1, updated_at: at }));
+    const ids = records.map((r) => r.id);
     await this.changes
-      .apply(deleted, () => this.repo.delete(scope, records.map((r) => r.id)))
+      .commit(deleted, [this.repo.deleteWrite(scope, ids)])
       .finally(() => records.forEach((r) => this.cache.evict(scope.tenant, scope.agent, r.id)));
   }
 
@@ -183,7 +230,7 @@ function change(kind: 'created' | 'updated' | 'deleted', scope: Scope, r: Memory
     agent: scope.agent,
     version: r.version,
     at: r.updated_at ?? r.timestamp,
-    ...(kind === 'deleted' ? {} : { memory: toMemory(r) }),
+    ...(kind === 'deleted' ? {} : { memory: toMemory(scope, r) }),
   };
   return { event: MemoryEvents[kind], payload, key: r.id, ...(kind === 'created' ? { msgId: `${r.id}:1:created` } : {}) };
 }

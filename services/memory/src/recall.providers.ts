@@ -15,6 +15,7 @@ import { Ranker, remediationProfile } from '#ranking';
 import { RecallService } from './recall/recall.service.js';
 import { RemediationRepository, remediationCollectionSpec } from './remediations/remediation.repository.js';
 import { RemediationService } from './remediations/remediation.service.js';
+import { MemoryWriteGuard } from './safety/memory-write.guard.js';
 
 /** Feedback, checkpoints, remediations and recall: the memory domain beyond memories, each in its own collection. */
 export const recallProviders: Provider[] = [
@@ -44,14 +45,15 @@ export const recallProviders: Provider[] = [
   },
   {
     provide: CheckpointService,
-    inject: [CheckpointRepository, EMBEDDER, BUS, MEMORY_CHANGES],
-    useFactory: (repo: CheckpointRepository, embedder: Embedder, bus: Bus, changes: DurableChanges) => new CheckpointService(repo, embedder, bus, changes),
+    inject: [CheckpointRepository, EMBEDDER, BUS, MEMORY_CHANGES, MemoryWriteGuard],
+    useFactory: (repo: CheckpointRepository, embedder: Embedder, bus: Bus, changes: DurableChanges, guard: MemoryWriteGuard) =>
+      new CheckpointService(repo, embedder, bus, changes, guard),
   },
   {
     provide: RemediationService,
-    inject: [RemediationRepository, EMBEDDER, MEMORY_CHANGES],
-    useFactory: (repo: RemediationRepository, embedder: Embedder, changes: DurableChanges) =>
-      new RemediationService(repo, embedder, changes, new Ranker(remediationProfile(embedder.kind))),
+    inject: [RemediationRepository, EMBEDDER, MEMORY_CHANGES, MemoryWriteGuard],
+    useFactory: (repo: RemediationRepository, embedder: Embedder, changes: DurableChanges, guard: MemoryWriteGuard) =>
+      new RemediationService(repo, embedder, changes, new Ranker(remediationProfile(embedder.kind)), guard),
   },
   {
     provide: RecallService,

@@ -1,6 +1,9 @@
 import type { Checkpoint, CheckpointListQuery, Scope } from '#contracts';
+import type { StoreWrite } from '#bus';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
+import { storeWrite } from '../memory.repository.js';
+import { PROVENANCE_FIELDS, provenanceConditions, provenanceFields, provenanceView, writtenByOf, type WrittenBy } from '../provenance/provenance-fields.js';
 
 export const CHECKPOINT_COLLECTION = 'checkpoints';
 
@@ -21,6 +24,7 @@ export function checkpointCollectionSpec(embedderId: string, dimension: number):
       session_message_count: 'number',
       session_digest: 'string',
       created_at: 'string',
+      ...PROVENANCE_FIELDS,
     },
   };
 }
@@ -32,11 +36,15 @@ export function checkpointText(c: Pick<Checkpoint, 'name' | 'summary' | 'done' |
 
 /** Maps checkpoints to documents of the vector store and back; no logic of its own. */
 export class CheckpointRepository {
-  constructor(private readonly collection: Collection) {}
+  constructor(readonly collection: Collection) {}
 
-  async save(scope: Scope, c: Checkpoint, vector: Float32Array): Promise<void> {
-    await this.collection.insert([
-      {
+  /** The store write of a new checkpoint (journaled where the store offers it), with who wrote it. */
+  saveWrite(scope: Scope, c: Checkpoint, vector: Float32Array, written: WrittenBy): StoreWrite {
+    return storeWrite(this.collection, { kind: 'insert', docs: [this.toDoc(scope, c, vector, written)] });
+  }
+
+  private toDoc(scope: Scope, c: Checkpoint, vector: Float32Array, written: WrittenBy) {
+    return {
         id: c.id,
         tenant: scope.tenant,
         agent: scope.agent,
@@ -53,14 +61,14 @@ export class CheckpointRepository {
           session_message_count: c.session?.message_count ?? null,
           session_digest: c.session?.digest ?? null,
           created_at: c.created_at,
+          ...provenanceFields(written),
         },
-      },
-    ]);
+      };
   }
 
   async get(scope: Scope, id: string): Promise<Checkpoint | undefined> {
     const [doc] = await this.collection.get(scope, [id]);
-    return doc ? fromDoc(doc) : undefined;
+    return doc ? fromDoc(scope, doc) : undefined;
   }
 
   delete(scope: Scope, id: string): Promise<string[]> {
@@ -74,12 +82,12 @@ export class CheckpointRepository {
 
   /** Newest first; ties (same millisecond) keep a stable order by id. */
   async list(scope: Scope, query: CheckpointListQuery): Promise<{ checkpoints: Checkpoint[]; total: number }> {
-    const where: Condition[] = query.tag ? [{ field: 'tags', op: 'contains', value: query.tag }] : [];
+    const where: Condition[] = [...(query.tag ? [{ field: 'tags', op: 'contains' as const, value: query.tag }] : []), ...provenanceConditions(query)];
     const { docs, total } = await this.collection.list(
       { ...scope, where },
       { sortBy: 'created_at', order: 'desc', limit: query.limit, offset: query.offset },
     );
-    return { checkpoints: docs.map(fromDoc), total };
+    return { checkpoints: docs.map((d) => fromDoc(scope, d)), total };
   }
 }
 
@@ -89,7 +97,7 @@ function stringList(json: unknown): string[] {
   return Array.isArray(parsed) ? parsed.map(String) : [];
 }
 
-function fromDoc(doc: StoredDoc): Checkpoint {
+function fromDoc(scope: Scope, doc: StoredDoc): Checkpoint {
   const f = doc.fields;
   const sessionId = typeof f.session_id === 'string' && f.session_id ? f.session_id : undefined;
   return {
@@ -108,5 +116,6 @@ function fromDoc(doc: StoredDoc): Checkpoint {
         }
       : null,
     created_at: String(f.created_at),
+    ...provenanceView(scope, writtenByOf(f)),
   };
 }

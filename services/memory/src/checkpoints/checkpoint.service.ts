@@ -12,12 +12,15 @@ import {
   type Scope,
   type SessionMessage,
   type SessionView,
+  type Writer,
 } from '#contracts';
 import type { Bus, ChangeWriter, MessageContext } from '#bus';
 import type { Embedder } from '#embeddings';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';
 import { checkpointText, type CheckpointRepository } from './checkpoint.repository.js';
+import { provenanceView, writtenBy } from '../provenance/provenance-fields.js';
+import { MemoryWriteGuard } from '../safety/memory-write.guard.js';
 import { messagesDigest, resumeMessages } from './resume-messages.js';
 
 /**
@@ -31,6 +34,7 @@ export class CheckpointService {
     private readonly embedder: Embedder,
     private readonly bus: Bus,
     private readonly changes: ChangeWriter,
+    private readonly guard = new MemoryWriteGuard(),
     private readonly now: () => Date = () => new Date(),
     private readonly contextSize = CHECKPOINT_CONTEXT_MESSAGES,
   ) {}
@@ -40,15 +44,9 @@ export class CheckpointService {
     return this.repo.purge(scope);
   }
 
-  /**
-   * Deletes a just-saved record whose provenance could not be recorded, so the caller's error leaves no record behind.
-   * Its saved event stays on the stream: history shows a record that never became readable.
-   */
-  async discard(scope: Scope, id: string): Promise<void> {
-    await this.repo.delete(scope, id);
-  }
-
-  async save(scope: Scope, body: CheckpointSaveBody, ctx?: MessageContext): Promise<Checkpoint> {
+  /** Secrets refused (or redacted) first; the checkpoint, who wrote it and its injection mark are one record. */
+  async save(scope: Scope, saved: CheckpointSaveBody, writer?: Writer, ctx?: MessageContext): Promise<Checkpoint> {
+    const body = await this.guard.record(scope, saved);
     const session = body.session_id ? await this.session(scope, body.session_id, ctx) : undefined;
     const checkpoint: Checkpoint = {
       id: randomUUID(),
@@ -63,11 +61,13 @@ export class CheckpointService {
       created_at: this.now().toISOString(),
     };
     const [vector] = await this.embedder.embed([checkpointText(checkpoint)]);
+    const written = writtenBy(writer, checkpoint.created_at, [body.summary, ...body.done, ...body.next].join('\n'));
     const change = { kind: 'saved' as const, id: checkpoint.id, tenant: scope.tenant, agent: scope.agent, at: checkpoint.created_at, checkpoint };
-    await this.changes.apply([{ event: CheckpointEvents.saved, payload: change, key: checkpoint.id, msgId: `${checkpoint.id}:saved` }], () =>
-      this.repo.save(scope, checkpoint, vector!),
+    await this.changes.commit(
+      [{ event: CheckpointEvents.saved, payload: change, key: checkpoint.id, msgId: `${checkpoint.id}:saved` }],
+      [this.repo.saveWrite(scope, checkpoint, vector!, written)],
     );
-    return checkpoint;
+    return { ...checkpoint, ...provenanceView(scope, written) };
   }
 
   async list(scope: Scope, query: CheckpointListQuery) {

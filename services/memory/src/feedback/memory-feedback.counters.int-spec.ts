@@ -49,7 +49,7 @@ describeNats(`${MemoryFeedbackService.name} with shared counters`, () => {
 
   async function instance(nc: NatsBus): Promise<{ memories: MemoryService; feedback: MemoryFeedbackService; repo: MemoryFeedbackRepository }> {
     const memoryRepo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
-    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet);
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [memoryRepo.collection.journal!]);
     outboxes.push(changes);
     const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
     const counters = new NatsKvCounters(nc.nc, bucket);

@@ -1,6 +1,15 @@
 import type { Remediation, Scope } from '#contracts';
+import type { StoreWrite } from '#bus';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
+import { storeWrite } from '../memory.repository.js';
+import { PROVENANCE_FIELDS, provenanceConditions, provenanceFields, provenanceView, writtenByOf, type ProvenanceQuery, type WrittenBy } from '../provenance/provenance-fields.js';
+
+/** A remediation as stored: with who wrote it (kept across feedback, which rewrites the record). */
+export interface RemediationRecord {
+  readonly remediation: Remediation;
+  readonly written?: WrittenBy;
+}
 
 export const REMEDIATION_COLLECTION = 'remediations';
 
@@ -20,17 +29,22 @@ export function remediationCollectionSpec(embedderId: string, dimension: number)
       unhelpful: 'number',
       created_at: 'string',
       updated_at: 'string',
+      ...PROVENANCE_FIELDS,
     },
   };
 }
 
 /** Maps remediations to documents: the indexed text is the normalised error signature. */
 export class RemediationRepository {
-  constructor(private readonly collection: Collection) {}
+  constructor(readonly collection: Collection) {}
 
-  async save(scope: Scope, r: Remediation, vector: Float32Array): Promise<void> {
-    await this.collection.upsert([
-      {
+  /** The store write of a remediation (journaled where the store offers it). */
+  saveWrite(scope: Scope, record: RemediationRecord, vector: Float32Array, kind: 'insert' | 'upsert'): StoreWrite {
+    return storeWrite(this.collection, { kind, docs: [this.toDoc(scope, record, vector)] });
+  }
+
+  private toDoc(scope: Scope, { remediation: r, written }: RemediationRecord, vector: Float32Array) {
+    return {
         id: r.id,
         tenant: scope.tenant,
         agent: scope.agent,
@@ -47,14 +61,14 @@ export class RemediationRepository {
           unhelpful: r.feedback.unhelpful,
           created_at: r.created_at,
           updated_at: r.updated_at ?? null,
+          ...provenanceFields(written),
         },
-      },
-    ]);
+      };
   }
 
-  async get(scope: Scope, id: string): Promise<Remediation | undefined> {
+  async get(scope: Scope, id: string): Promise<RemediationRecord | undefined> {
     const [doc] = await this.collection.get(scope, [id]);
-    return doc ? fromDoc(doc) : undefined;
+    return doc ? recordOf(doc) : undefined;
   }
 
   delete(scope: Scope, id: string): Promise<string[]> {
@@ -68,16 +82,26 @@ export class RemediationRepository {
 
   async search(
     scope: Scope,
-    query: SearchOptions & { tool?: string | undefined },
+    query: SearchOptions & { tool?: string | undefined; provenance?: ProvenanceQuery },
   ): Promise<{ hits: Array<{ remediation: Remediation; score: number; signals: HitSignals }>; total: number }> {
-    const { tool, ...options } = query;
-    const where: Condition[] = tool ? [{ field: 'tool', op: 'eq', value: tool }] : [];
+    const { tool, provenance, ...options } = query;
+    const where: Condition[] = [...(tool ? [{ field: 'tool', op: 'eq' as const, value: tool }] : []), ...provenanceConditions(provenance ?? {})];
     const { hits, total } = await this.collection.search({ ...scope, where }, options);
-    return { hits: hits.map((h) => ({ remediation: fromDoc(h.doc), score: h.score, signals: h.signals })), total };
+    return { hits: hits.map((h) => ({ remediation: viewOf(scope, recordOf(h.doc)), score: h.score, signals: h.signals })), total };
   }
 }
 
 const optional = (key: string, value: unknown) => (typeof value === 'string' && value.length > 0 ? { [key]: value } : {});
+
+/** The API view: the remediation with `provenance` and `trust` when it has them. */
+export function viewOf(scope: Scope, { remediation, written }: RemediationRecord): Remediation {
+  return { ...remediation, ...provenanceView(scope, written) };
+}
+
+function recordOf(doc: StoredDoc): RemediationRecord {
+  const written = writtenByOf(doc.fields);
+  return { remediation: fromDoc(doc), ...(written ? { written } : {}) };
+}
 
 function fromDoc(doc: StoredDoc): Remediation {
   const f = doc.fields;

@@ -8,6 +8,7 @@ import {
   type RemediationSearchQuery,
   type RemediationSearchResponse,
   type Scope,
+  type Writer,
 } from '#contracts';
 import type { ChangeWriter } from '#bus';
 import type { Embedder } from '#embeddings';
@@ -16,7 +17,9 @@ import { randomUUID } from 'node:crypto';
 import { candidatePool, type Ranker } from '#ranking';
 import { KeyedLock } from '../feedback/keyed-lock.js';
 import { errorSignature } from './error-normaliser.js';
-import type { RemediationRepository } from './remediation.repository.js';
+import { viewOf, type RemediationRepository } from './remediation.repository.js';
+import { writtenBy, type ProvenanceQuery } from '../provenance/provenance-fields.js';
+import { MemoryWriteGuard } from '../safety/memory-write.guard.js';
 
 /**
  * Error fixes: stored with a machine-independent signature, found again by hybrid search over it, ranked
@@ -30,6 +33,7 @@ export class RemediationService {
     private readonly embedder: Embedder,
     private readonly changes: ChangeWriter,
     private readonly ranker: Ranker,
+    private readonly guard = new MemoryWriteGuard(),
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -38,15 +42,9 @@ export class RemediationService {
     return this.repo.purge(scope);
   }
 
-  /**
-   * Deletes a just-saved record whose provenance could not be recorded, so the caller's error leaves no record behind.
-   * Its saved event stays on the stream: history shows a record that never became readable.
-   */
-  async discard(scope: Scope, id: string): Promise<void> {
-    await this.repo.delete(scope, id);
-  }
-
-  async record(scope: Scope, body: RemediationRecordBody): Promise<Remediation> {
+  /** Secrets refused (or redacted) first; the fix, who wrote it and its injection mark are one record. */
+  async record(scope: Scope, recorded: RemediationRecordBody, writer?: Writer): Promise<Remediation> {
+    const body = await this.guard.record(scope, recorded);
     const remediation: Remediation = {
       id: randomUUID(),
       error_message: body.error_message,
@@ -60,17 +58,22 @@ export class RemediationService {
       created_at: this.now().toISOString(),
     };
     const [vector] = await this.embedder.embed([remediation.signature]);
-    await this.changes.apply([changeOf(scope, 'recorded', remediation)], () => this.repo.save(scope, remediation, vector!));
-    return remediation;
+    const record = { remediation, written: writtenBy(writer, remediation.created_at, [body.error_message, body.fix].join('\n')) };
+    await this.changes.commit([changeOf(scope, 'recorded', remediation)], [this.repo.saveWrite(scope, record, vector!, 'insert')]);
+    return viewOf(scope, record);
   }
 
   async get(scope: Scope, id: string): Promise<Remediation> {
+    return viewOf(scope, await this.mustGet(scope, id));
+  }
+
+  private async mustGet(scope: Scope, id: string) {
     const found = await this.repo.get(scope, id);
     if (!found) throw AlfredError.notFound('Remediation', id);
     return found;
   }
 
-  async search(scope: Scope, query: RemediationSearchQuery): Promise<RemediationSearchResponse> {
+  async search(scope: Scope, query: RemediationSearchQuery & ProvenanceQuery): Promise<RemediationSearchResponse> {
     const started = performance.now();
     const signature = errorSignature({ error_message: query.q });
     const vector = this.ranker.uses('dense') ? (await this.embedder.embed([signature]))[0] : undefined;
@@ -81,6 +84,7 @@ export class RemediationService {
       minScore: this.ranker.relevanceFloor(query.min_score),
       fuse: (signals) => this.ranker.relevance(signals),
       tool: query.tool,
+      provenance: query,
     });
     const ranked = this.ranker.rank(
       hits.map(({ remediation, signals }) => ({ item: remediation, evidence: { ...signals, feedback: remediation.feedback } })),
@@ -97,7 +101,7 @@ export class RemediationService {
 
   rate(scope: Scope, id: string, body: FeedbackBody): Promise<FeedbackResult> {
     return this.lock.run(`${scope.tenant}\u0000${scope.agent}\u0000${id}`, async () => {
-      const before = await this.get(scope, id);
+      const { remediation: before, written } = await this.mustGet(scope, id);
       const at = this.now().toISOString();
       const after: Remediation = {
         ...before,
@@ -108,7 +112,8 @@ export class RemediationService {
         updated_at: at,
       };
       const [vector] = await this.embedder.embed([after.signature]);
-      await this.changes.apply([changeOf(scope, 'rated', after, body)], () => this.repo.save(scope, after, vector!));
+      const record = { remediation: after, ...(written ? { written } : {}) };
+      await this.changes.commit([changeOf(scope, 'rated', after, body)], [this.repo.saveWrite(scope, record, vector!, 'upsert')]);
       return { id, feedback: after.feedback, timestamp: at };
     });
   }

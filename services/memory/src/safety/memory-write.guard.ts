@@ -1,20 +1,14 @@
 import type { ConversationIngestBody, MemoryCreateBody, MemoryUpdateBody, Scope } from '#contracts';
-import { SecretDetectedError, type SecretGuard } from '#content-safety';
-
-/** A batch answer as MemoryService gives it: errors are indexed by the position in the batch it was given. */
-interface BatchResult<M> {
-  created: number;
-  memories: M[];
-  errors: Array<{ index: number; error: string }>;
-}
+import { SecretDetectedError, SecretGuard } from '#content-safety';
 
 /**
- * The memory service's entry check: every text a write would store passes the secret guard first, so a
- * refused write changes nothing. Batches keep the seed's partial semantics (an item with a secret is
- * reported by its index like any invalid item, the others are stored); a conversation is one unit.
+ * The memory service's secret check: every text a write would store passes it first, so a refused write changes
+ * nothing. Texts of one request are checked together (the scanner scans concurrent checks in one pass). Batches keep
+ * the seed's partial semantics (an item with a secret is reported by its index like any invalid item, the others are
+ * stored); a conversation is one unit.
  */
 export class MemoryWriteGuard {
-  constructor(private readonly secrets: SecretGuard) {}
+  constructor(private readonly secrets: SecretGuard = new SecretGuard()) {}
 
   async create(scope: Scope, body: MemoryCreateBody): Promise<MemoryCreateBody> {
     return { ...body, content: await this.secrets.admit(scope.tenant, body.content, { field: 'content' }) };
@@ -26,10 +20,9 @@ export class MemoryWriteGuard {
   }
 
   async conversation(scope: Scope, body: ConversationIngestBody): Promise<ConversationIngestBody> {
-    const messages = [];
-    for (const [index, m] of body.messages.entries()) {
-      messages.push({ ...m, content: await this.secrets.admit(scope.tenant, m.content, { field: 'messages.content', index }) });
-    }
+    const messages = await Promise.all(
+      body.messages.map(async (m, index) => ({ ...m, content: await this.secrets.admit(scope.tenant, m.content, { field: 'messages.content', index }) })),
+    );
     return { ...body, messages };
   }
 
@@ -38,30 +31,21 @@ export class MemoryWriteGuard {
     return this.secrets.admitAll(scope.tenant, value);
   }
 
-  /** Runs the batch on the items without secrets; refused items join the answer's errors at their own index. */
-  async batch<M>(scope: Scope, items: readonly unknown[], run: (items: unknown[]) => Promise<BatchResult<M>>): Promise<BatchResult<M>> {
-    const passed: unknown[] = [];
-    const positions: number[] = [];
-    const refused: Array<{ index: number; error: string }> = [];
-    for (const [index, item] of items.entries()) {
-      const content = contentOf(item);
-      try {
-        const admitted = content === undefined ? item : { ...(item as object), content: await this.secrets.admit(scope.tenant, content, { field: 'content', index }) };
-        passed.push(admitted);
-        positions.push(index);
-      } catch (err) {
-        if (!(err instanceof SecretDetectedError)) throw err;
-        refused.push({ index, error: `${err.code}: ${err.message}` });
-      }
-    }
-    const result = passed.length > 0 ? await run(passed) : { created: 0, memories: [], errors: [] };
-    const errors = [...result.errors.map((e) => ({ ...e, index: positions[e.index]! })), ...refused].sort((a, b) => a.index - b.index);
-    return { ...result, errors };
+  /** Each item checked on its own: the refused ones come back as errors at their index, the others admitted. */
+  async batch<I extends { index: number; body: MemoryCreateBody }>(scope: Scope, items: readonly I[]): Promise<{ passed: I[]; refused: Array<{ index: number; error: string }> }> {
+    const outcomes = await Promise.all(
+      items.map(async (item) => {
+        try {
+          return { item: { ...item, body: { ...item.body, content: await this.secrets.admit(scope.tenant, item.body.content, { field: 'content', index: item.index }) } } };
+        } catch (err) {
+          if (!(err instanceof SecretDetectedError)) throw err;
+          return { refused: { index: item.index, error: `${err.code}: ${err.message}` } };
+        }
+      }),
+    );
+    return {
+      passed: outcomes.flatMap((o) => (o.item ? [o.item] : [])),
+      refused: outcomes.flatMap((o) => (o.refused ? [o.refused] : [])),
+    };
   }
-}
-
-function contentOf(item: unknown): string | undefined {
-  if (typeof item !== 'object' || item === null) return undefined;
-  const content = (item as { content?: unknown }).content;
-  return typeof content === 'string' ? content : undefined;
 }

@@ -29,6 +29,7 @@ export class MemorySearch {
       minScore: this.ranker.relevanceFloor(query.min_score),
       fuse: (signals) => this.ranker.relevance(signals),
       source: query.source,
+      provenance: query,
     });
     const counts = await this.feedback.getMany(scope, hits.map((h) => h.record.id));
     // Ranked as stored records; only the page is turned into API memories.
@@ -37,7 +38,11 @@ export class MemorySearch {
       { minScore: query.min_score, limit: query.limit, key: (r) => r.id, explain: query.explain },
     );
     return {
-      results: ranked.hits.map(({ item, score, explanation }) => ({ ...withCounts(item, counts.get(item.id)), score, ...(explanation ? { explanation: [...explanation] } : {}) })),
+      results: ranked.hits.map(({ item, score, explanation }) => ({
+        ...withCounts(scope, item, counts.get(item.id)),
+        score,
+        ...(explanation ? { explanation: [...explanation] } : {}),
+      })),
       query: query.q,
       total: Math.max(ranked.hits.length, total - ranked.dropped),
       search_time_ms: Math.round((performance.now() - started) * 100) / 100,
@@ -49,7 +54,7 @@ function priorsOf(record: MemoryRecord, feedback: FeedbackCounts | undefined) {
   return { importance: record.importance, writtenAt: Date.parse(record.updated_at ?? record.timestamp), ...(feedback ? { feedback } : {}) };
 }
 
-function withCounts(record: MemoryRecord, counts: FeedbackCounts | undefined): Memory {
-  const memory = toMemory(record);
+function withCounts(scope: Scope, record: MemoryRecord, counts: FeedbackCounts | undefined): Memory {
+  const memory = toMemory(scope, record);
   return counts ? { ...memory, feedback: counts } : memory;
 }
