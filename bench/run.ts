@@ -12,6 +12,7 @@ import { qualityBench } from './quality.bench.js';
 import { mem0Bench } from './mem0.bench.js';
 import { injectionBench } from './injection.bench.js';
 import { faultsBench } from './faults.bench.js';
+import { writesBench } from './writes.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -49,6 +50,7 @@ const ctx = { logger, quick, ...(nats ? { natsUrl: nats } : {}) };
 const sections: Record<string, () => Promise<BenchRow[]>> = {
   quality: () => qualityBench(ctx),
   memory: () => memoryBench(ctx),
+  writes: () => writesBench(ctx),
   mem0: () => mem0Bench(ctx),
   'exec-skills': () => execSkillsBench(ctx),
   skills: () => skillsBench(ctx),
