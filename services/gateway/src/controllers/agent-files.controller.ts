@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { AgentFileRestoreBody, AgentName, AgentRoutes, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind, type Scope } from '#contracts';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { AgentFileRestoreBody, AgentFileWriteBody, AgentName, EditableAgentFile, AgentRoutes, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind, type Scope } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { AgentNotScoped } from '../http/agent-scope.js';
@@ -40,9 +40,19 @@ export class AgentFilesController {
   @Post('restore')
   @HttpCode(200)
   async restore(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {
-    const { version } = parseInput(AgentFileRestoreBody, body);
+    const { version, expected_version } = parseInput(AgentFileRestoreBody, body);
     const kind = fileKind(file);
-    return this.bus.request(LearnerRoutes.fileRestore, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
+    const scope = await this.scope(c, agent);
+    return this.bus.request(LearnerRoutes.fileRestore, { scope, file: kind, version, expected_version, writer: c.writer }, { context: c.context });
+  }
+
+  /** A person's edit of USER.md or SOUL.md, saved only over the version it started from. */
+  @Put()
+  async write(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {
+    const kind = parseInput(EditableAgentFile, fileKind(file));
+    const request = parseInput(AgentFileWriteBody, body);
+    const scope = await this.scope(c, agent);
+    return this.bus.request(LearnerRoutes.fileWrite, { scope, file: kind, request, writer: c.writer }, { context: c.context });
   }
 
   /** The path's agent, which must exist (its files go with it). */
