@@ -29,6 +29,7 @@ import {
   ModelStatus,
   LearnBody,
   LearnerRoutes,
+  MetricsHistory,
   MemoryBatchCreateBody,
   MemoryBatchDeleteBody,
   MemoryCreateBody,
@@ -117,6 +118,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/health/live', summary: 'Liveness', responses: { 200: z.object({ live: z.literal(true) }) }, open: true },
   { method: 'GET', path: '/health/ready', summary: 'Readiness (the core services answer)', responses: { 200: ReadyAnswer, 503: ReadyAnswer }, open: true },
   { method: 'GET', path: '/metrics', summary: 'Prometheus metrics of this gateway process', responses: { 200: { mediaType: 'text/plain', description: 'Prometheus text exposition format 0.0.4' } } },
+  { method: 'GET', path: '/metrics/history', summary: "This gateway's last hour of request rate, 5xx rate and latency (mean, p95), one point per step, from the counters /metrics exposes", responses: { 200: MetricsHistory } },
   { method: 'GET', path: '/openapi.json', summary: 'This document', responses: { 200: { mediaType: 'application/json', description: 'OpenAPI 3.1' } }, open: true },
 
   { method: 'POST', path: '/memories', summary: 'Store a memory; the answer adds provenance (who wrote it; the optional X-Alfred-Source header names its source) and trust (the injection check: flagged with reasons, stored but left out of automatic recall)', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201), errors: secret },

@@ -61,13 +61,15 @@ export class MemoryProvenance {
 
   /** A list page; with provenance filters the page is taken from the matching memories (newest FILTER_CAP). */
   async list(scope: Scope, query: MemoryListQuery, plain: (q: MemoryListQuery) => Promise<{ memories: Memory[]; pagination: { total: number; limit: number; offset: number; has_more: boolean } }>, byId: (id: string) => Promise<Memory | undefined>) {
-    if (!hasProvenanceFilter(query)) {
+    const filtered = hasProvenanceFilter(query);
+    if (!filtered && query.tag_prefix === undefined) {
       const page = await plain(query);
       return { ...page, memories: await this.decorate(scope, page.memories) };
     }
-    const admits = await this.admits(scope, query);
+    const admits = filtered ? await this.admits(scope, query) : () => true;
     let found: Memory[];
-    if (onlyUnflagged(query)) {
+    // A tag prefix is matched here, over the scope's first FILTER_CAP memories in the list's order (stores match whole tags).
+    if (onlyUnflagged(query) || !filtered) {
       // Memories without a provenance row (written before it was recorded) are unflagged: list everything, drop the flagged.
       const page = async (offset: number) => (await plain({ ...query, limit: PAGE, offset })).memories;
       found = (await collectAll(page)).filter((m) => admits(m.id));
@@ -76,6 +78,7 @@ export class MemoryProvenance {
     }
     const kept = found
       .filter((m) => (!query.date || m.date === query.date) && (!query.tag || m.tags.includes(query.tag)) && (!query.source || m.source === query.source))
+      .filter((m) => query.tag_prefix === undefined || hasTagPrefix(m.tags, query.tag_prefix))
       .sort(comparator(query));
     const page = kept.slice(query.offset, query.offset + query.limit);
     return {
@@ -140,6 +143,11 @@ export class MemoryProvenance {
   purge(scope: Scope): Promise<number> {
     return this.repo.purge(scope);
   }
+}
+
+function hasTagPrefix(tags: readonly string[], prefix: string): boolean {
+  const p = prefix.toLowerCase();
+  return tags.some((t) => t.toLowerCase().startsWith(p));
 }
 
 function onlyUnflagged(q: ProvenanceQuery): boolean {
