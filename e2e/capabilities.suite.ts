@@ -174,6 +174,11 @@ export function capabilitiesSuite(mode: Mode): void {
       await api.post('/learn', { target: 'soul', observation: 'Ask before deleting files' }, as('restorer'));
       const history = await api.get('/agents/restorer/files/soul/history');
       expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+      const v2 = (await api.get('/agents/restorer/files/soul/history/2')).body;
+      expect(v2).toMatchObject({ agent: 'restorer', file: 'soul', version: 2, reason: expect.stringContaining('Keep answers short') });
+      expect(v2.content).toContain('Keep answers short');
+      expect((await api.get('/agents/restorer/files/soul/history/9')).status).toBe(404);
+      expect((await api.get('/agents/restorer/files/soul/history/x')).status).toBe(404);
       const restored = await api.post('/agents/restorer/files/SOUL.md/restore', { version: 2 });
       expect(restored.body).toEqual({ agent: 'restorer', file: 'soul', version: 4, restored_from: 2 });
       const file = (await api.get('/agents/restorer/files/soul')).body.content;

@@ -83,3 +83,7 @@ export const AgentFileWritten = z.object({
   updated_at: IsoTimestamp,
 });
 export type AgentFileWritten = z.infer<typeof AgentFileWritten>;
+
+/** GET /agents/{agent}/files/{file}/history/{version}: one kept version with its text. */
+export const AgentFileVersionView = AgentFileHistoryEntry.extend({ agent: AgentName, file: AgentFileKind, content: z.string() });
+export type AgentFileVersionView = z.infer<typeof AgentFileVersionView>;

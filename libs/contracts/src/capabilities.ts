@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileView, AgentFileWriteBody, AgentFileWritten, EditableAgentFile } from './agent-files.js';
+import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileVersionView, AgentFileView, AgentFileWriteBody, AgentFileWritten, EditableAgentFile } from './agent-files.js';
 import { AgentName, IsoTimestamp, Scope, TenantId } from './common.js';
 import { route, ServiceName } from './route.js';
 import { Writer } from './provenance.js';
@@ -179,6 +179,7 @@ export const LearnerRoutes = {
   learn: route(ServiceName.Learner, 'learn', scoped({ request: LearnBody }), LearnResult),
   fileGet: route(ServiceName.Learner, 'file-get', fileRef, AgentFileView),
   fileHistory: route(ServiceName.Learner, 'file-history', fileRef, AgentFileHistory),
+  fileVersion: route(ServiceName.Learner, 'file-version', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileVersionView),
   fileRestore: route(
     ServiceName.Learner,
     'file-restore',

@@ -60,6 +60,7 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
   { path: '/agents/{name}', methods: ['GET', 'PATCH', 'DELETE'], description: 'One agent; DELETE needs ?confirm={name} and removes its data' },
   { path: '/agents/{agent}/files/{file}', methods: ['GET', 'PUT'], description: 'An agent file (user, soul, memory); PUT edits USER.md or SOUL.md from expected_version (409 with the newer text when it moved)' },
   { path: '/agents/{agent}/files/{file}/history', methods: ['GET'], description: 'Every version of an agent file' },
+  { path: '/agents/{agent}/files/{file}/history/{version}', methods: ['GET'], description: 'One kept version of an agent file, with its text' },
   { path: '/agents/{agent}/files/{file}/restore', methods: ['POST'], description: 'Restore an earlier version (optionally only from expected_version)' },
   { path: '/channels/telegram/{tenant}/webhook', methods: ['POST'], description: "Telegram's webhook (set by the channels service when ALFRED_TELEGRAM_WEBHOOK_URL is set; authenticated by the webhook secret, not an API key)" },
 ];

@@ -37,6 +37,14 @@ export class AgentFilesController {
     return this.bus.request(LearnerRoutes.fileHistory, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
   }
 
+  @Get('history/:version')
+  async version(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Param('version') raw: string) {
+    const kind = fileKind(file);
+    const version = Number(raw);
+    if (!/^[1-9]\d{0,8}$/.test(raw)) throw new AlfredError(ErrorCode.NotFound, `${agentFileName[kind]} has no version ${raw}`, { file: kind, version: raw });
+    return this.bus.request(LearnerRoutes.fileVersion, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
+  }
+
   @Post('restore')
   @HttpCode(200)
   async restore(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {

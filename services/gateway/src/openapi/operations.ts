@@ -149,6 +149,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/jobs/:id', summary: 'Status and result of async work', params: { id: JobIdParam }, responses: resp(DistillerRoutes.job) },
   { method: 'GET', path: '/agents/:agent/files/:file', summary: 'An agent file', params: agentFile, responses: resp(LearnerRoutes.fileGet) },
   { method: 'GET', path: '/agents/:agent/files/:file/history', summary: 'Every version of an agent file', params: agentFile, responses: resp(LearnerRoutes.fileHistory) },
+  { method: 'GET', path: '/agents/:agent/files/:file/history/:version', summary: 'One kept version of an agent file, with its text', params: { ...agentFile, version: z.coerce.number().int().min(1) }, responses: resp(LearnerRoutes.fileVersion) },
   { method: 'PUT', path: '/agents/:agent/files/:file', summary: 'Edit USER.md or SOUL.md (409 with the newer text when it changed since expected_version)', params: agentFile, body: AgentFileWriteBody, responses: resp(LearnerRoutes.fileWrite), errors: { ...secret, 409: 'CONFLICT: the file changed since expected_version; details.current has the newer version and text, and nothing was saved' } },
   { method: 'POST', path: '/agents/:agent/files/:file/restore', summary: 'Restore an earlier version', params: agentFile, body: AgentFileRestoreBody, responses: resp(LearnerRoutes.fileRestore) },
 

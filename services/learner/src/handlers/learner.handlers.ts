@@ -25,6 +25,7 @@ export class LearnerHandlers extends BusHandlers {
     this.handle(LearnerRoutes.learn, (p, ctx) => this.learner.learn(p.scope, p.request, ctx));
     this.handle(LearnerRoutes.fileGet, async (p) => ({ agent: p.scope.agent, file: p.file, ...(await f.read(p.scope, p.file)) }));
     this.handle(LearnerRoutes.fileHistory, async (p) => ({ agent: p.scope.agent, file: p.file, versions: await f.history(p.scope, p.file) }));
+    this.handle(LearnerRoutes.fileVersion, async (p) => ({ agent: p.scope.agent, file: p.file, ...(await f.readVersion(p.scope, p.file, p.version)) }));
     this.handle(LearnerRoutes.fileRestore, (p) => this.edits.restore(p.scope, p.file, p.version, p.expected_version, p.writer));
     this.handle(LearnerRoutes.fileWrite, (p) => this.edits.edit(p.scope, p.file, p.request, p.writer));
   }
