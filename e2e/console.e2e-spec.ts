@@ -293,7 +293,7 @@ describeBrowser('web console in a real browser', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     expect({ overflow: await overflowPx(page), sticking: await overflowing(page) }).toEqual({ overflow: 0, sticking: [] });
     const cell = page.getByRole('table', { name: 'Skills' }).locator('tbody tr').first().locator('td[data-label="Description"]');
-    await expect(cell.evaluate((e) => getComputedStyle(e, '::before').content)).resolves.toBe('"Description: "');
+    await expect(cell.evaluate((e) => (globalThis as unknown as { getComputedStyle(el: unknown, p: string): { content: string } }).getComputedStyle(e, '::before').content)).resolves.toBe('"Description: "');
     expect((await cell.boundingBox())!.width).toBeGreaterThan(300);
     await page.getByRole('table', { name: 'Skills' }).locator('tbody tr').first().scrollIntoViewIfNeeded();
     await shot('skills-phone', false);
@@ -485,7 +485,7 @@ describeBrowser('web console in a real browser', () => {
     await page.waitForTimeout(100);
     expect({ overflow: await overflowPx(page), sticking: await overflowing(page) }).toEqual({ overflow: 0, sticking: [] });
     const route = page.getByRole('table', { name: 'Requests by route' }).locator('tbody tr').first();
-    await expect(route.locator('td[data-label="Mean latency"]').evaluate((e) => getComputedStyle(e, '::before').content)).resolves.toBe('"Mean latency: "');
+    await expect(route.locator('td[data-label="Mean latency"]').evaluate((e) => (globalThis as unknown as { getComputedStyle(el: unknown, p: string): { content: string } }).getComputedStyle(e, '::before').content)).resolves.toBe('"Mean latency: "');
     await page.evaluate('window.scrollTo(0, 0)');
     await shot('operations-phone', false);
     await page.setViewportSize({ width: 1280, height: 900 });
