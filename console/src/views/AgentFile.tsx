@@ -68,6 +68,7 @@ export function AgentFile({ agent, file, label, editable }: { agent: string; fil
           draft={editing.draft}
           onDraft={(draft) => setEditing({ ...editing, draft })}
           onRebase={(newer) => setEditing({ from: newer, draft: editing.draft })}
+          onConflict={history.reload}
           onDone={(message) => (setEditing(undefined), setNotice(message), message && reload())}
         />
       )}
@@ -110,7 +111,16 @@ function writerText(w: NonNullable<Version['writer']>): string {
 }
 
 /** Edits `from`; the diff against it updates as you type. A save that lost the race shows what won and lets you go on. */
-function Editor(props: { path: string; label: string; from: FileView; draft: string; onDraft: (d: string) => void; onRebase: (n: Newer) => void; onDone: (message?: string) => void }) {
+function Editor(props: {
+  path: string;
+  label: string;
+  from: FileView;
+  draft: string;
+  onDraft: (d: string) => void;
+  onRebase: (n: Newer) => void;
+  onConflict: () => void;
+  onDone: (message?: string) => void;
+}) {
   const { path, label, from, draft } = props;
   const [reason, setReason] = useState('');
   const [error, setError] = useState<unknown>();
@@ -130,7 +140,10 @@ function Editor(props: { path: string; label: string; from: FileView; draft: str
       props.onDone(`Saved ${label} as version ${r.version}.`);
     } catch (err) {
       const current = err instanceof ApiError && err.status === 409 ? (err.details as { current?: Newer } | undefined)?.current : undefined;
-      if (current) setNewer(current);
+      if (current) {
+        setNewer(current);
+        props.onConflict();
+      }
       setError(err);
     } finally {
       setBusy(false);
