@@ -37,7 +37,7 @@ export function capabilitiesSuite(mode: Mode): void {
   beforeAll(async () => {
     system = await startSystem(mode, capabilityEnv(mode));
     api = client(system.url);
-    await createAgents(system.url, ['compact', 'compact-owner', 'compact-thief', 'distiller', 'empty-agent', 'intruder', 'learner', 'owner', 'refused', 'restorer', 'sess', 'sess-bad', 'sess-conc', 'unsure']);
+    await createAgents(system.url, ['compact', 'compact-owner', 'compact-thief', 'distiller', 'editor', 'empty-agent', 'intruder', 'learner', 'owner', 'refused', 'restorer', 'sess', 'sess-bad', 'sess-conc', 'unsure']);
   }, 60_000);
   afterAll(async () => system?.stop());
 
@@ -174,11 +174,52 @@ export function capabilitiesSuite(mode: Mode): void {
       await api.post('/learn', { target: 'soul', observation: 'Ask before deleting files' }, as('restorer'));
       const history = await api.get('/agents/restorer/files/soul/history');
       expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+      const v2 = (await api.get('/agents/restorer/files/soul/history/2')).body;
+      expect(v2).toMatchObject({ agent: 'restorer', file: 'soul', version: 2, reason: expect.stringContaining('Keep answers short') });
+      expect(v2.content).toContain('Keep answers short');
+      expect((await api.get('/agents/restorer/files/soul/history/9')).status).toBe(404);
+      expect((await api.get('/agents/restorer/files/soul/history/x')).status).toBe(404);
       const restored = await api.post('/agents/restorer/files/SOUL.md/restore', { version: 2 });
       expect(restored.body).toEqual({ agent: 'restorer', file: 'soul', version: 4, restored_from: 2 });
       const file = (await api.get('/agents/restorer/files/soul')).body.content;
       expect(file).toContain('Keep answers short');
       expect(file).not.toContain('Ask before deleting files');
+    });
+
+    it('should save a hand edit as a new version naming its writer, and refuse a stale one with the newer text', async () => {
+      const opened = (await api.get('/agents/editor/files/SOUL.md')).body;
+      expect(opened.version).toBe(0);
+      const saved = await api.put('/agents/editor/files/SOUL.md', { content: '# SOUL.md\n\nCalm and brief.\n', expected_version: 0 }, { 'x-alfred-source': 'console' });
+      expect(saved.status).toBe(200);
+      // The default text became version 1, so the edit (version 2) can be compared and undone.
+      expect(saved.body).toMatchObject({ agent: 'editor', file: 'soul', version: 2, previous_version: 1 });
+      const history = (await api.get('/agents/editor/files/soul/history')).body.versions;
+      expect(history.map((v: { version: number; reason: string }) => [v.version, v.reason])).toEqual([[2, 'edited by hand'], [1, 'initial content']]);
+      expect(history[0].writer).toMatchObject({ via: 'rest', source: 'console', key: expect.any(String) });
+
+      // Another writer moved the file on: the editor's save from version 2 loses and learns what won.
+      expect((await api.put('/agents/editor/files/soul', { content: 'Cheerful.\n', expected_version: 2, reason: 'tone' })).status).toBe(200);
+      const stale = await api.put('/agents/editor/files/soul', { content: 'Grumpy.\n', expected_version: 2 });
+      expect(stale.status).toBe(409);
+      expect(stale.body.error.code).toBe('CONFLICT');
+      expect(stale.body.error.details).toMatchObject({ expected_version: 2, version: 3, current: { version: 3, content: 'Cheerful.\n' } });
+      expect((await api.get('/agents/editor/files/soul')).body).toMatchObject({ version: 3, content: 'Cheerful.\n' });
+
+      // A restore that started from a version that is no longer current is refused the same way.
+      const restore = await api.post('/agents/editor/files/soul/restore', { version: 1, expected_version: 2 });
+      expect(restore.status).toBe(409);
+      expect(restore.body.error.details.current.content).toBe('Cheerful.\n');
+    });
+
+    it.each([
+      ['a credential', 'soul', { content: `Deploy with ${'postgres://app:Sup3rS3cretPw@db.internal:5432/prod'}`, expected_version: 0 }, 422, 'SECRET_DETECTED'],
+      ['MEMORY.md', 'memory', { content: 'x', expected_version: 0 }, 400, 'BAD_REQUEST'],
+      ['no expected_version', 'user', { content: 'x' }, 400, 'BAD_REQUEST'],
+      ['a text over the limit', 'user', { content: 'x'.repeat(1_000_001), expected_version: 0 }, 400, 'BAD_REQUEST'],
+    ])('should refuse an edit with %s and change nothing', async (_what, file, body, status, code) => {
+      const res = await api.put(`/agents/refused/files/${file}`, body);
+      expect([res.status, res.body.error.code]).toEqual([status, code]);
+      expect((await api.get(`/agents/refused/files/${file}/history`)).body.versions).toEqual([]);
     });
 
     it.each([

@@ -1,4 +1,8 @@
-import { TelegramLoopback, type LoopbackMessage, type TelegramUser } from '#testing';
+import { request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { generate } from 'selfsigned';
+import { TelegramLoopback, type LoopbackMessage, type TelegramLoopbackOptions, type TelegramUser } from '#testing';
 import { startAgentSystem, type AgentSystem } from './agent-harness.js';
 import type { Mode } from './harness.js';
 
@@ -14,6 +18,7 @@ export function channelEnv(telegram: TelegramLoopback, extra: Record<string, str
     ALFRED_TELEGRAM_ALLOW: `alfred:${ALICE.id};jarvis:${ALICE.id},${BOB.id}`,
     ALFRED_TELEGRAM_POLL_TIMEOUT_S: '2',
     ALFRED_TELEGRAM_EDIT_INTERVAL_MS: '300',
+    ALFRED_TELEGRAM_FIRST_MESSAGE_MS: '1000',
     ALFRED_TURN_HEARTBEAT_MS: '200',
     ...extra,
   };
@@ -24,8 +29,8 @@ export interface ChannelSystem extends AgentSystem {
 }
 
 /** Alfred with the loopback model and the loopback Bot API, the channels service long-polling it (or by webhook). */
-export async function startChannelSystem(mode: Mode, extra: Record<string, string> = {}): Promise<ChannelSystem> {
-  const telegram = await TelegramLoopback.start();
+export async function startChannelSystem(mode: Mode, extra: Record<string, string> = {}, telegramOptions: TelegramLoopbackOptions = {}): Promise<ChannelSystem> {
+  const telegram = await TelegramLoopback.start(telegramOptions);
   const sys = await startAgentSystem(mode, channelEnv(telegram, extra));
   await telegram.waitFor(() => telegram.callsOf(extra.ALFRED_TELEGRAM_WEBHOOK_URL ? 'setWebhook' : 'getUpdates').length > 0, 'the channel to connect');
   return {
@@ -54,4 +59,35 @@ export async function replyTo(telegram: TelegramLoopback, sent: LoopbackMessage,
     throw err;
   });
   return found!;
+}
+
+/** A TLS-terminating reverse proxy on loopback, as a deployment puts in front of the gateway for Telegram's webhook. */
+export interface TlsProxy {
+  readonly url: string;
+  /** The proxy's self-signed certificate (PEM), for the loopback Bot API to trust. */
+  readonly ca: string;
+  close(): Promise<void>;
+}
+
+/** Starts an https:// proxy on 127.0.0.1 that forwards every request to `target` (an http:// loopback origin). */
+export async function startTlsProxy(target: string): Promise<TlsProxy> {
+  const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+  });
+  const server = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    const upstream = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ca: pems.cert,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
 }

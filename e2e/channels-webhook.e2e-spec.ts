@@ -1,6 +1,6 @@
 import { describeWithNats, describeWithRedis } from '#testing';
 import { freePort } from './agent-harness.js';
-import { ALICE, replyTo, startChannelSystem, type ChannelSystem } from './channels-harness.js';
+import { ALICE, replyTo, startChannelSystem, startTlsProxy, type ChannelSystem, type TlsProxy } from './channels-harness.js';
 import { client, type Mode } from './harness.js';
 
 const describeNats = await describeWithNats();
@@ -9,15 +9,20 @@ const KEY = 'a-key-of-sixteen-chars-or-more';
 
 function webhookSuite(mode: Mode): void {
   let sys: ChannelSystem;
+  let proxy: TlsProxy;
   let hook: string;
 
   beforeAll(async () => {
+    // Telegram calls https:// webhooks only: the gateway sits behind a TLS proxy, as it would in a deployment.
     const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    hook = `${base}/channels/telegram/default/webhook`;
-    sys = await startChannelSystem(mode, { ALFRED_API_PORT: String(port), ALFRED_TELEGRAM_WEBHOOK_URL: base, ALFRED_API_KEYS: `${KEY}=default` });
+    proxy = await startTlsProxy(`http://127.0.0.1:${port}`);
+    hook = `${proxy.url}/channels/telegram/default/webhook`;
+    sys = await startChannelSystem(mode, { ALFRED_API_PORT: String(port), ALFRED_TELEGRAM_WEBHOOK_URL: proxy.url, ALFRED_API_KEYS: `${KEY}=default` }, { webhookCa: proxy.ca });
   }, 60_000);
-  afterAll(() => sys?.stop());
+  afterAll(async () => {
+    await sys?.stop();
+    await proxy?.close();
+  });
 
   it('should register the webhook with a secret that is not the token, and take updates through the gateway only', async () => {
     const set = sys.telegram.callsOf('setWebhook')[0]!;

@@ -36,12 +36,14 @@ export function channelsSuite(mode: Mode): void {
     await done();
 
     expect(reply.versions.length).toBeGreaterThan(2);
-    expect(reply.versions[0]!.text.length).toBeLessThan(reply.text.length);
+    // The first message (what the notification shows) is a whole first sentence, not a few characters.
+    expect(reply.versions[0]!.text).toBe('Paris is the capital of France.');
     // The next edit leaves only a full interval (300 ms) after the previous call returned.
     for (const [i, v] of reply.versions.entries()) if (i > 0) expect(v.at - reply.versions[i - 1]!.at).toBeGreaterThanOrEqual(299);
     expect(reply.text).toBe('Paris is the capital of France. It has been the capital for a very long time, and it is known for the Louvre.');
     expect(reply.entities).toEqual([{ type: 'bold', offset: 24, length: 6 }, { type: 'code', offset: 102, length: 6 }]);
-    expect(sys.telegram.callsOf('sendChatAction').some((c) => c.params.chat_id === sent.chat.id && c.params.action === 'typing')).toBe(true);
+    const typing = sys.telegram.callsOf('sendChatAction').filter((c) => c.params.chat_id === sent.chat.id && c.params.action === 'typing');
+    expect(typing[0]!.at).toBeLessThanOrEqual(reply.versions[0]!.at);
     expect(repliesAfter(sys.telegram, sent.chat.id, sent)).toHaveLength(1);
 
     const session = (await sessionsOf('alfred')).find((s) => s.metadata.chat_id === sent.chat.id)!;
@@ -50,16 +52,48 @@ export function channelsSuite(mode: Mode): void {
     expect(view.messages[0].content).toBe('What is the capital of France?');
   }, 30_000);
 
-  it('should ask for a confirmation with buttons and go on when the button is tapped', async () => {
-    sys.model.script({ content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'Recall is active now.' }] });
+  it('should send the first message after a short wait, typing meanwhile, when no sentence ends early', async () => {
+    const text = 'Thinking about the quickest way across town for you right now and it is the tram';
+    sys.model.script({ content: [{ type: 'text', text }], streamPieces: 12, eventDelayMs: 200 });
+    const { sent, done } = await turn('How do I get across town?', 2);
+    const reply = await replyTo(sys.telegram, sent, /it is the tram$/);
+    await done();
+    const asked = sys.model.messageRequests.at(-1)!.at;
+    const typing = sys.telegram.callsOf('sendChatAction').filter((c) => c.params.chat_id === sent.chat.id);
+    // No sentence ended: the first message waited about the configured second (1,000 ms) after the first words.
+    expect(reply.versions[0]!.at - asked).toBeGreaterThanOrEqual(1_000);
+    expect(reply.versions[0]!.text.split(' ').length).toBeGreaterThan(3);
+    expect(typing.length).toBeGreaterThan(0);
+    expect(typing[0]!.at).toBeLessThan(reply.versions[0]!.at);
+    expect(reply.text).toBe(text);
+  }, 30_000);
+
+  it('should register its commands for the command menu, as /help lists them', async () => {
+    const commands = sys.telegram.myCommands.map((c) => c.command);
+    expect(commands).toEqual(['new', 'agent', 'compact', 'remember', 'forget', 'status', 'cancel', 'id', 'help']);
+    const sent = sys.telegram.sendText(ALICE, '/help', { chatId: newChat() });
+    const help = await replyTo(sys.telegram, sent, /Commands:/);
+    for (const c of sys.telegram.myCommands) expect(help.text).toContain(c.description);
+  }, 30_000);
+
+  it('should ask for a confirmation with buttons and go on below them when the button is tapped', async () => {
+    sys.model.script(
+      { content: [{ type: 'text', text: 'Let me turn on recall first.' }, tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' },
+      { content: [{ type: 'text', text: 'Recall is active now.' }] },
+    );
     const { sent, done } = await turn('Turn on recall, please.', 4);
     const ask = await replyTo(sys.telegram, sent, /asks to activate the skill “recall”/);
     const buttons = (ask.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard[0]!;
     expect(buttons.map((b) => b.text)).toEqual(['✅ Approve', '❌ Decline']);
 
     sys.telegram.tap(ALICE, ask, buttons[0]!.callback_data);
-    await replyTo(sys.telegram, sent, /^Recall is active now\.$/);
+    const after = await replyTo(sys.telegram, sent, /^Recall is active now\.$/);
     await done();
+    // What came before the buttons stays above them; the answer continues in a new message below them.
+    const replies = repliesAfter(sys.telegram, sent.chat.id, sent);
+    expect(replies.map((m) => m.message_id)).toEqual([...replies.map((m) => m.message_id)].sort((a, b) => a - b));
+    expect(replies.map((m) => m.text.split('\n')[0])).toEqual(['Let me turn on recall first.', expect.stringMatching(/^🔐 alfred asks/), 'Recall is active now.']);
+    expect(after.message_id).toBeGreaterThan(ask.message_id);
     expect(ask.text).toMatch(/✅ Approved by @alice$/);
     expect(ask.reply_markup).toBeUndefined();
     expect(sys.telegram.callsOf('answerCallbackQuery').at(-1)!.params.text).toBe('Approved');
@@ -88,7 +122,7 @@ export function channelsSuite(mode: Mode): void {
   it('should wait out a 429 for its retry_after and still deliver the whole reply', async () => {
     const chatId = newChat();
     sys.telegram.failNext('editMessageText', { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 }, { chatId });
-    sys.model.script({ content: [{ type: 'text', text: 'One, two, three, four, five, six, seven, eight.' }], streamPieces: 6, eventDelayMs: 100 });
+    sys.model.script({ content: [{ type: 'text', text: 'Counting now. One, two, three, four, five, six, seven, eight.' }], streamPieces: 6, eventDelayMs: 100 });
     const sent = sys.telegram.sendText(ALICE, 'Count to eight.', { chatId });
     const done = () => pollUntil(async () => (await messagesOf(chatId)) >= 2, 10_000, 'the turn to be written');
     await replyTo(sys.telegram, sent, /eight\.$/);
@@ -113,15 +147,27 @@ export function channelsSuite(mode: Mode): void {
     expect((await sessionsOf('alfred')).some((s) => s.metadata.chat_id === MALLORY.id)).toBe(false);
   }, 30_000);
 
-  it('should refuse a second message while a turn runs, with a clear message', async () => {
-    sys.model.script({ content: [{ type: 'text', text: 'A slow and thoughtful answer.' }], delayMs: 1_500 });
+  it('should queue a message sent while a reply is written, say so, and answer it next', async () => {
+    sys.model.script(
+      { content: [{ type: 'text', text: 'A slow and thoughtful answer. It takes its time.' }], streamPieces: 6, eventDelayMs: 200 },
+      { content: [{ type: 'text', text: 'Yes, I am here.' }] },
+      { content: [{ type: 'text', text: 'Still here after that.' }] },
+    );
     const { sent: first, chatId, done } = await turn('Think about it slowly.', 2);
-    await sys.telegram.waitFor(() => sys.model.messageRequests.length > 0, 'the model call');
+    await replyTo(sys.telegram, first, /^A slow and thoughtful answer\./);
     const second = sys.telegram.sendText(ALICE, 'Are you there?', { chatId });
-    await replyTo(sys.telegram, second, /still answering your previous message/);
-    await replyTo(sys.telegram, first, /thoughtful answer\.$/);
+    const queued = await replyTo(sys.telegram, second, /^📥 Got it\. I will answer this right after the current reply/);
+    expect(queued.reply_to_message_id).toBe(second.message_id);
+    const firstReply = await replyTo(sys.telegram, first, /It takes its time\.$/);
+    const answer = await replyTo(sys.telegram, second, /^Yes, I am here\.$/);
+    expect(answer.message_id).toBeGreaterThan(firstReply.message_id);
+    // At the very end of an answer (its turn written, its last edit maybe still pending) a message is taken too.
     await done();
-    expect(sys.model.messageRequests).toHaveLength(1);
+    const third = sys.telegram.sendText(ALICE, 'And now?', { chatId });
+    await replyTo(sys.telegram, third, /^Still here after that\.$/);
+    expect(sys.model.messageRequests).toHaveLength(3);
+    await pollUntil(async () => (await messagesOf(chatId)) === 6, 10_000, 'all three turns written');
+    expect(sys.telegram.botMessages(chatId).some((m) => /not taken|still answering/.test(m.text))).toBe(false);
   }, 30_000);
 
   it('should switch agents, start sessions, remember and forget through commands', async () => {

@@ -230,6 +230,15 @@ export function memoryApiSuite(mode: Mode): void {
       expect((await api.get('/memories?date=1999-01-01', as('lister'))).body.pagination.total).toBe(0);
     });
 
+    it('should filter by tag prefix, in any case, and page the matches', async () => {
+      const all = await api.get('/memories?tag_prefix=OD&limit=5&offset=10', as('lister'));
+      expect(all.body.pagination).toEqual({ total: 12, limit: 5, offset: 10, has_more: false });
+      expect(all.body.memories).toHaveLength(2);
+      for (const m of all.body.memories) expect(m.tags).toContain('odd');
+      expect((await api.get('/memories?tag_prefix=odder', as('lister'))).body.pagination.total).toBe(0);
+      expect((await api.get('/memories?tag_prefix=', as('lister'))).status).toBe(400);
+    });
+
     it('should sort by importance in either order', async () => {
       const asc = (await api.get('/memories?sort_by=importance&sort_order=asc&limit=100', as('lister'))).body.memories;
       const values = asc.map((m: { importance: number }) => m.importance);

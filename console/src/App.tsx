@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, session } from './api';
+import { ConnectionBanner } from './ui';
 import { LoginView } from './views/LoginView';
 import { MemoryView } from './views/MemoryView';
 import { SkillsView } from './views/SkillsView';
@@ -27,6 +28,8 @@ export function App() {
   const [screen, setScreen] = useState<Screen>(currentScreen());
   const [agent, setAgent] = useState(session.agent());
   const [agents, setAgents] = useState<string[]>([]);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const arrived = useRef(false);
 
   useEffect(() => {
     const onHash = () => setScreen(currentScreen());
@@ -40,6 +43,16 @@ export function App() {
       () => setAgents([]),
     );
   }, [signedIn, screen]);
+  // After sign-in and on every change of screen, focus goes to the screen's heading (keyboard and screen reader users start there).
+  useEffect(() => {
+    if (!signedIn) {
+      arrived.current = false;
+      return;
+    }
+    if (arrived.current || session.justSignedIn) heading.current?.focus();
+    arrived.current = true;
+    session.justSignedIn = false;
+  }, [screen, signedIn]);
   useEffect(() => {
     document.title = signedIn ? `${SCREENS.find((s) => s.id === screen)!.label} · Alfred console` : 'Sign in · Alfred console';
   }, [screen, signedIn]);
@@ -48,6 +61,7 @@ export function App() {
     return (
       <LoginView
         onSignedIn={() => {
+          session.justSignedIn = true;
           setAgent(session.agent());
           setSignedIn(true);
         }}
@@ -94,8 +108,11 @@ export function App() {
           Sign out
         </button>
       </header>
+      <ConnectionBanner />
       <main id="main" tabIndex={-1}>
-        <h1 className="visually-hidden">{SCREENS.find((s) => s.id === screen)!.label}</h1>
+        <h1 className="screen-title" tabIndex={-1} ref={heading}>
+          {SCREENS.find((s) => s.id === screen)!.label}
+        </h1>
         {screen === 'memory' && <MemoryView key={agent} agent={agent} />}
         {screen === 'skills' && <SkillsView key={agent} />}
         {screen === 'chat' && <ChatView key={agent} agent={agent} />}

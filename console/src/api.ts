@@ -1,3 +1,5 @@
+import { connection } from './connection';
+
 /** The console's only backend is the Alfred HTTP API on the same origin, called with the key the user typed. */
 
 const KEY = 'alfred.console.key';
@@ -5,6 +7,8 @@ const AGENT = 'alfred.console.agent';
 
 /** The key lives in this tab's sessionStorage only: never in the page, a cookie, localStorage or a URL. */
 export const session = {
+  /** Set by the sign-in form so the first screen takes focus (a reload of a signed-in tab does not). */
+  justSignedIn: false,
   key: (): string => sessionStorage.getItem(KEY) ?? '',
   agent: (): string => sessionStorage.getItem(AGENT) ?? 'alfred',
   signedIn: (): boolean => sessionStorage.getItem(KEY) !== null,
@@ -19,15 +23,38 @@ export const session = {
   },
 };
 
-/** An answer in the API's error format (`{error: {code, message}}`), or a failure to reach it. */
+/** An answer in the API's error format (`{error: {code, message, details}}`). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly details?: unknown,
   ) {
     super(message);
   }
+}
+
+/** No answer at all: the server is down, restarting, or the network is away (the browser says only "Failed to fetch"). */
+export class UnreachableError extends Error {
+  constructor() {
+    super(`The Alfred server at ${location.host} cannot be reached.`);
+    this.name = 'UnreachableError';
+  }
+}
+
+/** fetch that tells the connection monitor whether the server answered; a request that got no answer is UnreachableError. */
+export async function send(path: string, init: RequestInit): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch (err) {
+    if ((err as Error).name === 'AbortError') throw err;
+    connection.lost();
+    throw new UnreachableError();
+  }
+  connection.answered();
+  return res;
 }
 
 export function headers(extra: Record<string, string> = {}, key = session.key(), agent = session.agent()): Record<string, string> {
@@ -40,19 +67,19 @@ export function headers(extra: Record<string, string> = {}, key = session.key(),
 export async function api<T = any>(method: string, path: string, body?: unknown, opts: { key?: string; agent?: string; signal?: AbortSignal } = {}): Promise<T> {
   const init: RequestInit = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }, opts.key, opts.agent), signal: opts.signal };
   if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await fetch(path, init);
+  const res = await send(path, init);
   const text = await res.text();
   const json = text ? safeJson(text) : undefined;
   if (!res.ok) {
-    const err = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new ApiError(res.status, err?.code ?? 'HTTP_ERROR', err?.message ?? `${res.status} ${res.statusText}`);
+    const err = (json as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+    throw new ApiError(res.status, err?.code ?? 'HTTP_ERROR', err?.message ?? `${res.status} ${res.statusText}`, err?.details);
   }
   return json as T;
 }
 
 /** A plain-text call (the Prometheus exposition at /metrics). */
 export async function apiText(path: string): Promise<string> {
-  const res = await fetch(path, { headers: headers() });
+  const res = await send(path, { headers: headers() });
   if (!res.ok) throw new ApiError(res.status, 'HTTP_ERROR', `${path}: ${res.status}`);
   return res.text();
 }

@@ -1,19 +1,34 @@
-import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { ApiError } from './api';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { ApiError, UnreachableError } from './api';
+import { connection, useConnection, useOnReconnect } from './connection';
 
 /** An error the user must notice: announced by screen readers (role=alert). */
-export function ErrorBox({ error }: { error: unknown }) {
+export function ErrorBox({ error, stale }: { error: unknown; stale?: boolean }) {
   if (!error) return null;
-  const text = error instanceof ApiError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  let text: string;
+  if (error instanceof UnreachableError) text = stale ? 'Not up to date: the server cannot be reached. Showing what was loaded before.' : 'Could not load: the server cannot be reached.';
+  else if (error instanceof ApiError) text = `${error.code}: ${error.message}`;
+  else text = error instanceof Error ? error.message : String(error);
   return (
-    <p role="alert" className="error">
+    <p role="alert" className={error instanceof UnreachableError ? 'error offline' : 'error'}>
       {text}
     </p>
   );
 }
 
-/** Loads data when its dependencies change; `reload` fetches again after a change. */
-export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data?: T; error?: unknown; loading: boolean; reload: () => void } {
+export interface Loaded<T> {
+  readonly data?: T;
+  readonly error?: unknown;
+  readonly loading: boolean;
+  readonly reload: () => void;
+}
+
+/**
+ * Loads data when its dependencies change; `reload` fetches again after a change. A failed load keeps the data
+ * shown before (with the error beside it), and a load that failed because the server was away is repeated as soon
+ * as it answers again.
+ */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
@@ -21,7 +36,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
     setState((s) => ({ ...s, loading: true }));
     load().then(
       (data) => live && setState({ data, loading: false }),
-      (error) => live && setState({ error, loading: false }),
+      (error) => live && setState((s) => ({ data: s.data, error, loading: false })),
     );
     return () => {
       live = false;
@@ -29,14 +44,91 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
+  const failedOffline = state.error instanceof UnreachableError;
+  useOnReconnect(useCallback(() => failedOffline && reload(), [failedOffline, reload]));
   return { ...state, reload };
 }
 
-export function Section({ title, children, id }: { title: string; children: ReactNode; id?: string }) {
+/** Repeats `fn` every `ms` while the component is shown and the tab is visible. */
+export function useInterval(fn: () => void, ms: number): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    const id = setInterval(() => document.visibilityState === 'visible' && saved.current(), ms);
+    return () => clearInterval(id);
+  }, [ms]);
+}
+
+/** The value once it stopped changing for `ms` (a filter typed letter by letter asks once). */
+export function useDebounced<T>(value: T, ms = 300): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const id = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(id);
+  }, [value, ms]);
+  return settled;
+}
+
+/** Says, once for the whole page, that the server cannot be reached and when the next try is; offers to try now. */
+export function ConnectionBanner() {
+  const state = useConnection();
+  const [now, setNow] = useState(Date.now());
+  const [back, setBack] = useState(false);
+  const wasDown = useRef(false);
+  useEffect(() => {
+    if (!state.reachable) {
+      wasDown.current = true;
+      const id = setInterval(() => setNow(Date.now()), 500);
+      return () => clearInterval(id);
+    }
+    if (!wasDown.current) return;
+    wasDown.current = false;
+    setBack(true);
+    const id = setTimeout(() => setBack(false), 4000);
+    return () => clearTimeout(id);
+  }, [state]);
+  if (state.reachable) {
+    return back ? (
+      <p role="status" className="banner ok-banner">
+        Connected to the server again; the screens were brought up to date.
+      </p>
+    ) : null;
+  }
+  const inS = Math.max(0, Math.ceil(((state.retryAt ?? now) - now) / 1000));
+  return (
+    <div role="alert" className="banner offline-banner">
+      <p>
+        <strong>The Alfred server at {location.host} cannot be reached.</strong> What you see was loaded before; nothing you
+        change can be saved until it is back. {inS > 0 ? `Trying again in ${inS} s.` : 'Trying again…'}
+      </p>
+      <button type="button" onClick={() => connection.retryNow()}>
+        Try again now
+      </button>
+    </div>
+  );
+}
+
+/** Text that may be very long: it wraps anywhere, and past `limit` characters it is shown shortened until asked. */
+export function LongText({ text, limit = 600, className = 'content' }: { text: string; limit?: number; className?: string }) {
+  const [open, setOpen] = useState(false);
+  if (text.length <= limit) return <p className={className}>{text}</p>;
+  return (
+    <div className={`${className} long`}>
+      <p className="long-text">{open ? text : `${text.slice(0, limit).trimEnd()}…`}</p>
+      <button type="button" className="link" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {open ? 'Show less' : `Show more (${text.length.toLocaleString('en-US')} characters)`}
+      </button>
+    </div>
+  );
+}
+
+export function Section({ title, children, id, headingRef }: { title: string; children: ReactNode; id?: string; headingRef?: React.Ref<HTMLHeadingElement> }) {
   const headingId = id ?? `h-${title.toLowerCase().replace(/\W+/g, '-')}`;
   return (
     <section aria-labelledby={headingId} className="panel">
-      <h2 id={headingId}>{title}</h2>
+      <h2 id={headingId} ref={headingRef} tabIndex={headingRef ? -1 : undefined}>
+        {title}
+      </h2>
       {children}
     </section>
   );
@@ -51,3 +143,22 @@ export function Json({ value, label }: { value: unknown; label: string }) {
 }
 
 export const fmt = (n: number, digits = 3): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+
+/** A signed number that never reads "-0.0000": values that round to zero are plain 0. */
+export function fmtSigned(n: number, digits = 4): string {
+  if (!Number.isFinite(n)) return '–';
+  const rounded = Number(n.toFixed(digits));
+  if (rounded === 0) return (0).toFixed(digits);
+  return `${rounded > 0 ? '+' : '−'}${Math.abs(rounded).toFixed(digits)}`;
+}
+
+/** A moment as the user's locale shows it, with the exact time for machines and hover. */
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return null;
+  const d = new Date(at);
+  return (
+    <time dateTime={at} title={at}>
+      {d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}
+    </time>
+  );
+}

@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { api, enc } from '../api';
 import { ErrorBox, Json, Section, useLoad } from '../ui';
+import { AgentFile } from './AgentFile';
 
 interface Agent {
   name: string;
@@ -13,8 +14,9 @@ const FILES = [
   { kind: 'soul', label: 'SOUL.md' },
   { kind: 'memory', label: 'MEMORY.md' },
 ] as const;
+type FileKind = (typeof FILES)[number]['kind'];
 
-/** Agents with persona and policy, and their versioned files with history and restore. */
+/** Agents with persona and policy, and their versioned files with an editor, history, diffs and restore. */
 export function AgentsView({ onAgentsChanged }: { onAgentsChanged: () => void }) {
   const list = useLoad(() => api<{ agents: Agent[] }>('GET', '/agents'), []);
   const [selected, setSelected] = useState('alfred');
@@ -37,7 +39,7 @@ export function AgentsView({ onAgentsChanged }: { onAgentsChanged: () => void })
   return (
     <div className="columns">
       <Section title="Agents">
-        <ErrorBox error={list.error} />
+        <ErrorBox error={list.error} stale={list.data !== undefined} />
         <ul className="picklist" aria-label="Agents">
           {list.data?.agents.map((a) => (
             <li key={a.name}>
@@ -62,7 +64,7 @@ export function AgentsView({ onAgentsChanged }: { onAgentsChanged: () => void })
 
 function AgentDetail({ agent, onSaved }: { agent: Agent; onSaved: () => void }) {
   const [persona, setPersona] = useState(agent.persona);
-  const [file, setFile] = useState<(typeof FILES)[number]['kind']>('user');
+  const [file, setFile] = useState<FileKind>('user');
   const [error, setError] = useState<unknown>();
   const [saved, setSaved] = useState(false);
   const save = async (e: FormEvent) => {
@@ -87,58 +89,43 @@ function AgentDetail({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
       <ErrorBox error={error} />
       <h3>Policy</h3>
       <Json value={agent.policy} label="Policy" />
-      <div role="tablist" aria-label="Agent files" className="row">
-        {FILES.map((f) => (
-          <button key={f.kind} role="tab" type="button" aria-selected={file === f.kind} onClick={() => setFile(f.kind)}>
-            {f.label}
-          </button>
-        ))}
+      <FileTabs file={file} onFile={setFile} />
+      <div role="tabpanel" id={`panel-${file}`} aria-labelledby={`tab-${file}`}>
+        <AgentFile key={file} agent={agent.name} file={file} label={FILES.find((f) => f.kind === file)!.label} editable={file !== 'memory'} />
       </div>
-      <AgentFile key={file} agent={agent.name} file={file} />
     </Section>
   );
 }
 
-function AgentFile({ agent, file }: { agent: string; file: string }) {
-  const current = useLoad(() => api<{ content: string; version: number; updated_at: string | null }>('GET', `/agents/${enc(agent)}/files/${file}`), [agent, file]);
-  const history = useLoad(() => api<{ versions: { version: number; at: string; reason: string; size: number }[] }>('GET', `/agents/${enc(agent)}/files/${file}/history`), [agent, file]);
-  const [error, setError] = useState<unknown>();
-  const restore = async (version: number) => {
-    setError(undefined);
-    try {
-      await api('POST', `/agents/${enc(agent)}/files/${file}/restore`, { version });
-      current.reload();
-      history.reload();
-    } catch (err) {
-      setError(err);
-    }
+/** The file tabs as a WAI-ARIA tab list: one tab stop, arrow keys (and Home/End) move between tabs and open them. */
+function FileTabs({ file, onFile }: { file: FileKind; onFile: (f: FileKind) => void }) {
+  const refs = useRef<Array<HTMLButtonElement | null>>([]);
+  const onKey = (e: KeyboardEvent) => {
+    const at = FILES.findIndex((f) => f.kind === file);
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: FILES.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    const next = (to + FILES.length) % FILES.length;
+    onFile(FILES[next]!.kind);
+    refs.current[next]?.focus();
   };
   return (
-    <div role="tabpanel">
-      <ErrorBox error={current.error ?? history.error ?? error} />
-      {current.data && (
-        <>
-          <p className="meta">
-            version {current.data.version}
-            {current.data.updated_at && `, updated ${current.data.updated_at}`}
-          </p>
-          <pre className="json" tabIndex={0} aria-label="File content">
-            {current.data.content}
-          </pre>
-        </>
-      )}
-      <h3>Versions</h3>
-      {history.data?.versions.length === 0 && <p>No earlier versions.</p>}
-      <ol aria-label="Versions">
-        {history.data?.versions.map((v) => (
-          <li key={v.version}>
-            v{v.version} at {v.at}: {v.reason} ({v.size} bytes){' '}
-            <button type="button" onClick={() => restore(v.version)}>
-              Restore v{v.version}
-            </button>
-          </li>
-        ))}
-      </ol>
+    <div role="tablist" aria-label="Agent files" className="row" onKeyDown={onKey}>
+      {FILES.map((f, i) => (
+        <button
+          key={f.kind}
+          ref={(el) => void (refs.current[i] = el)}
+          id={`tab-${f.kind}`}
+          role="tab"
+          type="button"
+          aria-selected={file === f.kind}
+          aria-controls={file === f.kind ? `panel-${f.kind}` : undefined}
+          tabIndex={file === f.kind ? 0 : -1}
+          onClick={() => onFile(f.kind)}
+        >
+          {f.label}
+        </button>
+      ))}
     </div>
   );
 }

@@ -1,13 +1,15 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, apiText, enc } from '../api';
 import { parseMetrics, routeStats, samplesOf, type Sample } from '../metrics';
-import { ErrorBox, fmt, Section, useLoad } from '../ui';
+import { ErrorBox, fmt, Section, useInterval, useLoad } from '../ui';
+import { RequestChart } from './RequestChart';
 
 /** Operations: service health, queues and jobs, request rates and latencies, from /health and /metrics. */
 export function OperationsView() {
   const health = useLoad(() => api<{ status: string; version: string; services: Record<string, string>; model?: { configured: boolean; hint?: string } }>('GET', '/health'), []);
   const metrics = useLoad(async () => parseMetrics(await apiText('/metrics')), []);
   const reload = () => (health.reload(), metrics.reload());
+  useInterval(reload, 15_000);
   const samples = metrics.data ?? [];
   return (
     <div className="stack">
@@ -15,16 +17,18 @@ export function OperationsView() {
         <button type="button" onClick={reload}>
           Refresh
         </button>
+        <span className="meta">Health and counters refresh every 15 s while this screen is open.</span>
       </div>
+      <RequestChart />
       <Section title="Health">
-        <ErrorBox error={health.error} />
+        <ErrorBox error={health.error} stale={health.data !== undefined} />
         {health.data && (
           <>
             <p role="status">
               Status <strong>{health.data.status}</strong>, version {health.data.version}
               {health.data.model && (health.data.model.configured ? ', model configured' : `, no model: ${health.data.model.hint ?? ''}`)}
             </p>
-            <table aria-label="Services">
+            <table aria-label="Services" className="responsive">
               <thead>
                 <tr>
                   <th scope="col">Service</th>
@@ -35,7 +39,9 @@ export function OperationsView() {
                 {Object.entries(health.data.services).map(([name, state]) => (
                   <tr key={name}>
                     <th scope="row">{name}</th>
-                    <td className={state === 'up' ? 'ok' : 'bad'}>{state}</td>
+                    <td data-label="State" className={state === 'up' ? 'ok' : 'bad'}>
+                      {state}
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -43,15 +49,15 @@ export function OperationsView() {
           </>
         )}
       </Section>
-      <ErrorBox error={metrics.error} />
+      <ErrorBox error={metrics.error} stale={metrics.data !== undefined} />
       <Section title="Queues and jobs">
-        <SampleTable samples={samplesOf(samples, 'alfred_queue_depth')} label="Queue depth" valueName="waiting" />
-        <SampleTable samples={samplesOf(samples, 'alfred_queue_jobs_total')} label="Jobs by outcome" valueName="jobs" />
-        <SampleTable samples={samplesOf(samples, 'alfred_queue_redeliveries_total')} label="Redeliveries" valueName="redelivered" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_queue_depth')} label="Queue depth" valueName="waiting" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_queue_jobs_total')} label="Jobs by outcome" valueName="jobs" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_queue_redeliveries_total')} label="Redeliveries" valueName="redelivered" />
         <JobLookup />
       </Section>
       <Section title="Requests">
-        <table aria-label="Requests by route">
+        <table aria-label="Requests by route" className="responsive">
           <thead>
             <tr>
               <th scope="col">Route</th>
@@ -66,18 +72,18 @@ export function OperationsView() {
                 <th scope="row">
                   {r.method} {r.route}
                 </th>
-                <td>{r.requests}</td>
-                <td>{r.errors}</td>
-                <td>{fmt(r.meanMs, 1)} ms</td>
+                <td data-label="Requests">{r.requests}</td>
+                <td data-label="5xx">{r.errors}</td>
+                <td data-label="Mean latency">{fmt(r.meanMs, 1)} ms</td>
               </tr>
             ))}
           </tbody>
         </table>
       </Section>
       <Section title="Model and sandbox">
-        <SampleTable samples={samplesOf(samples, 'alfred_model_calls_total')} label="Model calls" valueName="calls" />
-        <SampleTable samples={samplesOf(samples, 'alfred_sandbox_executions_total')} label="Sandboxed executions" valueName="runs" />
-        <SampleTable samples={samplesOf(samples, 'alfred_store_documents')} label="Stored documents" valueName="documents" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_model_calls_total')} label="Model calls" valueName="calls" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_sandbox_executions_total')} label="Sandboxed executions" valueName="runs" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_store_documents')} label="Stored documents" valueName="documents" />
       </Section>
     </div>
   );
@@ -115,12 +121,12 @@ function JobLookup() {
     <div className="job-lookup">
       <form className="row" onSubmit={look} aria-label="Job lookup">
         <label htmlFor="job-id">Job id</label>
-        <input id="job-id" size={48} value={id} onChange={(e) => setId(e.target.value)} placeholder="job-distill-…" required />
+        <input id="job-id" value={id} onChange={(e) => setId(e.target.value)} placeholder="job-distill-…" required />
         <button type="submit">Look up job</button>
       </form>
       <ErrorBox error={error} />
       {job && (
-        <table aria-label={`Job ${job.job_id}`}>
+        <table aria-label={`Job ${job.job_id}`} className="job-table">
           <tbody>
             <JobRow label="Job">
               {job.job_id} ({job.kind}, agent {job.agent})
@@ -151,11 +157,13 @@ function JobLookup() {
   );
 }
 
-function SampleTable({ samples, label, valueName }: { samples: Sample[]; label: string; valueName: string }) {
+/** A metric's samples; `undefined` while /metrics has not answered (then nothing is claimed about them). */
+function SampleTable({ samples, label, valueName }: { samples: Sample[] | undefined; label: string; valueName: string }) {
+  if (!samples) return null;
   if (samples.length === 0) return <p>{label}: nothing recorded yet.</p>;
   const keys = [...new Set(samples.flatMap((s) => Object.keys(s.labels)))];
   return (
-    <table aria-label={label}>
+    <table aria-label={label} className="responsive">
       <caption>{label}</caption>
       <thead>
         <tr>
@@ -171,9 +179,11 @@ function SampleTable({ samples, label, valueName }: { samples: Sample[]; label: 
         {samples.map((s, i) => (
           <tr key={i}>
             {keys.map((k) => (
-              <td key={k}>{s.labels[k] ?? ''}</td>
+              <td key={k} data-label={k}>
+                {s.labels[k] ?? ''}
+              </td>
             ))}
-            <td>{s.value}</td>
+            <td data-label={valueName}>{s.value}</td>
           </tr>
         ))}
       </tbody>

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, enc, query } from '../api';
 import { ErrorBox, Json, Section, useLoad } from '../ui';
 
@@ -53,7 +53,7 @@ export function SkillsView() {
           Size budget (characters; empty for the configured one){' '}
           <input type="number" min={0} value={budget} onChange={(e) => setBudget(e.target.value)} />
         </label>
-        <ErrorBox error={index.error} />
+        <ErrorBox error={index.error} stale={index.data !== undefined} />
         {rendered && (
           <>
             <p role="status">
@@ -66,7 +66,7 @@ export function SkillsView() {
           </>
         )}
         {idx && (
-          <table aria-label="Skills">
+          <table aria-label="Skills" className="responsive">
             <thead>
               <tr>
                 <th scope="col">Skill</th>
@@ -84,10 +84,10 @@ export function SkillsView() {
                       {s.name}
                     </button>
                   </th>
-                  <td>{s.source}</td>
-                  <td>{s.description}</td>
-                  <td>{rendered?.truncated.dropped.includes(s.name) ? 'dropped by the budget' : 'yes'}</td>
-                  <td>{s.warnings.length > 0 ? <Problems problems={s.warnings} label={`Warnings of ${s.name}`} /> : 'none'}</td>
+                  <td data-label="Source">{s.source}</td>
+                  <td data-label="Description">{s.description}</td>
+                  <td data-label="In the index">{rendered?.truncated.dropped.includes(s.name) ? 'dropped by the budget' : 'yes'}</td>
+                  <td data-label="Warnings">{s.warnings.length > 0 ? <Problems problems={s.warnings} label={`Warnings of ${s.name}`} /> : 'none'}</td>
                 </tr>
               ))}
             </tbody>
@@ -168,8 +168,14 @@ function SkillDetail({ name }: { name: string }) {
     [name, resource],
   );
   const [body, resources] = detail.data ?? [];
+  // Opening a skill brings its detail into view and moves focus there (it sits below the whole index).
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    heading.current?.scrollIntoView({ block: 'start' });
+    heading.current?.focus({ preventScroll: true });
+  }, [name]);
   return (
-    <Section title={`Skill ${name}`} id="h-skill-detail">
+    <Section title={`Skill ${name}`} id="h-skill-detail" headingRef={heading}>
       <ErrorBox error={detail.error} />
       {body && (
         <>
@@ -249,7 +255,7 @@ function ExecutableDetail({ id }: { id: string }) {
       {runs && (
         <>
           <h3>Recent executions ({runs.total})</h3>
-          <table aria-label={`Executions of ${id}`}>
+          <table aria-label={`Executions of ${id}`} className="responsive">
             <thead>
               <tr>
                 <th scope="col">Started</th>
@@ -261,13 +267,13 @@ function ExecutableDetail({ id }: { id: string }) {
             <tbody>
               {runs.executions.map((e) => (
                 <tr key={e.executionId}>
-                  <td>{e.startedAt}</td>
-                  <td>
+                  <td data-label="Started">{e.startedAt}</td>
+                  <td data-label="Outcome">
                     {e.outcome}
                     {e.error && `: ${e.error}`}
                   </td>
-                  <td>{Math.round(e.durationMs)} ms</td>
-                  <td>
+                  <td data-label="Duration">{Math.round(e.durationMs)} ms</td>
+                  <td data-label="Logs">
                     <pre className="json">{[...e.logs, e.stdout, e.stderr].filter(Boolean).join('\n') || '(none)'}</pre>
                   </td>
                 </tr>

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { AGENT_FILE_MAX, agentFileName, ErrorCode, type AgentFileHistoryEntry, type AgentFileKind } from '#contracts';
+import { AGENT_FILE_MAX, agentFileName, ErrorCode, type AgentFileHistoryEntry, type AgentFileKind, type Writer } from '#contracts';
 import { AlfredError } from '#errors';
 
 const DEFAULT_BODIES: Record<AgentFileKind, string> = {
@@ -18,8 +18,8 @@ export function digestOf(content: string): string {
 }
 
 /** The history entry of a new version (everything but its number). */
-export function entryFor(content: string, reason: string): Omit<AgentFileHistoryEntry, 'version'> {
-  return { at: new Date().toISOString(), reason, size: Buffer.byteLength(content, 'utf8'), digest: digestOf(content) };
+export function entryFor(content: string, reason: string, writer?: Writer): Omit<AgentFileHistoryEntry, 'version'> {
+  return { at: new Date().toISOString(), reason, size: Buffer.byteLength(content, 'utf8'), digest: digestOf(content), ...(writer ? { writer } : {}) };
 }
 
 export function checkContent(content: string): void {

@@ -92,6 +92,16 @@ export function agentFileStoreContract(name: string, describeFn: jest.Describe, 
       });
     });
 
+    describe('writer', () => {
+      it('should keep who made each version with it, and who restored', async () => {
+        await store.write(scope, 'soul', 'calm', { reason: 'edit', writer: { key: 'key-abc', via: 'rest' } });
+        await store.restore(scope, 'soul', 1, { writer: { key: 'key-def', via: 'rest' } });
+        const history = await fx.peer.history(scope, 'soul');
+        expect(history.map((e) => e.writer)).toEqual([{ key: 'key-def', via: 'rest' }, { key: 'key-abc', via: 'rest' }]);
+        expect((await store.readVersion(scope, 'soul', 1)).writer).toEqual({ key: 'key-abc', via: 'rest' });
+      });
+    });
+
     describe('history/readVersion', () => {
       it('should list versions newest first with reason, size and digest, and read any of them', async () => {
         await store.write(scope, 'user', 'héllo', { reason: 'first' });

@@ -1,4 +1,4 @@
-import type { AgentFileHistoryEntry, AgentFileKind, Scope } from '#contracts';
+import type { AgentFileHistoryEntry, AgentFileKind, Scope, Writer } from '#contracts';
 
 /** The current content of an agent file; version 0 (default header, no timestamp) when never written. */
 export interface AgentFileContent {
@@ -17,6 +17,8 @@ export interface AgentFileWriteOptions {
   readonly reason: string;
   /** Refuse with CONFLICT unless the current version is this one. */
   readonly expectedVersion?: number;
+  /** Who made the change, kept with the version (provenance). */
+  readonly writer?: Writer;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface AgentFileStore {
   /** NOT_FOUND for a version that was never written. */
   readVersion(scope: Scope, file: AgentFileKind, version: number): Promise<AgentFileVersion>;
   /** Writes a new version with the content of `version`; returns the new version number. */
-  restore(scope: Scope, file: AgentFileKind, version: number, options?: { expectedVersion?: number }): Promise<number>;
+  restore(scope: Scope, file: AgentFileKind, version: number, options?: { expectedVersion?: number; writer?: Writer }): Promise<number>;
   /** Removes every file and version of the agent (its deletion); returns how many files had been written. */
   deleteAll(scope: Scope): Promise<number>;
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { agentFileName, AgentFileHistoryEntry, AgentFileKind, ErrorCode, type Scope } from '#contracts';
+import { agentFileName, AgentFileHistoryEntry, AgentFileKind, ErrorCode, type Scope, type Writer } from '#contracts';
 import { AlfredError } from '#errors';
 import { z } from 'zod';
 import { readIfExists, withLock, writeFileAtomic } from '#files';
@@ -41,7 +41,7 @@ export class FileAgentFileStore implements AgentFileStore {
       if (options.expectedVersion !== undefined && options.expectedVersion !== current) {
         throw fileConflict(file, options.expectedVersion, current);
       }
-      const entry = { version: current + 1, ...entryFor(content, options.reason) };
+      const entry = { version: current + 1, ...entryFor(content, options.reason, options.writer) };
       await writeFileAtomic(this.versionPath(scope, file, entry.version), content);
       await writeFileAtomic(this.indexPath(scope, file), JSON.stringify([...index, entry], null, 1));
       await writeFileAtomic(join(this.dir(scope), agentFileName[file]), content);
@@ -60,9 +60,9 @@ export class FileAgentFileStore implements AgentFileStore {
     return { ...entry, content };
   }
 
-  async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number } = {}): Promise<number> {
+  async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number; writer?: Writer } = {}): Promise<number> {
     const old = await this.readVersion(scope, file, version);
-    return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion });
+    return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion, writer: options.writer });
   }
 
   async deleteAll(scope: Scope): Promise<number> {

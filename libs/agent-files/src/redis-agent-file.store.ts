@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { createRedis } from '#redis';
-import { AgentFileKind, type AgentFileHistoryEntry, type Scope } from '#contracts';
+import { AgentFileKind, type AgentFileHistoryEntry, type Scope, type Writer } from '#contracts';
 import { checkContent, defaultContent, entryFor, fileConflict, restoreReason, safeSegment, versionNotFound } from './agent-file-record.js';
 import type { AgentFileContent, AgentFileStore, AgentFileVersion, AgentFileWriteOptions } from './agent-file-store.js';
 
@@ -48,7 +48,7 @@ export class RedisAgentFileStore implements AgentFileStore {
   async write(scope: Scope, file: AgentFileKind, content: string, options: AgentFileWriteOptions): Promise<number> {
     checkContent(content);
     const k = this.keys(scope, file);
-    const entry = entryFor(content, options.reason);
+    const entry = entryFor(content, options.reason, options.writer);
     const expected = options.expectedVersion === undefined ? '' : String(options.expectedVersion);
     const [version, current] = (await this.redis.eval(WRITE, 3, k.head, k.contents, k.meta, expected, content, JSON.stringify(entry), entry.at)) as number[];
     if (version === -1) throw fileConflict(file, options.expectedVersion ?? 0, current);
@@ -69,9 +69,9 @@ export class RedisAgentFileStore implements AgentFileStore {
     return { version, content, ...(JSON.parse(meta) as Omit<AgentFileHistoryEntry, 'version'>) };
   }
 
-  async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number } = {}): Promise<number> {
+  async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number; writer?: Writer } = {}): Promise<number> {
     const old = await this.readVersion(scope, file, version);
-    return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion });
+    return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion, writer: options.writer });
   }
 
   async deleteAll(scope: Scope): Promise<number> {

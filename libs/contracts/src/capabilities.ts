@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileView } from './agent-files.js';
+import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileVersionView, AgentFileView, AgentFileWriteBody, AgentFileWritten, EditableAgentFile } from './agent-files.js';
 import { AgentName, IsoTimestamp, Scope, TenantId } from './common.js';
 import { route, ServiceName } from './route.js';
+import { Writer } from './provenance.js';
 import {
   SessionAppendResult,
   SessionDeleted,
@@ -178,7 +179,15 @@ export const LearnerRoutes = {
   learn: route(ServiceName.Learner, 'learn', scoped({ request: LearnBody }), LearnResult),
   fileGet: route(ServiceName.Learner, 'file-get', fileRef, AgentFileView),
   fileHistory: route(ServiceName.Learner, 'file-history', fileRef, AgentFileHistory),
-  fileRestore: route(ServiceName.Learner, 'file-restore', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileRestored),
+  fileVersion: route(ServiceName.Learner, 'file-version', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileVersionView),
+  fileRestore: route(
+    ServiceName.Learner,
+    'file-restore',
+    scoped({ file: AgentFileKind, version: z.number().int().min(1), expected_version: z.number().int().min(0).optional(), writer: Writer.optional() }),
+    AgentFileRestored,
+  ),
+  /** A person's edit: refused with CONFLICT (details carry the current text) when the file moved past expected_version. */
+  fileWrite: route(ServiceName.Learner, 'file-write', scoped({ file: EditableAgentFile, request: AgentFileWriteBody, writer: Writer }), AgentFileWritten),
 } as const;
 
 /** GET /sessions query. */

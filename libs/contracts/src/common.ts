@@ -66,4 +66,16 @@ export function queryBool() {
 }
 
 /** One signal's part in a search score (the ranking module's explanation): the parts sum to the score. */
-export const ScoreExplanation = z.array(z.object({ signal: z.string(), value: z.number(), contribution: z.number() }));
+export const ScoreExplanation = z.array(
+  z.object({
+    signal: z.string(),
+    /** relevance: adds its weighted share of the match; adjustment: moves the score within its bound (importance, recency, feedback). */
+    kind: z.enum(['relevance', 'adjustment']).optional(),
+    value: z.number(),
+    /** A relevance signal's share of the relevance (its weight over the weights of the signals present). */
+    weight: z.number().optional(),
+    /** The least and most the signal could have contributed to this score. */
+    bound: z.object({ min: z.number(), max: z.number() }).optional(),
+    contribution: z.number(),
+  }),
+);

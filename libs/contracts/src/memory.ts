@@ -111,6 +111,8 @@ export const MemoryBatchDeleteResult = z.object({
 export const MemoryListQuery = z.strictObject({
   date: IsoDate.optional(),
   tag: z.string().min(1).max(100).optional(),
+  /** Memories with a tag that starts with this (any case); looks at the first 5,000 in the list's order. */
+  tag_prefix: z.string().min(1).max(100).optional(),
   source: MemorySource.optional(),
   limit: queryInt(1, 100, 20),
   offset: z.coerce.number().int().min(0).default(0),

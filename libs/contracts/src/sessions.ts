@@ -3,6 +3,8 @@ import { AgentName, IsoTimestamp } from './common.js';
 
 export const SESSION_APPEND_MAX = 500;
 export const SESSION_TEXT_MAX = 1_000_000;
+/** Characters of the first message a session summary shows. */
+export const FIRST_MESSAGE_MAX = 200;
 
 /** Session ids are opaque, URL- and key-safe tokens (the stores mint UUIDs). */
 export const SessionId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'session ids are 1-64 letters, digits, _ or -');
@@ -86,6 +88,8 @@ export const SessionSummary = z.object({
   loaded_skills: z.array(z.string()),
   metadata: SessionMetadata,
   tokens: SessionTokens.nullable(),
+  /** The start of the first message's text (what the conversation was about), null while it has none. */
+  first_message: z.string().max(FIRST_MESSAGE_MAX + 1).nullable().optional(),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
 });

@@ -82,10 +82,26 @@ describe(Ranker.name, () => {
       expect(score).toBeCloseTo(semanticEmbedder.score(e), 12);
       expect(explanation.map((c) => c.signal)).toEqual(['lexical', 'dense', 'importance', 'recency', 'feedback']);
       expect(explanation.reduce((s, c) => s + c.contribution, 0)).toBeCloseTo(score, 12);
-      expect(explanation[0]).toEqual({ signal: 'lexical', value: 0.6, contribution: 0.3 });
+      expect(explanation[0]).toEqual({ signal: 'lexical', kind: 'relevance', value: 0.6, weight: 0.5, bound: { min: 0, max: 0.5 }, contribution: 0.3 });
       expect(explanation[2]!.contribution).toBeLessThan(0);
       expect(explanation[3]!.value).toBeCloseTo(0.5);
       expect(explanation[4]!.contribution).toBeGreaterThan(0);
+    });
+
+    it("should give each adjustment's bound for the score it moved: importance keeps 90-100%, feedback moves at most 20%", () => {
+      const relevance = 0.4;
+      const { explanation } = lexicalEmbedder.explain({ lexical: relevance, importance: 0.5, feedback: { helpful: 0, unhelpful: 4 } });
+      const [, importance, feedback] = explanation;
+      expect(importance).toMatchObject({ signal: 'importance', kind: 'adjustment', value: 0.5 });
+      expect(importance!.bound!.min).toBeCloseTo(-0.1 * relevance, 12);
+      expect(importance!.bound!.max).toBe(0);
+      expect(importance!.contribution).toBeCloseTo(-0.05 * relevance, 12);
+      // Feedback acts on the score importance left.
+      const before = relevance + importance!.contribution;
+      expect(feedback!.bound!.min).toBeCloseTo(-0.2 * before, 12);
+      expect(feedback!.bound!.max).toBeCloseTo(0.2 * (1 - before), 12);
+      expect(feedback!.contribution).toBeGreaterThanOrEqual(feedback!.bound!.min);
+      expect(feedback!.contribution).toBeLessThan(0);
     });
   });
 

@@ -3,7 +3,13 @@ import { dense, feedback, importance, lexical, recency, type Adjustment, type Ev
 /** One signal's part in a score: its evidence value and how much of the final score it accounts for. */
 export interface SignalContribution {
   readonly signal: string;
+  /** Relevance signals add their weighted share; adjustments move the score within their bound. */
+  readonly kind: 'relevance' | 'adjustment';
   readonly value: number;
+  /** Relevance signals: the signal's share of the relevance (its weight over the weights present). */
+  readonly weight?: number;
+  /** The least and most this signal could have contributed to this score. */
+  readonly bound?: { readonly min: number; readonly max: number };
   /** Relevance signals: weight share × value; adjustments: the score change they made. The contributions sum to the score. */
   readonly contribution: number;
 }
@@ -92,15 +98,16 @@ export class Ranker {
     const weights = present.reduce((s, p) => s + p.weight, 0);
     let score = 0;
     for (const p of present) {
-      const contribution = (p.weight / weights) * p.v;
-      explanation.push({ signal: p.name, value: p.v, contribution });
+      const share = p.weight / weights;
+      const contribution = share * p.v;
+      explanation.push({ signal: p.name, kind: 'relevance', value: p.v, weight: share, bound: { min: 0, max: share }, contribution });
       score += contribution;
     }
     for (const a of this.profile.adjustments) {
       const value = a.value(e, now);
       if (value === undefined) continue;
       const after = a.apply(score, e, now);
-      explanation.push({ signal: a.name, value, contribution: after - score });
+      explanation.push({ signal: a.name, kind: 'adjustment', value, ...(a.reach ? { bound: a.reach(score) } : {}), contribution: after - score });
       score = after;
     }
     return { score, explanation };

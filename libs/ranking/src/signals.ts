@@ -35,6 +35,8 @@ export interface Adjustment {
   value(e: Evidence, now: number): number | undefined;
   apply(score: number, e: Evidence, now: number): number;
   floor(minScore: number): number;
+  /** The least and most this adjustment can change `score` by, whatever the evidence (its bound, in score units). */
+  reach?(score: number): { readonly min: number; readonly max: number };
 }
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
@@ -59,6 +61,7 @@ export function scalingPrior(name: string, bound: number, valueOf: (e: Evidence,
     },
     // It only ever lowers a score: nothing below minScore can reach it.
     floor: (minScore) => minScore,
+    reach: (score) => ({ min: -bound * score, max: 0 }),
   };
 }
 
@@ -85,6 +88,7 @@ export function balancePrior(
       return clamp01(d >= 0 ? score + (1 - score) * maxLift * d : score * (1 + maxDrop * d));
     },
     floor: (minScore) => Math.max(0, (minScore - maxLift) / (1 - maxLift)),
+    reach: (score) => ({ min: -maxDrop * score, max: (1 - score) * maxLift }),
   };
 }
 

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { ErrorCode, SessionView, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens } from '#contracts';
 import { AlfredError } from '#errors';
 import { readIfExists, withLock, writeFileAtomic } from '#files';
-import { checkSessionId, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
+import { checkSessionId, firstMessageText, newSession, page, safeSegment, summaryOf, versionConflict } from './session-record.js';
 import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
 
 export interface FileSessionStoreOptions {
@@ -159,7 +159,7 @@ export class FileSessionStore implements SessionStore {
       const newest = fences.get(path) ?? 0;
       if (options.fence && options.fence.token < newest) throw AlfredError.leaseLost('session', id, options.fence.token, newest);
       const next = change(current);
-      const view = { ...next, message_count: next.messages.length, updated_at: new Date().toISOString() };
+      const view = { ...next, message_count: next.messages.length, first_message: firstMessageText(next.messages[0]), updated_at: new Date().toISOString() };
       await writeFileAtomic(path, JSON.stringify(view));
       return view;
     });
@@ -176,7 +176,7 @@ export class FileSessionStore implements SessionStore {
     }
     const parsed = SessionView.safeParse(json);
     if (!parsed.success) throw new AlfredError(ErrorCode.Internal, `session file ${id} is corrupt`, { id });
-    return parsed.data;
+    return { ...parsed.data, first_message: firstMessageText(parsed.data.messages[0]) };
   }
 
   private dir(scope: Scope): string {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '#redis';
 import { SessionMessage, type Scope, type SessionAppendResult, type SessionList, type SessionTokens, type SessionView } from '#contracts';
 import { AlfredError } from '#errors';
-import { checkSessionId, newSession, safeSegment, versionConflict } from './session-record.js';
+import { checkSessionId, firstMessageText, newSession, safeSegment, versionConflict } from './session-record.js';
 import * as lua from './redis-session.scripts.js';
 import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
 
@@ -69,7 +69,8 @@ export class RedisSessionStore implements SessionStore {
       return value;
     }) as [Record<string, string>, string[], string[]];
     if (!meta || Object.keys(meta).length === 0) throw AlfredError.notFound('session', id);
-    return { ...this.summary(meta, messages.length, skills), messages: messages.map((m) => JSON.parse(m) as SessionMessage) };
+    const parsed = messages.map((m) => JSON.parse(m) as SessionMessage);
+    return { ...this.summary(meta, messages.length, skills, parsed[0]), messages: parsed };
   }
 
   async append(scope: Scope, id: string, messages: readonly SessionMessage[], options: FencedWrite = {}): Promise<SessionAppendResult> {
@@ -163,13 +164,13 @@ export class RedisSessionStore implements SessionStore {
     const pipe = this.redis.pipeline();
     for (const id of ids) {
       const k = this.keys(scope, id);
-      pipe.hgetall(k.meta).llen(k.messages).smembers(k.skills);
+      pipe.hgetall(k.meta).llen(k.messages).smembers(k.skills).lindex(k.messages, 0);
     }
     const res = (await pipe.exec()) ?? [];
     const sessions = ids.flatMap((_, i) => {
-      const meta = res[i * 3]?.[1] as Record<string, string>;
+      const [meta, count, skills, first] = [0, 1, 2, 3].map((j) => res[i * 4 + j]?.[1]) as [Record<string, string>, number, string[], string | null];
       if (!meta || Object.keys(meta).length === 0) return [];
-      return [this.summary(meta, res[i * 3 + 1]?.[1] as number, res[i * 3 + 2]?.[1] as string[])];
+      return [this.summary(meta, count, skills, first ? (JSON.parse(first) as SessionMessage) : undefined)];
     });
     return { sessions, total };
   }
@@ -210,7 +211,7 @@ export class RedisSessionStore implements SessionStore {
     };
   }
 
-  private summary(meta: Record<string, string>, count: number, skills: string[]) {
+  private summary(meta: Record<string, string>, count: number, skills: string[], first: SessionMessage | undefined) {
     return {
       id: meta.id,
       agent: meta.agent,
@@ -220,6 +221,7 @@ export class RedisSessionStore implements SessionStore {
       loaded_skills: [...skills].sort(),
       metadata: JSON.parse(meta.metadata ?? '{}') as Record<string, unknown>,
       tokens: JSON.parse(meta.tokens ?? 'null') as SessionTokens | null,
+      first_message: firstMessageText(first),
       created_at: meta.created_at,
       updated_at: meta.updated_at,
     };

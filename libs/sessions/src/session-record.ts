@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorCode, SessionId, type Scope, type SessionSummary, type SessionView } from '#contracts';
+import { ErrorCode, FIRST_MESSAGE_MAX, SessionId, type Scope, type SessionMessage, type SessionSummary, type SessionView } from '#contracts';
 import { AlfredError } from '#errors';
 
 /** Refuses ids that are not session-id shaped before they reach a key or a path. */
@@ -18,6 +18,7 @@ export function newSession(scope: Scope, metadata: Record<string, unknown> = {},
     loaded_skills: [],
     metadata,
     tokens: null,
+    first_message: null,
     created_at: now,
     updated_at: now,
     messages: [],
@@ -27,6 +28,15 @@ export function newSession(scope: Scope, metadata: Record<string, unknown> = {},
 export function summaryOf(view: SessionView): SessionSummary {
   const { messages: _messages, ...summary } = view;
   return summary;
+}
+
+/** The start of a message's text, whitespace collapsed, cut with an ellipsis: what a list of sessions shows. */
+export function firstMessageText(message: SessionMessage | undefined): string | null {
+  if (!message) return null;
+  const raw = typeof message.content === 'string' ? message.content : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
+  const text = raw.replace(/\s+/g, ' ').trim();
+  if (!text) return null;
+  return text.length > FIRST_MESSAGE_MAX ? `${text.slice(0, FIRST_MESSAGE_MAX - 1).trimEnd()}…` : text;
 }
 
 export function versionConflict(id: string, expected: number, actual: number): AlfredError {

@@ -164,6 +164,18 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         expect(after).toMatchObject({ total: 1, sessions: [{ id: second.id, message_count: 0 }] });
         expect((await rejection(store.get(scope, first.id))).code).toBe(ErrorCode.NotFound);
       });
+
+      it('should show the start of the first message in the list and in get, or null before there is one', async () => {
+        const s = await store.create(scope);
+        expect((await store.list(scope)).sessions[0]!.first_message).toBeNull();
+        await store.append(scope, s.id, [user(`  Plan   the trip to Lisbon. ${'More detail. '.repeat(30)}`), ...toolTurn]);
+        const listed = (await fx.peer.list(scope)).sessions[0]!.first_message!;
+        expect(listed.startsWith('Plan the trip to Lisbon. More detail.')).toBe(true);
+        expect(listed.length).toBeLessThanOrEqual(200);
+        expect(listed.length).toBeGreaterThan(190);
+        expect(listed.endsWith('…')).toBe(true);
+        expect((await store.get(scope, s.id)).first_message).toBe(listed);
+      });
     });
 
     describe('owners', () => {

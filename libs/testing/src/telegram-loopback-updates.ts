@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { badRequest, BotApiFailure } from './telegram-loopback-wire.js';
 
 interface Pending {
@@ -30,6 +31,12 @@ export class TelegramUpdates {
   private webhook?: { url: string; secret?: string };
   private pushing = false;
   private closed = false;
+  /** Webhook calls trust this certificate (and the system's), as Telegram trusts one uploaded with setWebhook. */
+  private readonly tls?: Agent;
+
+  constructor(webhookCa?: string) {
+    if (webhookCa) this.tls = new Agent({ connect: { ca: webhookCa } });
+  }
 
   push(body: Record<string, unknown>): number {
     const update_id = this.nextId++;
@@ -61,7 +68,7 @@ export class TelegramUpdates {
   }
 
   setWebhook(p: Record<string, unknown>): true {
-    if (typeof p.url !== 'string' || !/^https?:\/\//.test(p.url)) throw badRequest('bad webhook: An HTTPS URL must be provided for webhook');
+    if (typeof p.url !== 'string' || !/^https:\/\//.test(p.url)) throw badRequest('bad webhook: An HTTPS URL must be provided for webhook');
     if (p.secret_token !== undefined && (typeof p.secret_token !== 'string' || !/^[A-Za-z0-9_-]{1,256}$/.test(p.secret_token))) throw badRequest('secret token contains unallowed characters');
     if (p.drop_pending_updates === true) this.pending = [];
     this.webhook = { url: p.url, ...(typeof p.secret_token === 'string' ? { secret: p.secret_token } : {}) };
@@ -83,6 +90,7 @@ export class TelegramUpdates {
   close(): void {
     this.closed = true;
     this.waiter?.wake(true);
+    void this.tls?.close();
   }
 
   private confirmBelow(offset: number): void {
@@ -117,7 +125,12 @@ export class TelegramUpdates {
         const { url, secret } = this.webhook;
         let status = 0;
         try {
-          const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(secret ? { [SECRET_HEADER]: secret } : {}) }, body: JSON.stringify({ update_id: next.update_id, ...next.body }) });
+          const res = await undiciFetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(secret ? { [SECRET_HEADER]: secret } : {}) },
+            body: JSON.stringify({ update_id: next.update_id, ...next.body }),
+            ...(this.tls ? { dispatcher: this.tls } : {}),
+          });
           status = res.status;
           await res.arrayBuffer();
         } catch {

@@ -25,6 +25,8 @@ export interface LoopbackMessage {
   reply_markup?: unknown;
   readonly message_thread_id?: number;
   readonly is_topic_message?: boolean;
+  /** The message it answers (the bot's reply_parameters). */
+  readonly reply_to_message_id?: number;
   /** The texts this message had, first to last (the sent text first). */
   readonly versions: Array<{ readonly text: string; readonly entities?: unknown[]; readonly at: number }>;
 }
@@ -38,6 +40,14 @@ export interface RecordedCall {
 }
 
 type Handler = (params: Record<string, unknown>, req: IncomingMessage) => unknown;
+
+export interface TelegramLoopbackOptions {
+  /**
+   * The certificate (PEM) webhook calls trust, as Telegram trusts one uploaded with setWebhook: a test's TLS proxy
+   * on loopback has a self-signed one. Webhooks go to https:// URLs only, as Telegram's do.
+   */
+  readonly webhookCa?: string;
+}
 
 /**
  * A loopback stand-in of the Telegram Bot API, speaking its wire format: `POST /bot<token>/<method>` with JSON,
@@ -56,18 +66,24 @@ export class TelegramLoopback {
   private readonly handlers: Record<string, Handler>;
   private callbackSeq = 0;
 
-  private constructor(private readonly server: Server) {
+  /** The bot's command menu as the last setMyCommands set it. */
+  myCommands: Array<{ command: string; description: string }> = [];
+
+  private constructor(
+    private readonly server: Server,
+    options: TelegramLoopbackOptions,
+  ) {
     const botId = 7_000_000_000 + Math.floor(Math.random() * 1_000_000);
     this.token = `${botId}:${randomBytes(24).toString('base64url')}`;
     this.botUser = { id: botId, is_bot: true, first_name: 'Alfred Loopback', username: 'alfred_loopback_bot' };
-    this.updates = new TelegramUpdates();
+    this.updates = new TelegramUpdates(options.webhookCa);
     this.handlers = this.methods();
   }
 
-  static async start(): Promise<TelegramLoopback> {
+  static async start(options: TelegramLoopbackOptions = {}): Promise<TelegramLoopback> {
     let self: TelegramLoopback | undefined;
     const server = createServer((req, res) => void self?.handle(req, res));
-    self = new TelegramLoopback(server);
+    self = new TelegramLoopback(server, options);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
@@ -160,14 +176,25 @@ export class TelegramLoopback {
       setWebhook: (p) => this.updates.setWebhook(p),
       deleteWebhook: (p) => this.updates.deleteWebhook(p),
       getWebhookInfo: () => this.updates.webhookInfo(),
-      setMyCommands: () => true,
+      setMyCommands: (p) => {
+        const commands = typeof p.commands === 'string' ? (JSON.parse(p.commands) as unknown) : p.commands;
+        if (!Array.isArray(commands) || commands.length > 100) throw badRequest('commands must be an array of at most 100 BotCommand');
+        for (const c of commands as Array<{ command?: unknown; description?: unknown }>) {
+          if (typeof c.command !== 'string' || !/^[a-z0-9_]{1,32}$/.test(c.command)) throw badRequest('BOT_COMMAND_INVALID');
+          if (typeof c.description !== 'string' || c.description.length < 1 || c.description.length > 256) throw badRequest('BOT_COMMAND_DESCRIPTION_INVALID');
+        }
+        this.myCommands = commands as Array<{ command: string; description: string }>;
+        return true;
+      },
       sendChatAction: (p) => (this.chatOf(p), true),
       sendMessage: (p) => {
         const { text, entities } = checkText(p.text, p.entities);
         const markup = checkMarkup(p.reply_markup);
         const chatId = this.chatOf(p);
         const thread = typeof p.message_thread_id === 'number' ? { message_thread_id: p.message_thread_id, is_topic_message: true } : {};
-        return wire(this.store(chatId, 'private', this.botUser, text, { ...(entities ? { entities } : {}), ...(markup ? { reply_markup: markup } : {}), ...thread }));
+        const quoted = (p.reply_parameters as { message_id?: unknown } | undefined)?.message_id;
+        const reply = typeof quoted === 'number' ? { reply_to_message_id: quoted } : {};
+        return wire(this.store(chatId, 'private', this.botUser, text, { ...(entities ? { entities } : {}), ...(markup ? { reply_markup: markup } : {}), ...thread, ...reply }));
       },
       editMessageText: (p) => {
         const message = this.botMessage(p);

@@ -30,4 +30,12 @@ describe(loadChannelsConfig.name, () => {
     expect(message).toMatch(/ALFRED_TELEGRAM_ALLOW/);
     expect(message).not.toContain(bad);
   });
+
+  it('should refuse an http:// webhook URL, which Telegram never calls, and take an https:// one', () => {
+    expect(() => loadChannelsConfig({ TELEGRAM_BOT_TOKEN: token, ALFRED_TELEGRAM_WEBHOOK_URL: 'http://alfred.example.com' })).toThrow(
+      /ALFRED_TELEGRAM_WEBHOOK_URL.*https:\/\/ URLs only/s,
+    );
+    expect(() => loadChannelsConfig({ ALFRED_TELEGRAM_WEBHOOK_URL: 'ftp://alfred.example.com' })).toThrow(ConfigError);
+    expect(loadChannelsConfig({ ALFRED_TELEGRAM_WEBHOOK_URL: 'https://alfred.example.com/base' }).ALFRED_TELEGRAM_WEBHOOK_URL).toBe('https://alfred.example.com/base');
+  });
 });

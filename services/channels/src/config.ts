@@ -46,11 +46,20 @@ export const channelsEnv = {
    * The gateway's public https base URL: set, Telegram delivers updates by webhook to
    * `<url>/channels/telegram/<tenant>/webhook`; unset, the service long-polls.
    */
-  ALFRED_TELEGRAM_WEBHOOK_URL: envHelpers.url(/^https?$/).optional(),
+  ALFRED_TELEGRAM_WEBHOOK_URL: z
+    .string()
+    .refine((v) => /^https:\/\//i.test(v), 'Telegram delivers webhooks to https:// URLs only; put Alfred behind a TLS proxy (or unset it to long-poll)')
+    .pipe(envHelpers.url(/^https$/))
+    .optional(),
   /** Long-poll wait per getUpdates call, seconds. */
   ALFRED_TELEGRAM_POLL_TIMEOUT_S: int(0, 50, 25),
   /** Least time between two edits of a streaming reply (Telegram allows about one message per second per chat). */
   ALFRED_TELEGRAM_EDIT_INTERVAL_MS: int(100, 60_000, 1_200),
+  /**
+   * The longest a reply's first message waits for its first sentence ("typing…" shows meanwhile): the first
+   * message is what the phone's notification shows, so it should say something.
+   */
+  ALFRED_TELEGRAM_FIRST_MESSAGE_MS: int(0, 30_000, 2_000),
   /** The longest flood-control wait (429 retry_after) one call sits out before it fails. */
   ALFRED_TELEGRAM_MAX_RETRY_AFTER_S: int(1, 3_600, 120),
   /** Updates handled at once (a turn holds its update until the reply is out). */

@@ -16,6 +16,7 @@ export const API_VERSION: string = (() => {
 export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; description: string }> = [
   { path: '/health', methods: ['GET'], description: 'Health check' },
   { path: '/metrics', methods: ['GET'], description: 'Prometheus metrics of this gateway process (API key required)' },
+  { path: '/metrics/history', methods: ['GET'], description: "This gateway's last hour of request rate, errors and latency, from the same counters (API key required)" },
   { path: '/openapi.json', methods: ['GET'], description: 'OpenAPI 3.1 document of this API, generated from its zod contracts' },
   { path: '/memories', methods: ['GET', 'POST', 'DELETE'], description: 'Memory management' },
   { path: '/memories/batch', methods: ['POST'], description: 'Create many memories' },
@@ -57,8 +58,9 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
   { path: '/sessions/{id}/confirm', methods: ['POST'], description: 'Answer a confirmation request of a running turn' },
   { path: '/agents', methods: ['GET', 'POST'], description: 'Named agents (alfred always exists)' },
   { path: '/agents/{name}', methods: ['GET', 'PATCH', 'DELETE'], description: 'One agent; DELETE needs ?confirm={name} and removes its data' },
-  { path: '/agents/{agent}/files/{file}', methods: ['GET'], description: 'An agent file (user, soul, memory); the path agent overrides X-Alfred-Agent' },
+  { path: '/agents/{agent}/files/{file}', methods: ['GET', 'PUT'], description: 'An agent file (user, soul, memory); PUT edits USER.md or SOUL.md from expected_version (409 with the newer text when it moved)' },
   { path: '/agents/{agent}/files/{file}/history', methods: ['GET'], description: 'Every version of an agent file' },
-  { path: '/agents/{agent}/files/{file}/restore', methods: ['POST'], description: 'Restore an earlier version' },
+  { path: '/agents/{agent}/files/{file}/history/{version}', methods: ['GET'], description: 'One kept version of an agent file, with its text' },
+  { path: '/agents/{agent}/files/{file}/restore', methods: ['POST'], description: 'Restore an earlier version (optionally only from expected_version)' },
   { path: '/channels/telegram/{tenant}/webhook', methods: ['POST'], description: "Telegram's webhook (set by the channels service when ALFRED_TELEGRAM_WEBHOOK_URL is set; authenticated by the webhook secret, not an API key)" },
 ];

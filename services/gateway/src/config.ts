@@ -38,6 +38,8 @@ export const gatewayEnvSchema = z.object({
   ALFRED_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   /** How long /health and /health/ready wait for each service's answer before counting it down. */
   ALFRED_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
+  /** One point of GET /metrics/history (the console's last-hour chart) per this many seconds. */
+  ALFRED_METRICS_HISTORY_STEP_S: z.coerce.number().int().min(1).max(300).default(10),
 });
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 

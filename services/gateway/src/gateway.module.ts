@@ -24,6 +24,7 @@ import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
 import { installHttpMetrics } from './http/http-metrics.js';
+import { RequestHistory } from './http/request-history.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
@@ -43,7 +44,7 @@ function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number }): DynamicModule {
+  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number; historyStepMs: number }): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
@@ -52,6 +53,7 @@ export class GatewayModule {
         { provide: LOGGER, useValue: deps.logger },
         { provide: ScopedCredentials, useValue: deps.credentials },
         { provide: HEALTH_TIMEOUT_MS, useValue: deps.healthTimeoutMs },
+        { provide: RequestHistory, useValue: new RequestHistory(deps.historyStepMs) },
         CredentialHandlers,
       ],
     };
@@ -81,7 +83,7 @@ export async function createGatewayApp(
     routerOptions: { ignoreTrailingSlash: true },
   });
   const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, config.ALFRED_CREDENTIAL_TTL_MS);
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS }), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS, historyStepMs: config.ALFRED_METRICS_HISTORY_STEP_S * 1000 }), adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,

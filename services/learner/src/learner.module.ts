@@ -8,6 +8,7 @@ import { SecretGuard } from '#content-safety';
 import { createLlmClient } from '#llm';
 import type { ServiceDefinition } from '#runtime';
 import { AGENT_FILE_STORE, LearnerHandlers } from './handlers/learner.handlers.js';
+import { AgentFileEdits } from './agent-file-edits.js';
 import { LearnerService } from './learner.service.js';
 
 export const learnerEnvSchema = z.object({
@@ -37,6 +38,11 @@ export class LearnerModule {
               requireModel: config.ALFRED_REQUIRE_MODEL,
               secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
             }),
+        },
+        {
+          provide: AgentFileEdits,
+          inject: [AGENT_FILE_STORE],
+          useFactory: (files: AgentFileStore) => new AgentFileEdits(files, new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
         },
         {
           provide: 'AGENT_FILE_STORE_CLOSER',

@@ -62,7 +62,7 @@ export class LearnerService {
       changes = [`added under "${OBSERVATIONS_HEADER}": ${observation}`];
     }
     const base = await this.ensureBaseVersion(scope, target, current.version, current.content);
-    const version = await this.files.write(scope, target, content, { reason: `learn: ${observation.slice(0, 200)}`, expectedVersion: base });
+    const version = await this.files.write(scope, target, content, { reason: `learn: ${observation.slice(0, 200)}`, expectedVersion: base, writer: { via: 'learn' } });
     return { status: 'updated', file, changes, backup_created: `${file}@v${base}`, version };
   }
 

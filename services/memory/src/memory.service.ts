@@ -21,6 +21,10 @@ import { toMemory, type MemoryRecord, type MemoryRepository } from './memory.rep
 import { trustOf, writtenBy } from './provenance/provenance-fields.js';
 import { MemoryWriteGuard } from './safety/memory-write.guard.js';
 
+/** Memories a tag-prefix list looks at (in the list's order), and the pages it reads them in. */
+const TAG_PREFIX_CAP = 5_000;
+const LIST_PAGE = 100;
+
 export interface MemoryServiceOptions {
   /** The secret check every text passes before it is stored (refused or redacted per tenant). */
   readonly guard?: MemoryWriteGuard;
@@ -136,13 +140,27 @@ export class MemoryService {
     };
   }
 
-  /** A page of the scope's memories; provenance and trust filters are conditions of the same query. */
+  /**
+   * A page of the scope's memories; provenance and trust filters are conditions of the same query. A tag prefix is
+   * matched here (the stores match whole tags), over the scope's first TAG_PREFIX_CAP memories in the list's order.
+   */
   async list(scope: Scope, query: MemoryListQuery) {
-    const { records, total } = await this.repo.list(scope, query);
+    const { records, total } = query.tag_prefix === undefined ? await this.repo.list(scope, query) : await this.byTagPrefix(scope, query, query.tag_prefix);
     return {
       memories: records.map((r) => toMemory(scope, r)),
       pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + records.length < total },
     };
+  }
+
+  private async byTagPrefix(scope: Scope, query: MemoryListQuery, prefix: string): Promise<{ records: MemoryRecord[]; total: number }> {
+    const p = prefix.toLowerCase();
+    const matching: MemoryRecord[] = [];
+    for (let offset = 0; offset < TAG_PREFIX_CAP; offset += LIST_PAGE) {
+      const page = await this.repo.list(scope, { ...query, limit: LIST_PAGE, offset });
+      matching.push(...page.records.filter((r) => r.tags.some((t) => t.toLowerCase().startsWith(p))));
+      if (page.records.length < LIST_PAGE) break;
+    }
+    return { records: matching.slice(query.offset, query.offset + query.limit), total: matching.length };
   }
 
   async history(scope: Scope, id: string) {

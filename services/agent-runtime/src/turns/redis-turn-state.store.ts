@@ -3,13 +3,17 @@ import { createRedis } from '#redis';
 import type { Scope } from '#contracts';
 import { key, type AnswerOutcome, type CurrentTurn, type PendingConfirmation, type TurnStateStore } from './turn-state.store.js';
 
-/** KEYS: confirmation hash. ARGV: answer ('1'/'0'). Returns turn id, '' when unknown, '!' when answered before. */
+/**
+ * KEYS: confirmation hash. ARGV: answer ('1'/'0', or 'x:<reason>' to close it unanswered). Returns the turn id,
+ * '' when unknown, '!' followed by the earlier answer when there was one.
+ */
 const ANSWER = `
 local turn = redis.call('HGET', KEYS[1], 'turn_id')
 if not turn then return '' end
-if redis.call('HSETNX', KEYS[1], 'answer', ARGV[1]) == 0 then return '!' end
+if redis.call('HSETNX', KEYS[1], 'answer', ARGV[1]) == 0 then return '!' .. redis.call('HGET', KEYS[1], 'answer') end
 return turn
 `;
+const CLOSED = 'x:';
 
 const CLEAR = `
 local cur = redis.call('GET', KEYS[1])
@@ -58,13 +62,18 @@ export class RedisTurnStateStore implements TurnStateStore {
     const k = this.k('confirm', `${key(scope, sessionId)}:${requestId}`);
     const res = (await this.redis.eval(ANSWER, 1, k, approve ? '1' : '0')) as string;
     if (res === '') return 'unknown';
-    if (res === '!') return 'answered';
+    if (res.startsWith(`!${CLOSED}`)) return { closed: res.slice(1 + CLOSED.length) };
+    if (res.startsWith('!')) return 'answered';
     return { turn_id: res };
   }
 
   async answerOf(scope: Scope, sessionId: string, requestId: string): Promise<boolean | undefined> {
     const v = await this.redis.hget(this.k('confirm', `${key(scope, sessionId)}:${requestId}`), 'answer');
-    return v === null ? undefined : v === '1';
+    return v === null || v.startsWith(CLOSED) ? undefined : v === '1';
+  }
+
+  async closeConfirmation(scope: Scope, sessionId: string, requestId: string, reason: string): Promise<void> {
+    await this.redis.eval(ANSWER, 1, this.k('confirm', `${key(scope, sessionId)}:${requestId}`), `${CLOSED}${reason}`);
   }
 
   async close(): Promise<void> {

@@ -108,6 +108,9 @@ export class TurnCoordinator {
     const outcome = await this.turnState.answer(scope, sessionId, requestId, approve);
     if (outcome === 'unknown') throw new AlfredError(ErrorCode.NotFound, `no confirmation ${requestId} is waiting on session ${sessionId}`);
     if (outcome === 'answered') throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} was already answered`);
+    if ('closed' in outcome) {
+      throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} is no longer open: ${closedWhy(outcome.closed)}`, { request_id: requestId, closed: outcome.closed });
+    }
     await this.bus.emit(TurnTopics.control, { kind: 'confirm', turn_id: outcome.turn_id, request_id: requestId, approve });
     return { request_id: requestId, approve, turn_id: outcome.turn_id, worker: this.options.worker };
   }
@@ -213,8 +216,13 @@ export class TurnCoordinator {
         resolve(outcome);
       };
       const answered = (approve: boolean) => finish(approve ? 'approved' : 'declined');
-      const onAbort = () => finish('stopped');
-      const timer = setTimeout(() => finish('timeout'), this.options.confirmTimeoutMs);
+      // Unanswered, the request is closed in the shared state too, so a late answer is refused instead of acknowledged.
+      const unanswered = (outcome: 'stopped' | 'timeout', why: string) => {
+        finish(outcome);
+        void this.turnState.closeConfirmation(req.scope, req.sessionId, requestId, why).catch(() => undefined);
+      };
+      const onAbort = () => unanswered('stopped', String(local.controller.signal.reason));
+      const timer = setTimeout(() => unanswered('timeout', 'timeout'), this.options.confirmTimeoutMs);
       // The control topic is at-most-once: the stored answer is the record, polled in case a signal was missed.
       const poll = setInterval(() => {
         void this.turnState.answerOf(req.scope, req.sessionId, requestId).then((a) => a !== undefined && answered(a), () => undefined);
@@ -223,4 +231,11 @@ export class TurnCoordinator {
       local.controller.signal.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** Why a confirmation stopped waiting, as the refusal of a late answer says it. */
+function closedWhy(reason: string): string {
+  if (reason === 'timeout') return 'nobody answered in time and the agent went on without it';
+  if (reason === StopReason.Cancelled) return 'its turn was cancelled';
+  return `its turn stopped (${reason})`;
 }

@@ -34,6 +34,18 @@ export function turnStateContract(make: () => Promise<{ store: TurnStateStore; d
     expect(await fx.store.answer({ ...scope, agent: 'other' }, 's1', 'confirm-x', true)).toBe('unknown');
   });
 
+  it('should refuse an answer, with the reason, once the turn stopped waiting; an answered request stays answered', async () => {
+    await fx.store.openConfirmation(scope, 's3', { request_id: 'confirm-y', turn_id: 'turn-a', skill: 'recall' }, 10_000);
+    await fx.store.closeConfirmation(scope, 's3', 'confirm-y', 'cancelled');
+    expect(await fx.store.answer(scope, 's3', 'confirm-y', true)).toEqual({ closed: 'cancelled' });
+    expect(await fx.store.answerOf(scope, 's3', 'confirm-y')).toBeUndefined();
+    await fx.store.openConfirmation(scope, 's3', { request_id: 'confirm-z', turn_id: 'turn-a', skill: 'recall' }, 10_000);
+    expect(await fx.store.answer(scope, 's3', 'confirm-z', false)).toEqual({ turn_id: 'turn-a' });
+    await fx.store.closeConfirmation(scope, 's3', 'confirm-z', 'cancelled');
+    expect(await fx.store.answerOf(scope, 's3', 'confirm-z')).toBe(false);
+    expect(await fx.store.answer(scope, 's3', 'confirm-z', true)).toBe('answered');
+  });
+
   it('should flag a cancel request for a turn', async () => {
     expect(await fx.store.cancelRequested('turn-a')).toBe(false);
     await fx.store.requestCancel('turn-a', 10_000);

@@ -11,7 +11,8 @@ export interface PendingConfirmation {
   readonly skill: string;
 }
 
-export type AnswerOutcome = { readonly turn_id: string } | 'unknown' | 'answered';
+/** The first answer wins; a request its turn stopped waiting for is `closed` with why (cancelled, timeout…). */
+export type AnswerOutcome = { readonly turn_id: string } | 'unknown' | 'answered' | { readonly closed: string };
 
 /**
  * What every instance must see of running turns (the worker running a turn may not be the one a cancel or a
@@ -28,6 +29,8 @@ export interface TurnStateStore {
   /** Records the answer once: a second answer is `answered`, an unknown request `unknown`. */
   answer(scope: Scope, sessionId: string, requestId: string, approve: boolean): Promise<AnswerOutcome>;
   answerOf(scope: Scope, sessionId: string, requestId: string): Promise<boolean | undefined>;
+  /** The turn stopped waiting (it ended, or the request timed out): a later answer is refused with the reason. */
+  closeConfirmation(scope: Scope, sessionId: string, requestId: string, reason: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,8 +66,9 @@ export class MemoryTurnStateStore implements TurnStateStore {
   async answer(scope: Scope, sessionId: string, requestId: string, approve: boolean): Promise<AnswerOutcome> {
     const k = `confirm:${key(scope, sessionId)}:${requestId}`;
     const entry = this.entries.get(k);
-    const pending = this.get(k) as (PendingConfirmation & { answer: boolean | null }) | undefined;
+    const pending = this.get(k) as (PendingConfirmation & { answer: boolean | null; closed?: string }) | undefined;
     if (!pending || !entry) return 'unknown';
+    if (pending.closed !== undefined) return { closed: pending.closed };
     if (pending.answer !== null) return 'answered';
     entry.value = { ...pending, answer: approve };
     return { turn_id: pending.turn_id };
@@ -73,6 +77,12 @@ export class MemoryTurnStateStore implements TurnStateStore {
   async answerOf(scope: Scope, sessionId: string, requestId: string): Promise<boolean | undefined> {
     const pending = this.get(`confirm:${key(scope, sessionId)}:${requestId}`) as { answer: boolean | null } | undefined;
     return pending?.answer ?? undefined;
+  }
+
+  async closeConfirmation(scope: Scope, sessionId: string, requestId: string, reason: string): Promise<void> {
+    const entry = this.entries.get(`confirm:${key(scope, sessionId)}:${requestId}`);
+    const pending = entry?.value as { answer: boolean | null; closed?: string } | undefined;
+    if (entry && pending && pending.answer === null && pending.closed === undefined) entry.value = { ...pending, closed: reason };
   }
 
   async close(): Promise<void> {

@@ -48,7 +48,8 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
     if (text.startsWith('/')) return reply(ctx, conv, { text: `I do not know ${text.split(/\s/)[0]}.\n\n${HELP}` });
     const job = deps.jobOf(ctx.update.update_id);
     // A refusal (an agent that does not exist, a session gone) is told; the reply itself is the relay's.
-    const refused = await refusalAsReply(async () => (await deps.relay.run({ updateId: ctx.update.update_id, conv, text, ...job }), undefined));
+    const run = { updateId: ctx.update.update_id, messageId: ctx.message.message_id, conv, text, ...job };
+    const refused = await refusalAsReply(async () => (await deps.relay.run(run), undefined));
     if (refused) await reply(ctx, conv, refused);
   });
   bot.on('message', (ctx) => reply(ctx, convOf(ctx), { text: 'I can read text messages only, for now.' }));
@@ -72,7 +73,8 @@ async function admit(ctx: Context, deps: BotHandlerDeps): Promise<Conversation |
 function callOf(ctx: Context, deps: BotHandlerDeps, convOf: ConvOf): CommandCall {
   const conv = convOf(ctx);
   const args = typeof ctx.match === 'string' ? ctx.match : '';
-  return { conv, userId: ctx.from!.id, args, context: deps.jobOf(ctx.update.update_id).context, busy: deps.relay.isBusy(conv.key) };
+  const busy = deps.relay.isBusy(conv.key);
+  return { conv, userId: ctx.from!.id, args, context: deps.jobOf(ctx.update.update_id).context, busy, idle: (ms) => deps.relay.idle(conv.key, ms) };
 }
 
 function installCommands(bot: Bot, deps: BotHandlerDeps, convOf: ConvOf): void {

@@ -13,7 +13,12 @@ export interface CommandCall {
   readonly context: MessageContext;
   /** True while a turn of this chat runs here. */
   readonly busy: boolean;
+  /** Waits up to `ms` for that turn to end (a command sent as an answer ends need not be refused); true when it did. */
+  readonly idle: (ms: number) => Promise<boolean>;
 }
+
+/** How long /new and /compact wait for a turn that is about to end before refusing. */
+const IDLE_WAIT_MS = 3_000;
 
 /** A reply: plain text, optionally with inline buttons. */
 export interface CommandReply {
@@ -21,17 +26,20 @@ export interface CommandReply {
   readonly buttons?: ReadonlyArray<{ readonly text: string; readonly data: string }>;
 }
 
-export const HELP = [
-  'Talk to me and your agent answers. Commands:',
-  '/new — start a new conversation',
-  '/agent NAME — talk to another agent (/agent alone lists them)',
-  '/compact — summarise this conversation to free context',
-  '/remember TEXT — store a memory',
-  '/forget — forget what /remember stored last; /forget TEXT — choose memories to forget',
-  '/status — agent, session and what is running',
-  '/cancel — stop the reply being written',
-  '/id — your Telegram user id',
-].join('\n');
+/** The bot's commands as Telegram's command menu lists them (setMyCommands) and /help explains them. */
+export const BOT_COMMANDS: ReadonlyArray<{ readonly command: string; readonly description: string; readonly usage?: string }> = [
+  { command: 'new', description: 'start a new conversation' },
+  { command: 'agent', description: 'talk to another agent (/agent alone lists them)', usage: '/agent NAME' },
+  { command: 'compact', description: 'summarise this conversation to free context' },
+  { command: 'remember', description: 'store a memory', usage: '/remember TEXT' },
+  { command: 'forget', description: 'forget what /remember stored last; /forget TEXT — choose memories to forget' },
+  { command: 'status', description: 'agent, session and what is running' },
+  { command: 'cancel', description: 'stop the reply being written' },
+  { command: 'id', description: 'your Telegram user id' },
+  { command: 'help', description: 'what I can do' },
+];
+
+export const HELP = ['Talk to me and your agent answers. Commands:', ...BOT_COMMANDS.map((c) => `${c.usage ?? `/${c.command}`} — ${c.description}`)].join('\n');
 
 /** Button data of a /forget candidate: `fg:<nonce>:<index>`. */
 export const FORGET_DATA = /^fg:([0-9a-f]{8}):(\d{1,2})$/;
@@ -45,7 +53,7 @@ export class Commands {
   ) {}
 
   async new(c: CommandCall): Promise<CommandReply> {
-    if (c.busy) return { text: '⏳ A reply is still being written; /cancel it first.' };
+    if (c.busy && !(await c.idle(IDLE_WAIT_MS))) return { text: '⏳ A reply is still being written; /cancel it first.' };
     const session = await this.conversations.startSession(c.conv, c.context);
     return { text: `🆕 New conversation with ${c.conv.state.agent} (session ${session.id}).` };
   }
@@ -67,7 +75,7 @@ export class Commands {
   }
 
   async compact(c: CommandCall): Promise<CommandReply> {
-    if (c.busy) return { text: '⏳ A reply is still being written; compact after it.' };
+    if (c.busy && !(await c.idle(IDLE_WAIT_MS))) return { text: '⏳ A reply is still being written; compact after it.' };
     const session = await this.conversations.sessionOf(c.conv, c.context);
     const r = await this.bus.request(CompactorRoutes.compact, { scope: c.conv.scope, session_id: session.id }, { context: c.context, timeoutMs: 180_000 });
     const n = (x: number) => x.toLocaleString('en-US');

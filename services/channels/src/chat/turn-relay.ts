@@ -11,10 +11,13 @@ import { ReplyStream } from '../telegram/reply-stream.js';
 import type { Confirmations } from './confirmations.js';
 import type { Conversation, Conversations } from './conversations.js';
 import { Typing } from './typing.js';
+import { sleep } from '../sleep.js';
 
 /** One chat message that becomes an agent turn. */
 export interface TurnRequest {
   readonly updateId: number;
+  /** The chat message the turn answers (a queued one is answered as a reply to it). */
+  readonly messageId?: number;
   readonly conv: Conversation;
   readonly text: string;
   readonly context: MessageContext;
@@ -32,18 +35,26 @@ export class TurnAbandoned extends Error {
   }
 }
 
-export const BUSY_TEXT = '⏳ I am still answering your previous message. Wait for that reply, or send /cancel to stop it.';
+export const QUEUED_TEXT = '📥 Got it. I will answer this right after the current reply (/cancel stops that one).';
+/** Said when a message waited for the chat's running turn (on another instance) longer than anyone would. */
+export const NOT_TAKEN_TEXT = '⚠️ This message was not taken: the previous answer is still running after 10 minutes. Send it again later, or /cancel.';
+/** The longest a message waits for a turn that another instance runs on its session. */
+const QUEUE_WAIT_MS = 10 * 60_000;
+const QUEUE_POLL_MS = [250, 500, 1_000, 2_000] as const;
 
 const newTurnId = () => `turn-${randomUUID().replaceAll('-', '')}`;
 
 /**
  * Runs chat messages as agent turns through the turn routes and their event topic, as the gateway's SSE endpoint
- * does, and streams each reply into the chat. One turn per chat at a time. The update record makes a redelivered
- * update resume: a turn that already wrote its result is answered from the session, one still running elsewhere
- * is followed, one that died is run again, and the reply keeps its messages.
+ * does, and streams each reply into the chat. One turn per chat at a time: a message that arrives while one runs
+ * (or while its reply is being finished) is queued, told so, and answered next. The update record makes a
+ * redelivered update resume: a turn that already wrote its result is answered from the session, one still running
+ * elsewhere is followed, one that died is run again, and the reply keeps its messages.
  */
 export class TurnRelay {
   private readonly active = new Set<string>();
+  /** Per chat, the last queued or running message's handling: the next one starts when it ends. */
+  private readonly tails = new Map<string, Promise<void>>();
 
   constructor(
     private readonly bus: Bus,
@@ -51,18 +62,40 @@ export class TurnRelay {
     private readonly store: ChannelStore,
     private readonly conversations: Conversations,
     private readonly confirmations: Confirmations,
-    private readonly options: { readonly editIntervalMs: number },
+    private readonly options: { readonly editIntervalMs: number; readonly firstMessageMs: number },
     private readonly logger: Logger,
   ) {}
 
-  /** True while a turn of this chat runs in this instance. */
+  /** True while a turn of this chat runs in this instance (its reply may still be getting its last edit after). */
   isBusy(chatKey: string): boolean {
     return this.active.has(chatKey);
   }
 
+  /** Waits up to `ms` for the chat's running turn to end; true when none runs any more. */
+  async idle(chatKey: string, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (this.active.has(chatKey) && Date.now() < deadline) await sleep(Math.min(50, deadline - Date.now()));
+    return !this.active.has(chatKey);
+  }
+
+  /** Runs the message's turn now, or after the chat's running and queued ones (saying so, and letting the next update in). */
   async run(req: TurnRequest): Promise<void> {
     const key = req.conv.key;
-    if (this.active.has(key)) return this.refuse(req, BUSY_TEXT);
+    const before = this.tails.get(key);
+    const mine = (before ?? Promise.resolve()).catch(() => undefined).then(() => this.runNow(req));
+    const tail = mine.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => this.tails.get(key) === tail && this.tails.delete(key));
+    if (before) {
+      req.admitted();
+      await this.tellQueued(req);
+    }
+    return mine;
+  }
+
+  private async runNow(req: TurnRequest): Promise<void> {
+    if (req.signal.aborted) throw new TurnAbandoned();
+    const key = req.conv.key;
     this.active.add(key);
     try {
       const record = await this.store.getUpdate(req.updateId);
@@ -101,8 +134,22 @@ export class TurnRelay {
     return this.start(req, { ...record, turn_id: newTurnId() }, record.turn_id);
   }
 
-  /** Starts the turn (listening first: its first event may beat the reply); a turn still running under `earlier` is followed instead. */
+  /**
+   * Starts the turn (listening first: its first event may beat the reply); a turn still running under `earlier` is
+   * followed instead. A turn of another update holding the session (run by another instance) is waited for.
+   */
   private async start(req: TurnRequest, record: UpdateRecord, earlier?: string): Promise<Begun | undefined> {
+    const deadline = Date.now() + QUEUE_WAIT_MS;
+    for (let attempt = 0; ; attempt++) {
+      const begun = await this.startOnce(req, record, earlier, Date.now() < deadline);
+      if (begun !== 'busy') return begun;
+      if (attempt === 0) await this.tellQueued(req);
+      await sleep(QUEUE_POLL_MS[Math.min(attempt, QUEUE_POLL_MS.length - 1)]!, req.signal);
+      if (req.signal.aborted) throw new TurnAbandoned();
+    }
+  }
+
+  private async startOnce(req: TurnRequest, record: UpdateRecord, earlier: string | undefined, mayWait: boolean): Promise<Begun | undefined | 'busy'> {
     const scope: Scope = this.conversations.scopeOf(record.agent!);
     const events = await this.bus.listen(TurnTopics.events, { key: record.turn_id! });
     let credential: string | undefined;
@@ -119,8 +166,9 @@ export class TurnRelay {
         return { record: { ...record, turn_id: earlier }, events: await this.bus.listen(TurnTopics.events, { key: earlier }), attached: true };
       }
       if (running !== undefined && earlier !== undefined) throw err; // another turn holds the session: try again later
+      if (running !== undefined && mayWait) return 'busy';
       if (!isAlfredError(err) || err.status >= 500 && err.code !== ErrorCode.ModelNotConfigured) throw err;
-      await this.refuse(req, running !== undefined ? BUSY_TEXT : `⚠️ ${err.message}`, record);
+      await this.refuse(req, running !== undefined ? NOT_TAKEN_TEXT : `⚠️ ${err.message}`, record);
       return undefined;
     }
     await this.save(req, record);
@@ -145,12 +193,19 @@ export class TurnRelay {
           newRound = false;
         } else if (e.type === 'tool_call') newRound = true;
         else if (e.type === 'message') final = e.text;
-        else if (e.type === 'confirmation_request') asked.push(await this.confirmations.ask(req.conv, record, e));
+        else if (e.type === 'confirmation_request') {
+          // What the agent wrote so far stays above the buttons; what it writes after goes below them.
+          await reply.seal();
+          newRound = false;
+          asked.push(await this.confirmations.ask(req.conv, record, e));
+        }
         else if (e.type === 'error') failure = e.error;
       }
     } finally {
       typing.stop();
       req.signal.removeEventListener('abort', abandon);
+      // The turn is over: commands that wait for it (/new, /compact) may go on while the reply gets its last edit.
+      this.active.delete(req.conv.key);
     }
     if (req.signal.aborted) throw new TurnAbandoned();
     await this.confirmations.expire(req.conv, asked);
@@ -164,9 +219,17 @@ export class TurnRelay {
   private reply(req: TurnRequest, record: UpdateRecord): ReplyStream {
     return new ReplyStream(this.api, req.conv.chat, {
       intervalMs: this.options.editIntervalMs,
+      firstMessageMs: this.options.firstMessageMs,
       messageIds: record.reply_message_ids,
-      onMessage: (ids) => this.save(req, { ...record, reply_message_ids: ids }),
+      sealed: record.reply_sealed,
+      onMessage: (ids, sealed) => this.save(req, { ...record, reply_message_ids: ids, reply_sealed: sealed }),
     });
+  }
+
+  /** Tells the sender their message waits for the answer being written (as a reply to it, so it is clear which). */
+  private async tellQueued(req: TurnRequest): Promise<void> {
+    const quote = req.messageId === undefined ? {} : { reply_parameters: { message_id: req.messageId, allow_sending_without_reply: true } };
+    await this.api.sendMessage(req.conv.chat.chatId, QUEUED_TEXT, { ...threadParams(req.conv.chat), ...quote }).catch((err: unknown) => this.logger.warn({ err }, 'could not say that a message was queued'));
   }
 
   private async refuse(req: TurnRequest, text: string, record?: UpdateRecord): Promise<void> {

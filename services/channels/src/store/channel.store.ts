@@ -30,6 +30,8 @@ export interface UpdateRecord {
   readonly version_before?: number;
   /** The bot's reply messages so far (a resumed turn edits these instead of sending new ones). */
   readonly reply_message_ids?: readonly number[];
+  /** How many of those hold text written before a confirmation (a resumed reply leaves them as they are). */
+  readonly reply_sealed?: number;
 }
 
 /**

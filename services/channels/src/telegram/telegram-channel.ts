@@ -3,7 +3,7 @@ import type { Bus } from '#bus';
 import type { Logger } from '#logging';
 import { AccessList } from '../chat/access.js';
 import { installBotHandlers } from '../chat/bot-handlers.js';
-import { Commands } from '../chat/commands.js';
+import { BOT_COMMANDS, Commands } from '../chat/commands.js';
 import { Confirmations } from '../chat/confirmations.js';
 import { Conversations } from '../chat/conversations.js';
 import { TurnRelay } from '../chat/turn-relay.js';
@@ -50,7 +50,7 @@ export class TelegramChannel {
     const conversations = new Conversations(bus, store, config.ALFRED_TELEGRAM_TENANT, botId);
     const access = new AccessList(config.ALFRED_TELEGRAM_ALLOW ?? new Map(), config.ALFRED_TELEGRAM_DEFAULT_AGENT);
     const confirmations = new Confirmations(bus, this.bot.api, conversations);
-    const relay = new TurnRelay(bus, this.bot.api, store, conversations, confirmations, { editIntervalMs: config.ALFRED_TELEGRAM_EDIT_INTERVAL_MS }, logger);
+    const relay = new TurnRelay(bus, this.bot.api, store, conversations, confirmations, { editIntervalMs: config.ALFRED_TELEGRAM_EDIT_INTERVAL_MS, firstMessageMs: config.ALFRED_TELEGRAM_FIRST_MESSAGE_MS }, logger);
     installBotHandlers(this.bot, { access, conversations, confirmations, relay, commands: new Commands(bus, conversations, access), jobOf: this.worker.jobOf });
   }
 
@@ -82,6 +82,8 @@ export class TelegramChannel {
     for (let attempt = 0; !this.stopping.signal.aborted; attempt++) {
       try {
         if (!this.bot.isInited()) await this.bot.init();
+        // Telegram's command menu (the "/" button) lists these; without it a user must know them by heart.
+        await this.bot.api.setMyCommands(BOT_COMMANDS.map(({ command, description }) => ({ command, description: description.slice(0, 256) })));
         if (!working) await this.worker.start();
         working = true;
         await this.receive();

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { AgentFileRestoreBody, AgentName, AgentRoutes, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind, type Scope } from '#contracts';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
+import { AgentFileRestoreBody, AgentFileWriteBody, AgentName, EditableAgentFile, AgentRoutes, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind, type Scope } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { AgentNotScoped } from '../http/agent-scope.js';
@@ -37,12 +37,30 @@ export class AgentFilesController {
     return this.bus.request(LearnerRoutes.fileHistory, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
   }
 
+  @Get('history/:version')
+  async version(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Param('version') raw: string) {
+    const kind = fileKind(file);
+    const version = Number(raw);
+    if (!/^[1-9]\d{0,8}$/.test(raw)) throw new AlfredError(ErrorCode.NotFound, `${agentFileName[kind]} has no version ${raw}`, { file: kind, version: raw });
+    return this.bus.request(LearnerRoutes.fileVersion, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
+  }
+
   @Post('restore')
   @HttpCode(200)
   async restore(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {
-    const { version } = parseInput(AgentFileRestoreBody, body);
+    const { version, expected_version } = parseInput(AgentFileRestoreBody, body);
     const kind = fileKind(file);
-    return this.bus.request(LearnerRoutes.fileRestore, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
+    const scope = await this.scope(c, agent);
+    return this.bus.request(LearnerRoutes.fileRestore, { scope, file: kind, version, expected_version, writer: c.writer }, { context: c.context });
+  }
+
+  /** A person's edit of USER.md or SOUL.md, saved only over the version it started from. */
+  @Put()
+  async write(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string, @Body() body: unknown) {
+    const kind = parseInput(EditableAgentFile, fileKind(file));
+    const request = parseInput(AgentFileWriteBody, body);
+    const scope = await this.scope(c, agent);
+    return this.bus.request(LearnerRoutes.fileWrite, { scope, file: kind, request, writer: c.writer }, { context: c.context });
   }
 
   /** The path's agent, which must exist (its files go with it). */

@@ -3,6 +3,7 @@ import {
   AgentCreateBody,
   AgentDeleteQuery,
   AgentFileRestoreBody,
+  AgentFileWriteBody,
   AgentName,
   AgentPatchBody,
   AgentRoutes,
@@ -28,6 +29,7 @@ import {
   ModelStatus,
   LearnBody,
   LearnerRoutes,
+  MetricsHistory,
   MemoryBatchCreateBody,
   MemoryBatchDeleteBody,
   MemoryCreateBody,
@@ -116,6 +118,7 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/health/live', summary: 'Liveness', responses: { 200: z.object({ live: z.literal(true) }) }, open: true },
   { method: 'GET', path: '/health/ready', summary: 'Readiness (the core services answer)', responses: { 200: ReadyAnswer, 503: ReadyAnswer }, open: true },
   { method: 'GET', path: '/metrics', summary: 'Prometheus metrics of this gateway process', responses: { 200: { mediaType: 'text/plain', description: 'Prometheus text exposition format 0.0.4' } } },
+  { method: 'GET', path: '/metrics/history', summary: "This gateway's last hour of request rate, 5xx rate and latency (mean, p95), one point per step, from the counters /metrics exposes", responses: { 200: MetricsHistory } },
   { method: 'GET', path: '/openapi.json', summary: 'This document', responses: { 200: { mediaType: 'application/json', description: 'OpenAPI 3.1' } }, open: true },
 
   { method: 'POST', path: '/memories', summary: 'Store a memory; the answer adds provenance (who wrote it; the optional X-Alfred-Source header names its source) and trust (the injection check: flagged with reasons, stored but left out of automatic recall)', body: MemoryCreateBody, responses: resp(MemoryRoutes.create, 201), errors: secret },
@@ -146,6 +149,8 @@ export const OPERATIONS: readonly Operation[] = [
   { method: 'GET', path: '/jobs/:id', summary: 'Status and result of async work', params: { id: JobIdParam }, responses: resp(DistillerRoutes.job) },
   { method: 'GET', path: '/agents/:agent/files/:file', summary: 'An agent file', params: agentFile, responses: resp(LearnerRoutes.fileGet) },
   { method: 'GET', path: '/agents/:agent/files/:file/history', summary: 'Every version of an agent file', params: agentFile, responses: resp(LearnerRoutes.fileHistory) },
+  { method: 'GET', path: '/agents/:agent/files/:file/history/:version', summary: 'One kept version of an agent file, with its text', params: { ...agentFile, version: z.coerce.number().int().min(1) }, responses: resp(LearnerRoutes.fileVersion) },
+  { method: 'PUT', path: '/agents/:agent/files/:file', summary: 'Edit USER.md or SOUL.md (409 with the newer text when it changed since expected_version)', params: agentFile, body: AgentFileWriteBody, responses: resp(LearnerRoutes.fileWrite), errors: { ...secret, 409: 'CONFLICT: the file changed since expected_version; details.current has the newer version and text, and nothing was saved' } },
   { method: 'POST', path: '/agents/:agent/files/:file/restore', summary: 'Restore an earlier version', params: agentFile, body: AgentFileRestoreBody, responses: resp(LearnerRoutes.fileRestore) },
 
   { method: 'POST', path: '/sessions', summary: 'Create a session', body: SessionCreateBody, responses: resp(SessionRoutes.create, 201) },

@@ -1,0 +1,32 @@
+import { diffLines } from 'diff';
+
+/** Line by line what changes from `before` to `after`: removed lines marked − (red), added + (green), the rest plain. */
+export function DiffView({ before, after, label }: { before: string; after: string; label: string }) {
+  const parts = diffLines(before, after);
+  const changed = parts.some((p) => p.added || p.removed);
+  return (
+    <pre className="diff" aria-label={label} tabIndex={0}>
+      {!changed && <span className="meta">No difference.</span>}
+      {changed &&
+        parts.map((p, i) => {
+          const lines = p.value.replace(/\n$/, '').split('\n');
+          const mark = p.added ? '+ ' : p.removed ? '− ' : '  ';
+          const text = lines.map((l) => `${mark}${l}`).join('\n') + '\n';
+          if (p.added) return <ins key={i}>{text}</ins>;
+          if (p.removed) return <del key={i}>{text}</del>;
+          return <span key={i}>{text}</span>;
+        })}
+    </pre>
+  );
+}
+
+/** How many lines a change adds and removes, for a one-line summary. */
+export function diffStat(before: string, after: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const p of diffLines(before, after)) {
+    if (p.added) added += p.count ?? 0;
+    if (p.removed) removed += p.count ?? 0;
+  }
+  return { added, removed };
+}
