@@ -5,7 +5,6 @@ import { route, ServiceName } from './route.js';
 import { InstalledFrom, InstalledKind } from './skill-origin.js';
 import { SkillPathName, SkillProblem } from './skills.js';
 
-
 /** How long a caller waits for an install or an update: the registry's git time limit (at most 4 min) plus writing. */
 export const SKILL_INSTALL_BUS_TIMEOUT_MS = 300_000;
 /** The longest time limit the registry may give git for one source. */
@@ -130,6 +129,12 @@ export type SkillUpdateResult = z.infer<typeof SkillUpdateResult>;
 /** POST /skills/update: every skill installed from `source` (every installed source when absent). */
 export const SkillSourceUpdateBody = z.strictObject({ source: SkillSourceUrl.optional(), overwrite: z.boolean().default(false) });
 export type SkillSourceUpdateBody = z.infer<typeof SkillSourceUpdateBody>;
+
+/** POST /skills/{name}/update: an empty body (or none). */
+export const SkillUpdateBody = z.strictObject({});
+
+/** DELETE /skills/{name}: without `?confirm=true`, 409 with what would be deleted. */
+export const SkillDeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
 
 /** DELETE /skills/{name} without confirmation answers 409 with this preview in the error details. */
 export const SkillDeletePreview = z.object({

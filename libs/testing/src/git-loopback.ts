@@ -13,7 +13,7 @@ const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
 /** Whether git (with `git daemon` and `git http-backend`) and openssl are here: the loopback git servers need them. */
 export function gitServersAvailable(): { available: boolean; reason?: string } {
   for (const [tool, args] of [['git', ['--version']], ['openssl', ['version']], [HTTP_BACKEND, []]] as const) {
-    const probe = spawnSync(tool, args as string[], { stdio: 'ignore', env: { PATH: '/usr/local/bin:/usr/bin:/bin', REQUEST_METHOD: 'GET' } });
+    const probe = spawnSync(tool, [...args], { stdio: 'ignore', env: { PATH: '/usr/local/bin:/usr/bin:/bin', REQUEST_METHOD: 'GET' } });
     if (probe.error) return { available: false, reason: `${tool} is missing (apt-get install git openssl)` };
   }
   return { available: true };
