@@ -1,3 +1,5 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { GitFixtures, startGitDaemon, startGitHttps, type GitServer } from '#testing';
 import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 import { firstCommit, MAX_FILE_BYTES, secondCommit } from './skills-install.fixtures.js';
@@ -129,6 +131,27 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(again.body.installed).toMatchObject([{ name: 'recall', replaced: true }]);
     expect((await b.get('/skills/recall')).body.installed_from).toMatchObject({ path: 'skills/recall' });
     expect((await a.get('/skills/recall')).body.installed_from).toBeUndefined();
+  });
+
+  it('should install through the MCP tool skills_install only once confirmed, previewing first', async () => {
+    const mcp = new McpClient({ name: 'install-e2e', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${system.url}/mcp`), { requestInit: { headers: as('key-b-0123456789abcdef') } }));
+    try {
+      const tool = (await mcp.listTools()).tools.find((t) => t.name === 'skills_install');
+      expect(tool?.annotations).toMatchObject({ openWorldHint: true });
+      const call = async (args: Record<string, unknown>) => (await mcp.callTool({ name: 'skills_install', arguments: args })) as { isError?: boolean; structuredContent?: any };
+      const preview = await call({ source, path: 'skills', skills: ['pdf-tables'] });
+      expect(preview.isError ?? false).toBe(false);
+      expect(preview.structuredContent).toMatchObject({ dry_run: true, confirm_required: true, installed: [{ name: 'pdf-tables' }], confirm_with: { confirm: true, expect_commit: c1 } });
+      expect((await b.get('/skills/pdf-tables')).status).toBe(404);
+      const done = await call(preview.structuredContent.confirm_with);
+      expect(done.structuredContent).toMatchObject({ dry_run: false, installed: [{ name: 'pdf-tables' }] });
+      expect((await b.get('/skills/pdf-tables')).body.provenance).toMatchObject({ via: 'mcp:skills_install' });
+      const stale = await call({ ...preview.structuredContent.confirm_with, expect_commit: 'f'.repeat(40) });
+      expect([stale.isError, stale.structuredContent.error.code]).toEqual([true, 'CONFLICT']);
+    } finally {
+      await mcp.close();
+    }
   });
 
   it("should update to the ref's newest commit with SKILL.md diffs, keeping outcomes, and ask for consent again", async () => {
