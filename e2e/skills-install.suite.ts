@@ -1,10 +1,11 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { GitFixtures, startGitDaemon, startGitHttps, type GitServer } from '#testing';
+import { runSkillsAddCommand, runSkillsRemoveCommand, runSkillsUpdateCommand } from '../libs/skills/src/skills-remote.command.js';
 import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 import { firstCommit, MAX_FILE_BYTES, secondCommit } from './skills-install.fixtures.js';
 
-const KEYS = { 'key-a-0123456789abcdef': 'tenant-a', 'key-b-0123456789abcdef': 'tenant-b' };
+const KEYS = { 'key-a-0123456789abcdef': 'tenant-a', 'key-b-0123456789abcdef': 'tenant-b', 'key-c-0123456789abcdef': 'tenant-c' };
 const as = (key: keyof typeof KEYS) => ({ authorization: `Bearer ${key}` });
 const names = (list: Array<{ name: string | null }>) => list.map((s) => s.name).sort();
 
@@ -152,6 +153,30 @@ export function skillsInstallSuite(mode: Mode): void {
     } finally {
       await mcp.close();
     }
+  });
+
+  it('should add, update and remove through the CLI with a line per skill, reaching Alfred by ALFRED_URL and ALFRED_API_KEY', async () => {
+    const lines: string[] = [];
+    const io = { cwd: '/', env: { ALFRED_URL: system.url, ALFRED_API_KEY: 'key-c-0123456789abcdef' }, out: (l: string) => lines.push(l), err: (l: string) => lines.push(`ERR ${l}`) };
+    const take = () => lines.splice(0);
+    expect(await runSkillsAddCommand([source, '--path', 'skills', '--skill', 'git-hygiene', '--skill', 'heavy'], io)).toBe(1);
+    expect(take()).toEqual([
+      `fetching ${source} (skills) …`,
+      `${source} main @ ${c1.slice(0, 12)}`,
+      '✓ installed git-hygiene (skill)',
+      '✗ refused heavy (too_large)',
+      `    skills/heavy/data.bin: file: is ${MAX_FILE_BYTES + 1} bytes; at most ${MAX_FILE_BYTES} are installed`,
+      '1 installed, 1 refused',
+    ]);
+    expect(await runSkillsUpdateCommand(['git-hygiene'], io)).toBe(0);
+    expect(take()).toEqual(['updating git-hygiene …', `${source} main @ ${c1.slice(0, 12)}`, '= git-hygiene unchanged']);
+    expect(await runSkillsRemoveCommand(['git-hygiene'], io)).toBe(1);
+    expect(take()[0]).toMatch(/^\? git-hygiene: would remove skill at \/skills\/tenant\/git-hygiene\/SKILL\.md \(installed from .* @ [0-9a-f]{7}\); repeat with --yes/);
+    expect(await runSkillsRemoveCommand(['git-hygiene', '--yes'], io)).toBe(0);
+    expect(take()).toEqual(['✓ removed git-hygiene (skill)']);
+    expect(await runSkillsAddCommand(['--bogus'], io)).toBe(2);
+    expect(await runSkillsAddCommand([source], { ...io, env: { ALFRED_URL: system.url } })).toBe(1);
+    expect(take().some((l) => l.startsWith('ERR 401 UNAUTHORIZED'))).toBe(true);
   });
 
   it("should update to the ref's newest commit with SKILL.md diffs, keeping outcomes, and ask for consent again", async () => {
