@@ -59,11 +59,12 @@ describe(checkSkillFolder.name, () => {
   });
 
   it('should refuse a link leaving its folder, directly or through another link', async () => {
-    for (const files of [
+    const cases: Array<Parameters<typeof commit>[0]> = [
       { 's/x/SKILL.md': md('x'), 's/x/out': { link: '../../etc/passwd' } },
       { 's/x/SKILL.md': md('x'), 's/x/abs': { link: '/etc/passwd' } },
       { 's/x/SKILL.md': md('x'), 's/x/hop': { link: 'inner' }, 's/x/inner': { link: '../y/secret' }, 's/y/secret': 'no' },
-    ]) {
+    ];
+    for (const files of cases) {
       const outcome = await check(files, 's');
       expect('refused' in outcome && outcome.refused.reason).toBe('escape');
     }
