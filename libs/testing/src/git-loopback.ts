@@ -1,7 +1,7 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './own-servers.js';
@@ -133,6 +133,43 @@ export async function startGitHttps(root: string, base: string): Promise<GitServ
   const port = await freePort();
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return { url: `https://127.0.0.1:${port}`, caFile: cert, stop: () => closeServer(server) };
+}
+
+/** An sshd on loopback serving git over ssh:// as this user, with a client key and a known_hosts file made for the test. */
+export interface GitSshServer extends GitServer {
+  readonly key: string;
+  readonly knownHosts: string;
+}
+
+/** Whether an OpenSSH server is installed (apt-get install openssh-server). */
+export const SSHD = '/usr/sbin/sshd';
+
+export async function startGitSsh(base: string): Promise<GitSshServer> {
+  const dir = join(base, 'ssh');
+  await mkdir(dir, { recursive: true });
+  await mkdir('/run/sshd', { recursive: true }).catch(() => undefined);
+  for (const name of ['host_key', 'client_key']) await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, name)]);
+  await writeFile(join(dir, 'authorized_keys'), await readFile(join(dir, 'client_key.pub')), { mode: 0o600 });
+  const port = await freePort();
+  const hostKey = (await readFile(join(dir, 'host_key.pub'), 'utf8')).split(' ').slice(0, 2).join(' ');
+  await writeFile(join(dir, 'known_hosts'), `[127.0.0.1]:${port} ${hostKey}\n`);
+  const config = [
+    `Port ${port}`,
+    'ListenAddress 127.0.0.1',
+    `HostKey ${join(dir, 'host_key')}`,
+    `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'UsePAM no',
+    'StrictModes no',
+    'PermitRootLogin prohibit-password',
+    `PidFile ${join(dir, 'sshd.pid')}`,
+  ];
+  await writeFile(join(dir, 'sshd_config'), `${config.join('\n')}\n`);
+  // -D: stays in the foreground, so stopping the child stops the server.
+  const child = spawn(SSHD, ['-D', '-f', join(dir, 'sshd_config'), '-E', join(dir, 'sshd.log')], { stdio: 'ignore' });
+  await waitFor(() => tcpReachable(`ssh://127.0.0.1:${port}`, port, 200), 'sshd');
+  return { url: `ssh://${userInfo().username}@127.0.0.1:${port}`, key: join(dir, 'client_key'), knownHosts: join(dir, 'known_hosts'), stop: () => stopChild(child) };
 }
 
 /** CGI output: headers (with `Status:`) up to the blank line, then the body as it comes. */

@@ -52,7 +52,9 @@ export class GitHostGuard {
     if (remote.scheme === 'https') return { url: remote.url, config: [`http.curloptResolve=${hostPort(host, remote.port)}:${literal}`] };
     const url = new URL(remote.url);
     url.hostname = literal;
-    return { url: url.href, config: [], ...(remote.scheme === 'ssh' ? { sshHostAlias: host } : {}) };
+    // known_hosts names a host on another port as [host]:port; ssh looks the alias up as it is.
+    const alias = remote.port === 22 || remote.port === undefined ? host : `[${host}]:${remote.port}`;
+    return { url: url.href, config: [], ...(remote.scheme === 'ssh' ? { sshHostAlias: alias } : {}) };
   }
 
   private async addressesOf(host: string, source: string): Promise<string[]> {

@@ -69,5 +69,8 @@ describe(GitHostGuard.name, () => {
     const guard = new GitHostGuard(['git.internal'], resolving({ 'github.com': ['140.82.121.4'], 'git.internal': ['10.0.0.7'] }));
     expect(await decision(guard, 'https://github.com/acme/skills')).toEqual({ url: 'https://github.com/acme/skills', config: ['http.curloptResolve=github.com:443:140.82.121.4'] });
     expect(await decision(guard, 'git://git.internal/skills.git')).toEqual({ url: 'git://10.0.0.7/skills.git', config: [] });
+    const ssh = async (source: string) => guard.pin(parseSource(source, open));
+    expect(await ssh('git@github.com:acme/skills.git')).toEqual({ url: 'ssh://git@140.82.121.4/acme/skills.git', config: [], sshHostAlias: 'github.com' });
+    expect(await ssh('ssh://git@github.com:2222/acme/skills.git')).toMatchObject({ sshHostAlias: '[github.com]:2222' });
   });
 });

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ErrorCode } from '#contracts';
 import { isAlfredError } from '#errors';
-import { describeWithGit, GitFixtures, startGitDaemon, startGitHttps, type GitServer } from '#testing';
+import { existsSync } from 'node:fs';
+import { describeWithGit, GitFixtures, SSHD, startGitDaemon, startGitHttps, startGitSsh, type GitServer } from '#testing';
 import { GitClient } from './git.client.js';
 import { GitHostGuard } from './git-host.guard.js';
 import { parseSource } from './git-source.js';
@@ -81,6 +82,24 @@ describeWithGit(GitClient.name, () => {
     expect(await failure(fetch(`${https.url}/redirect/collection.git`))).toMatchObject({ code: ErrorCode.BadRequest, reason: 'redirected' });
     const strict = new GitHostGuard([]);
     expect(await failure(strict.pin(parseSource(`${daemon.url}/collection.git`, policy)))).toMatchObject({ code: ErrorCode.Forbidden, reason: 'host_refused' });
+  });
+
+  const sshIt = existsSync(SSHD) || process.env.CI === 'true' ? it : it.skip;
+  if (!existsSync(SSHD) && process.env.CI !== 'true') console.warn(`[skip] git over ssh: no ${SSHD} (apt-get install openssh-server)`);
+  sshIt('should fetch over ssh:// with the configured key, checking the host key, and refuse an unknown host', async () => {
+    const ssh = await startGitSsh(fixtures.base);
+    try {
+      const source = `${ssh.url}${fixtures.root}/collection.git`;
+      const sshPolicy = { local: false, ssh: true };
+      const remote = parseSource(source, sshPolicy);
+      const repo = await client({ ssh: { key: ssh.key, knownHosts: ssh.knownHosts } }).fetch(remote, await guard.pin(remote), undefined);
+      expect(repo.commit).toBe(second);
+      await repo.dispose();
+      const stranger = client({ ssh: { key: ssh.key, knownHosts: '/dev/null' } }).fetch(remote, await guard.pin(remote), undefined);
+      expect(await failure(stranger)).toMatchObject({ code: ErrorCode.Forbidden, reason: 'access_refused' });
+    } finally {
+      await ssh.stop();
+    }
   });
 
   it('should stop a fetch that outgrows the size limit (413) or the time limit (504)', async () => {
