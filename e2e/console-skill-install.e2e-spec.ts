@@ -24,12 +24,20 @@ describeBrowser('console: install skills from git', () => {
     out = await mkdtemp(join(tmpdir(), 'alfred-console-install-'));
     fixtures = await GitFixtures.create();
     commit = await fixtures.commit('pack', {
-      'skills/invoice-ledger/SKILL.md': skillMd('invoice-ledger', 'Turn invoices into ledger lines. Use when bookkeeping.'),
+      'skills/invoice-ledger/SKILL.md': skillMd(
+        'invoice-ledger',
+        'Turn invoices into ledger lines. Use when bookkeeping.',
+      ),
       'skills/Bad/SKILL.md': '---\nname: Bad\n---\nNo description.\n',
     });
     daemon = await startGitDaemon(fixtures.root);
     await buildConsole(out);
-    system = await startSystem('embedded', { ALFRED_API_KEYS: KEY, ALFRED_CONSOLE_DIR: out, ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS: '127.0.0.1', ALFRED_SKILLS_WATCH: 'false' });
+    system = await startSystem('embedded', {
+      ALFRED_API_KEYS: KEY,
+      ALFRED_CONSOLE_DIR: out,
+      ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS: '127.0.0.1',
+      ALFRED_SKILLS_WATCH: 'false',
+    });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(20_000);
@@ -54,9 +62,13 @@ describeBrowser('console: install skills from git', () => {
     await form.getByRole('button', { name: 'Check' }).click();
     const report = page.getByRole('status', { name: 'Install result' });
     await expect(report.filter({ hasText: 'Would install' }).textContent()).resolves.toContain(commit.slice(0, 12));
-    await expect(page.getByRole('list', { name: 'Refused skills' }).textContent()).resolves.toMatch(/skills\/Bad\/SKILL\.md:\d+ name: /);
+    await expect(page.getByRole('list', { name: 'Refused skills' }).textContent()).resolves.toMatch(
+      /skills\/Bad\/SKILL\.md:\d+ name: /,
+    );
     await form.getByRole('button', { name: 'Install', exact: true }).click();
-    await expect(report.filter({ hasText: 'Installed from' }).textContent()).resolves.toMatch(/1 skill\(s\), 1 refused/);
+    await expect(report.filter({ hasText: 'Installed from' }).textContent()).resolves.toMatch(
+      /1 skill\(s\), 1 refused/,
+    );
     const row = page.getByRole('table', { name: 'Skills' }).getByRole('row').filter({ hasText: 'invoice-ledger' });
     await expect(row.textContent()).resolves.toContain(`${source} @ ${commit.slice(0, 7)}`);
   }, 60_000);

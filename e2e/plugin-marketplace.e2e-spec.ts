@@ -38,10 +38,14 @@ describe('Claude Code marketplace: .claude-plugin/marketplace.json at the reposi
   });
 });
 
-const describeClaude = CLAUDE ? describeWithGit : (name: string, fn: () => void) => {
-  console.warn(`[skip] ${name}: no Claude Code binary (npm install @anthropic-ai/claude-code-linux-x64, or set CLAUDE_CODE_BIN)`);
-  describe.skip(name, fn);
-};
+const describeClaude = CLAUDE
+  ? describeWithGit
+  : (name: string, fn: () => void) => {
+      console.warn(
+        `[skip] ${name}: no Claude Code binary (npm install @anthropic-ai/claude-code-linux-x64, or set CLAUDE_CODE_BIN)`,
+      );
+      describe.skip(name, fn);
+    };
 
 describeClaude('Claude Code marketplace: claude plugin validate and /plugin marketplace add + install', () => {
   let home: string;
@@ -49,10 +53,20 @@ describeClaude('Claude Code marketplace: claude plugin validate and /plugin mark
   let https: GitServer;
   /** Claude Code with a home of its own, no telemetry or updates, and git trusting the test's https server. */
   const claude = async (...args: string[]) => {
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', GIT_SSL_CAINFO: https.caFile!, GIT_TERMINAL_PROMPT: '0' };
-    const { stdout } = await run(CLAUDE!, args, { env, timeout: 60_000 }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
-      throw new Error(`claude ${args.join(' ')} failed: ${err.stdout ?? ''}${err.stderr ?? ''}${err.message}`);
-    });
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      GIT_SSL_CAINFO: https.caFile!,
+      GIT_TERMINAL_PROMPT: '0',
+    };
+    const { stdout } = await run(CLAUDE!, args, { env, timeout: 60_000 }).catch(
+      (err: { stdout?: string; stderr?: string; message: string }) => {
+        throw new Error(`claude ${args.join(' ')} failed: ${err.stdout ?? ''}${err.stderr ?? ''}${err.message}`);
+      },
+    );
     // --json prints the result as JSON, after any human lines.
     return JSON.parse(stdout.slice(Math.max(0, stdout.search(/^[[{]/m))));
   };
@@ -61,7 +75,9 @@ describeClaude('Claude Code marketplace: claude plugin validate and /plugin mark
     home = await mkdtemp(join(tmpdir(), 'alfred-claude-home-'));
     fixtures = await GitFixtures.create();
     // The repository's own marketplace and plugin files, committed as they are in this checkout.
-    const files: Record<string, FixtureFile> = { '.claude-plugin/marketplace.json': await readFile(join(REPO, '.claude-plugin/marketplace.json')) };
+    const files: Record<string, FixtureFile> = {
+      '.claude-plugin/marketplace.json': await readFile(join(REPO, '.claude-plugin/marketplace.json')),
+    };
     for (const file of await filesUnder(join(REPO, 'plugin'))) files[relative(REPO, file)] = await readFile(file);
     await fixtures.commit('alfred', files);
     https = await startGitHttps(fixtures.root, fixtures.base);
@@ -84,8 +100,15 @@ describeClaude('Claude Code marketplace: claude plugin validate and /plugin mark
     expect(added).toMatchObject({ outcome: 'ok', marketplace: 'alfred' });
     const installed = await claude('plugin', 'install', '--json', 'alfred@alfred');
     expect(installed).toMatchObject({ outcome: 'ok', pluginId: 'alfred@alfred' });
-    const listed = (await claude('plugin', 'list', '--json')) as Array<{ id: string; enabled: boolean; mcpServers?: Record<string, { type: string }> }>;
-    expect(listed.find((p) => p.id === 'alfred@alfred')).toMatchObject({ enabled: true, mcpServers: { alfred: { type: 'http' } } });
+    const listed = (await claude('plugin', 'list', '--json')) as Array<{
+      id: string;
+      enabled: boolean;
+      mcpServers?: Record<string, { type: string }>;
+    }>;
+    expect(listed.find((p) => p.id === 'alfred@alfred')).toMatchObject({
+      enabled: true,
+      mcpServers: { alfred: { type: 'http' } },
+    });
   }, 120_000);
 });
 

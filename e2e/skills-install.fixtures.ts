@@ -10,7 +10,16 @@ export const RUNNER_CODE = (n: number) => `export async function execute(args: {
 }`;
 
 const manifest = (id: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ id, description: 'Echoes its text argument back. Use when testing installs.', parameters: { text: { type: 'string', required: true } }, ...extra }, null, 2);
+  JSON.stringify(
+    {
+      id,
+      description: 'Echoes its text argument back. Use when testing installs.',
+      parameters: { text: { type: 'string', required: true } },
+      ...extra,
+    },
+    null,
+    2,
+  );
 
 /** Largest file an install takes in these tests (ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES). */
 export const MAX_FILE_BYTES = 65_536;
@@ -23,11 +32,21 @@ export const MAX_FILE_BYTES = 65_536;
 export function firstCommit(): Record<string, FixtureFile> {
   return {
     'README.md': '# A collection of skills\n',
-    'skills/pdf-tables/SKILL.md': skillMd('pdf-tables', 'Extract tables from PDF invoices into CSV. Use when the user has PDF invoices.', '# PDF tables\n\nRun the extractor.\nKeep headers.\n'),
+    'skills/pdf-tables/SKILL.md': skillMd(
+      'pdf-tables',
+      'Extract tables from PDF invoices into CSV. Use when the user has PDF invoices.',
+      '# PDF tables\n\nRun the extractor.\nKeep headers.\n',
+    ),
     'skills/pdf-tables/references/guide.md': '# Guide\n\nColumns first.\n',
     'skills/pdf-tables/guide-link.md': { link: 'references/guide.md' },
-    'skills/git-hygiene/SKILL.md': skillMd('git-hygiene', 'Keep commits small and messages honest. Use when committing.'),
-    'skills/echo-tool/SKILL.md': skillMd('echo-tool', 'Echo text back through an executable skill. Use when testing tools.'),
+    'skills/git-hygiene/SKILL.md': skillMd(
+      'git-hygiene',
+      'Keep commits small and messages honest. Use when committing.',
+    ),
+    'skills/echo-tool/SKILL.md': skillMd(
+      'echo-tool',
+      'Echo text back through an executable skill. Use when testing tools.',
+    ),
     'skills/echo-tool/skill.json': manifest('echo-tool'),
     'skills/echo-tool/execute.ts': RUNNER_CODE(1),
     'skills/broken-rules/SKILL.md': '---\nname: Broken_Rules\nunknown-key: 1\n---\nNo description.\n',
@@ -37,16 +56,26 @@ export function firstCommit(): Record<string, FixtureFile> {
     'skills/heavy/data.bin': randomBytes(MAX_FILE_BYTES + 1),
     'skills/bad-exec/skill.json': manifest('bad-exec', { timeoutMs: 5 }),
     'skills/bad-exec/execute.ts': 'module.exports.execute = () => 1;\n',
-    'skills/recall/SKILL.md': skillMd('recall', 'A recall that clashes with the bundled one. Use when testing clashes.'),
+    'skills/recall/SKILL.md': skillMd(
+      'recall',
+      'A recall that clashes with the bundled one. Use when testing clashes.',
+    ),
   };
 }
 
 /** The second commit: pdf-tables' SKILL.md and the executable's code changed, git-hygiene gone, a new skill added. */
 export function secondCommit(first: Record<string, FixtureFile>): Record<string, FixtureFile> {
   const next = { ...first };
-  next['skills/pdf-tables/SKILL.md'] = skillMd('pdf-tables', 'Extract tables from PDF invoices into CSV. Use when the user has PDF invoices.', '# PDF tables\n\nRun the extractor twice.\nKeep headers.\n');
+  next['skills/pdf-tables/SKILL.md'] = skillMd(
+    'pdf-tables',
+    'Extract tables from PDF invoices into CSV. Use when the user has PDF invoices.',
+    '# PDF tables\n\nRun the extractor twice.\nKeep headers.\n',
+  );
   next['skills/echo-tool/execute.ts'] = RUNNER_CODE(2);
   delete next['skills/git-hygiene/SKILL.md'];
-  next['skills/new-arrival/SKILL.md'] = skillMd('new-arrival', 'Arrived in the second commit. Use when checking updates.');
+  next['skills/new-arrival/SKILL.md'] = skillMd(
+    'new-arrival',
+    'Arrived in the second commit. Use when checking updates.',
+  );
   return next;
 }

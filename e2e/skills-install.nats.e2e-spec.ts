@@ -3,4 +3,6 @@ import { skillsInstallSuite } from './skills-install.suite.js';
 
 const describeNats = await describeWithNats();
 
-describeNats('skills from git (distributed: every service over NATS)', () => describeWithGit('install, update, delete', () => skillsInstallSuite('nats')));
+describeNats('skills from git (distributed: every service over NATS)', () =>
+  describeWithGit('install, update, delete', () => skillsInstallSuite('nats')),
+);

@@ -1,11 +1,19 @@
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { GitFixtures, startGitDaemon, startGitHttps, type GitServer } from '#testing';
-import { runSkillsAddCommand, runSkillsRemoveCommand, runSkillsUpdateCommand } from '../libs/skills/src/skills-remote.command.js';
+import {
+  runSkillsAddCommand,
+  runSkillsRemoveCommand,
+  runSkillsUpdateCommand,
+} from '../libs/skills/src/skills-remote.command.js';
 import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 import { firstCommit, MAX_FILE_BYTES, secondCommit } from './skills-install.fixtures.js';
 
-const KEYS = { 'key-a-0123456789abcdef': 'tenant-a', 'key-b-0123456789abcdef': 'tenant-b', 'key-c-0123456789abcdef': 'tenant-c' };
+const KEYS = {
+  'key-a-0123456789abcdef': 'tenant-a',
+  'key-b-0123456789abcdef': 'tenant-b',
+  'key-c-0123456789abcdef': 'tenant-c',
+};
 const as = (key: keyof typeof KEYS) => ({ authorization: `Bearer ${key}` });
 const names = (list: Array<{ name: string | null }>) => list.map((s) => s.name).sort();
 
@@ -33,7 +41,9 @@ export function skillsInstallSuite(mode: Mode): void {
     https = await startGitHttps(fixtures.root, fixtures.base);
     source = `${daemon.url}/collection.git`;
     system = await startSystem(mode, {
-      ALFRED_API_KEYS: Object.entries(KEYS).map(([k, t]) => `${k}=${t}`).join(','),
+      ALFRED_API_KEYS: Object.entries(KEYS)
+        .map(([k, t]) => `${k}=${t}`)
+        .join(','),
       ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS: '127.0.0.1',
       ALFRED_SKILLS_INSTALL_CA_FILE: https.caFile!,
       ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES: String(MAX_FILE_BYTES),
@@ -54,14 +64,25 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ source, ref: 'main', commit: c1, path: 'skills', dry_run: false });
     expect(names(res.body.installed)).toEqual(['echo-tool', 'git-hygiene', 'pdf-tables']);
-    expect(res.body.installed.find((s: { name: string }) => s.name === 'echo-tool')).toMatchObject({ kinds: ['skill', 'executable'], awaiting_consent: true });
+    expect(res.body.installed.find((s: { name: string }) => s.name === 'echo-tool')).toMatchObject({
+      kinds: ['skill', 'executable'],
+      awaiting_consent: true,
+    });
     const refused = Object.fromEntries(res.body.refused.map((r: { name: string }) => [r.name, r]));
     expect(Object.keys(refused).sort()).toEqual(['bad-exec', 'broken-rules', 'escaper', 'heavy', 'recall']);
-    expect(refused.escaper).toMatchObject({ reason: 'escape', problems: [{ file: 'skills/escaper/secrets.txt', field: 'symlink' }] });
-    expect(refused.heavy).toMatchObject({ reason: 'too_large', problems: [{ file: 'skills/heavy/data.bin', field: 'file' }] });
+    expect(refused.escaper).toMatchObject({
+      reason: 'escape',
+      problems: [{ file: 'skills/escaper/secrets.txt', field: 'symlink' }],
+    });
+    expect(refused.heavy).toMatchObject({
+      reason: 'too_large',
+      problems: [{ file: 'skills/heavy/data.bin', field: 'file' }],
+    });
     expect(refused.recall.reason).toBe('clash');
     expect(refused['bad-exec'].reason).toBe('invalid');
-    expect(refused['bad-exec'].problems.map((p: { field: string }) => p.field)).toEqual(expect.arrayContaining(['timeoutMs', 'code']));
+    expect(refused['bad-exec'].problems.map((p: { field: string }) => p.field)).toEqual(
+      expect.arrayContaining(['timeoutMs', 'code']),
+    );
     const broken = refused['broken-rules'].problems as Array<{ file: string; field: string; line?: number }>;
     expect(broken.every((p) => p.file === 'skills/broken-rules/SKILL.md')).toBe(true);
     expect(broken.map((p) => p.field)).toEqual(expect.arrayContaining(['name', 'description', 'unknown-key']));
@@ -71,14 +92,23 @@ export function skillsInstallSuite(mode: Mode): void {
   it('should show installed_from and who installed it, and filter the index and search by source', async () => {
     const one = await a.get('/skills/pdf-tables');
     expect(one.status).toBe(200);
-    expect(one.body.installed_from).toMatchObject({ source, ref: 'main', commit: c1, path: 'skills/pdf-tables', root: 'skills', kinds: ['skill'] });
+    expect(one.body.installed_from).toMatchObject({
+      source,
+      ref: 'main',
+      commit: c1,
+      path: 'skills/pdf-tables',
+      root: 'skills',
+      kinds: ['skill'],
+    });
     expect(one.body.installed_from.installed_at).toMatch(/^\d{4}-/);
     expect(one.body.provenance).toMatchObject({ tenant: 'tenant-a', agent: 'alfred', via: 'rest' });
     const link = await a.get('/skills/pdf-tables/resources/guide-link.md');
     expect(link.body.content).toBe('# Guide\n\nColumns first.\n');
     const index = await a.get(`/skills?installed_from=${encodeURIComponent(source)}`);
     expect(names(index.body.skills)).toEqual(['echo-tool', 'git-hygiene', 'pdf-tables']);
-    const found = await a.get(`/skills/search?q=${encodeURIComponent('tables from PDF invoices')}&installed_from=${encodeURIComponent(`${source}/`)}`);
+    const found = await a.get(
+      `/skills/search?q=${encodeURIComponent('tables from PDF invoices')}&installed_from=${encodeURIComponent(`${source}/`)}`,
+    );
     expect(found.body.results.map((r: { name: string }) => r.name)).toContain('pdf-tables');
     expect(found.body.results.every((r: { installed_from?: unknown }) => r.installed_from)).toBe(true);
   });
@@ -98,7 +128,10 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(before.status).toBe(403);
     expect(before.body.error.message).toMatch(/consent/);
     const listed = (await a.get('/executable-skills/echo-tool')).body;
-    expect(listed).toMatchObject({ status: 'awaiting_consent', installed_from: { commit: c1, kinds: ['skill', 'executable'] } });
+    expect(listed).toMatchObject({
+      status: 'awaiting_consent',
+      installed_from: { commit: c1, kinds: ['skill', 'executable'] },
+    });
     const wrong = await a.post('/executable-skills/echo-tool/consent', { digest: `sha256:${'0'.repeat(64)}` });
     expect(wrong.status).toBe(409);
     const consent = await a.post('/executable-skills/echo-tool/consent', { digest: listed.digest });
@@ -119,16 +152,30 @@ export function skillsInstallSuite(mode: Mode): void {
     expect([privateHost.status, privateHost.body.error.details.reason]).toEqual([403, 'host_refused']);
     const escape = await a.post('/skills/install', { source, path: '../etc' });
     expect([escape.status, escape.body.error.message]).toEqual([400, expect.stringMatching(/path/)]);
-    const dry = await b.post('/skills/install', { source: `${https.url}/collection.git`, path: 'skills', skills: ['git-hygiene'], dry_run: true });
+    const dry = await b.post('/skills/install', {
+      source: `${https.url}/collection.git`,
+      path: 'skills',
+      skills: ['git-hygiene'],
+      dry_run: true,
+    });
     expect(dry.body).toMatchObject({ dry_run: true, commit: c1, installed: [{ name: 'git-hygiene' }], refused: [] });
     expect((await b.get('/skills/git-hygiene')).status).toBe(404);
   });
 
   it('should install over smart https, report a clash, and overwrite only when asked', async () => {
-    const https1 = await b.post('/skills/install', { source: `${https.url}/collection.git`, path: 'skills', skills: ['git-hygiene', 'recall'] });
+    const https1 = await b.post('/skills/install', {
+      source: `${https.url}/collection.git`,
+      path: 'skills',
+      skills: ['git-hygiene', 'recall'],
+    });
     expect(names(https1.body.installed)).toEqual(['git-hygiene']);
     expect(https1.body.refused).toMatchObject([{ name: 'recall', reason: 'clash' }]);
-    const again = await b.post('/skills/install', { source: `${https.url}/collection.git`, path: 'skills', skills: ['recall'], overwrite: true });
+    const again = await b.post('/skills/install', {
+      source: `${https.url}/collection.git`,
+      path: 'skills',
+      skills: ['recall'],
+      overwrite: true,
+    });
     expect(again.body.installed).toMatchObject([{ name: 'recall', replaced: true }]);
     expect((await b.get('/skills/recall')).body.installed_from).toMatchObject({ path: 'skills/recall' });
     expect((await a.get('/skills/recall')).body.installed_from).toBeUndefined();
@@ -136,14 +183,27 @@ export function skillsInstallSuite(mode: Mode): void {
 
   it('should install through the MCP tool skills_install only once confirmed, previewing first', async () => {
     const mcp = new McpClient({ name: 'install-e2e', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${system.url}/mcp`), { requestInit: { headers: as('key-b-0123456789abcdef') } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${system.url}/mcp`), {
+        requestInit: { headers: as('key-b-0123456789abcdef') },
+      }),
+    );
     try {
       const tool = (await mcp.listTools()).tools.find((t) => t.name === 'skills_install');
       expect(tool?.annotations).toMatchObject({ openWorldHint: true });
-      const call = async (args: Record<string, unknown>) => (await mcp.callTool({ name: 'skills_install', arguments: args })) as { isError?: boolean; structuredContent?: any };
+      const call = async (args: Record<string, unknown>) =>
+        (await mcp.callTool({ name: 'skills_install', arguments: args })) as {
+          isError?: boolean;
+          structuredContent?: any;
+        };
       const preview = await call({ source, path: 'skills', skills: ['pdf-tables'] });
       expect(preview.isError ?? false).toBe(false);
-      expect(preview.structuredContent).toMatchObject({ dry_run: true, confirm_required: true, installed: [{ name: 'pdf-tables' }], confirm_with: { confirm: true, expect_commit: c1 } });
+      expect(preview.structuredContent).toMatchObject({
+        dry_run: true,
+        confirm_required: true,
+        installed: [{ name: 'pdf-tables' }],
+        confirm_with: { confirm: true, expect_commit: c1 },
+      });
       expect((await b.get('/skills/pdf-tables')).status).toBe(404);
       const done = await call(preview.structuredContent.confirm_with);
       expect(done.structuredContent).toMatchObject({ dry_run: false, installed: [{ name: 'pdf-tables' }] });
@@ -157,9 +217,16 @@ export function skillsInstallSuite(mode: Mode): void {
 
   it('should add, update and remove through the CLI with a line per skill, reaching Alfred by ALFRED_URL and ALFRED_API_KEY', async () => {
     const lines: string[] = [];
-    const io = { cwd: '/', env: { ALFRED_URL: system.url, ALFRED_API_KEY: 'key-c-0123456789abcdef' }, out: (l: string) => lines.push(l), err: (l: string) => lines.push(`ERR ${l}`) };
+    const io = {
+      cwd: '/',
+      env: { ALFRED_URL: system.url, ALFRED_API_KEY: 'key-c-0123456789abcdef' },
+      out: (l: string) => lines.push(l),
+      err: (l: string) => lines.push(`ERR ${l}`),
+    };
     const take = () => lines.splice(0);
-    expect(await runSkillsAddCommand([source, '--path', 'skills', '--skill', 'git-hygiene', '--skill', 'heavy'], io)).toBe(1);
+    expect(
+      await runSkillsAddCommand([source, '--path', 'skills', '--skill', 'git-hygiene', '--skill', 'heavy'], io),
+    ).toBe(1);
     expect(take()).toEqual([
       `fetching ${source} (skills) …`,
       `${source} main @ ${c1.slice(0, 12)}`,
@@ -169,9 +236,15 @@ export function skillsInstallSuite(mode: Mode): void {
       '1 installed, 1 refused',
     ]);
     expect(await runSkillsUpdateCommand(['git-hygiene'], io)).toBe(0);
-    expect(take()).toEqual(['updating git-hygiene …', `${source} main @ ${c1.slice(0, 12)}`, '= git-hygiene unchanged']);
+    expect(take()).toEqual([
+      'updating git-hygiene …',
+      `${source} main @ ${c1.slice(0, 12)}`,
+      '= git-hygiene unchanged',
+    ]);
     expect(await runSkillsRemoveCommand(['git-hygiene'], io)).toBe(1);
-    expect(take()[0]).toMatch(/^\? git-hygiene: would remove skill at \/skills\/tenant\/git-hygiene\/SKILL\.md \(installed from .* @ [0-9a-f]{7}\); repeat with --yes/);
+    expect(take()[0]).toMatch(
+      /^\? git-hygiene: would remove skill at \/skills\/tenant\/git-hygiene\/SKILL\.md \(installed from .* @ [0-9a-f]{7}\); repeat with --yes/,
+    );
     expect(await runSkillsRemoveCommand(['git-hygiene', '--yes'], io)).toBe(0);
     expect(take()).toEqual(['✓ removed git-hygiene (skill)']);
     expect(await runSkillsAddCommand(['--bogus'], io)).toBe(2);
@@ -186,7 +259,9 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(one.status).toBe(200);
     const [moved] = one.body.sources;
     expect(moved).toMatchObject({ source, ref: 'main', commit: c2, unchanged: [], added: [], gone_upstream: [] });
-    expect(moved.updated).toMatchObject([{ name: 'pdf-tables', from_commit: c1, to_commit: c2, files: { changed: ['SKILL.md'], added: [], removed: [] } }]);
+    expect(moved.updated).toMatchObject([
+      { name: 'pdf-tables', from_commit: c1, to_commit: c2, files: { changed: ['SKILL.md'], added: [], removed: [] } },
+    ]);
     expect(moved.updated[0].diff).toContain('-Run the extractor.');
     expect(moved.updated[0].diff).toContain('+Run the extractor twice.');
     const after = (await a.get('/skills/pdf-tables')).body;
@@ -208,13 +283,21 @@ export function skillsInstallSuite(mode: Mode): void {
   it('should delete an installed skill only with confirmation, and refuse to delete a shared one', async () => {
     const preview = await a.delete('/skills/echo-tool');
     expect(preview.status).toBe(409);
-    expect(preview.body.error.details).toMatchObject({ confirm_required: true, kinds: ['skill', 'executable'], installed_from: { source } });
+    expect(preview.body.error.details).toMatchObject({
+      confirm_required: true,
+      kinds: ['skill', 'executable'],
+      installed_from: { source },
+    });
     expect((await a.get('/skills/echo-tool')).status).toBe(200);
     const gone = await a.delete('/skills/echo-tool?confirm=true');
     expect(gone.body).toMatchObject({ name: 'echo-tool', deleted: true, kinds: ['skill', 'executable'] });
     expect((await a.get('/skills/echo-tool')).status).toBe(404);
     expect((await a.get('/executable-skills/echo-tool')).status).toBe(404);
     expect((await a.delete('/skills/recall?confirm=true')).status).toBe(403);
-    expect((await a.get(`/skills?installed_from=${encodeURIComponent(source)}`)).body.skills.map((s: { name: string }) => s.name).sort()).toEqual(['git-hygiene', 'new-arrival', 'pdf-tables']);
+    expect(
+      (await a.get(`/skills?installed_from=${encodeURIComponent(source)}`)).body.skills
+        .map((s: { name: string }) => s.name)
+        .sort(),
+    ).toEqual(['git-hygiene', 'new-arrival', 'pdf-tables']);
   });
 }

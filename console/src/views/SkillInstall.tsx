@@ -45,7 +45,13 @@ export function InstallPanel({ onChanged }: { onChanged: () => void }) {
     setBusy(true);
     setError(undefined);
     try {
-      const body = { source: form.source, ...(form.ref ? { ref: form.ref } : {}), ...(form.path ? { path: form.path } : {}), overwrite: form.overwrite, dry_run: dryRun };
+      const body = {
+        source: form.source,
+        ...(form.ref ? { ref: form.ref } : {}),
+        ...(form.path ? { path: form.path } : {}),
+        overwrite: form.overwrite,
+        dry_run: dryRun,
+      };
       setResult(await api<InstallResult>('POST', '/skills/install', body));
       if (!dryRun) onChanged();
     } catch (err) {
@@ -60,7 +66,13 @@ export function InstallPanel({ onChanged }: { onChanged: () => void }) {
   };
   const field = (key: 'source' | 'ref' | 'path', label: string, placeholder: string) => (
     <label>
-      {label} <input value={form[key]} placeholder={placeholder} onChange={(e) => setForm({ ...form, [key]: e.target.value })} required={key === 'source'} />
+      {label}{' '}
+      <input
+        value={form[key]}
+        placeholder={placeholder}
+        onChange={(e) => setForm({ ...form, [key]: e.target.value })}
+        required={key === 'source'}
+      />
     </label>
   );
   return (
@@ -70,7 +82,12 @@ export function InstallPanel({ onChanged }: { onChanged: () => void }) {
         {field('ref', 'Branch, tag or commit', 'default branch')}
         {field('path', 'Folder', 'repository root')}
         <label>
-          <input type="checkbox" checked={form.overwrite} onChange={(e) => setForm({ ...form, overwrite: e.target.checked })} /> Replace skills of the same name
+          <input
+            type="checkbox"
+            checked={form.overwrite}
+            onChange={(e) => setForm({ ...form, overwrite: e.target.checked })}
+          />{' '}
+          Replace skills of the same name
         </label>{' '}
         <button type="button" disabled={busy || !form.source} onClick={() => void run(true)}>
           Check
@@ -89,8 +106,8 @@ function InstallReport({ result }: { result: InstallResult }) {
   return (
     <div role="status" aria-label="Install result">
       <p>
-        {result.dry_run ? 'Would install' : 'Installed'} from <code>{result.source}</code> {result.ref} @ <code>{result.commit.slice(0, 12)}</code>:{' '}
-        {result.installed.length} skill(s), {result.refused.length} refused.
+        {result.dry_run ? 'Would install' : 'Installed'} from <code>{result.source}</code> {result.ref} @{' '}
+        <code>{result.commit.slice(0, 12)}</code>: {result.installed.length} skill(s), {result.refused.length} refused.
       </p>
       <ul aria-label="Installed skills">
         {result.installed.map((s) => (

@@ -21,7 +21,10 @@ export const GitRef = z
   .trim()
   .min(1)
   .max(255)
-  .regex(/^(?!-)[^\u0000-\u0020\u007f~^:?*[\\]+$/, 'a ref is a branch, tag or commit id (no spaces, ~ ^ : ? * [ \\, not starting with -)');
+  .regex(
+    /^(?!-)[^\u0000-\u0020\u007f~^:?*[\\]+$/,
+    'a ref is a branch, tag or commit id (no spaces, ~ ^ : ? * [ \\, not starting with -)',
+  );
 
 /** A folder of the repository: relative, `/`-separated, no `.` or `..` segment. Empty means the repository's root. */
 export const RepoPath = z
@@ -33,7 +36,9 @@ export const RepoPath = z
     error: 'path is a folder inside the repository: relative, without "." or ".." segments',
   });
 
-export const CommitId = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, 'a full commit id (40 or 64 lowercase hex digits)');
+export const CommitId = z
+  .string()
+  .regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, 'a full commit id (40 or 64 lowercase hex digits)');
 
 /** POST /skills/install */
 export const SkillInstallBody = z.strictObject({
@@ -127,7 +132,10 @@ export const SkillUpdateResult = z.object({ sources: z.array(SkillSourceUpdate) 
 export type SkillUpdateResult = z.infer<typeof SkillUpdateResult>;
 
 /** POST /skills/update: every skill installed from `source` (every installed source when absent). */
-export const SkillSourceUpdateBody = z.strictObject({ source: SkillSourceUrl.optional(), overwrite: z.boolean().default(false) });
+export const SkillSourceUpdateBody = z.strictObject({
+  source: SkillSourceUrl.optional(),
+  overwrite: z.boolean().default(false),
+});
 export type SkillSourceUpdateBody = z.infer<typeof SkillSourceUpdateBody>;
 
 /** POST /skills/{name}/update: an empty body (or none). */
@@ -155,7 +163,9 @@ export const SkillDeleted = z.object({
 export type SkillDeleted = z.infer<typeof SkillDeleted>;
 
 /** POST /executable-skills/{id}/consent: the tenant lets this exact version (digest) of an installed skill run. */
-export const ExecutableSkillConsentBody = z.strictObject({ digest: z.string().regex(/^sha256:[a-f0-9]{64}$/, 'not a skill digest') });
+export const ExecutableSkillConsentBody = z.strictObject({
+  digest: z.string().regex(/^sha256:[a-f0-9]{64}$/, 'not a skill digest'),
+});
 export type ExecutableSkillConsentBody = z.infer<typeof ExecutableSkillConsentBody>;
 
 /** The `installed_from` filter of GET /skills and GET /skills/search: skills installed from this source only. */
@@ -166,12 +176,24 @@ const slow = { timeoutMs: SKILL_INSTALL_BUS_TIMEOUT_MS };
 
 /** Skills installed from git: into the caller tenant's catalog only, pinned to a commit. */
 export const SkillInstallRoutes = {
-  install: route(R, 'install', z.object({ tenant: TenantId, body: SkillInstallBody, writer: ScopedWriter.optional() }), SkillInstallResult, slow),
+  install: route(
+    R,
+    'install',
+    z.object({ tenant: TenantId, body: SkillInstallBody, writer: ScopedWriter.optional() }),
+    SkillInstallResult,
+    slow,
+  ),
   /** One installed skill (`name`) or every skill of a source (`source`), or every installed source (neither). */
   update: route(
     R,
     'update',
-    z.object({ tenant: TenantId, name: SkillPathName.optional(), source: SkillSourceUrl.optional(), overwrite: z.boolean().default(false), writer: ScopedWriter.optional() }),
+    z.object({
+      tenant: TenantId,
+      name: SkillPathName.optional(),
+      source: SkillSourceUrl.optional(),
+      overwrite: z.boolean().default(false),
+      writer: ScopedWriter.optional(),
+    }),
     SkillUpdateResult,
     slow,
   ),

@@ -1,6 +1,13 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { InstalledSkill, RefusedSkill, SkillInstallResult, SkillProblem, SkillSourceUpdate, SkillUpdateResult } from '#contracts';
+import type {
+  InstalledSkill,
+  RefusedSkill,
+  SkillInstallResult,
+  SkillProblem,
+  SkillSourceUpdate,
+  SkillUpdateResult,
+} from '#contracts';
 import { ConfigError, parseEnv } from '#config';
 import { ExitCode, type CommandIo } from './validate.command.js';
 
@@ -24,14 +31,33 @@ const USAGE = {
 
 /** `alfred skills add`: installs a git repository's skills into the running Alfred, one line per skill. */
 export async function runSkillsAddCommand(args: string[], io: RemoteCommandIo): Promise<number> {
-  const parsed = parse(args, { ref: { type: 'string' }, path: { type: 'string' }, skill: { type: 'string', multiple: true }, overwrite: { type: 'boolean' }, 'dry-run': { type: 'boolean' } }, io, USAGE.add);
-  if (!parsed || parsed.positionals.length !== 1) return usage(io, USAGE.add, parsed ? 'give exactly one source' : undefined);
+  const parsed = parse(
+    args,
+    {
+      ref: { type: 'string' },
+      path: { type: 'string' },
+      skill: { type: 'string', multiple: true },
+      overwrite: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+    },
+    io,
+    USAGE.add,
+  );
+  if (!parsed || parsed.positionals.length !== 1)
+    return usage(io, USAGE.add, parsed ? 'give exactly one source' : undefined);
   const api = client(io);
   if (!api) return ExitCode.Usage;
   const v = parsed.values;
   const source = parsed.positionals[0]!;
   io.out(`fetching ${source}${v.ref ? ` at ${v.ref}` : ''}${v.path ? ` (${v.path})` : ''} …`);
-  const body = { source, ...(v.ref ? { ref: v.ref } : {}), ...(v.path ? { path: v.path } : {}), ...(v.skill ? { skills: v.skill } : {}), overwrite: v.overwrite === true, dry_run: v['dry-run'] === true };
+  const body = {
+    source,
+    ...(v.ref ? { ref: v.ref } : {}),
+    ...(v.path ? { path: v.path } : {}),
+    ...(v.skill ? { skills: v.skill } : {}),
+    overwrite: v.overwrite === true,
+    dry_run: v['dry-run'] === true,
+  };
   const result = await api<SkillInstallResult>('POST', '/skills/install', body);
   if (!result.ok) return result.code;
   const r = result.value;
@@ -47,15 +73,19 @@ export async function runSkillsAddCommand(args: string[], io: RemoteCommandIo): 
 export async function runSkillsUpdateCommand(args: string[], io: RemoteCommandIo): Promise<number> {
   const parsed = parse(args, { source: { type: 'string' } }, io, USAGE.update);
   if (!parsed) return ExitCode.Usage;
-  if (parsed.values.source && parsed.positionals.length > 0) return usage(io, USAGE.update, 'give names or --source, not both');
+  if (parsed.values.source && parsed.positionals.length > 0)
+    return usage(io, USAGE.update, 'give names or --source, not both');
   const api = client(io);
   if (!api) return ExitCode.Usage;
-  const calls = parsed.positionals.length > 0
-    ? parsed.positionals.map((name) => ['POST', `/skills/${encodeURIComponent(name)}/update`, {}] as const)
-    : [['POST', '/skills/update', parsed.values.source ? { source: parsed.values.source } : {}] as const];
+  const calls =
+    parsed.positionals.length > 0
+      ? parsed.positionals.map((name) => ['POST', `/skills/${encodeURIComponent(name)}/update`, {}] as const)
+      : [['POST', '/skills/update', parsed.values.source ? { source: parsed.values.source } : {}] as const];
   let refused = 0;
   for (const [method, path, body] of calls) {
-    io.out(`updating ${path === '/skills/update' ? (parsed.values.source ?? 'every installed source') : decodeURIComponent(path.split('/')[2]!)} …`);
+    io.out(
+      `updating ${path === '/skills/update' ? (parsed.values.source ?? 'every installed source') : decodeURIComponent(path.split('/')[2]!)} …`,
+    );
     const result = await api<SkillUpdateResult>(method, path, body);
     if (!result.ok) return result.code;
     for (const source of result.value.sources) refused += printUpdate(source, io);
@@ -66,7 +96,8 @@ export async function runSkillsUpdateCommand(args: string[], io: RemoteCommandIo
 /** `alfred skills remove <name...> [--yes]`: without --yes, shows what would be removed and removes nothing. */
 export async function runSkillsRemoveCommand(args: string[], io: RemoteCommandIo): Promise<number> {
   const parsed = parse(args, { yes: { type: 'boolean', short: 'y' } }, io, USAGE.remove);
-  if (!parsed || parsed.positionals.length === 0) return usage(io, USAGE.remove, parsed ? 'name at least one skill' : undefined);
+  if (!parsed || parsed.positionals.length === 0)
+    return usage(io, USAGE.remove, parsed ? 'name at least one skill' : undefined);
   const api = client(io);
   if (!api) return ExitCode.Usage;
   let failed = 0;
@@ -92,24 +123,41 @@ function client(io: RemoteCommandIo): Api | undefined {
     io.err(err instanceof ConfigError ? err.message : String(err));
     return undefined;
   }
-  const headers: Record<string, string> = { 'x-alfred-agent': env.ALFRED_AGENT, ...(env.ALFRED_API_KEY ? { authorization: `Bearer ${env.ALFRED_API_KEY}` } : {}) };
+  const headers: Record<string, string> = {
+    'x-alfred-agent': env.ALFRED_AGENT,
+    ...(env.ALFRED_API_KEY ? { authorization: `Bearer ${env.ALFRED_API_KEY}` } : {}),
+  };
   return async <T>(method: string, path: string, body?: unknown, expectPreview = false): Promise<ApiResult<T>> => {
     let res: Response;
     try {
-      res = await fetch(new URL(path, env.ALFRED_URL), { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      res = await fetch(new URL(path, env.ALFRED_URL), {
+        method,
+        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
     } catch (err) {
-      io.err(`cannot reach Alfred at ${env.ALFRED_URL} (${(err as Error).cause ?? (err as Error).message}); is it running? (ALFRED_URL)`);
+      io.err(
+        `cannot reach Alfred at ${env.ALFRED_URL} (${(err as Error).cause ?? (err as Error).message}); is it running? (ALFRED_URL)`,
+      );
       return { ok: false, code: ExitCode.Failed };
     }
-    const json = (await res.json().catch(() => undefined)) as { error?: { code: string; message: string; details?: Record<string, unknown> } } | undefined;
+    const json = (await res.json().catch(() => undefined)) as
+      | { error?: { code: string; message: string; details?: Record<string, unknown> } }
+      | undefined;
     if (res.ok) return { ok: true, value: json as T };
-    if (expectPreview && res.status === 409 && json?.error?.details?.confirm_required) return { ok: false, code: ExitCode.Failed, preview: json.error.details };
+    if (expectPreview && res.status === 409 && json?.error?.details?.confirm_required)
+      return { ok: false, code: ExitCode.Failed, preview: json.error.details };
     io.err(`${res.status} ${json?.error?.code ?? ''}: ${json?.error?.message ?? res.statusText}`);
     return { ok: false, code: ExitCode.Failed };
   };
 }
 
-function parse<O extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(args: string[], options: O, io: CommandIo, usageText: string) {
+function parse<O extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(
+  args: string[],
+  options: O,
+  io: CommandIo,
+  usageText: string,
+) {
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (err) {
@@ -121,30 +169,47 @@ function parse<O extends Record<string, { type: 'string' | 'boolean'; multiple?:
 function usage(io: CommandIo, text: string, problem?: string): number {
   if (problem) io.err(problem);
   io.err(text);
-  io.err('Alfred is reached at ALFRED_URL (default http://127.0.0.1:8080) with ALFRED_API_KEY, as the agent ALFRED_AGENT.');
+  io.err(
+    'Alfred is reached at ALFRED_URL (default http://127.0.0.1:8080) with ALFRED_API_KEY, as the agent ALFRED_AGENT.',
+  );
   return ExitCode.Usage;
 }
 
 function installedLine(s: InstalledSkill, dry: boolean): string {
-  const notes = [s.kinds.join(' + '), ...(s.replaced ? ['replaces the one there'] : []), ...(s.awaiting_consent ? [`runs after consent: POST /executable-skills/${s.name}/consent`] : [])];
+  const notes = [
+    s.kinds.join(' + '),
+    ...(s.replaced ? ['replaces the one there'] : []),
+    ...(s.awaiting_consent ? [`runs after consent: POST /executable-skills/${s.name}/consent`] : []),
+  ];
   return `✓ ${dry ? 'would install' : 'installed'} ${s.name} (${notes.join('; ')})`;
 }
 
 function refusedLines(s: RefusedSkill): string[] {
   const more = s.more_problems ? [`    … ${s.more_problems} more`] : [];
-  return [`✗ refused ${s.name ?? s.path} (${s.reason})`, ...s.problems.map((p) => `    ${where(p)}: ${p.field}: ${p.message}`), ...more];
+  return [
+    `✗ refused ${s.name ?? s.path} (${s.reason})`,
+    ...s.problems.map((p) => `    ${where(p)}: ${p.field}: ${p.message}`),
+    ...more,
+  ];
 }
 
 function printUpdate(u: SkillSourceUpdate, io: CommandIo): number {
   io.out(`${u.source} ${u.ref} @ ${u.commit.slice(0, 12)}`);
   for (const c of u.updated) {
-    const files = [...c.files.added.map((f) => `+${f}`), ...c.files.removed.map((f) => `-${f}`), ...c.files.changed.map((f) => `~${f}`)].join(' ');
-    io.out(`↑ updated ${c.name} ${c.from_commit.slice(0, 7)} → ${c.to_commit.slice(0, 7)} (${files})${c.awaiting_consent ? '; runs after consent again' : ''}`);
+    const files = [
+      ...c.files.added.map((f) => `+${f}`),
+      ...c.files.removed.map((f) => `-${f}`),
+      ...c.files.changed.map((f) => `~${f}`),
+    ].join(' ');
+    io.out(
+      `↑ updated ${c.name} ${c.from_commit.slice(0, 7)} → ${c.to_commit.slice(0, 7)} (${files})${c.awaiting_consent ? '; runs after consent again' : ''}`,
+    );
     for (const line of c.diff.split('\n').filter(Boolean)) io.out(`    ${line}`);
   }
   for (const name of u.unchanged) io.out(`= ${name} unchanged`);
   for (const s of u.added) io.out(installedLine(s, false));
-  for (const name of u.gone_upstream) io.out(`! ${name} is no longer in the source (kept; alfred skills remove ${name} removes it)`);
+  for (const name of u.gone_upstream)
+    io.out(`! ${name} is no longer in the source (kept; alfred skills remove ${name} removes it)`);
   for (const s of u.refused) refusedLines(s).forEach((l) => io.out(l));
   return u.refused.length;
 }

@@ -12,8 +12,15 @@ const HTTP_BACKEND = '/usr/lib/git-core/git-http-backend';
 
 /** Whether git (with `git daemon` and `git http-backend`) and openssl are here: the loopback git servers need them. */
 export function gitServersAvailable(): { available: boolean; reason?: string } {
-  for (const [tool, args] of [['git', ['--version']], ['openssl', ['version']], [HTTP_BACKEND, []]] as const) {
-    const probe = spawnSync(tool, [...args], { stdio: 'ignore', env: { PATH: '/usr/local/bin:/usr/bin:/bin', REQUEST_METHOD: 'GET' } });
+  for (const [tool, args] of [
+    ['git', ['--version']],
+    ['openssl', ['version']],
+    [HTTP_BACKEND, []],
+  ] as const) {
+    const probe = spawnSync(tool, [...args], {
+      stdio: 'ignore',
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', REQUEST_METHOD: 'GET' },
+    });
     if (probe.error) return { available: false, reason: `${tool} is missing (apt-get install git openssl)` };
   }
   return { available: true };
@@ -47,10 +54,21 @@ export class GitFixtures {
   }
 
   /** Commits `files` (replacing the whole tree) on `branch` of repos/<name>.git; resolves to the commit id. */
-  async commit(name: string, files: Record<string, FixtureFile>, message = 'fixture', branch = 'main'): Promise<string> {
+  async commit(
+    name: string,
+    files: Record<string, FixtureFile>,
+    message = 'fixture',
+    branch = 'main',
+  ): Promise<string> {
     const bare = join(this.root, `${name}.git`);
     const work = join(this.base, 'work', name);
-    const env = { ...process.env, GIT_AUTHOR_NAME: 'fixture', GIT_AUTHOR_EMAIL: 'f@example.com', GIT_COMMITTER_NAME: 'fixture', GIT_COMMITTER_EMAIL: 'f@example.com' };
+    const env = {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'fixture',
+      GIT_AUTHOR_EMAIL: 'f@example.com',
+      GIT_COMMITTER_NAME: 'fixture',
+      GIT_COMMITTER_EMAIL: 'f@example.com',
+    };
     const git = (args: string[], cwd = work) => run('git', args, { cwd, env });
     await mkdir(work, { recursive: true });
     if (!(await exists(join(bare, 'HEAD')))) {
@@ -60,7 +78,8 @@ export class GitFixtures {
     }
     await run('git', ['checkout', '--quiet', '-B', branch], { cwd: work, env }).catch(() => undefined);
     await git(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '.']);
-    for (const entry of await readdirSafe(work)) if (entry !== '.git') await rm(join(work, entry), { recursive: true, force: true });
+    for (const entry of await readdirSafe(work))
+      if (entry !== '.git') await rm(join(work, entry), { recursive: true, force: true });
     for (const [path, content] of Object.entries(files)) {
       const file = join(work, path);
       await mkdir(dirname(file), { recursive: true });
@@ -93,7 +112,16 @@ export interface GitServer {
 /** `git daemon` serving every repository under `root` as `git://127.0.0.1:<port>/<name>.git`. */
 export async function startGitDaemon(root: string): Promise<GitServer> {
   const port = await freePort();
-  const args = ['daemon', '--listen=127.0.0.1', `--port=${port}`, `--base-path=${root}`, '--export-all', '--reuseaddr', '--informative-errors', root];
+  const args = [
+    'daemon',
+    '--listen=127.0.0.1',
+    `--port=${port}`,
+    `--base-path=${root}`,
+    '--export-all',
+    '--reuseaddr',
+    '--informative-errors',
+    root,
+  ];
   const child = spawn('git', args, { stdio: 'ignore' });
   await waitFor(() => tcpReachable(`git://127.0.0.1:${port}`, port, 200), 'git daemon');
   return { url: `git://127.0.0.1:${port}`, stop: () => stopChild(child) };
@@ -107,7 +135,20 @@ export async function startGitHttps(root: string, base: string): Promise<GitServ
   const key = join(base, 'tls.key');
   const cert = join(base, 'tls.crt');
   const subject = ['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', ...subject]);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    '1',
+    ...subject,
+  ]);
   const server = createServer({ key: await readFile(key), cert: await readFile(cert) }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
     if (url.pathname.startsWith('/redirect/')) {
@@ -148,7 +189,8 @@ export async function startGitSsh(base: string): Promise<GitSshServer> {
   const dir = join(base, 'ssh');
   await mkdir(dir, { recursive: true });
   await mkdir('/run/sshd', { recursive: true }).catch(() => undefined);
-  for (const name of ['host_key', 'client_key']) await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, name)]);
+  for (const name of ['host_key', 'client_key'])
+    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, name)]);
   await writeFile(join(dir, 'authorized_keys'), await readFile(join(dir, 'client_key.pub')), { mode: 0o600 });
   const port = await freePort();
   const hostKey = (await readFile(join(dir, 'host_key.pub'), 'utf8')).split(' ').slice(0, 2).join(' ');
@@ -169,7 +211,12 @@ export async function startGitSsh(base: string): Promise<GitSshServer> {
   // -D: stays in the foreground, so stopping the child stops the server.
   const child = spawn(SSHD, ['-D', '-f', join(dir, 'sshd_config'), '-E', join(dir, 'sshd.log')], { stdio: 'ignore' });
   await waitFor(() => tcpReachable(`ssh://127.0.0.1:${port}`, port, 200), 'sshd');
-  return { url: `ssh://${userInfo().username}@127.0.0.1:${port}`, key: join(dir, 'client_key'), knownHosts: join(dir, 'known_hosts'), stop: () => stopChild(child) };
+  return {
+    url: `ssh://${userInfo().username}@127.0.0.1:${port}`,
+    key: join(dir, 'client_key'),
+    knownHosts: join(dir, 'known_hosts'),
+    stop: () => stopChild(child),
+  };
 }
 
 /** CGI output: headers (with `Status:`) up to the blank line, then the body as it comes. */

@@ -58,7 +58,8 @@ export function toEntry(folder: SkillFolder): CatalogEntry {
   }
   const parsed = SkillManifest.safeParse(raw);
   if (!parsed.success) return invalid(`${MANIFEST}: ${summarize(parsed.error)}`);
-  if (parsed.data.id !== folder.id) return invalid(`${MANIFEST}: id ${parsed.data.id} does not match the folder name ${folder.id}`);
+  if (parsed.data.id !== folder.id)
+    return invalid(`${MANIFEST}: id ${parsed.data.id} does not match the folder name ${folder.id}`);
   if (!codeFile) return invalid(`${CODE} is missing`);
   const problem = checkSkillCode(Buffer.from(codeFile.bytes).toString('utf8'));
   return problem ? invalid(problem) : { ...base, manifest: parsed.data };
@@ -70,7 +71,11 @@ export function awaitsConsent(e: CatalogEntry): boolean {
 }
 
 export function info(e: CatalogEntry): ExecutableSkillInfo {
-  const status = !e.manifest ? ('invalid' as const) : awaitsConsent(e) ? ('awaiting_consent' as const) : ('loaded' as const);
+  const status = !e.manifest
+    ? ('invalid' as const)
+    : awaitsConsent(e)
+      ? ('awaiting_consent' as const)
+      : ('loaded' as const);
   const consented = e.installed?.consentedDigest ? { consented_digest: e.installed.consentedDigest } : {};
   const common = { id: e.id, status, source: e.source, digest: e.digest, updated_at: e.updatedAt, ...consented };
   if (!e.manifest) return { ...common, reason: e.reason ?? 'invalid' };
@@ -89,12 +94,18 @@ export function info(e: CatalogEntry): ExecutableSkillInfo {
 
 export function detail(e: CatalogEntry): ExecutableSkillDetail {
   const code = e.files.find((f) => f.path === CODE);
-  return { ...info(e), ...(e.manifest ? { manifest: e.manifest } : {}), ...(code ? { code: Buffer.from(code.bytes).toString('utf8') } : {}) };
+  return {
+    ...info(e),
+    ...(e.manifest ? { manifest: e.manifest } : {}),
+    ...(code ? { code: Buffer.from(code.bytes).toString('utf8') } : {}),
+  };
 }
 
 export function rawManifest(e: CatalogEntry): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(Buffer.from(e.files.find((f) => f.path === MANIFEST)?.bytes ?? []).toString('utf8'));
+    const value: unknown = JSON.parse(
+      Buffer.from(e.files.find((f) => f.path === MANIFEST)?.bytes ?? []).toString('utf8'),
+    );
     return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -104,13 +115,20 @@ export function rawManifest(e: CatalogEntry): Record<string, unknown> | undefine
 export function validManifest(candidate: Record<string, unknown>): SkillManifest {
   const parsed = SkillManifest.safeParse(candidate);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code }));
+  const issues = parsed.error.issues.map((i) => ({
+    path: i.path.map(String).join('.'),
+    message: i.message,
+    code: i.code,
+  }));
   throw new AlfredError(ErrorCode.ValidationFailed, `invalid skill manifest: ${summarize(parsed.error)}`, { issues });
 }
 
 export function validCode(code: string): void {
   const problem = checkSkillCode(code);
-  if (problem) throw new AlfredError(ErrorCode.ValidationFailed, problem, { issues: [{ path: 'code', message: problem, code: 'custom' }] });
+  if (problem)
+    throw new AlfredError(ErrorCode.ValidationFailed, problem, {
+      issues: [{ path: 'code', message: problem, code: 'custom' }],
+    });
 }
 
 export function encodeFile(f: SkillFileBytes): { path: string; encoding: 'utf8' | 'base64'; content: string } {
@@ -122,5 +140,7 @@ export function encodeFile(f: SkillFileBytes): { path: string; encoding: 'utf8' 
 }
 
 export function summarize(err: z.ZodError): string {
-  return err.issues.map((i) => (i.path.length ? `${i.path.map(String).join('.')}: ${i.message}` : i.message)).join('; ');
+  return err.issues
+    .map((i) => (i.path.length ? `${i.path.map(String).join('.')}: ${i.message}` : i.message))
+    .join('; ');
 }

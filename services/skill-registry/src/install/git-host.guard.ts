@@ -8,7 +8,8 @@ import type { GitRemote } from './git-source.js';
 /** Every address a host name resolves to. */
 export type AddressResolver = (host: string) => Promise<string[]>;
 
-const systemResolver: AddressResolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+const systemResolver: AddressResolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** A remote git may fetch, held to the addresses that were checked. */
 export interface PinnedRemote {
@@ -49,7 +50,8 @@ export class GitHostGuard {
     }
     const address = addresses[0]!;
     const literal = address.includes(':') ? `[${address}]` : address;
-    if (remote.scheme === 'https') return { url: remote.url, config: [`http.curloptResolve=${hostPort(host, remote.port)}:${literal}`] };
+    if (remote.scheme === 'https')
+      return { url: remote.url, config: [`http.curloptResolve=${hostPort(host, remote.port)}:${literal}`] };
     const url = new URL(remote.url);
     url.hostname = literal;
     // known_hosts names a host on another port as [host]:port; ssh looks the alias up as it is.
@@ -64,7 +66,11 @@ export class GitHostGuard {
     } catch {
       // Reported below, the same as an empty answer.
     }
-    throw new AlfredError(ErrorCode.ServiceUnavailable, `the host ${host} could not be resolved`, { source, host, reason: 'unreachable' });
+    throw new AlfredError(ErrorCode.ServiceUnavailable, `the host ${host} could not be resolved`, {
+      source,
+      host,
+      reason: 'unreachable',
+    });
   }
 }
 

@@ -33,7 +33,11 @@ export interface GitProcessSettings {
  * no LFS smudge, only the protocols given. It is killed (with everything it started) at the deadline or when the
  * watched folder outgrows its limit, and failures become errors that say what happened in git's own words.
  */
-export async function runGit(settings: GitProcessSettings, args: readonly string[], options: GitRunOptions): Promise<Buffer> {
+export async function runGit(
+  settings: GitProcessSettings,
+  args: readonly string[],
+  options: GitRunOptions,
+): Promise<Buffer> {
   const remaining = options.deadline - Date.now();
   if (remaining <= 0) throw timedOut(options);
   const child = spawn(settings.binary, args, {
@@ -54,7 +58,9 @@ export async function runGit(settings: GitProcessSettings, args: readonly string
     }
   };
   const timer = setTimeout(() => kill('timeout'), remaining);
-  const watcher = options.watch ? setInterval(() => void overLimit(options.watch!).then((over) => over && kill('size')), WATCH_EVERY_MS) : undefined;
+  const watcher = options.watch
+    ? setInterval(() => void overLimit(options.watch!).then((over) => over && kill('size')), WATCH_EVERY_MS)
+    : undefined;
   child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString('utf8')).slice(-STDERR_KEEP)));
   child.stdin.on('error', () => undefined);
@@ -62,15 +68,23 @@ export async function runGit(settings: GitProcessSettings, args: readonly string
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (status) => resolve(status));
-  }).catch((cause: NodeJS.ErrnoException) => {
-    throw new AlfredError(ErrorCode.ServiceUnavailable, `git could not be started (${settings.binary}): ${cause.message}`, { reason: 'git_missing' }, { cause });
-  }).finally(() => {
-    clearTimeout(timer);
-    if (watcher) clearInterval(watcher);
-  });
+  })
+    .catch((cause: NodeJS.ErrnoException) => {
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        `git could not be started (${settings.binary}): ${cause.message}`,
+        { reason: 'git_missing' },
+        { cause },
+      );
+    })
+    .finally(() => {
+      clearTimeout(timer);
+      if (watcher) clearInterval(watcher);
+    });
   if (killedFor === 'timeout') throw timedOut(options);
   // A fetch faster than one watch interval is measured once more at its end.
-  if (killedFor === 'size' || (code === 0 && options.watch && (await overLimit(options.watch)))) throw tooLarge(options, options.watch!.maxBytes);
+  if (killedFor === 'size' || (code === 0 && options.watch && (await overLimit(options.watch))))
+    throw tooLarge(options, options.watch!.maxBytes);
   if (code !== 0) throw gitFailure(options, err);
   return Buffer.concat(out);
 }
@@ -108,17 +122,49 @@ async function overLimit(watch: { dir: string; maxBytes: number }): Promise<bool
 }
 
 const timedOut = (o: GitRunOptions) =>
-  new AlfredError(ErrorCode.ServiceTimeout, `${o.doing} did not finish within the install time limit (ALFRED_SKILLS_INSTALL_TIMEOUT_MS)`, {
-    source: o.source,
-    reason: 'timeout',
-  });
+  new AlfredError(
+    ErrorCode.ServiceTimeout,
+    `${o.doing} did not finish within the install time limit (ALFRED_SKILLS_INSTALL_TIMEOUT_MS)`,
+    {
+      source: o.source,
+      reason: 'timeout',
+    },
+  );
 
 const tooLarge = (o: GitRunOptions, limit: number) =>
-  new AlfredError(ErrorCode.PayloadTooLarge, `${o.doing} was stopped: the repository is larger than ${limit} bytes (ALFRED_SKILLS_INSTALL_MAX_BYTES)`, {
-    source: o.source,
-    limit,
-    reason: 'too_large',
-  });
+  new AlfredError(
+    ErrorCode.PayloadTooLarge,
+    `${o.doing} was stopped: the repository is larger than ${limit} bytes (ALFRED_SKILLS_INSTALL_MAX_BYTES)`,
+    {
+      source: o.source,
+      limit,
+      reason: 'too_large',
+    },
+  );
+
+/** What git (and ssh, curl, the server) say when access is refused, or the repository or ref is not there. */
+const anyOf = (phrases: string[]) => new RegExp(phrases.join('|'), 'i');
+const SAYS_REFUSED = anyOf([
+  'could not read Username',
+  'Authentication failed',
+  'terminal prompts disabled',
+  'Permission denied',
+  'Host key verification failed',
+  'HTTP 40[13]',
+  'returned error: 40[13]',
+]);
+const SAYS_NOT_FOUND = anyOf([
+  'not found',
+  'no such repository',
+  'does not appear to be a git repository',
+  'No such file or directory',
+  'not a git repository',
+  'HTTP 404',
+  'returned error: 404',
+  "couldn't find remote ref",
+  'not our ref',
+  'no such remote ref',
+]);
 
 /** Git's failure as the API's error: a missing repository or ref is 404, refused access 403, anything else 503. */
 function gitFailure(o: GitRunOptions, stderr: string): AlfredError {
@@ -129,14 +175,35 @@ function gitFailure(o: GitRunOptions, stderr: string): AlfredError {
     .slice(-3)
     .join(' ');
   const details = { source: o.source, git: said.slice(0, 2000) };
-  if (/could not read Username|Authentication failed|terminal prompts disabled|Permission denied|Host key verification failed|HTTP 401|HTTP 403|returned error: 40[13]/i.test(stderr)) {
-    return new AlfredError(ErrorCode.Forbidden, `${o.doing} was refused: the repository needs credentials or its host key is unknown (${said})`, { ...details, reason: 'access_refused' });
+  if (SAYS_REFUSED.test(stderr)) {
+    return new AlfredError(
+      ErrorCode.Forbidden,
+      `${o.doing} was refused: the repository needs credentials or its host key is unknown (${said})`,
+      { ...details, reason: 'access_refused' },
+    );
+  }
+  if (/fsck|bad object|invalid object|zeroPaddedFilemode|badTimezone|hasDotgit/i.test(stderr)) {
+    return new AlfredError(
+      ErrorCode.BadRequest,
+      `${o.doing}: the repository holds objects git's transfer checks refuse (${said})`,
+      { ...details, reason: 'invalid_repository' },
+    );
   }
   if (/redirect/i.test(stderr) || /returned error: 30[1278]/.test(stderr)) {
-    return new AlfredError(ErrorCode.BadRequest, `${o.doing}: the server redirects elsewhere; give the URL it redirects to (${said})`, { ...details, reason: 'redirected' });
+    return new AlfredError(
+      ErrorCode.BadRequest,
+      `${o.doing}: the server redirects elsewhere; give the URL it redirects to (${said})`,
+      { ...details, reason: 'redirected' },
+    );
   }
-  if (/not found|no such repository|does not appear to be a git repository|No such file or directory|not a git repository|HTTP 404|returned error: 404|couldn't find remote ref|not our ref|no such remote ref/i.test(stderr)) {
-    return new AlfredError(ErrorCode.NotFound, `${o.doing} failed: ${said || 'not found'}`, { ...details, reason: 'not_found' });
+  if (SAYS_NOT_FOUND.test(stderr)) {
+    return new AlfredError(ErrorCode.NotFound, `${o.doing} failed: ${said || 'not found'}`, {
+      ...details,
+      reason: 'not_found',
+    });
   }
-  return new AlfredError(ErrorCode.ServiceUnavailable, `${o.doing} failed: ${said || 'git exited with an error'}`, { ...details, reason: 'unreachable' });
+  return new AlfredError(ErrorCode.ServiceUnavailable, `${o.doing} failed: ${said || 'git exited with an error'}`, {
+    ...details,
+    reason: 'unreachable',
+  });
 }

@@ -30,7 +30,8 @@ const GITHUB_SHORTHAND = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 /** `user@host:path`: git's scp-like ssh syntax. */
 const SCP_LIKE = /^(?:([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+):(?!\/\/)(.+)$/;
 
-const refuse = (source: string, message: string) => new AlfredError(ErrorCode.BadRequest, message, { source, reason: 'source_refused' });
+const refuse = (source: string, message: string) =>
+  new AlfredError(ErrorCode.BadRequest, message, { source, reason: 'source_refused' });
 
 /**
  * Reads a source and applies the policy: `https://` and `git://` always; `ssh://` (or `user@host:path`) when a key is
@@ -41,7 +42,8 @@ export function parseSource(raw: string, policy: SourcePolicy): GitRemote {
   const given = raw.trim().replace(/(?<=.)\/+$/, '');
   if (/[\u0000-\u001f\u007f\s]/.test(given)) throw refuse(given, 'a source holds no spaces or control characters');
   if (given.startsWith('-')) throw refuse(given, 'a source cannot start with "-"');
-  if (GITHUB_SHORTHAND.test(given) && !given.startsWith('.')) return fromUrl(`https://github.com/${given}`, `https://github.com/${given}`, policy);
+  if (GITHUB_SHORTHAND.test(given) && !given.startsWith('.'))
+    return fromUrl(`https://github.com/${given}`, `https://github.com/${given}`, policy);
   if (isAbsolute(given)) return local(given, pathToFileURL(normalize(given)).href, policy);
   const scp = !/^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? SCP_LIKE.exec(given) : null;
   if (scp) return fromUrl(`ssh://${scp[1] ? `${scp[1]}@` : ''}${scp[2]}/${scp[3]!.replace(/^\/+/, '')}`, given, policy);
@@ -53,29 +55,59 @@ function fromUrl(text: string, source: string, policy: SourcePolicy): GitRemote 
   try {
     url = new URL(text);
   } catch {
-    throw refuse(source, `"${source.slice(0, 200)}" is not a git URL: use https://, git://, ssh:// (when configured) or owner/repo`);
+    throw refuse(
+      source,
+      `"${source.slice(0, 200)}" is not a git URL: use https://, git://, ssh:// (when configured) or owner/repo`,
+    );
   }
   const scheme = url.protocol.slice(0, -1).toLowerCase();
   if (scheme === 'file') return local(source, url.href, policy);
-  if (scheme === 'http') throw refuse(source, 'plain http:// is refused (code fetched in the clear can be changed on the way); use https://');
+  if (scheme === 'http')
+    throw refuse(
+      source,
+      'plain http:// is refused (code fetched in the clear can be changed on the way); use https://',
+    );
   if (scheme !== 'https' && scheme !== 'git' && scheme !== 'ssh') {
-    throw refuse(source, `${scheme}: sources are refused; use https://, git://, ssh:// (when configured) or owner/repo`);
+    throw refuse(
+      source,
+      `${scheme}: sources are refused; use https://, git://, ssh:// (when configured) or owner/repo`,
+    );
   }
-  if (scheme === 'ssh' && !policy.ssh) throw refuse(source, 'ssh sources are off: the registry has no ssh key (ALFRED_SKILLS_INSTALL_SSH_KEY)');
+  if (scheme === 'ssh' && !policy.ssh)
+    throw refuse(source, 'ssh sources are off: the registry has no ssh key (ALFRED_SKILLS_INSTALL_SSH_KEY)');
   if (scheme !== 'ssh' && (url.username || url.password)) {
-    throw refuse(source, 'credentials in the URL are refused (they would be stored and shown); use a public URL or ssh:// with the configured key');
+    throw refuse(
+      source,
+      'credentials in the URL are refused (they would be stored and shown); use a public URL or ssh:// with the configured key',
+    );
   }
   if (url.search || url.hash) throw refuse(source, 'a git URL has no query or fragment');
   if (!url.hostname) throw refuse(source, 'a git URL names its host');
   const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return { scheme, source, url: url.href.replace(/\/+$/, ''), host, port: url.port ? Number(url.port) : DEFAULT_PORT[scheme]!, name: repoName(url.pathname) };
+  return {
+    scheme,
+    source,
+    url: url.href.replace(/\/+$/, ''),
+    host,
+    port: url.port ? Number(url.port) : DEFAULT_PORT[scheme]!,
+    name: repoName(url.pathname),
+  };
 }
 
 function local(source: string, href: string, policy: SourcePolicy): GitRemote {
-  if (!policy.local) throw refuse(source, 'local sources (file:// and paths) are off on this registry (ALFRED_SKILLS_INSTALL_LOCAL=true turns them on)');
+  if (!policy.local)
+    throw refuse(
+      source,
+      'local sources (file:// and paths) are off on this registry (ALFRED_SKILLS_INSTALL_LOCAL=true turns them on)',
+    );
   const url = new URL(href);
   if (url.host !== '') throw refuse(source, 'a file:// URL names no host');
-  return { scheme: 'file', source, url: url.href.replace(/\/+$/, ''), name: repoName(decodeURIComponent(url.pathname)) };
+  return {
+    scheme: 'file',
+    source,
+    url: url.href.replace(/\/+$/, ''),
+    name: repoName(decodeURIComponent(url.pathname)),
+  };
 }
 
 function repoName(pathname: string): string {
@@ -89,7 +121,10 @@ function repoName(pathname: string): string {
  * only case-insensitive parts are folded.
  */
 export function sourceKey(source: string): string {
-  const trimmed = source.trim().replace(/(?<=.)\/+$/, '').replace(/\.git$/, '');
+  const trimmed = source
+    .trim()
+    .replace(/(?<=.)\/+$/, '')
+    .replace(/\.git$/, '');
   if (GITHUB_SHORTHAND.test(trimmed) && !trimmed.startsWith('.')) return `https://github.com/${trimmed}`;
   const m = /^([a-z][a-z0-9+.-]*):\/\/([^/]*)(.*)$/i.exec(trimmed);
   return m ? `${m[1]!.toLowerCase()}://${m[2]!.toLowerCase()}${m[3]}` : trimmed;

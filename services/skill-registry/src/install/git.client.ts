@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CommitId, ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
@@ -36,17 +36,46 @@ const FETCHED = 'refs/alfred/fetched';
 export class GitClient {
   constructor(private readonly options: GitClientOptions) {}
 
+  /** Removes temporary repositories a stopped process left behind (older than a day: another instance's are younger). */
+  async sweep(now = Date.now()): Promise<void> {
+    for (const entry of await readdir(this.options.workDir).catch(() => [] as string[])) {
+      const path = join(this.options.workDir, entry);
+      const info = await stat(path).catch(() => undefined);
+      if (info && now - info.mtimeMs > 86_400_000) await rm(path, { recursive: true, force: true });
+    }
+  }
+
   /** Resolves `ref` (the remote's default branch when absent) and fetches that one commit. */
   async fetch(remote: GitRemote, pinned: PinnedRemote, ref: string | undefined): Promise<FetchedRepository> {
     await mkdir(this.options.workDir, { recursive: true });
     const dir = await mkdtemp(join(this.options.workDir, 'fetch-'));
-    const repo = new FetchedRepository(this.settings(dir, pinned), dir, remote.source, Date.now() + this.options.timeoutMs);
+    const repo = new FetchedRepository(
+      this.settings(dir, pinned),
+      dir,
+      remote.source,
+      Date.now() + this.options.timeoutMs,
+    );
     try {
       await repo.git(['init', '--bare', '--quiet'], 'preparing a repository', dir);
       const target = await this.resolve(repo, remote, pinned, ref);
-      const args = ['fetch', '--quiet', '--depth=1', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head', pinned.url];
-      await repo.git([...this.config(remote, pinned), ...args, `+${target.fetch}:${FETCHED}`], `fetching ${ref ?? target.ref} of ${remote.source}`, undefined, this.options.maxBytes);
-      const commit = (await repo.git(['rev-parse', '--verify', `${FETCHED}^{commit}`], 'reading the fetched commit')).toString('utf8').trim();
+      const args = [
+        'fetch',
+        '--quiet',
+        '--depth=1',
+        '--no-tags',
+        '--no-recurse-submodules',
+        '--no-write-fetch-head',
+        pinned.url,
+      ];
+      await repo.git(
+        [...this.config(remote, pinned), ...args, `+${target.fetch}:${FETCHED}`],
+        `fetching ${ref ?? target.ref} of ${remote.source}`,
+        undefined,
+        this.options.maxBytes,
+      );
+      const commit = (await repo.git(['rev-parse', '--verify', `${FETCHED}^{commit}`], 'reading the fetched commit'))
+        .toString('utf8')
+        .trim();
       repo.pin(commit, target.ref);
       return repo;
     } catch (err) {
@@ -57,14 +86,21 @@ export class GitClient {
 
   /** The ref to fetch and the name to record: a tag or branch by its full name, a commit id as itself. */
   private async resolve(repo: FetchedRepository, remote: GitRemote, pinned: PinnedRemote, ref: string | undefined) {
-    const patterns = ref === undefined ? ['HEAD'] : ref.startsWith('refs/') ? [ref] : [`refs/tags/${ref}`, `refs/heads/${ref}`];
-    const listed = (await repo.git([...this.config(remote, pinned), 'ls-remote', '--symref', pinned.url, ...patterns], `reading the refs of ${remote.source}`))
+    const patterns =
+      ref === undefined ? ['HEAD'] : ref.startsWith('refs/') ? [ref] : [`refs/tags/${ref}`, `refs/heads/${ref}`];
+    const listed = (
+      await repo.git(
+        [...this.config(remote, pinned), 'ls-remote', '--symref', pinned.url, ...patterns],
+        `reading the refs of ${remote.source}`,
+      )
+    )
       .toString('utf8')
       .split('\n')
       .filter(Boolean);
     if (ref === undefined) {
       const symref = listed.map((l) => /^ref: refs\/heads\/(\S+)\tHEAD$/.exec(l)).find(Boolean);
-      if (!listed.some((l) => l.endsWith('\tHEAD'))) throw notFound(remote.source, 'the repository has no default branch (it may be empty)');
+      if (!listed.some((l) => l.endsWith('\tHEAD')))
+        throw notFound(remote.source, 'the repository has no default branch (it may be empty)');
       return { fetch: 'HEAD', ref: symref?.[1] ?? 'HEAD' };
     }
     const names = new Set(listed.map((l) => l.split('\t')[1]));
@@ -132,7 +168,13 @@ export class FetchedRepository {
       .map((line) => {
         const m = /^(\d{6}) (blob|commit) ([0-9a-f]+) +(-|\d+)\t([\s\S]*)$/.exec(line);
         if (!m) throw new AlfredError(ErrorCode.Internal, `unexpected git ls-tree line: ${line.slice(0, 200)}`);
-        return { mode: m[1]!, type: m[2] as TreeEntry['type'], oid: m[3]!, size: m[4] === '-' ? 0 : Number(m[4]), path: m[5]! };
+        return {
+          mode: m[1]!,
+          type: m[2] as TreeEntry['type'],
+          oid: m[3]!,
+          size: m[4] === '-' ? 0 : Number(m[4]),
+          path: m[5]!,
+        };
       });
   }
 
@@ -141,7 +183,13 @@ export class FetchedRepository {
     const found = new Map<string, Buffer>();
     const wanted = [...new Set(oids)];
     if (wanted.length === 0) return found;
-    const out = await this.git(['cat-file', '--batch'], 'reading files', undefined, undefined, `${wanted.join('\n')}\n`);
+    const out = await this.git(
+      ['cat-file', '--batch'],
+      'reading files',
+      undefined,
+      undefined,
+      `${wanted.join('\n')}\n`,
+    );
     let at = 0;
     while (at < out.length) {
       const eol = out.indexOf(0x0a, at);
@@ -154,9 +202,22 @@ export class FetchedRepository {
     return found;
   }
 
-  async git(args: readonly string[], doing: string, cwd = this.dir, maxBytes?: number, stdin?: string): Promise<Buffer> {
+  async git(
+    args: readonly string[],
+    doing: string,
+    cwd = this.dir,
+    maxBytes?: number,
+    stdin?: string,
+  ): Promise<Buffer> {
     const watch = maxBytes === undefined ? undefined : { dir: this.dir, maxBytes };
-    return runGit(this.settings, args, { cwd, deadline: this.deadline, doing, source: this.source, ...(watch ? { watch } : {}), ...(stdin === undefined ? {} : { stdin }) });
+    return runGit(this.settings, args, {
+      cwd,
+      deadline: this.deadline,
+      doing,
+      source: this.source,
+      ...(watch ? { watch } : {}),
+      ...(stdin === undefined ? {} : { stdin }),
+    });
   }
 
   async dispose(): Promise<void> {
@@ -171,7 +232,13 @@ function notFound(source: string, message: string): AlfredError {
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 function sshCommand(ssh: { key: string; knownHosts: string }, alias: string | undefined): string {
-  const options = ['-F /dev/null', `-i ${quote(ssh.key)}`, '-o IdentitiesOnly=yes', '-o IdentityAgent=none', '-o BatchMode=yes'];
+  const options = [
+    '-F /dev/null',
+    `-i ${quote(ssh.key)}`,
+    '-o IdentitiesOnly=yes',
+    '-o IdentityAgent=none',
+    '-o BatchMode=yes',
+  ];
   options.push('-o StrictHostKeyChecking=yes', `-o UserKnownHostsFile=${quote(ssh.knownHosts)}`);
   if (alias) options.push(`-o HostKeyAlias=${quote(alias)}`);
   return `ssh ${options.join(' ')}`;

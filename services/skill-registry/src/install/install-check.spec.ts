@@ -7,7 +7,8 @@ import { discoverInTree } from './repo-tree.js';
 function commit(files: Record<string, string | { link: string } | { submodule: true }>) {
   const blobs = new Map<string, Buffer>();
   const tree: TreeEntry[] = Object.entries(files).map(([path, content]) => {
-    if (typeof content === 'object' && 'submodule' in content) return { path, mode: '160000', type: 'commit', oid: 'f'.repeat(40), size: 0 };
+    if (typeof content === 'object' && 'submodule' in content)
+      return { path, mode: '160000', type: 'commit', oid: 'f'.repeat(40), size: 0 };
     const bytes = Buffer.from(typeof content === 'string' ? content : content.link);
     const oid = createHash('sha1').update(bytes).digest('hex');
     blobs.set(oid, bytes);
@@ -29,10 +30,14 @@ describe(discoverInTree.name, () => {
       'group/tool/skill.json': '{}',
       'node_modules/x/SKILL.md': md('x'),
       'one/two/three/four/five/SKILL.md': md('five'),
-      'vendor': { submodule: true },
+      vendor: { submodule: true },
     });
     const found = discoverInTree(tree, '', 'repo');
-    expect(found.folders.map((f) => [f.dir, f.name])).toEqual([['a', 'a'], ['group/b', 'b'], ['group/tool', 'tool']]);
+    expect(found.folders.map((f) => [f.dir, f.name])).toEqual([
+      ['a', 'a'],
+      ['group/b', 'b'],
+      ['group/tool', 'tool'],
+    ]);
     expect(found.folders[0]!.entries.map((e) => e.rel)).toEqual(['SKILL.md', 'nested/SKILL.md']);
     expect(found.warnings.map((w) => w.file)).toEqual(['vendor', 'one/two/three/four/five']);
   });
@@ -52,7 +57,11 @@ describe(checkSkillFolder.name, () => {
   };
 
   it('should accept a valid skill and turn a link inside its folder into a copy of its target', async () => {
-    const outcome = await check({ 's/ok/SKILL.md': md('ok'), 's/ok/ref/guide.md': 'guide', 's/ok/alias.md': { link: 'ref/guide.md' } });
+    const outcome = await check({
+      's/ok/SKILL.md': md('ok'),
+      's/ok/ref/guide.md': 'guide',
+      's/ok/alias.md': { link: 'ref/guide.md' },
+    });
     if (!('ok' in outcome)) throw new Error(`refused: ${JSON.stringify(outcome.refused)}`);
     expect([...outcome.ok.files.keys()]).toEqual(['SKILL.md', 'ref/guide.md', 'alias.md']);
     expect(outcome.ok.files.get('alias.md')).toBe(outcome.ok.files.get('ref/guide.md'));
@@ -62,7 +71,12 @@ describe(checkSkillFolder.name, () => {
     const cases: Array<Parameters<typeof commit>[0]> = [
       { 's/x/SKILL.md': md('x'), 's/x/out': { link: '../../etc/passwd' } },
       { 's/x/SKILL.md': md('x'), 's/x/abs': { link: '/etc/passwd' } },
-      { 's/x/SKILL.md': md('x'), 's/x/hop': { link: 'inner' }, 's/x/inner': { link: '../y/secret' }, 's/y/secret': 'no' },
+      {
+        's/x/SKILL.md': md('x'),
+        's/x/hop': { link: 'inner' },
+        's/x/inner': { link: '../y/secret' },
+        's/y/secret': 'no',
+      },
     ];
     for (const files of cases) {
       const outcome = await check(files, 's');
@@ -72,7 +86,10 @@ describe(checkSkillFolder.name, () => {
 
   it('should refuse an oversized file and strict validation errors with file, line and field', async () => {
     const big = await check({ 'big/SKILL.md': md('big'), 'big/data.bin': 'x'.repeat(1001) });
-    expect('refused' in big && big.refused).toMatchObject({ reason: 'too_large', problems: [{ file: 'big/data.bin', field: 'file' }] });
+    expect('refused' in big && big.refused).toMatchObject({
+      reason: 'too_large',
+      problems: [{ file: 'big/data.bin', field: 'file' }],
+    });
     const bad = await check({ 'bad/SKILL.md': '---\nname: other\ndescription: d\nextra: 1\n---\nbody\n' });
     expect('refused' in bad && bad.refused.problems.map((p) => [p.file, p.line, p.field])).toEqual([
       ['bad/SKILL.md', 2, 'name'],
@@ -84,7 +101,13 @@ describe(checkSkillFolder.name, () => {
     const manifest = JSON.stringify({ id: 'tool', description: 'A tool', timeoutMs: 50 });
     const refused = await check({ 'tool/skill.json': manifest, 'tool/execute.ts': 'module.exports = 1' });
     expect('refused' in refused && refused.refused.problems.map((p) => p.field)).toEqual(['timeoutMs', 'code']);
-    const ok = await check({ 'tool/skill.json': JSON.stringify({ id: 'tool', description: 'A tool' }), 'tool/execute.ts': 'export async function execute() { return { success: true }; }' });
-    expect('ok' in ok && ok.ok).toMatchObject({ kinds: ['executable'], manifest: { id: 'tool', name: 'tool', version: '1.0.0', createdBy: 'git:test' } });
+    const ok = await check({
+      'tool/skill.json': JSON.stringify({ id: 'tool', description: 'A tool' }),
+      'tool/execute.ts': 'export async function execute() { return { success: true }; }',
+    });
+    expect('ok' in ok && ok.ok).toMatchObject({
+      kinds: ['executable'],
+      manifest: { id: 'tool', name: 'tool', version: '1.0.0', createdBy: 'git:test' },
+    });
   });
 });

@@ -45,19 +45,37 @@ const MAX_LINK_HOPS = 8;
  * and the runner's file limits; plus what only a repository can bring: links that leave the folder (refused),
  * oversized files, submodules and Git LFS pointers (warned about: their content is never fetched).
  */
-export async function checkSkillFolder(folder: TreeSkillFolder, read: BlobReader, limits: InstallLimits, createdBy: string): Promise<CheckOutcome> {
+export async function checkSkillFolder(
+  folder: TreeSkillFolder,
+  read: BlobReader,
+  limits: InstallLimits,
+  createdBy: string,
+): Promise<CheckOutcome> {
   const kinds = kindsOf(folder);
   const problems: SkillProblem[] = [];
   const warnings: SkillProblem[] = [];
-  const refuse = (reason: RefusalReason): CheckOutcome => ({ refused: { name: folder.name, path: folder.dir, kinds, reason, problems } });
+  const refuse = (reason: RefusalReason): CheckOutcome => ({
+    refused: { name: folder.name, path: folder.dir, kinds, reason, problems },
+  });
   const files = await resolveFiles(folder, read, problems, warnings);
   if (problems.length > 0) return refuse('escape');
   sizeProblems(folder, files, limits, problems);
   if (problems.length > 0) return refuse('too_large');
-  const wanted = [...files.entries()].filter(([rel, e]) => rel === 'SKILL.md' || rel === 'skill.json' || rel === 'execute.ts' || e.size < 200);
+  const wanted = [...files.entries()].filter(
+    ([rel, e]) => rel === 'SKILL.md' || rel === 'skill.json' || rel === 'execute.ts' || e.size < 200,
+  );
   const blobs = await read(wanted.map(([, e]) => e.oid));
   const text = (rel: string) => (files.has(rel) ? blobs.get(files.get(rel)!.oid)?.toString('utf8') : undefined);
-  for (const [rel, e] of wanted) if (LFS_POINTER.test(blobs.get(e.oid)?.toString('utf8') ?? '')) warnings.push(problem('warning', `${folder.dir}/${rel}`, 'file', 'a Git LFS pointer: LFS content is not fetched, the pointer is installed as it is'));
+  for (const [rel, e] of wanted)
+    if (LFS_POINTER.test(blobs.get(e.oid)?.toString('utf8') ?? ''))
+      warnings.push(
+        problem(
+          'warning',
+          `${folder.dir}/${rel}`,
+          'file',
+          'a Git LFS pointer: LFS content is not fetched, the pointer is installed as it is',
+        ),
+      );
   const skillMd = text('SKILL.md');
   if (skillMd !== undefined) {
     const report = validateSkillText(skillMd, join(folder.dir, 'SKILL.md'), folder.name);
@@ -67,7 +85,16 @@ export async function checkSkillFolder(folder: TreeSkillFolder, read: BlobReader
   let manifest: SkillManifest | undefined;
   if (kinds.includes('executable')) manifest = checkExecutable(folder, files, text, createdBy, problems);
   if (problems.length > 0) return refuse('invalid');
-  return { ok: { name: folder.name, path: folder.dir, kinds, files: new Map([...files].map(([rel, e]) => [rel, e.oid])), ...(manifest ? { manifest } : {}), warnings } };
+  return {
+    ok: {
+      name: folder.name,
+      path: folder.dir,
+      kinds,
+      files: new Map([...files].map(([rel, e]) => [rel, e.oid])),
+      ...(manifest ? { manifest } : {}),
+      warnings,
+    },
+  };
 }
 
 export function kindsOf(folder: TreeSkillFolder): InstalledKind[] {
@@ -80,20 +107,37 @@ export function kindsOf(folder: TreeSkillFolder): InstalledKind[] {
  * A link that leaves the folder (absolute, or `..` past its top, also through other links) is a problem; a link to a
  * folder or to nothing, and submodules, are left out with a warning.
  */
-async function resolveFiles(folder: TreeSkillFolder, read: BlobReader, problems: SkillProblem[], warnings: SkillProblem[]): Promise<Map<string, FolderEntry>> {
+async function resolveFiles(
+  folder: TreeSkillFolder,
+  read: BlobReader,
+  problems: SkillProblem[],
+  warnings: SkillProblem[],
+): Promise<Map<string, FolderEntry>> {
   const byRel = new Map(folder.entries.map((e) => [e.rel, e]));
   const links = folder.entries.filter((e) => e.mode === LINK_MODE);
   const targets = await read(links.map((l) => l.oid));
   const files = new Map<string, FolderEntry>();
   for (const entry of folder.entries) {
     const where = join(folder.dir, entry.rel);
-    if (entry.type === 'commit') warnings.push(problem('warning', where, 'file', 'a submodule: submodules are not fetched'));
+    if (entry.type === 'commit')
+      warnings.push(problem('warning', where, 'file', 'a submodule: submodules are not fetched'));
     else if (entry.mode !== LINK_MODE) files.set(entry.rel, entry);
     else {
       const followed = follow(entry, byRel, targets);
       if (followed.kind === 'file') files.set(entry.rel, { ...followed.entry, rel: entry.rel });
-      else if (followed.kind === 'escape') problems.push(problem('error', where, 'symlink', `points outside its skill folder (${followed.target}); refused`));
-      else warnings.push(problem('warning', where, 'symlink', followed.kind === 'dir' ? 'links to a folder: not installed' : 'leads nowhere: not installed'));
+      else if (followed.kind === 'escape')
+        problems.push(
+          problem('error', where, 'symlink', `points outside its skill folder (${followed.target}); refused`),
+        );
+      else
+        warnings.push(
+          problem(
+            'warning',
+            where,
+            'symlink',
+            followed.kind === 'dir' ? 'links to a folder: not installed' : 'leads nowhere: not installed',
+          ),
+        );
     }
   }
   return files;
@@ -115,15 +159,39 @@ function follow(link: FolderEntry, byRel: Map<string, FolderEntry>, targets: Map
   return { kind: 'missing' };
 }
 
-function sizeProblems(folder: TreeSkillFolder, files: Map<string, FolderEntry>, limits: InstallLimits, problems: SkillProblem[]): void {
+function sizeProblems(
+  folder: TreeSkillFolder,
+  files: Map<string, FolderEntry>,
+  limits: InstallLimits,
+  problems: SkillProblem[],
+): void {
   let total = 0;
   for (const [rel, e] of files) {
     total += e.size;
     const max = rel === 'SKILL.md' ? Math.min(SKILL_FILE_MAX_BYTES, limits.maxFileBytes) : limits.maxFileBytes;
-    if (e.size > max) problems.push(problem('error', join(folder.dir, rel), 'file', `is ${e.size} bytes; at most ${max} are installed`));
+    if (e.size > max)
+      problems.push(
+        problem('error', join(folder.dir, rel), 'file', `is ${e.size} bytes; at most ${max} are installed`),
+      );
   }
-  if (files.size > limits.maxFiles) problems.push(problem('error', folder.dir, 'files', `the folder has ${files.size} files; at most ${limits.maxFiles} are installed`));
-  if (total > limits.maxSkillBytes) problems.push(problem('error', folder.dir, 'files', `the folder holds ${total} bytes; at most ${limits.maxSkillBytes} are installed`));
+  if (files.size > limits.maxFiles)
+    problems.push(
+      problem(
+        'error',
+        folder.dir,
+        'files',
+        `the folder has ${files.size} files; at most ${limits.maxFiles} are installed`,
+      ),
+    );
+  if (total > limits.maxSkillBytes)
+    problems.push(
+      problem(
+        'error',
+        folder.dir,
+        'files',
+        `the folder holds ${total} bytes; at most ${limits.maxSkillBytes} are installed`,
+      ),
+    );
 }
 
 /** skill.json and execute.ts as POST /executable-skills checks them, and the folder within what a runner is sent. */
@@ -136,8 +204,24 @@ function checkExecutable(
 ): SkillManifest | undefined {
   const manifestFile = join(folder.dir, 'skill.json');
   const bytes = [...files.values()].reduce((n, e) => n + e.size, 0);
-  if (files.size > EXECUTABLE_SKILL_FILES_MAX_COUNT) problems.push(problem('error', folder.dir, 'files', `an executable skill has at most ${EXECUTABLE_SKILL_FILES_MAX_COUNT} files (this one ${files.size})`));
-  if (bytes > EXECUTABLE_SKILL_FILES_MAX_BYTES) problems.push(problem('error', folder.dir, 'files', `an executable skill holds at most ${EXECUTABLE_SKILL_FILES_MAX_BYTES} bytes (this one ${bytes})`));
+  if (files.size > EXECUTABLE_SKILL_FILES_MAX_COUNT)
+    problems.push(
+      problem(
+        'error',
+        folder.dir,
+        'files',
+        `an executable skill has at most ${EXECUTABLE_SKILL_FILES_MAX_COUNT} files (this one ${files.size})`,
+      ),
+    );
+  if (bytes > EXECUTABLE_SKILL_FILES_MAX_BYTES)
+    problems.push(
+      problem(
+        'error',
+        folder.dir,
+        'files',
+        `an executable skill holds at most ${EXECUTABLE_SKILL_FILES_MAX_BYTES} bytes (this one ${bytes})`,
+      ),
+    );
   let raw: unknown;
   try {
     raw = JSON.parse(text('skill.json') ?? '');
@@ -150,16 +234,44 @@ function checkExecutable(
     return undefined;
   }
   const fields = raw as Record<string, unknown>;
-  if (fields.id !== folder.name) problems.push(problem('error', manifestFile, 'id', `must equal its folder name "${folder.name}" (is ${JSON.stringify(fields.id)})`, lineOf(text('skill.json')!, 'id')));
+  if (fields.id !== folder.name)
+    problems.push(
+      problem(
+        'error',
+        manifestFile,
+        'id',
+        `must equal its folder name "${folder.name}" (is ${JSON.stringify(fields.id)})`,
+        lineOf(text('skill.json')!, 'id'),
+      ),
+    );
   let manifest: SkillManifest | undefined;
   try {
     manifest = validManifest({ name: fields.id, version: '1.0.0', createdBy, ...fields });
   } catch (err) {
-    const issues = isAlfredError(err) ? ((err.details as { issues?: Array<{ path: string; message: string }> }).issues ?? []) : [];
-    for (const i of issues) problems.push(problem('error', manifestFile, i.path || 'skill.json', i.message, lineOf(text('skill.json')!, i.path.split('.')[0] ?? '')));
+    const issues = isAlfredError(err)
+      ? ((err.details as { issues?: Array<{ path: string; message: string }> }).issues ?? [])
+      : [];
+    for (const i of issues)
+      problems.push(
+        problem(
+          'error',
+          manifestFile,
+          i.path || 'skill.json',
+          i.message,
+          lineOf(text('skill.json')!, i.path.split('.')[0] ?? ''),
+        ),
+      );
   }
   const code = text('execute.ts');
-  if (code === undefined) problems.push(problem('error', join(folder.dir, 'execute.ts'), 'execute.ts', 'is missing: an executable skill runs its execute.ts'));
+  if (code === undefined)
+    problems.push(
+      problem(
+        'error',
+        join(folder.dir, 'execute.ts'),
+        'execute.ts',
+        'is missing: an executable skill runs its execute.ts',
+      ),
+    );
   else {
     try {
       validCode(code);
@@ -179,6 +291,12 @@ function lineOf(json: string, key: string): number | undefined {
 
 const join = (dir: string, rel: string) => (dir ? `${dir}/${rel}` : rel);
 
-function problem(severity: SkillProblem['severity'], file: string, field: string, message: string, line?: number): SkillProblem {
+function problem(
+  severity: SkillProblem['severity'],
+  file: string,
+  field: string,
+  message: string,
+  line?: number,
+): SkillProblem {
   return { severity, field, message, file, ...(line === undefined ? {} : { line }) };
 }

@@ -45,15 +45,31 @@ export class InstallPlacer {
     if (skill.kinds.includes('skill')) {
       const seen = await this.deps.tenants.visible(tenant, skill.name);
       if (seen) {
-        const whose = installedHere ? 'installed from this source already (update it instead)' : seen.own ? "the tenant's own" : 'shared, read-only';
-        problems.push({ severity: 'error', field: 'name', file, message: `a skill named ${skill.name} already exists at ${seen.location} (${whose}); "overwrite": true replaces it${seen.own ? '' : ' for this tenant'}` });
+        const whose = installedHere
+          ? 'installed from this source already (update it instead)'
+          : seen.own
+            ? "the tenant's own"
+            : 'shared, read-only';
+        problems.push({
+          severity: 'error',
+          field: 'name',
+          file,
+          message: `a skill named ${skill.name} already exists at ${seen.location} (${whose}); "overwrite": true replaces it${seen.own ? '' : ' for this tenant'}`,
+        });
       }
     }
     const holder = skill.kinds.includes('executable') ? this.deps.executables.holder(tenant, skill.name) : undefined;
     if (holder) {
-      problems.push({ severity: 'error', field: 'id', file, message: `an executable skill ${skill.name} already exists (${holder === 'own' ? "the tenant's own" : 'shared'}); "overwrite": true replaces it for this tenant` });
+      problems.push({
+        severity: 'error',
+        field: 'id',
+        file,
+        message: `an executable skill ${skill.name} already exists (${holder === 'own' ? "the tenant's own" : 'shared'}); "overwrite": true replaces it for this tenant`,
+      });
     }
-    return problems.length > 0 ? { name: skill.name, path: skill.path, kinds: skill.kinds, reason: 'clash', problems } : undefined;
+    return problems.length > 0
+      ? { name: skill.name, path: skill.path, kinds: skill.kinds, reason: 'clash', problems }
+      : undefined;
   }
 
   /** Whether placing `skill` would replace or shadow something the tenant sees. */
@@ -63,7 +79,13 @@ export class InstallPlacer {
   }
 
   /** Places one skill; `previous` is its record when it was installed before (kept: installed_at). */
-  async place(tenant: string, skill: CheckedSkill, origin: Origin, writer: ScopedWriter | undefined, previous?: InstalledFrom): Promise<Placed> {
+  async place(
+    tenant: string,
+    skill: CheckedSkill,
+    origin: Origin,
+    writer: ScopedWriter | undefined,
+    previous?: InstalledFrom,
+  ): Promise<Placed> {
     const replaced = await this.replaces(tenant, skill);
     const files = filesToWrite(skill, await origin.repo.blobs([...skill.files.values()]));
     const undos: Array<() => Promise<void>> = [];
@@ -100,7 +122,14 @@ export class InstallPlacer {
       installed_at: previous?.installed_at ?? now,
       ...(previous ? { updated_at: now } : {}),
     };
-    const report = { name: skill.name, path: skill.path, kinds: skill.kinds, replaced, awaiting_consent: awaiting, warnings: skill.warnings };
+    const report = {
+      name: skill.name,
+      path: skill.path,
+      kinds: skill.kinds,
+      replaced,
+      awaiting_consent: awaiting,
+      warnings: skill.warnings,
+    };
     const skillMd = files.get('SKILL.md')?.toString('utf8');
     return { report, record, files: hashes(files), ...(skillMd === undefined ? {} : { skillMd }), undo };
   }
@@ -110,10 +139,16 @@ export class InstallPlacer {
   }
 
   /** Who installed it is recorded before the write and put back if the write fails (SkillProvenanceRepository.around). */
-  private async withProvenance(tenant: string, skill: CheckedSkill, writer: ScopedWriter | undefined, write: () => Promise<void>): Promise<void> {
+  private async withProvenance(
+    tenant: string,
+    skill: CheckedSkill,
+    writer: ScopedWriter | undefined,
+    write: () => Promise<void>,
+  ): Promise<void> {
     const pv = this.deps.provenance;
     if (!pv || !writer) return write();
-    const executable = () => (skill.kinds.includes('executable') ? pv.around(tenant, 'executable', skill.name, writer, write) : write());
+    const executable = () =>
+      skill.kinds.includes('executable') ? pv.around(tenant, 'executable', skill.name, writer, write) : write();
     await (skill.kinds.includes('skill') ? pv.around(tenant, 'skill', skill.name, writer, executable) : executable());
   }
 }

@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { SKILL_INSTALL_GIT_TIMEOUT_MAX_MS } from '#contracts';
 import { envHelpers } from '#config';
 
-const hostList = z.string().transform((raw) => raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean));
+const hostList = z.string().transform((raw) =>
+  raw
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean),
+);
 
 /** Environment variables of installs from git, spread into the skill-registry's env schema. */
 export const skillInstallEnv = {
@@ -17,13 +22,30 @@ export const skillInstallEnv = {
   /** Hosts that may resolve to private, loopback or link-local addresses (an internal git server); none by default. */
   ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS: hostList.default([]),
   /** Time limit for fetching one source (resolve, fetch, read). */
-  ALFRED_SKILLS_INSTALL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(SKILL_INSTALL_GIT_TIMEOUT_MAX_MS).default(120_000),
+  ALFRED_SKILLS_INSTALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(SKILL_INSTALL_GIT_TIMEOUT_MAX_MS)
+    .default(120_000),
   /** Largest repository data fetched for one source (the shallow pack); larger is refused (413). */
-  ALFRED_SKILLS_INSTALL_MAX_BYTES: z.coerce.number().int().min(1024).default(100 * 1024 * 1024),
+  ALFRED_SKILLS_INSTALL_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(100 * 1024 * 1024),
   /** Largest single file of an installed skill; a skill holding a larger one is refused. */
-  ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(1024 * 1024),
+  ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 * 1024),
   /** Largest skill folder (all its files). */
-  ALFRED_SKILLS_INSTALL_MAX_SKILL_BYTES: z.coerce.number().int().min(1).default(8 * 1024 * 1024),
+  ALFRED_SKILLS_INSTALL_MAX_SKILL_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(8 * 1024 * 1024),
   /** The git binary. */
   ALFRED_SKILLS_INSTALL_GIT: z.string().min(1).default('git'),
 };

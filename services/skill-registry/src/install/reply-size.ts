@@ -12,7 +12,12 @@ const BUDGET = Math.floor(DEFAULT_MAX_PAYLOAD_BYTES * 0.8);
 export function fitInstallReply(result: SkillInstallResult): SkillInstallResult {
   for (const keep of [20, 5, 1, 0]) {
     if (size(result) <= BUDGET) return result;
-    result = { ...result, refused: result.refused.map((r) => cutProblems(r, keep)), installed: result.installed.map((s) => ({ ...s, warnings: s.warnings.slice(0, keep) })), warnings: result.warnings.slice(0, keep * 10) };
+    result = {
+      ...result,
+      refused: result.refused.map((r) => cutProblems(r, keep)),
+      installed: result.installed.map((s) => ({ ...s, warnings: s.warnings.slice(0, keep) })),
+      warnings: result.warnings.slice(0, keep * 10),
+    };
   }
   return result;
 }
@@ -24,7 +29,9 @@ export function fitUpdateReply(result: SkillUpdateResult): SkillUpdateResult {
     result = {
       sources: result.sources.map((s) => ({
         ...s,
-        updated: s.updated.map((u) => (u.diff.length > chars ? { ...u, diff: u.diff.slice(0, chars), diff_truncated: true } : u)),
+        updated: s.updated.map((u) =>
+          u.diff.length > chars ? { ...u, diff: u.diff.slice(0, chars), diff_truncated: true } : u,
+        ),
         refused: s.refused.map((r) => cutProblems(r, chars === 0 ? 0 : 5)),
       })),
     };

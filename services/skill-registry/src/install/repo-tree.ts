@@ -40,12 +40,17 @@ interface Dir {
 export function discoverInTree(tree: readonly TreeEntry[], root: string, repoName: string): TreeDiscovery {
   const dirs = indexDirs(tree, root);
   if (!dirs.has(root)) {
-    throw new AlfredError(ErrorCode.NotFound, `the repository has no folder "${root}"`, { path: root, reason: 'path_not_found' });
+    throw new AlfredError(ErrorCode.NotFound, `the repository has no folder "${root}"`, {
+      path: root,
+      reason: 'path_not_found',
+    });
   }
   const folders: TreeSkillFolder[] = [];
   const warnings: SkillProblem[] = [];
-  const warn = (file: string, message: string) => void warnings.push({ severity: 'warning', field: 'discovery', message, file });
-  const isSkill = (dir: Dir) => MARKERS.some((m) => dir.files.get(m)?.type === 'blob' && dir.files.get(m)?.mode !== LINK_MODE);
+  const warn = (file: string, message: string) =>
+    void warnings.push({ severity: 'warning', field: 'discovery', message, file });
+  const isSkill = (dir: Dir) =>
+    MARKERS.some((m) => dir.files.get(m)?.type === 'blob' && dir.files.get(m)?.mode !== LINK_MODE);
   const walk = (path: string, depth: number): void => {
     const dir = dirs.get(path)!;
     if (isSkill(dir)) {
@@ -54,7 +59,8 @@ export function discoverInTree(tree: readonly TreeEntry[], root: string, repoNam
     }
     for (const entry of dir.files.values()) {
       if (entry.type === 'commit') warn(entry.path, 'a submodule: submodules are not fetched');
-      else if (entry.mode === LINK_MODE) warn(entry.path, 'a symbolic link outside any skill folder: links are not followed');
+      else if (entry.mode === LINK_MODE)
+        warn(entry.path, 'a symbolic link outside any skill folder: links are not followed');
     }
     for (const name of [...dir.dirs].sort()) {
       if (IGNORED_DIRS.has(name)) continue;

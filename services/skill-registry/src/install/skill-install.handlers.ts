@@ -21,7 +21,11 @@ export class SkillInstallHandlers extends BusHandlers {
     const as = <T>(tenant: string, work: () => Promise<T>) => this.registry.pathsOf(tenant).expose(work);
     this.handle(SkillInstallRoutes.install, (p) => as(p.tenant, () => s.install(p.tenant, p.body, p.writer)));
     this.handle(SkillInstallRoutes.update, (p) => {
-      const target = { overwrite: p.overwrite, ...(p.name === undefined ? {} : { name: p.name }), ...(p.source === undefined ? {} : { source: p.source }) };
+      const target = {
+        overwrite: p.overwrite,
+        ...(p.name === undefined ? {} : { name: p.name }),
+        ...(p.source === undefined ? {} : { source: p.source }),
+      };
       return as(p.tenant, () => s.update(p.tenant, target, p.writer));
     });
     this.handle(SkillInstallRoutes.delete, (p) => as(p.tenant, () => s.remove(p.tenant, p.name, p.confirm)));

@@ -18,34 +18,52 @@ export const installDirOf = (config: SkillInstallConfig) => resolve(config.ALFRE
 export function skillInstallProviders(config: SkillInstallConfig): Provider[] {
   const dir = installDirOf(config);
   if (config.ALFRED_SKILLS_INSTALL_SSH_KEY && !config.ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS) {
-    throw new ConfigError(['ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS: required with ALFRED_SKILLS_INSTALL_SSH_KEY (ssh checks every host key; unknown hosts are refused)']);
+    throw new ConfigError([
+      'ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS: required with ALFRED_SKILLS_INSTALL_SSH_KEY (ssh checks every host key; unknown hosts are refused)',
+    ]);
   }
-  const ssh = config.ALFRED_SKILLS_INSTALL_SSH_KEY && config.ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS
-    ? { key: resolve(config.ALFRED_SKILLS_INSTALL_SSH_KEY), knownHosts: resolve(config.ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS) }
-    : undefined;
+  const ssh =
+    config.ALFRED_SKILLS_INSTALL_SSH_KEY && config.ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS
+      ? {
+          key: resolve(config.ALFRED_SKILLS_INSTALL_SSH_KEY),
+          knownHosts: resolve(config.ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS),
+        }
+      : undefined;
   return [
     { provide: InstallRecordsRepository, useFactory: () => new InstallRecordsRepository(resolve(dir, 'records')) },
     {
       provide: SkillInstallService,
       inject: [SkillRegistryService, ExecutableSkillCatalog, InstallRecordsRepository, SkillProvenanceRepository],
-      useFactory: (registry: SkillRegistryService, executables: ExecutableSkillCatalog, records: InstallRecordsRepository, provenance: SkillProvenanceRepository) =>
-        new SkillInstallService({
+      useFactory: async (
+        registry: SkillRegistryService,
+        executables: ExecutableSkillCatalog,
+        records: InstallRecordsRepository,
+        provenance: SkillProvenanceRepository,
+      ) => {
+        const git = new GitClient({
+          binary: config.ALFRED_SKILLS_INSTALL_GIT,
+          workDir: resolve(dir, 'tmp'),
+          timeoutMs: config.ALFRED_SKILLS_INSTALL_TIMEOUT_MS,
+          maxBytes: config.ALFRED_SKILLS_INSTALL_MAX_BYTES,
+          caFile: config.ALFRED_SKILLS_INSTALL_CA_FILE ? resolve(config.ALFRED_SKILLS_INSTALL_CA_FILE) : undefined,
+          ssh,
+        });
+        await git.sweep();
+        return new SkillInstallService({
           tenants: registry.tenantSkills,
           executables,
           records,
           provenance,
-          git: new GitClient({
-            binary: config.ALFRED_SKILLS_INSTALL_GIT,
-            workDir: resolve(dir, 'tmp'),
-            timeoutMs: config.ALFRED_SKILLS_INSTALL_TIMEOUT_MS,
-            maxBytes: config.ALFRED_SKILLS_INSTALL_MAX_BYTES,
-            caFile: config.ALFRED_SKILLS_INSTALL_CA_FILE ? resolve(config.ALFRED_SKILLS_INSTALL_CA_FILE) : undefined,
-            ssh,
-          }),
+          git,
           guard: new GitHostGuard(config.ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS),
           policy: { local: config.ALFRED_SKILLS_INSTALL_LOCAL, ssh: ssh !== undefined },
-          limits: { maxFileBytes: config.ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES, maxSkillBytes: config.ALFRED_SKILLS_INSTALL_MAX_SKILL_BYTES, maxFiles: 1000 },
-        }),
+          limits: {
+            maxFileBytes: config.ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES,
+            maxSkillBytes: config.ALFRED_SKILLS_INSTALL_MAX_SKILL_BYTES,
+            maxFiles: 1000,
+          },
+        });
+      },
     },
     SkillInstallHandlers,
   ];

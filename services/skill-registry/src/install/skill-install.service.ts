@@ -10,6 +10,7 @@ import {
   type SkillUpdateResult,
 } from '#contracts';
 import { AlfredError } from '#errors';
+import { assertBeforeDeadline } from '#bus';
 import type { ExecutableSkillCatalog } from '../executable/executable-skill.catalog.js';
 import type { SkillProvenanceRepository } from '../records/skill-provenance.repository.js';
 import type { TenantSkills } from '../tenant-skills.js';
@@ -53,8 +54,18 @@ export class SkillInstallService {
 
   constructor(private readonly deps: SkillInstallDeps) {
     const now = deps.now ?? (() => new Date());
-    this.placer = new InstallPlacer({ tenants: deps.tenants, executables: deps.executables, now, ...(deps.provenance ? { provenance: deps.provenance } : {}) });
-    this.updater = new SourceUpdater({ ...deps, placer: this.placer, fetch: (r, ref) => this.fetch(r, ref), check: (f, r, s) => this.check(f, r, s) });
+    this.placer = new InstallPlacer({
+      tenants: deps.tenants,
+      executables: deps.executables,
+      now,
+      ...(deps.provenance ? { provenance: deps.provenance } : {}),
+    });
+    this.updater = new SourceUpdater({
+      ...deps,
+      placer: this.placer,
+      fetch: (r, ref) => this.fetch(r, ref),
+      check: (f, r, s) => this.check(f, r, s),
+    });
   }
 
   async install(tenant: string, body: SkillInstallBody, writer?: ScopedWriter): Promise<SkillInstallResult> {
@@ -62,15 +73,31 @@ export class SkillInstallService {
     const repo = await this.fetch(remote, body.ref);
     try {
       if (body.expect_commit && body.expect_commit !== repo.commit) {
-        throw new AlfredError(ErrorCode.Conflict, `${remote.source} at ${repo.ref} is now at ${repo.commit}, not ${body.expect_commit}; check it again`, { commit: repo.commit });
+        throw new AlfredError(
+          ErrorCode.Conflict,
+          `${remote.source} at ${repo.ref} is now at ${repo.commit}, not ${body.expect_commit}; check it again`,
+          { commit: repo.commit },
+        );
       }
       const root = body.path ?? '';
       const found = discoverInTree(await repo.tree(), root, remote.name);
       const wanted = body.skills ? found.folders.filter((f) => body.skills!.includes(f.name)) : found.folders;
-      const missing = (body.skills ?? []).filter((n) => !found.folders.some((f) => f.name === n)).map((n) => notInSource(n, root));
+      const missing = (body.skills ?? [])
+        .filter((n) => !found.folders.some((f) => f.name === n))
+        .map((n) => notInSource(n, root));
       const checked = await this.check(wanted, repo, remote.source);
-      const result = await this.serially(tenant, () => this.placeAll(tenant, checked, { source: remote.source, repo, root }, body, writer));
-      const reply = { source: remote.source, ref: repo.ref, commit: repo.commit, path: root, dry_run: body.dry_run, ...result, warnings: found.warnings };
+      const result = await this.serially(tenant, () =>
+        this.placeAll(tenant, checked, { source: remote.source, repo, root }, body, writer),
+      );
+      const reply = {
+        source: remote.source,
+        ref: repo.ref,
+        commit: repo.commit,
+        path: root,
+        dry_run: body.dry_run,
+        ...result,
+        warnings: found.warnings,
+      };
       return fitInstallReply({ ...reply, refused: [...missing, ...reply.refused] });
     } finally {
       await repo.dispose();
@@ -78,7 +105,11 @@ export class SkillInstallService {
   }
 
   /** One installed skill, every skill of a source, or every installed source, moved to its ref's newest commit. */
-  update(tenant: string, target: { name?: string; source?: string; overwrite: boolean }, writer?: ScopedWriter): Promise<SkillUpdateResult> {
+  update(
+    tenant: string,
+    target: { name?: string; source?: string; overwrite: boolean },
+    writer?: ScopedWriter,
+  ): Promise<SkillUpdateResult> {
     return this.serially(tenant, () => this.updater.update(tenant, target, writer));
   }
 
@@ -88,21 +119,41 @@ export class SkillInstallService {
       const record = await this.deps.records.get(tenant, name);
       const seen = await this.deps.tenants.visible(tenant, name);
       const executable = record?.kinds.includes('executable') && this.deps.executables.holder(tenant, name) === 'own';
-      const kinds: InstalledKind[] = [...(seen?.own ? (['skill'] as const) : []), ...(executable ? (['executable'] as const) : [])];
+      const kinds: InstalledKind[] = [
+        ...(seen?.own ? (['skill'] as const) : []),
+        ...(executable ? (['executable'] as const) : []),
+      ];
       if (kinds.length === 0) {
-        if (seen) throw new AlfredError(ErrorCode.Forbidden, `skill ${name} is shared (${seen.location}) and read-only here; remove it from its folder`, { name });
+        if (seen)
+          throw new AlfredError(
+            ErrorCode.Forbidden,
+            `skill ${name} is shared (${seen.location}) and read-only here; remove it from its folder`,
+            { name },
+          );
         throw AlfredError.notFound('skill', name);
       }
       const installed = record ? { installed_from: record } : {};
       if (!confirm) {
         const location = seen?.own ? seen.location : `/executable-skills/${name}`;
-        const preview = { confirm_required: true, name, location, kinds, ...installed, confirm_with: `DELETE /skills/${name}?confirm=true` };
-        throw new AlfredError(ErrorCode.Conflict, `deleting skill ${name} needs confirmation: repeat with confirm=true`, preview);
+        const preview = {
+          confirm_required: true,
+          name,
+          location,
+          kinds,
+          ...installed,
+          confirm_with: `DELETE /skills/${name}?confirm=true`,
+        };
+        throw new AlfredError(
+          ErrorCode.Conflict,
+          `deleting skill ${name} needs confirmation: repeat with confirm=true`,
+          preview,
+        );
       }
       if (kinds.includes('skill')) await this.deps.tenants.removeOwn(tenant, name);
       if (kinds.includes('executable')) await this.deps.executables.delete(tenant, name, true);
       if (record) await this.deps.records.change(tenant, new Map([[name, undefined]]));
-      for (const kind of kinds) await this.deps.provenance?.forget(tenant, kind === 'skill' ? 'skill' : 'executable', name);
+      for (const kind of kinds)
+        await this.deps.provenance?.forget(tenant, kind === 'skill' ? 'skill' : 'executable', name);
       await this.deps.tenants.refresh(tenant);
       return { name, deleted: true, kinds, ...installed };
     });
@@ -121,20 +172,43 @@ export class SkillInstallService {
     return source === undefined ? this.deps.records.all(tenant) : this.deps.records.fromSource(tenant, source);
   }
 
-  private async placeAll(tenant: string, checked: CheckedSource, origin: { source: string; repo: FetchedRepository; root: string }, body: SkillInstallBody, writer?: ScopedWriter) {
+  private async placeAll(
+    tenant: string,
+    checked: CheckedSource,
+    origin: { source: string; repo: FetchedRepository; root: string },
+    body: SkillInstallBody,
+    writer?: ScopedWriter,
+  ) {
     const before = await this.deps.records.all(tenant);
     const refused = [...checked.refused];
     const accepted: CheckedSkill[] = [];
     for (const skill of checked.ok) {
       const mine = before.get(skill.name);
-      const clash = body.overwrite ? undefined : await this.placer.clash(tenant, skill, mine !== undefined && sourceKey(mine.source) === sourceKey(origin.source));
+      const clash = body.overwrite
+        ? undefined
+        : await this.placer.clash(
+            tenant,
+            skill,
+            mine !== undefined && sourceKey(mine.source) === sourceKey(origin.source),
+          );
       if (clash) refused.push(clash);
       else accepted.push(skill);
     }
     if (body.dry_run) {
-      const installed = await Promise.all(accepted.map(async (s) => ({ name: s.name, path: s.path, kinds: s.kinds, replaced: await this.placer.replaces(tenant, s), awaiting_consent: s.kinds.includes('executable'), warnings: s.warnings })));
+      const installed = await Promise.all(
+        accepted.map(async (s) => ({
+          name: s.name,
+          path: s.path,
+          kinds: s.kinds,
+          replaced: await this.placer.replaces(tenant, s),
+          awaiting_consent: s.kinds.includes('executable'),
+          warnings: s.warnings,
+        })),
+      );
       return { installed, refused };
     }
+    // A caller that gave up (504) while the source was fetched gets nothing installed behind its back.
+    assertBeforeDeadline('installing skills');
     const placed: Placed[] = [];
     try {
       for (const skill of accepted) placed.push(await this.placer.place(tenant, skill, origin, writer));
@@ -154,11 +228,20 @@ export class SkillInstallService {
   }
 
   /** Checks each folder; an executable part's skill.json without `createdBy` is credited to its source. */
-  private async check(folders: readonly TreeSkillFolder[], repo: FetchedRepository, source: string): Promise<CheckedSource> {
+  private async check(
+    folders: readonly TreeSkillFolder[],
+    repo: FetchedRepository,
+    source: string,
+  ): Promise<CheckedSource> {
     const ok: CheckedSkill[] = [];
     const refused: RefusedSkill[] = [];
     for (const folder of folders) {
-      const outcome = await checkSkillFolder(folder, (oids) => repo.blobs(oids), this.deps.limits, `git:${source}`.slice(0, 128));
+      const outcome = await checkSkillFolder(
+        folder,
+        (oids) => repo.blobs(oids),
+        this.deps.limits,
+        `git:${source}`.slice(0, 128),
+      );
       if ('ok' in outcome) ok.push(outcome.ok);
       else refused.push(outcome.refused);
     }
@@ -176,5 +259,11 @@ export class SkillInstallService {
 
 function notInSource(name: string, root: string): RefusedSkill {
   const message = `no skill folder named ${name} under "${root || '/'}" in the source`;
-  return { name, path: root, kinds: [], reason: 'invalid', problems: [{ severity: 'error', field: 'skills', message, file: root || '/' }] };
+  return {
+    name,
+    path: root,
+    kinds: [],
+    reason: 'invalid',
+    problems: [{ severity: 'error', field: 'skills', message, file: root || '/' }],
+  };
 }

@@ -13,6 +13,7 @@ import {
   type SkillUpdateResult,
 } from '#contracts';
 import { AlfredError } from '#errors';
+import { assertBeforeDeadline } from '#bus';
 import type { ExecutableSkillCatalog } from '../executable/executable-skill.catalog.js';
 import type { TenantSkills } from '../tenant-skills.js';
 import { parseSource, sourceKey, type GitRemote, type SourcePolicy } from './git-source.js';
@@ -31,7 +32,11 @@ export interface SourceUpdaterDeps {
   readonly policy: SourcePolicy;
   readonly placer: InstallPlacer;
   readonly fetch: (remote: GitRemote, ref: string) => Promise<FetchedRepository>;
-  readonly check: (folders: readonly TreeSkillFolder[], repo: FetchedRepository, source: string) => Promise<CheckedSource>;
+  readonly check: (
+    folders: readonly TreeSkillFolder[],
+    repo: FetchedRepository,
+    source: string,
+  ) => Promise<CheckedSource>;
 }
 
 type Group = { source: string; ref: string; records: Map<string, InstalledFrom> };
@@ -45,31 +50,53 @@ type Group = { source: string; ref: string; records: Map<string, InstalledFrom> 
 export class SourceUpdater {
   constructor(private readonly deps: SourceUpdaterDeps) {}
 
-  async update(tenant: string, target: { name?: string; source?: string; overwrite: boolean }, writer?: ScopedWriter): Promise<SkillUpdateResult> {
+  async update(
+    tenant: string,
+    target: { name?: string; source?: string; overwrite: boolean },
+    writer?: ScopedWriter,
+  ): Promise<SkillUpdateResult> {
     const all = await this.deps.records.all(tenant);
     const chosen = await this.choose(tenant, all, target);
     const sources: SkillSourceUpdate[] = [];
-    for (const group of groups(chosen)) sources.push(await this.updateGroup(tenant, group, target.name === undefined, target.overwrite, writer));
+    for (const group of groups(chosen))
+      sources.push(await this.updateGroup(tenant, group, target.name === undefined, target.overwrite, writer));
     return fitUpdateReply({ sources });
   }
 
-  private async choose(tenant: string, all: Map<string, InstalledFrom>, target: { name?: string; source?: string }): Promise<Map<string, InstalledFrom>> {
+  private async choose(
+    tenant: string,
+    all: Map<string, InstalledFrom>,
+    target: { name?: string; source?: string },
+  ): Promise<Map<string, InstalledFrom>> {
     if (target.name !== undefined) {
       const record = all.get(target.name);
       if (record) return new Map([[target.name, record]]);
       if (await this.deps.tenants.visible(tenant, target.name)) {
-        throw new AlfredError(ErrorCode.BadRequest, `skill ${target.name} was not installed from git: there is no source to update it from`, { name: target.name });
+        throw new AlfredError(
+          ErrorCode.BadRequest,
+          `skill ${target.name} was not installed from git: there is no source to update it from`,
+          { name: target.name },
+        );
       }
       throw AlfredError.notFound('skill', target.name);
     }
     if (target.source === undefined) return all;
     const key = sourceKey(target.source);
     const matching = new Map([...all].filter(([, r]) => sourceKey(r.source) === key));
-    if (matching.size === 0) throw new AlfredError(ErrorCode.NotFound, `no skill of this tenant was installed from ${target.source}`, { source: target.source });
+    if (matching.size === 0)
+      throw new AlfredError(ErrorCode.NotFound, `no skill of this tenant was installed from ${target.source}`, {
+        source: target.source,
+      });
     return matching;
   }
 
-  private async updateGroup(tenant: string, group: Group, wholeSource: boolean, overwrite: boolean, writer?: ScopedWriter): Promise<SkillSourceUpdate> {
+  private async updateGroup(
+    tenant: string,
+    group: Group,
+    wholeSource: boolean,
+    overwrite: boolean,
+    writer?: ScopedWriter,
+  ): Promise<SkillSourceUpdate> {
     const remote = parseSource(group.source, this.deps.policy);
     const repo = await this.deps.fetch(remote, group.ref);
     try {
@@ -82,13 +109,24 @@ export class SourceUpdater {
           // The folder the install searched is gone: its skills are reported gone upstream.
         }
       }
-      const result: SkillSourceUpdate = { source: group.source, ref: repo.ref, commit: repo.commit, updated: [], unchanged: [], added: [], gone_upstream: [], refused: [] };
+      const result: SkillSourceUpdate = {
+        source: group.source,
+        ref: repo.ref,
+        commit: repo.commit,
+        updated: [],
+        unchanged: [],
+        added: [],
+        gone_upstream: [],
+        refused: [],
+      };
       const origin = (root: string) => ({ source: group.source, repo, root });
       const placed: Placed[] = [];
       const records = new Map<string, InstalledFrom>();
+      assertBeforeDeadline('updating skills');
       try {
         await this.moveInstalled(tenant, group, folders, repo, origin, writer, result, placed, records);
-        if (wholeSource) await this.addNew(tenant, group, folders, repo, origin, overwrite, writer, result, placed, records);
+        if (wholeSource)
+          await this.addNew(tenant, group, folders, repo, origin, overwrite, writer, result, placed, records);
         await this.deps.records.change(tenant, records);
       } catch (err) {
         await this.deps.placer.undoAll(placed);
@@ -159,9 +197,14 @@ export class SourceUpdater {
     const fresh = [...folders.values()].filter((f) => !known.has(f.dir) && !group.records.has(f.name));
     const checked = await this.deps.check(fresh, repo, group.source);
     result.refused.push(...checked.refused);
-    const rootOf = (skill: CheckedSkill) => [...group.records.values()].map((r) => r.root).find((root) => root === '' || skill.path === root || skill.path.startsWith(`${root}/`)) ?? '';
+    const rootOf = (skill: CheckedSkill) =>
+      [...group.records.values()]
+        .map((r) => r.root)
+        .find((root) => root === '' || skill.path === root || skill.path.startsWith(`${root}/`)) ?? '';
     for (const skill of checked.ok) {
-      const clash: RefusedSkill | undefined = overwrite ? undefined : await this.deps.placer.clash(tenant, skill, false);
+      const clash: RefusedSkill | undefined = overwrite
+        ? undefined
+        : await this.deps.placer.clash(tenant, skill, false);
       if (clash) {
         result.refused.push(clash);
         continue;
@@ -174,9 +217,15 @@ export class SourceUpdater {
   }
 
   /** The installed folder's files and SKILL.md text (the executable part's for a skill without SKILL.md). */
-  private async installedFiles(tenant: string, name: string, record: InstalledFrom): Promise<{ files: Map<string, string>; skillMd: string }> {
+  private async installedFiles(
+    tenant: string,
+    name: string,
+    record: InstalledFrom,
+  ): Promise<{ files: Map<string, string>; skillMd: string }> {
     if (record.kinds.includes('skill')) {
-      const skillMd = await readFile(join(this.deps.tenants.folderOf(tenant, name), 'SKILL.md'), 'utf8').catch(() => '');
+      const skillMd = await readFile(join(this.deps.tenants.folderOf(tenant, name), 'SKILL.md'), 'utf8').catch(
+        () => '',
+      );
       return { files: await this.deps.tenants.filesOf(tenant, name), skillMd };
     }
     return { files: this.deps.executables.fileHashes(tenant, name), skillMd: '' };
@@ -198,9 +247,25 @@ function groups(records: Map<string, InstalledFrom>): Group[] {
   return [...byKey.values()];
 }
 
-function change(name: string, from: string, to: string, before: { files: Map<string, string>; skillMd: string }, placed: Placed): SkillUpdateChange {
+function change(
+  name: string,
+  from: string,
+  to: string,
+  before: { files: Map<string, string>; skillMd: string },
+  placed: Placed,
+): SkillUpdateChange {
   const after = placed.files;
-  const full = (placed.skillMd ?? '') === before.skillMd ? '' : createTwoFilesPatch(`a/${name}/SKILL.md`, `b/${name}/SKILL.md`, before.skillMd, placed.skillMd ?? '', from.slice(0, 12), to.slice(0, 12));
+  const full =
+    (placed.skillMd ?? '') === before.skillMd
+      ? ''
+      : createTwoFilesPatch(
+          `a/${name}/SKILL.md`,
+          `b/${name}/SKILL.md`,
+          before.skillMd,
+          placed.skillMd ?? '',
+          from.slice(0, 12),
+          to.slice(0, 12),
+        );
   return {
     name,
     from_commit: from,
@@ -210,7 +275,10 @@ function change(name: string, from: string, to: string, before: { files: Map<str
     files: {
       added: [...after.keys()].filter((p) => !before.files.has(p)).sort(),
       removed: [...before.files.keys()].filter((p) => !after.has(p)).sort(),
-      changed: [...after].filter(([p, h]) => before.files.has(p) && before.files.get(p) !== h).map(([p]) => p).sort(),
+      changed: [...after]
+        .filter(([p, h]) => before.files.has(p) && before.files.get(p) !== h)
+        .map(([p]) => p)
+        .sort(),
     },
     awaiting_consent: placed.report.awaiting_consent,
   };
