@@ -137,6 +137,7 @@ export class GitClient {
 /** One fetched commit: its tree and blobs, read with git; removed with `dispose`. */
 export class FetchedRepository {
   private fetched?: { commit: string; ref: string };
+  private readonly cache = new Map<string, Buffer>();
 
   constructor(
     private readonly settings: GitProcessSettings,
@@ -178,28 +179,25 @@ export class FetchedRepository {
       });
   }
 
-  /** The contents of the given blobs (sizes were checked against the limits from the tree first). */
+  /**
+   * The contents of the given blobs (sizes were checked against the limits from the tree first). Read once: a caller
+   * that asks for many at first (every folder's files) spares one git process per skill later.
+   */
   async blobs(oids: readonly string[]): Promise<Map<string, Buffer>> {
-    const found = new Map<string, Buffer>();
-    const wanted = [...new Set(oids)];
-    if (wanted.length === 0) return found;
-    const out = await this.git(
-      ['cat-file', '--batch'],
-      'reading files',
-      undefined,
-      undefined,
-      `${wanted.join('\n')}\n`,
-    );
-    let at = 0;
-    while (at < out.length) {
-      const eol = out.indexOf(0x0a, at);
-      const [oid, type, size] = out.subarray(at, eol).toString('utf8').split(' ');
-      at = eol + 1;
-      if (type !== 'blob') continue;
-      found.set(oid!, out.subarray(at, at + Number(size)));
-      at += Number(size) + 1;
+    const missing = [...new Set(oids)].filter((o) => !this.cache.has(o));
+    if (missing.length > 0) {
+      const out = await this.git(['cat-file', '--batch'], 'reading files', undefined, undefined, `${missing.join('\n')}\n`);
+      let at = 0;
+      while (at < out.length) {
+        const eol = out.indexOf(0x0a, at);
+        const [oid, type, size] = out.subarray(at, eol).toString('utf8').split(' ');
+        at = eol + 1;
+        if (type !== 'blob') continue;
+        this.cache.set(oid!, out.subarray(at, at + Number(size)));
+        at += Number(size) + 1;
+      }
     }
-    return found;
+    return new Map(oids.filter((o) => this.cache.has(o)).map((o) => [o, this.cache.get(o)!]));
   }
 
   async git(
