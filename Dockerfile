@@ -39,7 +39,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends git openssh-cli
   && rm -rf /var/lib/apt/lists/*
 # Every volume's mount point exists and belongs to `node`, so a new named volume is writable by the services.
 RUN mkdir -p /data/models /data/project/.alfred/skills /data/executable-skills /data/skill-runner/data \
-    /data/workspaces /data/vectors \
+    /data/workspaces /data/vectors /data/tenant-skills /data/skill-installs \
   && chown -R node:node /data
 WORKDIR /app
 ENV NODE_ENV=production
