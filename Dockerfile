@@ -34,9 +34,12 @@ FROM ${NODE_IMAGE}
 # bubblewrap: the OS sandbox around executable skills and the agent's bash (libs/sandbox/README.md).
 RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates bubblewrap \
   && rm -rf /var/lib/apt/lists/*
+# git and ssh: the skill-registry installs skills from git repositories (services/skill-registry/src/install).
+RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client \
+  && rm -rf /var/lib/apt/lists/*
 # Every volume's mount point exists and belongs to `node`, so a new named volume is writable by the services.
 RUN mkdir -p /data/models /data/project/.alfred/skills /data/executable-skills /data/skill-runner/data \
-    /data/workspaces /data/vectors \
+    /data/workspaces /data/vectors /data/tenant-skills /data/skill-installs \
   && chown -R node:node /data
 WORKDIR /app
 ENV NODE_ENV=production

@@ -19,6 +19,24 @@ const COMMANDS = [
     summary: 'validate SKILL.md skills strictly: alfred skills validate <dir|SKILL.md>... [--json]',
   },
   {
+    words: ['skills', 'add'],
+    module: 'dist/libs/skills/src/skills-remote.command.js',
+    run: 'runSkillsAddCommand',
+    summary: 'install the skills of a git repository into the running Alfred: alfred skills add <source> [--ref] [--path] [--skill]...',
+  },
+  {
+    words: ['skills', 'update'],
+    module: 'dist/libs/skills/src/skills-remote.command.js',
+    run: 'runSkillsUpdateCommand',
+    summary: "move installed skills to their ref's newest commit: alfred skills update [<name>...] [--source <source>]",
+  },
+  {
+    words: ['skills', 'remove'],
+    module: 'dist/libs/skills/src/skills-remote.command.js',
+    run: 'runSkillsRemoveCommand',
+    summary: 'remove installed skills: alfred skills remove <name>... [--yes] (ALFRED_URL, ALFRED_API_KEY, ALFRED_AGENT)',
+  },
+  {
     words: ['reindex'],
     module: 'dist/services/memory/src/reindex.command.js',
     run: 'runReindexCommand',
@@ -68,7 +86,8 @@ async function main(argv) {
     return 2;
   }
   const mod = await import(pathToFileURL(modulePath).href);
-  const io = { cwd: process.cwd(), out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) };
+  // The environment is handed to the command, which reads what it needs through its own schema.
+  const io = { cwd: process.cwd(), env: process.env, out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) };
   return mod[command.run](argv.slice(command.words.length), io);
 }
 

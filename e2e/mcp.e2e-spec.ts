@@ -13,6 +13,7 @@ const TOOLS = [
   'skills_index',
   'skills_create',
   'skills_feedback',
+  'skills_install',
   'memory_search',
   'memory_record',
   'memory_record_conversation',
@@ -83,7 +84,7 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     await expect(connect({})).rejects.toThrow();
   });
 
-  it('should list all 15 tools with JSON schemas generated from the contracts', async () => {
+  it('should list all 17 tools with JSON schemas generated from the contracts', async () => {
     const { tools } = await alice.listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOLS);
     for (const t of tools) {

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, enc, query } from '../api';
 import { ErrorBox, Json, Section, useLoad } from '../ui';
+import { InstallPanel, InstalledFromText, type InstalledFrom } from './SkillInstall';
 
 interface Problem {
   severity: string;
@@ -18,6 +19,7 @@ interface SkillSummary {
   version: string;
   body_lines: number;
   warnings: Problem[];
+  installed_from?: InstalledFrom;
 }
 interface SkillIndex {
   skills: SkillSummary[];
@@ -48,6 +50,7 @@ export function SkillsView() {
 
   return (
     <div className="stack">
+      <InstallPanel onChanged={index.reload} />
       <Section title="Level-1 index">
         <label>
           Size budget (characters; empty for the configured one){' '}
@@ -71,6 +74,7 @@ export function SkillsView() {
               <tr>
                 <th scope="col">Skill</th>
                 <th scope="col">Source</th>
+                <th scope="col">Installed from (commit)</th>
                 <th scope="col">Description</th>
                 <th scope="col">In the index</th>
                 <th scope="col">Warnings</th>
@@ -85,6 +89,9 @@ export function SkillsView() {
                     </button>
                   </th>
                   <td data-label="Source">{s.source}</td>
+                  <td data-label="Installed from (commit)">
+                    <InstalledFromText from={s.installed_from} />
+                  </td>
                   <td data-label="Description">{s.description}</td>
                   <td data-label="In the index">{rendered?.truncated.dropped.includes(s.name) ? 'dropped by the budget' : 'yes'}</td>
                   <td data-label="Warnings">{s.warnings.length > 0 ? <Problems problems={s.warnings} label={`Warnings of ${s.name}`} /> : 'none'}</td>

@@ -10,6 +10,7 @@ import {
 } from './executable-skills.js';
 import { Provenance, ScopedWriter, WriterFilter, WriterQuery } from './provenance.js';
 import { event, route, ServiceName } from './route.js';
+import { InstalledFrom } from './skill-origin.js';
 import { SkillOutcomes } from './skills.js';
 
 /** execute.ts of a created or updated skill, as text. */
@@ -23,7 +24,8 @@ export const SKILL_EXECUTE_BUS_TIMEOUT_MS = SKILL_TIMEOUT_MS_MAX + 15_000;
 export const ExecutableSkillCode = z.string().min(1, 'code cannot be empty').max(EXECUTABLE_SKILL_CODE_MAX);
 export const SkillDigest = z.string().regex(/^sha256:[a-f0-9]{64}$/, 'not a skill digest');
 
-export const ExecutableSkillStatus = z.enum(['loaded', 'invalid']);
+/** `awaiting_consent`: installed from git and valid, but it runs only once the tenant consents to this version. */
+export const ExecutableSkillStatus = z.enum(['loaded', 'invalid', 'awaiting_consent']);
 export type ExecutableSkillStatus = z.infer<typeof ExecutableSkillStatus>;
 
 /** Where a skill folder lives: managed at runtime (writable) or bundled with Alfred (read-only). */
@@ -50,6 +52,10 @@ export const ExecutableSkillInfo = z.object({
   provenance: Provenance.optional(),
   /** What its runs achieved, once any were recorded (the counters skill search ranks by). */
   outcomes: SkillOutcomes.optional(),
+  /** Where a skill installed from git came from, pinned to its commit. */
+  installed_from: InstalledFrom.optional(),
+  /** The version (digest) the tenant consented to, for a skill installed from git. */
+  consented_digest: z.string().optional(),
 });
 export type ExecutableSkillInfo = z.infer<typeof ExecutableSkillInfo>;
 
@@ -191,6 +197,8 @@ export const ExecutableSkillRoutes = {
   reload: route(R, 'exec-reload', z.object({ tenant: TenantId }), ExecutableSkillReloaded),
   resolve: route(R, 'exec-resolve', byId, ExecutableSkillResolved),
   files: route(R, 'exec-files', z.object({ tenant: TenantId, id: SkillId, digest: SkillDigest }), SkillFiles),
+  /** The tenant lets this version (digest) of a skill installed from git run; a later update needs consent again. */
+  consent: route(R, 'exec-consent', z.object({ tenant: TenantId, id: SkillId, digest: SkillDigest }), ExecutableSkillDetail),
 } as const;
 
 /** Execution on the skill-runner queue group. */

@@ -17,3 +17,5 @@ export * from './recall.js';
 export * from './tenancy.js';
 export * from './channels.js';
 export * from './provenance.js';
+export * from './skill-origin.js';
+export * from './skill-installs.js';

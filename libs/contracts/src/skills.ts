@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { NamePatterns, TenantId } from './common.js';
 import { Provenance, ScopedWriter, WriterFilter, WriterQuery } from './provenance.js';
 import { route, ServiceName } from './route.js';
+import { InstalledFrom } from './skill-origin.js';
 
 /** Agent Skills name rule: 1-64 lowercase letters, digits and single inner hyphens. */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -53,6 +54,8 @@ export const SkillSummary = z.object({
   warnings: z.array(SkillProblem),
   /** Who wrote a skill created at run time (additional field; absent on skills from the file system). */
   provenance: Provenance.optional(),
+  /** Where a skill installed from git came from, pinned to its commit (additional field). */
+  installed_from: InstalledFrom.optional(),
 });
 export type SkillSummary = z.infer<typeof SkillSummary>;
 
@@ -176,6 +179,8 @@ export const SkillIndexQuery = z.strictObject({
   budget: z.coerce.number().int().min(0).max(10_000_000).optional(),
   /** Only runtime-created skills whose writer matches (as GET /memories filters memories). */
   ...WriterFilter,
+  /** Only skills installed from this git source (as given to POST /skills/install). */
+  installed_from: z.string().trim().min(1).max(2048).optional(),
 });
 export type SkillIndexQuery = z.infer<typeof SkillIndexQuery>;
 
@@ -203,6 +208,8 @@ export const SkillSearchQuery = z.strictObject({
   min_score: z.coerce.number().min(0).max(1).default(0),
   /** Only skills written so (runtime-created ones: skills from disk have no writer and never match). */
   ...WriterFilter,
+  /** Only skills installed from this git source. */
+  installed_from: z.string().trim().min(1).max(2048).optional(),
 });
 export type SkillSearchQuery = z.infer<typeof SkillSearchQuery>;
 
@@ -217,6 +224,8 @@ export const SkillSearchHit = z.object({
   outcomes: SkillOutcomes.optional(),
   /** Who wrote it: runtime-created skills only. */
   provenance: Provenance.optional(),
+  /** Where it was installed from: skills installed from git only. */
+  installed_from: InstalledFrom.optional(),
 });
 export type SkillSearchHit = z.infer<typeof SkillSearchHit>;
 
@@ -254,7 +263,13 @@ export const SkillRoutes = {
   index: route(
     R,
     'index',
-    z.object({ tenant: TenantId, budget: z.number().int().min(0).optional(), only: NamePatterns.optional(), written: WriterQuery.optional() }),
+    z.object({
+      tenant: TenantId,
+      budget: z.number().int().min(0).optional(),
+      only: NamePatterns.optional(),
+      written: WriterQuery.optional(),
+      installed_from: z.string().max(2048).optional(),
+    }),
     SkillRegistryIndex,
   ),
   get: route(R, 'get', ByName, SkillBodyResponse),

@@ -62,9 +62,12 @@ export interface SkillCandidate {
   kind: 'folder' | 'file';
 }
 
+/** How deep below a root discovery looks for skill folders by default (root/a/SKILL.md is depth 1). */
+export const DISCOVERY_MAX_DEPTH = 4;
+
 /** Finds skill files under one root without reading them; never throws. */
 export async function findSkillCandidates(rootDir: string, options: DiscoveryOptions = {}) {
-  const maxDepth = options.maxDepth ?? 4;
+  const maxDepth = options.maxDepth ?? DISCOVERY_MAX_DEPTH;
   const maxDirs = options.maxDirs ?? 2000;
   const candidates: SkillCandidate[] = [];
   const warnings: SkillProblem[] = [];

@@ -25,12 +25,17 @@ export async function validateSkillFile(candidate: SkillCandidate): Promise<Skil
     const problem: SkillProblem = { severity: 'error', field: 'file', message: `cannot read: ${read.error.message}`, file: candidate.file };
     return { skill: null, path: candidate.file, valid: false, errors: [problem], warnings: [] };
   }
-  const parsed = parseSkillFile(read.value, candidate.file);
-  const result = validateSkill(parsed, { file: candidate.file, expectedName: candidate.expectedName, mode: ValidationMode.Strict });
+  return validateSkillText(read.value, candidate.file, candidate.expectedName);
+}
+
+/** Strictly validates a SKILL.md's text (`file` names it in the problems; `expectedName` is its folder's name). */
+export function validateSkillText(text: string, file: string, expectedName: string): SkillValidationReport {
+  const parsed = parseSkillFile(text, file);
+  const result = validateSkill(parsed, { file, expectedName, mode: ValidationMode.Strict });
   const fmName = parsed.frontmatter?.name;
   return {
     skill: typeof fmName === 'string' ? fmName : null,
-    path: candidate.file,
+    path: file,
     valid: result.valid,
     errors: result.problems.filter((p) => p.severity === 'error'),
     warnings: result.problems.filter((p) => p.severity === 'warning'),

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { baseEnv, contentSafetyEnv, embeddingEnv, envHelpers, parseEnv } from '#config';
 import { defaultRoots, type SkillRoot } from '#skills';
 import { executableSkillsEnv } from './executable/executable-skills.config.js';
+import { skillInstallEnv } from './install/install.config.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -22,6 +23,7 @@ export const skillRegistryEnvSchema = z.object({
   ...baseEnv,
   ...embeddingEnv,
   ...executableSkillsEnv,
+  ...skillInstallEnv,
   ...contentSafetyEnv,
   /** The project whose `.alfred/skills`, `.agents/skills` and `.claude/skills` are the highest-precedence roots. */
   ALFRED_PROJECT_DIR: z.string().default(() => process.cwd()),

@@ -11,6 +11,8 @@ import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outc
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
 import { executableSkillProviders } from './executable/executable-skills.module.js';
+import { InstallRecordsRepository } from './install/install-records.repository.js';
+import { skillInstallProviders } from './install/skill-install.providers.js';
 import { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
 import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
@@ -26,6 +28,7 @@ export class SkillRegistryModule {
       providers: [
         ...embeddingProviders(config),
         ...executableSkillProviders(config),
+        ...skillInstallProviders(config),
         {
           // Distributed, outcome counts are incremented in a KV bucket every instance shares (compare-and-set).
           provide: SkillOutcomeRepository,
@@ -42,8 +45,15 @@ export class SkillRegistryModule {
         },
         {
           provide: SkillRegistryService,
-          inject: [SkillSearchRepository, EMBEDDER, LOGGER, SkillOutcomeRepository, SkillProvenanceRepository],
-          useFactory: async (repo: SkillSearchRepository, embedder: Embedder, logger: Logger, outcomes: SkillOutcomeRepository, provenance: SkillProvenanceRepository) => {
+          inject: [SkillSearchRepository, EMBEDDER, LOGGER, SkillOutcomeRepository, SkillProvenanceRepository, InstallRecordsRepository],
+          useFactory: async (
+            repo: SkillSearchRepository,
+            embedder: Embedder,
+            logger: Logger,
+            outcomes: SkillOutcomeRepository,
+            provenance: SkillProvenanceRepository,
+            installs: InstallRecordsRepository,
+          ) => {
             const catalog = new SkillCatalog({
               roots: skillRootsOf(config),
               resources: { maxBytes: config.ALFRED_SKILLS_RESOURCE_MAX_BYTES, maxEntries: 1000 },
@@ -56,6 +66,7 @@ export class SkillRegistryModule {
               secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
               outcomes,
               provenance,
+              installs,
             });
             await registry.start(config.ALFRED_SKILLS_WATCH);
             return registry;

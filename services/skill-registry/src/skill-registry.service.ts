@@ -18,6 +18,7 @@ import type {
   SkillFeedbackResult,
   SkillOutcomes,
   SkillSummary,
+  InstalledFrom,
 } from '#contracts';
 import { ErrorCode, hasWriterFilter, skillToolName } from '#contracts';
 import { AlfredError } from '#errors';
@@ -30,6 +31,8 @@ import type { SkillCatalog } from '#skills';
 import type { IndexedSkill, SkillSearchRepository } from './skill-search.repository.js';
 import { PublicPaths } from './public-paths.js';
 import { TenantSkills } from './tenant-skills.js';
+import { sourceKey } from './install/git-source.js';
+import type { InstallRecordsRepository } from './install/install-records.repository.js';
 
 export interface SkillRegistryOptions {
   /** `<project>/.alfred/skills`: where created skills are written. */
@@ -45,6 +48,8 @@ export interface SkillRegistryOptions {
   readonly outcomes?: SkillOutcomeRepository;
   /** Who wrote each skill created at run time; without it nothing is recorded and writer filters match nothing. */
   readonly provenance?: SkillProvenanceRepository;
+  /** Where each skill installed from git came from (`installed_from`); without it none shows one. */
+  readonly installs?: InstallRecordsRepository;
 }
 
 /** Texts per embedder call and documents per store write (LanceDB writes are costly per call). */
@@ -86,6 +91,11 @@ export class SkillRegistryService {
     this.ranker = new Ranker({ ...profile, adjustments: [...profile.adjustments, skillOutcomePrior] });
   }
 
+  /** The tenants' own skills (created through the API or installed from git). */
+  get tenantSkills(): TenantSkills {
+    return this.tenants;
+  }
+
   /** How the tenant's replies name skill folders: `/skills/<source>/…` and `/skills/tenant/…`, never server paths. */
   pathsOf(tenant: string): PublicPaths {
     return PublicPaths.of(this.catalog.roots, this.tenants.dirOf(tenant));
@@ -117,22 +127,34 @@ export class SkillRegistryService {
    * The level-1 index a tenant sees (its own skills over the shared roots); with `only` (an agent's skill policy)
    * it lists and renders just the skills that permits.
    */
-  async index(tenant: string, budget?: number, only?: NamePatterns, written?: WriterQuery): Promise<SkillRegistryIndex> {
+  async index(tenant: string, budget?: number, only?: NamePatterns, written?: WriterQuery, installedFrom?: string): Promise<SkillRegistryIndex> {
     const effective = budget ?? (this.options.indexBudget || undefined);
     const catalog = await this.catalogOf(tenant);
     const listed = catalog.index();
-    // Runtime-created skills live in the tenant's own catalog: only there is there provenance to show or filter on.
+    // Runtime-created and installed skills live in the tenant's own catalog: only there is there provenance to show or filter on.
     const own = catalog !== this.catalog && this.options.provenance;
-    const skills = own ? await own.decorate(tenant, 'skill', listed.skills, (s) => s.name) : listed.skills;
-    const base = { ...listed, skills, warnings: catalog.rootWarnings(), budget: effective ?? null };
+    const installed = await this.installedOf(tenant, catalog);
+    const decorated = own ? await own.decorate(tenant, 'skill', listed.skills, (s) => s.name) : listed.skills;
+    const base = { ...listed, skills: withInstalled(decorated, installed), warnings: catalog.rootWarnings(), budget: effective ?? null };
     // What skills achieved for this tenant orders the index and decides what a budget drops first.
     const outcomes = await this.outcomesOf(tenant, base.skills.map((s) => s.name));
     const estimate = outcomes.size > 0 ? (name: string) => outcomes.get(name)?.estimate : undefined;
     const filtered = hasWriterFilter(written);
-    if (!only && !estimate && !filtered) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
+    if (!only && !estimate && !filtered && installedFrom === undefined) {
+      return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
+    }
     const writtenBy = filtered ? (own ? await own.matching(tenant, 'skill', written) : new Set<string>()) : undefined;
-    const keep = only || writtenBy ? (name: string) => (!only || permits(only, name)) && (!writtenBy || writtenBy.has(name)) : undefined;
+    const fromSource = installedFrom === undefined ? undefined : fromSourceOf(installed, installedFrom);
+    const sets = [writtenBy, fromSource].filter((x): x is Set<string> => x !== undefined);
+    const keep = only || sets.length > 0 ? (name: string) => (!only || permits(only, name)) && sets.every((set) => set.has(name)) : undefined;
     return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
+  }
+
+  /** The tenant's skills installed from git (SKILL.md part), by name. */
+  private async installedOf(tenant: string, catalog: SkillCatalog): Promise<Map<string, InstalledFrom>> {
+    if (catalog === this.catalog || !this.options.installs) return new Map();
+    const all = await this.options.installs.all(tenant);
+    return new Map([...all].filter(([, r]) => r.kinds.includes('skill')));
   }
 
   private render(budget: number | undefined): SkillRegistryIndex['rendered'] {
@@ -150,7 +172,8 @@ export class SkillRegistryService {
     const found = catalog.getBody(name);
     const [body] = catalog !== this.catalog && this.options.provenance ? await this.options.provenance.decorate(tenant, 'skill', [found], (s) => s.name) : [found];
     const outcomes = (await this.outcomesOf(tenant, [found.name])).get(found.name);
-    return outcomes ? { ...body!, outcomes } : body!;
+    const [shown] = withInstalled([body!], await this.installedOf(tenant, catalog));
+    return outcomes ? { ...shown!, outcomes } : shown!;
   }
 
   /** Records one outcome of a skill's use (an unknown skill is NOT_FOUND). */
@@ -257,9 +280,14 @@ export class SkillRegistryService {
     const catalog = await this.catalogOf(tenant);
     const { hits, total } = await this.search.search(options);
     // Provenance filters: only the tenant's runtime-created skills have a writer, so shared ones never match.
-    const { q: _q, limit: _limit, min_score: _min, ...written } = query;
+    const { q: _q, limit: _limit, min_score: _min, installed_from: installedFrom, ...written } = query;
     const provenance = catalog !== this.catalog ? this.options.provenance : undefined;
-    const writtenBy = hasWriterFilter(written) ? ((await provenance?.matching(tenant, 'skill', written)) ?? new Set<string>()) : undefined;
+    const installed = await this.installedOf(tenant, catalog);
+    const ownOnly = [
+      hasWriterFilter(written) ? ((await provenance?.matching(tenant, 'skill', written)) ?? new Set<string>()) : undefined,
+      installedFrom === undefined ? undefined : fromSourceOf(installed, installedFrom),
+    ].filter((x): x is Set<string> => x !== undefined);
+    const writtenBy = ownOnly.length > 0 ? new Set([...ownOnly[0]!].filter((n) => ownOnly.every((set) => set.has(n)))) : undefined;
     // A skill removed since the last sync, or shadowed by the tenant's own, is not offered from the shared index.
     const shared = writtenBy ? [] : hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
     const own = (await this.tenants.search(tenant, options)).filter((h) => !writtenBy || writtenBy.has(h.name));
@@ -272,7 +300,7 @@ export class SkillRegistryService {
       const o = outcomes.get(item.name);
       return { ...item, score, ...(o ? { outcomes: o } : {}) };
     });
-    const results = provenance ? await provenance.decorate(tenant, 'skill', scored, (s) => s.name) : scored;
+    const results = withInstalled(provenance ? await provenance.decorate(tenant, 'skill', scored, (s) => s.name) : scored, installed);
     const gone = hits.length - shared.length;
     return {
       results,
@@ -314,6 +342,21 @@ export class SkillRegistryService {
     await this.tenants.close();
     await this.syncing.catch(() => undefined);
   }
+}
+
+/** Skills with their `installed_from`, where the tenant installed one of that name from git. */
+function withInstalled<T extends { name: string }>(skills: readonly T[], installed: Map<string, InstalledFrom>): T[] {
+  if (installed.size === 0) return [...skills];
+  return skills.map((s) => {
+    const from = installed.get(s.name);
+    return from ? { ...s, installed_from: from } : s;
+  });
+}
+
+/** Names of the installed skills whose source is `source` (compared as sources are). */
+function fromSourceOf(installed: Map<string, InstalledFrom>, source: string): Set<string> {
+  const key = sourceKey(source);
+  return new Set([...installed].filter(([, r]) => sourceKey(r.source) === key).map(([name]) => name));
 }
 
 function renderOf(

@@ -1,10 +1,17 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
 import type { SkillBodyResponse } from '#contracts';
 import type { SearchOptions } from '#vector-store';
 import type { Embedder } from '#embeddings';
-import type { SkillCatalog } from '#skills';
+import { listSkillFiles, type SkillCatalog } from '#skills';
 import { tenantSkillScope, type IndexedSkill, type SkillHit, type SkillSearchRepository } from './skill-search.repository.js';
+
+/** A folder just placed: put the old one back, or let it go. */
+export interface PlacedFolder {
+  undo(): Promise<void>;
+  done(): Promise<void>;
+}
 
 interface TenantEntry {
   readonly catalog: SkillCatalog;
@@ -67,6 +74,80 @@ export class TenantSkills {
     const created = await catalog.createSkill(input, this.tenants.get(tenant)!.dir);
     await this.sync(tenant);
     return created;
+  }
+
+  /** The skill of that name the tenant sees (its own, else a shared one), if any. */
+  async visible(tenant: string, name: string): Promise<{ location: string; own: boolean } | undefined> {
+    const catalog = (await this.catalogOf(tenant)) ?? this.options.shared;
+    if (!catalog.has(name)) return undefined;
+    const { location } = catalog.getBody(name);
+    return { location, own: location.startsWith(this.dirOf(tenant) + sep) };
+  }
+
+  /** The folder of the tenant's own skill `name` (whether or not it exists). */
+  folderOf(tenant: string, name: string): string {
+    return join(this.dirOf(tenant), name);
+  }
+
+  /** The files of the tenant's own skill with their SHA-256 (what an update compares), or an empty map. */
+  async filesOf(tenant: string, name: string): Promise<Map<string, string>> {
+    const dir = this.folderOf(tenant, name);
+    const { files } = await listSkillFiles(dir, { maxFiles: 10_000, maxDepth: 16 });
+    const hashed = await Promise.all(files.map(async (f) => [f.path, createHash('sha256').update(await readFile(f.abs)).digest('hex')] as const));
+    return new Map(hashed);
+  }
+
+  /**
+   * Writes a skill folder of the tenant's own in one step: staged beside the tenant folders, then renamed into place
+   * (a folder it replaces is moved aside first). `undo` puts the old folder back, `done` drops it; the catalog and
+   * search index see the change at the next `refresh`.
+   */
+  async place(tenant: string, name: string, files: ReadonlyMap<string, Buffer>): Promise<PlacedFolder> {
+    const target = this.folderOf(tenant, name);
+    const staging = join(this.options.base, `.staging-${randomUUID()}`);
+    const trash = join(this.options.base, `.trash-${randomUUID()}`);
+    try {
+      for (const [rel, bytes] of files) {
+        await mkdir(dirname(join(staging, rel)), { recursive: true });
+        await writeFile(join(staging, rel), bytes);
+      }
+      await mkdir(this.dirOf(tenant), { recursive: true });
+      const replaced = await rename(target, trash).then(
+        () => true,
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return false;
+          throw err;
+        },
+      );
+      await rename(staging, target).catch(async (err: unknown) => {
+        if (replaced) await rename(trash, target);
+        throw err;
+      });
+      return {
+        undo: async () => {
+          await rm(target, { recursive: true, force: true });
+          if (replaced) await rename(trash, target);
+        },
+        done: () => rm(trash, { recursive: true, force: true }),
+      };
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /** Removes the tenant's own skill folder (moved aside, then deleted). */
+  async removeOwn(tenant: string, name: string): Promise<void> {
+    const trash = join(this.options.base, `.trash-${randomUUID()}`);
+    await rename(this.folderOf(tenant, name), trash);
+    await rm(trash, { recursive: true, force: true });
+  }
+
+  /** Re-reads the tenant's own skills and brings its search index up to date. */
+  async refresh(tenant: string): Promise<void> {
+    const entry = this.tenants.get(tenant);
+    if (entry) entry.stale = true;
+    await this.catalogOf(tenant, true);
+    await this.sync(tenant);
   }
 
   /** Indexes the tenant's own skills for its searches (only what changed); resolves to how many were embedded. */

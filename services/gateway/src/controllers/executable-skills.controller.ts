@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import {
+  ExecutableSkillConsentBody,
   ExecutableSkillCreateBody,
   ExecutableSkillListQuery,
   ExecutableSkillPatch,
@@ -61,6 +62,14 @@ export class ExecutableSkillsController {
   remove(@CallerParam() c: Caller, @Param('id') id: string, @Query() query: unknown) {
     const { confirm } = parseInput(DeleteQuery, query);
     return this.bus.request(ExecutableSkillRoutes.delete, { tenant: c.scope.tenant, id: skillId(id), confirm: confirm === 'true' }, { context: c.context });
+  }
+
+  /** The tenant lets this version (digest) of a skill installed from git run. */
+  @Post('executable-skills/:id/consent')
+  @HttpCode(200)
+  consent(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+    const { digest } = parseInput(ExecutableSkillConsentBody, body);
+    return this.bus.request(ExecutableSkillRoutes.consent, { tenant: c.scope.tenant, id: skillId(id), digest }, { context: c.context });
   }
 
   @Post(['executable-skills/:id/execute', 'skills/:id/execute'])

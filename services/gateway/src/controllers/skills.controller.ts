@@ -1,5 +1,18 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { SkillCreateBody, SkillFeedbackBody, SkillIndexQuery, SkillPathName, SkillResourcePath, SkillRoutes, SkillSearchQuery } from '#contracts';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import {
+  SkillCreateBody,
+  SkillDeleteQuery,
+  SkillFeedbackBody,
+  SkillIndexQuery,
+  SkillInstallBody,
+  SkillInstallRoutes,
+  SkillPathName,
+  SkillResourcePath,
+  SkillRoutes,
+  SkillSearchQuery,
+  SkillSourceUpdateBody,
+  SkillUpdateBody,
+} from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { CallerParam, scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
@@ -17,8 +30,8 @@ export class SkillsController {
 
   @Get()
   async index(@CallerParam() c: Caller, @Query() query: unknown) {
-    const { format, budget, ...filters } = parseInput(SkillIndexQuery, query);
-    const request = { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...writtenFilter(filters) };
+    const { format, budget, installed_from, ...filters } = parseInput(SkillIndexQuery, query);
+    const request = { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...writtenFilter(filters), ...(installed_from ? { installed_from } : {}) };
     const { rendered, ...index } = await this.bus.request(SkillRoutes.index, request, { context: c.context });
     if (format === 'json') return index;
     return { format, ...rendered[format], budget: index.budget };
@@ -41,6 +54,38 @@ export class SkillsController {
     const skill = parseInput(SkillCreateBody, body);
     const writer = scopedWriter(c);
     return this.bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer }, { context: c.context, timeoutMs: 60_000 });
+  }
+
+  /** Installs the skills of a git repository (or a folder of it) into the caller tenant's catalog, pinned to a commit. */
+  @Post('install')
+  @HttpCode(200)
+  install(@CallerParam() c: Caller, @Body() body: unknown) {
+    const parsed = parseInput(SkillInstallBody, body);
+    return this.bus.request(SkillInstallRoutes.install, { tenant: c.scope.tenant, body: parsed, writer: scopedWriter(c) }, { context: c.context });
+  }
+
+  /** Every skill installed from `source` (every installed source without one) moved to its ref's newest commit. */
+  @Post('update')
+  @HttpCode(200)
+  updateSources(@CallerParam() c: Caller, @Body() body: unknown) {
+    const { source, overwrite } = parseInput(SkillSourceUpdateBody, body ?? {});
+    const request = { tenant: c.scope.tenant, overwrite, ...(source ? { source } : {}), writer: scopedWriter(c) };
+    return this.bus.request(SkillInstallRoutes.update, request, { context: c.context });
+  }
+
+  @Post(':name/update')
+  @HttpCode(200)
+  update(@CallerParam() c: Caller, @Param('name') name: string, @Body() body: unknown) {
+    parseInput(SkillUpdateBody, body ?? {});
+    const request = { tenant: c.scope.tenant, name: skillName(name), overwrite: false, writer: scopedWriter(c) };
+    return this.bus.request(SkillInstallRoutes.update, request, { context: c.context });
+  }
+
+  /** The tenant's own skill (installed or created); shared ones are read-only. */
+  @Delete(':name')
+  remove(@CallerParam() c: Caller, @Param('name') name: string, @Query() query: unknown) {
+    const { confirm } = parseInput(SkillDeleteQuery, query);
+    return this.bus.request(SkillInstallRoutes.delete, { tenant: c.scope.tenant, name: skillName(name), confirm: confirm === 'true' }, { context: c.context });
   }
 
   @Get(':name')

@@ -25,6 +25,9 @@ export function checkScopedAccess(method: string, url: string, scope: Credential
       return;
     case 'skills':
       if (method === 'POST' && second === undefined) throw forbid('creating a skill needs the user\'s consent; ask the user to create it');
+      if (write && (second === 'install' || second === 'update' || third === 'update' || method === 'DELETE')) {
+        throw forbid('installing, updating or deleting skills needs the user\'s consent; ask the user to do it');
+      }
       return;
     case 'mcp':
       // MCP tools include creating skills; an agent's own commands use the REST API its skills describe.

@@ -19,7 +19,7 @@ import { SKILL_URI_TEMPLATE, SkillResources } from './mcp-resources.js';
 import { inputJsonSchema, MCP_TOOLS, type McpTool } from './mcp-tools.js';
 
 const TOOLS = new Map(MCP_TOOLS.map((t) => [t.name, t]));
-const TOOL_LIST = MCP_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: inputJsonSchema(t.input) }));
+const TOOL_LIST = MCP_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: inputJsonSchema(t.input), ...(t.annotations ? { annotations: t.annotations } : {}) }));
 
 /**
  * One MCP server for one HTTP request (stateless Streamable HTTP): it acts for the request's caller, so

@@ -21,6 +21,8 @@ import {
   SkillCreateBody,
   SkillFeedbackBody,
   SkillIndexQuery,
+  SkillInstallBody,
+  SkillInstallRoutes,
   SkillPathName,
   SkillRoutes,
   SkillSearchQuery,
@@ -35,6 +37,8 @@ export interface McpTool<S extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description: string;
   readonly input: S;
+  /** MCP's hints to clients (e.g. that a tool reaches outside hosts); clients decide what to ask the user. */
+  readonly annotations?: { readonly destructiveHint?: boolean; readonly openWorldHint?: boolean; readonly readOnlyHint?: boolean };
   run(bus: Bus, caller: Caller, args: z.output<S>): Promise<unknown>;
 }
 
@@ -88,6 +92,21 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description: 'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
     input: SkillFeedbackBody.extend({ name: SkillPathName }),
     run: (bus, c, { name, ...feedback }) => bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name, feedback }, opts(c)),
+  }),
+  tool({
+    name: 'skills_install',
+    description:
+      'Install the skills of a git repository (https://, git://, or owner/repo on GitHub; optional ref and path) into this tenant, pinned to a commit. ' +
+      'Confirmation required: without confirm=true nothing is installed and the answer says what would be (skills, refusals with their problems, ' +
+      'the commit); show it to the user, and only on their yes call again with confirm=true and expect_commit set to that commit.',
+    input: SkillInstallBody.omit({ dry_run: true }).extend({ confirm: z.boolean().default(false) }),
+    annotations: { destructiveHint: true, openWorldHint: true },
+    run: async (bus, c, { confirm, ...body }) => {
+      const request = { tenant: c.scope.tenant, body: { ...body, dry_run: !confirm }, writer: scopedWriter(c, 'mcp:skills_install') };
+      const result = await bus.request(SkillInstallRoutes.install, request, { context: c.context });
+      if (confirm) return result;
+      return { ...result, confirm_required: true, confirm_with: { ...body, confirm: true, expect_commit: result.commit } };
+    },
   }),
   tool({
     name: 'memory_search',

@@ -97,6 +97,30 @@ describe(ExecutableSkillCatalog.name, () => {
     });
   });
 
+  describe('install', () => {
+    const files = (code: string) => new Map([['skill.json', Buffer.from(JSON.stringify({ id: 'fetched', name: 'fetched', description: 'd', version: '1.0.0', createdBy: 'git:x' }))], ['execute.ts', Buffer.from(code)]]);
+
+    it('should run an installed skill only once the tenant consented to that exact version', async () => {
+      const { skill } = await catalog.install(scope.tenant, 'fetched', files(CODE));
+      expect(skill.status).toBe('awaiting_consent');
+      expect(await codeOf(Promise.resolve().then(() => catalog.resolve(scope.tenant, 'fetched')))).toBe(ErrorCode.Forbidden);
+      expect(await codeOf(catalog.consent(scope.tenant, 'fetched', `sha256:${'0'.repeat(64)}`))).toBe(ErrorCode.Conflict);
+      expect((await catalog.consent(scope.tenant, 'fetched', skill.digest)).status).toBe('loaded');
+      expect(catalog.resolve(scope.tenant, 'fetched').status).toBe('loaded');
+      // The same files again keep the consent; changed code needs it again; and it all survives a reload.
+      expect((await catalog.install(scope.tenant, 'fetched', files(CODE))).skill.status).toBe('loaded');
+      expect((await catalog.install(scope.tenant, 'fetched', files(CODE.replace('1 }', '2 }')))).skill.status).toBe('awaiting_consent');
+      await catalog.reload();
+      expect(catalog.get(scope.tenant, 'fetched').status).toBe('awaiting_consent');
+    });
+
+    it('should put the previous version back when the new one is invalid', async () => {
+      const { skill } = await catalog.install(scope.tenant, 'fetched', files(CODE));
+      expect(await codeOf(catalog.install(scope.tenant, 'fetched', files('nope(')))).toBe(ErrorCode.ValidationFailed);
+      expect(catalog.get(scope.tenant, 'fetched')).toMatchObject({ digest: skill.digest, status: 'awaiting_consent' });
+    });
+  });
+
   describe('delete', () => {
     it('should only delete with confirmation', async () => {
       await catalog.create(scope, { id: 'doomed', description: 'd', code: CODE });

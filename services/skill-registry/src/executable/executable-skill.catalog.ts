@@ -1,8 +1,7 @@
+import { createHash } from 'node:crypto';
 import {
   ErrorCode,
-  manifestToJsonSchema,
-  skillToolName,
-  SkillManifest,
+  type SkillManifest,
   type ExecutableSkillCreateBody,
   type ExecutableSkillDeleted,
   type ExecutableSkillDetail,
@@ -16,28 +15,10 @@ import {
   type SkillFiles,
 } from '#contracts';
 import { AlfredError } from '#errors';
-import { skillDigestOf, type SkillFileBytes } from '#sandbox';
-import type { z } from 'zod';
-import { checkSkillCode } from './skill-code.check.js';
-import type { ExecutableSkillStore, SkillFolder } from './executable-skill.store.js';
+import { awaitsConsent, CODE, detail, encodeFile, info, MANIFEST, rawManifest, toEntry, validCode, validManifest, type CatalogEntry } from './executable-skill.entry.js';
+import type { ExecutableSkillStore } from './executable-skill.store.js';
 
-/** One skill folder as the catalog knows it: loaded with its manifest, or invalid with the reason. */
-interface CatalogEntry {
-  readonly id: string;
-  readonly source: ExecutableSkillSource;
-  /** The tenant of a managed skill; undefined for bundled (shared, read-only) ones. */
-  readonly owner?: string;
-  readonly dir: string;
-  readonly digest: string;
-  readonly files: readonly SkillFileBytes[];
-  readonly updatedAt: string;
-  readonly manifest?: SkillManifest;
-  readonly reason?: string;
-}
-
-const MANIFEST = 'skill.json';
-const CODE = 'execute.ts';
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+export { validCode, validManifest } from './executable-skill.entry.js';
 
 /** Bundled skills are keyed by id alone; a tenant's own by tenant and id. */
 const keyOf = (owner: string | undefined, id: string) => `${owner ?? ''}\u0000${id}`;
@@ -105,6 +86,67 @@ export class ExecutableSkillCatalog {
       const manifest = validManifest({ ...base, ...defined, id, version });
       if (code !== undefined) validCode(code);
       await this.store.replace(entry.dir, filesOf(manifest, code));
+      const changed = await this.refresh(entry);
+      // A change the user made (or consented to through an agent's tool) is consented to as it is.
+      if (!entry.installed) return changed;
+      await this.store.writeInstalled(tenant, id, { consentedDigest: changed.digest });
+      return this.refresh(entry);
+    });
+  }
+
+  /** The tenant's own skill's files (path → SHA-256), empty when it has none of that id. */
+  fileHashes(tenant: string, id: string): Map<string, string> {
+    const files = this.entries.get(keyOf(tenant, id))?.files ?? [];
+    return new Map(files.map((f) => [f.path, createHash('sha256').update(f.bytes).digest('hex')]));
+  }
+
+  /** Whose skill of that id the tenant sees: its own, a shared one (bundled or placed by the operator), or none. */
+  holder(tenant: string, id: string): 'own' | 'shared' | undefined {
+    const entry = this.visible(tenant, id);
+    return entry === undefined ? undefined : entry.owner === tenant ? 'own' : 'shared';
+  }
+
+  /**
+   * Writes (or replaces) the tenant's own skill from a repository's folder, checked as a created one is. It runs only
+   * once the tenant consents to this version: a replacement keeps the consent only when nothing changed. Resolves to
+   * the skill and an undo that puts the previous folder back.
+   */
+  install(tenant: string, id: string, files: ReadonlyMap<string, Buffer>): Promise<{ skill: ExecutableSkillDetail; undo: () => Promise<void> }> {
+    return this.serially(async () => {
+      const before = this.entries.get(keyOf(tenant, id));
+      const placed = await this.store.put(tenant, id, files);
+      const folder = { id, source: 'managed' as const, owner: tenant, dir: this.store.dirFor(tenant, id) };
+      const undo = async () => {
+        await placed.undo();
+        await this.store.writeInstalled(tenant, id, before?.installed);
+        if (before) await this.refresh(before);
+        else this.entries.delete(keyOf(tenant, id));
+      };
+      try {
+        const previous = before?.installed?.consentedDigest;
+        await this.store.writeInstalled(tenant, id, previous ? { consentedDigest: previous } : {});
+        const skill = await this.refresh(folder);
+        if (skill.status === 'invalid') throw new AlfredError(ErrorCode.ValidationFailed, `executable skill ${id} is invalid: ${skill.reason}`, { id, reason: skill.reason });
+        await placed.done();
+        return { skill, undo: () => this.serially(undo) };
+      } catch (err) {
+        await undo();
+        throw err;
+      }
+    });
+  }
+
+  /** The tenant lets this version of a skill installed from git run; a digest other than the current one is a conflict. */
+  consent(tenant: string, id: string, digest: string): Promise<ExecutableSkillDetail> {
+    return this.serially(async () => {
+      const entry = this.writable(tenant, id);
+      if (!entry.installed) return detail(entry);
+      if (entry.digest !== digest) {
+        const message = `skill ${id} changed since that version was shown: its digest is now ${entry.digest}; review it and consent to that one`;
+        throw new AlfredError(ErrorCode.Conflict, message, { id, digest: entry.digest });
+      }
+      if (!entry.manifest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${entry.reason}`, { id, reason: entry.reason });
+      await this.store.writeInstalled(tenant, id, { consentedDigest: digest });
       return this.refresh(entry);
     });
   }
@@ -124,19 +166,20 @@ export class ExecutableSkillCatalog {
         throw new AlfredError(ErrorCode.Conflict, `deleting skill ${id} needs confirmation: repeat with confirm=true`, preview);
       }
       await this.store.remove(entry.dir);
+      if (entry.installed) await this.store.writeInstalled(tenant, id, undefined);
       this.entries.delete(keyOf(entry.owner, id));
       return { id, deleted: true, digest: entry.digest };
     });
   }
 
   resolve(tenant: string, id: string): ExecutableSkillResolved {
-    const e = this.entry(tenant, id);
+    const e = this.runnable(tenant, id);
     return { id: e.id, status: e.manifest ? 'loaded' : 'invalid', digest: e.digest, ...(e.reason ? { reason: e.reason } : {}), ...(e.manifest ? { version: e.manifest.version } : {}) };
   }
 
   /** The exact bytes behind a digest; a skill that changed since is a conflict (the runner resolves again). */
   files(tenant: string, id: string, digest: string): SkillFiles {
-    const e = this.entry(tenant, id);
+    const e = this.runnable(tenant, id);
     if (!e.manifest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid: ${e.reason}`, { id, reason: e.reason });
     if (e.digest !== digest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} changed: its digest is now ${e.digest}`, { id, digest: e.digest });
     return { id, digest, files: e.files.map(encodeFile) };
@@ -150,6 +193,16 @@ export class ExecutableSkillCatalog {
   private entry(tenant: string, id: string): CatalogEntry {
     const entry = this.visible(tenant, id);
     if (!entry) throw AlfredError.notFound('executable skill', id);
+    return entry;
+  }
+
+  /** A skill installed from git runs only in a version the tenant consented to; the runner gets this refusal as it is. */
+  private runnable(tenant: string, id: string): CatalogEntry {
+    const entry = this.entry(tenant, id);
+    if (awaitsConsent(entry)) {
+      const message = `skill ${id} was installed from git and runs only after the tenant consents to this version: POST /executable-skills/${id}/consent with {"digest": "${entry.digest}"}`;
+      throw new AlfredError(ErrorCode.Forbidden, message, { id, digest: entry.digest, reason: 'awaiting_consent' });
+    }
     return entry;
   }
 
@@ -173,70 +226,6 @@ export class ExecutableSkillCatalog {
   }
 }
 
-function toEntry(folder: SkillFolder): CatalogEntry {
-  const files = folder.files ?? [];
-  const base = { id: folder.id, source: folder.source, dir: folder.dir, ...(folder.owner === undefined ? {} : { owner: folder.owner }), files, digest: skillDigestOf(files), updatedAt: folder.modifiedAt.toISOString() };
-  const invalid = (reason: string): CatalogEntry => ({ ...base, reason });
-  if (folder.problem) return invalid(folder.problem);
-  const manifestFile = files.find((f) => f.path === MANIFEST);
-  const codeFile = files.find((f) => f.path === CODE);
-  if (!manifestFile) return invalid(`${MANIFEST} is missing`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(manifestFile.bytes).toString('utf8'));
-  } catch (err) {
-    return invalid(`${MANIFEST} is not JSON: ${(err as Error).message}`);
-  }
-  const parsed = SkillManifest.safeParse(raw);
-  if (!parsed.success) return invalid(`${MANIFEST}: ${summarize(parsed.error)}`);
-  if (parsed.data.id !== folder.id) return invalid(`${MANIFEST}: id ${parsed.data.id} does not match the folder name ${folder.id}`);
-  if (!codeFile) return invalid(`${CODE} is missing`);
-  const problem = checkSkillCode(Buffer.from(codeFile.bytes).toString('utf8'));
-  return problem ? invalid(problem) : { ...base, manifest: parsed.data };
-}
-
-function info(e: CatalogEntry): ExecutableSkillInfo {
-  const common = { id: e.id, status: e.manifest ? ('loaded' as const) : ('invalid' as const), source: e.source, digest: e.digest, updated_at: e.updatedAt };
-  if (!e.manifest) return { ...common, reason: e.reason ?? 'invalid' };
-  const m = e.manifest;
-  return {
-    ...common,
-    version: m.version,
-    name: m.name,
-    description: m.description,
-    tags: m.tags,
-    created_by: m.createdBy,
-    tool_name: skillToolName(m.id),
-    input_schema: manifestToJsonSchema(m),
-  };
-}
-
-function detail(e: CatalogEntry): ExecutableSkillDetail {
-  const code = e.files.find((f) => f.path === CODE);
-  return { ...info(e), ...(e.manifest ? { manifest: e.manifest } : {}), ...(code ? { code: Buffer.from(code.bytes).toString('utf8') } : {}) };
-}
-
-function rawManifest(e: CatalogEntry): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(e.files.find((f) => f.path === MANIFEST)?.bytes ?? []).toString('utf8'));
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function validManifest(candidate: Record<string, unknown>): SkillManifest {
-  const parsed = SkillManifest.safeParse(candidate);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code }));
-  throw new AlfredError(ErrorCode.ValidationFailed, `invalid skill manifest: ${summarize(parsed.error)}`, { issues });
-}
-
-function validCode(code: string): void {
-  const problem = checkSkillCode(code);
-  if (problem) throw new AlfredError(ErrorCode.ValidationFailed, problem, { issues: [{ path: 'code', message: problem, code: 'custom' }] });
-}
-
 function filesOf(manifest: SkillManifest, code: string | undefined): Record<string, string> {
   return { [MANIFEST]: `${JSON.stringify(manifest, null, 2)}\n`, ...(code === undefined ? {} : { [CODE]: code }) };
 }
@@ -247,14 +236,6 @@ export function bumpPatch(version: string | undefined): string {
   return m ? `${m[1]}.${m[2]}.${Number(m[3]) + 1}` : '1.0.0';
 }
 
-function encodeFile(f: SkillFileBytes): { path: string; encoding: 'utf8' | 'base64'; content: string } {
-  try {
-    return { path: f.path, encoding: 'utf8', content: utf8.decode(f.bytes) };
-  } catch {
-    return { path: f.path, encoding: 'base64', content: Buffer.from(f.bytes).toString('base64') };
-  }
-}
-
 function requireConsent(origin: SkillChangeOrigin, id: string): void {
   if (origin.by === 'agent' && !origin.consented) {
     throw new AlfredError(ErrorCode.Forbidden, `an agent may create or change skill ${id} only after the user consents`, { id });
@@ -262,7 +243,3 @@ function requireConsent(origin: SkillChangeOrigin, id: string): void {
 }
 
 const conflict = (id: string) => new AlfredError(ErrorCode.Conflict, `an executable skill with id ${id} already exists`, { id });
-
-function summarize(err: z.ZodError): string {
-  return err.issues.map((i) => (i.path.length ? `${i.path.map(String).join('.')}: ${i.message}` : i.message)).join('; ');
-}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EXECUTABLE_SKILL_FILES_MAX_BYTES, EXECUTABLE_SKILL_FILES_MAX_COUNT, type ExecutableSkillSource } from '#contracts';
 import { readSkillFiles, type SkillFileBytes } from '#sandbox';
@@ -14,7 +14,17 @@ export interface SkillFolder {
   readonly files?: SkillFileBytes[];
   readonly problem?: string;
   readonly modifiedAt: Date;
+  /** Installed from git: the version the tenant consented to run, if any. */
+  readonly installed?: InstalledMark;
 }
+
+/** What the store keeps beside a skill installed from git (outside its folder, so its digest is the repository's). */
+export interface InstalledMark {
+  readonly consentedDigest?: string;
+}
+
+/** The marks of installed skills live in `tenants/<tenant>/.installed/<id>.json` (a dot folder is never a skill). */
+const MARKS = '.installed';
 
 const isErrno = (err: unknown, ...codes: string[]) => codes.includes((err as NodeJS.ErrnoException).code ?? '');
 
@@ -41,14 +51,70 @@ export class ExecutableSkillStore {
     const owned: SkillFolder[] = [];
     for (const seg of await readdir(path.join(this.managedDir, 'tenants')).catch(() => [] as string[])) {
       const owner = decodeURIComponent(seg);
-      for (const f of await this.folders(path.join(this.managedDir, 'tenants', seg), 'managed', false)) owned.push({ ...f, owner });
+      for (const f of await this.folders(path.join(this.managedDir, 'tenants', seg), 'managed', false)) owned.push(await this.marked({ ...f, owner }));
     }
     return [...bundled, ...onDisk, ...owned];
   }
 
   /** Reads a folder again (after a change); `owner` is kept as it was. */
   async reread(folder: Pick<SkillFolder, 'id' | 'source' | 'dir' | 'owner'>): Promise<SkillFolder> {
-    return { ...(await this.readFolder(folder.id, folder.source, folder.dir)), ...(folder.owner === undefined ? {} : { owner: folder.owner }) };
+    const read = await this.readFolder(folder.id, folder.source, folder.dir);
+    return folder.owner === undefined ? read : this.marked({ ...read, owner: folder.owner });
+  }
+
+  /** Records (or, with undefined, forgets) that a tenant's skill came from git and which version it may run. */
+  async writeInstalled(tenant: string, id: string, mark: InstalledMark | undefined): Promise<void> {
+    const file = this.markFile(tenant, id);
+    if (mark === undefined) return rm(file, { force: true });
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${randomUUID()}.tmp`;
+    await writeFile(temp, JSON.stringify(mark));
+    await rename(temp, file);
+  }
+
+  /**
+   * Writes a tenant's skill folder exactly as given (a folder it replaces is moved aside whole): `undo` puts the
+   * previous one back, `done` drops it.
+   */
+  async put(tenant: string, id: string, files: ReadonlyMap<string, Buffer>): Promise<{ undo: () => Promise<void>; done: () => Promise<void> }> {
+    const staging = await this.stage(Object.fromEntries(files));
+    const target = this.dirFor(tenant, id);
+    const trash = path.join(this.managedDir, `.trash-${randomUUID()}`);
+    try {
+      await mkdir(path.dirname(target), { recursive: true });
+      const replaced = await rename(target, trash).then(
+        () => true,
+        (err: unknown) => {
+          if (isErrno(err, 'ENOENT')) return false;
+          throw err;
+        },
+      );
+      await rename(staging, target);
+      return {
+        undo: async () => {
+          await rm(target, { recursive: true, force: true });
+          if (replaced) await rename(trash, target);
+        },
+        done: () => rm(trash, { recursive: true, force: true }),
+      };
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  private markFile(tenant: string, id: string): string {
+    return path.join(this.managedDir, 'tenants', segment(tenant), MARKS, `${id}.json`);
+  }
+
+  private async marked(folder: SkillFolder): Promise<SkillFolder> {
+    let text: string;
+    try {
+      text = await readFile(this.markFile(folder.owner!, folder.id), 'utf8');
+    } catch {
+      return folder;
+    }
+    const mark = JSON.parse(text) as InstalledMark;
+    return { ...folder, installed: typeof mark.consentedDigest === 'string' ? { consentedDigest: mark.consentedDigest } : {} };
   }
 
   /** Where a new managed skill of `tenant` is written. */

@@ -4,6 +4,8 @@ import { BUS, type Bus } from '#bus';
 import { BusHandlers } from '#runtime';
 import { SkillOutcomeRepository } from '../outcomes/skill-outcome.repository.js';
 import { SkillProvenanceRepository } from '../records/skill-provenance.repository.js';
+import { InstallRecordsRepository } from '../install/install-records.repository.js';
+import { SkillInstallService } from '../install/skill-install.service.js';
 import { ExecutableSkillCatalog } from './executable-skill.catalog.js';
 
 /** Executable-skill management and file delivery on the bus; reads carry who wrote a skill and what its runs achieved. */
@@ -14,6 +16,8 @@ export class ExecutableSkillsHandlers extends BusHandlers {
     private readonly catalog: ExecutableSkillCatalog,
     private readonly provenance: SkillProvenanceRepository,
     private readonly outcomes: SkillOutcomeRepository,
+    private readonly installs: SkillInstallService,
+    private readonly records: InstallRecordsRepository,
   ) {
     super(bus);
   }
@@ -37,8 +41,10 @@ export class ExecutableSkillsHandlers extends BusHandlers {
     this.handle(ExecutableSkillRoutes.delete, async (p) => {
       const deleted = await c.delete(p.tenant, p.id, p.confirm);
       await pv.forget(p.tenant, 'executable', p.id);
+      await this.installs.forgetExecutable(p.tenant, p.id);
       return deleted;
     });
+    this.handle(ExecutableSkillRoutes.consent, async (p) => this.one(p.tenant, await c.consent(p.tenant, p.id, p.digest)));
     this.handle(ExecutableSkillRoutes.reload, (p) => c.reload(p.tenant));
     this.handle(ExecutableSkillRoutes.resolve, async (p) => c.resolve(p.tenant, p.id));
     this.handle(ExecutableSkillRoutes.files, async (p) => c.files(p.tenant, p.id, p.digest));
@@ -48,15 +54,17 @@ export class ExecutableSkillsHandlers extends BusHandlers {
     return (await this.shown(tenant, [skill]))[0]!;
   }
 
-  /** Managed skills with their `provenance`; every skill with the `outcomes` its runs recorded. */
+  /** Managed skills with their `provenance` (and `installed_from`); every skill with the `outcomes` its runs recorded. */
   private async shown<T extends ExecutableSkillInfo>(tenant: string, skills: readonly T[]): Promise<T[]> {
     const managed = await this.provenance.decorate(tenant, 'executable', skills.filter((s) => s.source === 'managed'), (s) => s.id);
     const written = new Map(managed.map((s) => [s.id, s]));
     const outcomes = await this.outcomes.getMany(tenant, skills.map((s) => s.id));
+    const installed = await this.records.all(tenant);
     return skills.map((one) => {
       const s = written.get(one.id) ?? one;
       const o = outcomes.get(s.id);
-      return o ? { ...s, outcomes: o } : s;
+      const from = s.source === 'managed' ? installed.get(s.id) : undefined;
+      return { ...s, ...(o ? { outcomes: o } : {}), ...(from?.kinds.includes('executable') ? { installed_from: from } : {}) };
     });
   }
 }
