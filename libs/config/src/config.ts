@@ -81,6 +81,11 @@ export const embeddingEnv = {
   ALFRED_MODEL_HUB_URL: url(/^https?$/).default('https://huggingface.co'),
   QDRANT_URL: url(/^https?$/).optional(),
   QDRANT_API_KEY: z.string().optional(),
+  /**
+   * Megabytes the embedded store's in-memory search indexes may hold in this process (scopes loaded on first use, the
+   * least recently used dropped past it); default a quarter of the memory the process may use, 256-4096.
+   */
+  ALFRED_MEMORY_CACHE_MB: z.coerce.number().int().min(16).max(1_048_576).optional(),
 };
 
 /** The model used when ALFRED_MODEL is unset (a current id from the SDK's model list); #llm uses it too. */

@@ -140,6 +140,27 @@ export const Metrics = {
     labelNames: ['log'] as const,
     registers,
   }),
+  indexLoads: new Counter({
+    name: 'alfred_index_loads_total',
+    help: 'Scope indexes (one tenant and agent of a collection) loaded into memory on first use, by collection',
+    labelNames: ['collection'] as const,
+    registers,
+  }),
+  indexEvictions: new Counter({
+    name: 'alfred_index_evictions_total',
+    help: 'Scope indexes dropped from memory to stay within the budget (least recently used first), by collection',
+    labelNames: ['collection'] as const,
+    registers,
+  }),
+  indexHits: new Counter({
+    name: 'alfred_index_hits_total',
+    help: 'Reads served by a scope index already in memory, by collection',
+    labelNames: ['collection'] as const,
+    registers,
+  }),
+  indexResidentBytes: sampledGauge('alfred_index_resident_bytes', 'Estimated bytes of the scope indexes in memory (sampled at scrape)', []),
+  indexResidentScopes: sampledGauge('alfred_index_resident_scopes', 'Scope indexes in memory (sampled at scrape)', []),
+  indexBudgetBytes: sampledGauge('alfred_index_budget_bytes', 'The budget the scope indexes in memory are kept within (ALFRED_MEMORY_CACHE_MB)', []),
   storeSize: sampledGauge('alfred_store_documents', 'Documents in a store collection (sampled at scrape)', ['store', 'collection']),
 };
 

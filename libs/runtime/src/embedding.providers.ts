@@ -3,7 +3,7 @@ import type { embeddingEnv } from '#config';
 import type { Provider } from '@nestjs/common';
 import { createEmbedder, DEFAULT_MODEL, EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
-import { LanceDbStore, QdrantStore, VECTOR_STORE, type VectorStore } from '#vector-store';
+import { LanceDbStore, QdrantStore, residentBudget, VECTOR_STORE, type VectorStore } from '#vector-store';
 import type { z } from 'zod';
 
 /** The parsed embedding variables of a service's config (memory, skill-registry). */
@@ -39,6 +39,7 @@ export function createVectorStoreFromConfig(config: EmbeddingConfig): VectorStor
   if (config.QDRANT_URL) {
     return new QdrantStore({ url: config.QDRANT_URL, ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}) });
   }
+  if (config.ALFRED_MEMORY_CACHE_MB !== undefined) residentBudget.setLimit(config.ALFRED_MEMORY_CACHE_MB * 2 ** 20);
   return new LanceDbStore({ dir: join(config.ALFRED_DATA_DIR, 'vectors') });
 }
 

@@ -10,3 +10,4 @@ export { QdrantCollection } from './qdrant.collection.js';
 export { pointId, sparseDoc, sparseQuery } from './qdrant-mapping.js';
 export * from './bench-data.js';
 export * from './placeholder-vector.js';
+export { ResidentBudget, residentBudget, defaultResidentBytes } from './mirror/resident-budget.js';

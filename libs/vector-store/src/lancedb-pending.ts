@@ -26,6 +26,9 @@ export const scopeKeyOf = (scope: DocScope) => `${scope.tenant}\u0000${scope.age
 export interface PendingWrite {
   readonly write: CollectionWrite;
   readonly settle?: { resolve(): void; reject(err: unknown): void };
+  /** A direct delete's answer: the ids that existed when it was applied (found by the flush that commits it). */
+  readonly deleted?: (found: string[]) => void;
+  found?: string[];
 }
 
 /**

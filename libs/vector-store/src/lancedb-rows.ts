@@ -105,6 +105,12 @@ export function fromRow(spec: CollectionSpec, row: Record<string, unknown>): Sto
   return { id: row.id as string, tenant: row.tenant as string, agent: row.agent as string, text: row.text as string, ...context, fields };
 }
 
+/** A document as reads return it (without its vector). */
+export function storedOf(doc: Doc): StoredDoc {
+  const { vector: _vector, ...stored } = doc;
+  return stored;
+}
+
 /** The vector column of a row as a Float32Array (arrow returns a Vector). */
 export function rowVector(row: Record<string, unknown>): Float32Array {
   const v = row.vector as { toArray(): Float32Array } | Float32Array | number[];

@@ -8,8 +8,10 @@ import { decodeWrite, encodeWrite, type CollectionWrite, type JournaledWrites, t
 import { CompactionSchedule } from './lancedb-compaction.js';
 import { filterWhere, idsWhere, scopeWhere } from './lancedb-filter.js';
 import { collapse, PendingWrites, type CollapsedWrites, type PendingWrite } from './lancedb-pending.js';
-import { docColumns, fieldColumn, fromRow, partialSchema, rowVector, toArrowTable, toCell, toRow } from './lancedb-rows.js';
+import { docColumns, fieldColumn, fromRow, partialSchema, rowVector, storedOf, toArrowTable, toCell, toRow } from './lancedb-rows.js';
 import { CollectionMirror } from './mirror/collection-mirror.js';
+import type { ScopeMirror } from './mirror/scope-mirror.js';
+import type { ResidentBudget } from './mirror/resident-budget.js';
 import { RwGate } from './rw-gate.js';
 import type { Collection, CollectionSpec, Doc, DocScope, FieldUpdate, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
 
@@ -67,9 +69,10 @@ export class LanceDbCollection implements Collection {
     private readonly schema: Schema,
     private readonly tuning: LanceDbTuning,
     rowsAtOpen: number,
+    budget?: ResidentBudget,
   ) {
     this.columns = docColumns(spec);
-    this.mirror = new CollectionMirror(spec);
+    this.mirror = new CollectionMirror(spec, (scope, install) => this.loadScope(scope, install), budget);
     this.compaction = new CompactionSchedule({ minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes }, rowsAtOpen);
     this.journal = {
       name: spec.name,
@@ -87,12 +90,15 @@ export class LanceDbCollection implements Collection {
     }
   }
 
-  /** Loads every document into the mirror (the in-memory indexes are rebuilt at every open). */
-  async init(): Promise<this> {
-    const docs: StoredDoc[] = [];
-    for await (const batch of this.table.query().select(this.columns)) for (const row of batch.toArray() as Row[]) docs.push(fromRow(this.spec, row));
-    this.mirror.load(docs);
-    return this;
+  /**
+   * One scope's documents for its in-memory index: a filtered read (the tenant and agent columns are indexed) and,
+   * in the same step, the scope's writes the table does not hold yet.
+   */
+  private loadScope(scope: DocScope, install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror): Promise<ScopeMirror> {
+    return this.gate.shared(async () => {
+      const rows = await this.table.query().where(scopeWhere(scope)).select(this.columns).toArray();
+      return install(rows.map((r: Row) => fromRow(this.spec, r)), this.pending.forScope(scope));
+    });
   }
 
   upsert(docs: readonly Doc[]): Promise<void> {
@@ -103,15 +109,31 @@ export class LanceDbCollection implements Collection {
     return this.direct({ kind: 'insert', docs });
   }
 
+  /** From the scope's index when it is in memory; otherwise a read of those ids, brought up to date with pending writes. */
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
-    return this.mirror.get(scope, ids);
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const resident = this.mirror.residentNow(scope);
+    if (resident) return unique.flatMap((id) => resident.get(id) ?? []);
+    return this.gate.shared(async () => {
+      const rows = await this.table.query().where(idsWhere(scope, unique)).select(this.columns).toArray();
+      const docs = new Map<string, StoredDoc | undefined>(rows.map((r: Row) => [r.id as string, fromRow(this.spec, r)]));
+      for (const w of this.pending.forScope(scope)) {
+        if (w.kind === 'delete') for (const id of w.ids) docs.set(id, undefined);
+        else for (const d of w.docs) if (unique.includes(d.id)) docs.set(d.id, this.mirror.complete(storedOf(d)));
+      }
+      return unique.flatMap((id) => docs.get(id) ?? []);
+    });
   }
 
-  /** Queued in call order with the other writes (what exists is read now, from memory). */
+  /** Queued in call order with the other writes; answers the ids that existed when it was applied. */
   delete(scope: DocScope, ids: readonly string[]): Promise<string[]> {
-    const found = this.mirror.get(scope, ids).map((d) => d.id);
-    if (found.length === 0) return Promise.resolve([]);
-    return this.direct({ kind: 'delete', scope, ids: found }).then(() => found);
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return Promise.resolve([]);
+    return new Promise<string[]>((resolve, reject) => {
+      this.pending.push({ write: { kind: 'delete', scope, ids: unique }, settle: { resolve: () => undefined, reject }, deleted: resolve });
+      void this.flush().catch(() => undefined);
+    });
   }
 
   async list(filter: Filter, options: ListOptions): Promise<{ docs: StoredDoc[]; total: number }> {
@@ -138,11 +160,16 @@ export class LanceDbCollection implements Collection {
     return { docs: rows.map((r: Row) => fromRow(this.spec, r)), total };
   }
 
-  /** Served by the scope's in-memory indexes; a scope's vectors are loaded on its first search with a vector. */
+  /** Served by the scope's in-memory index (loaded on first use); its vectors are loaded on its first search with one. */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     for (const c of filter.where ?? []) assertValidCondition(this.spec, c);
-    if (options.vector !== undefined && this.mirror.needsDense(filter)) await this.gate.shared(() => this.loadVectors(filter));
-    return this.mirror.search(filter, options);
+    let scope = await this.mirror.resident(filter);
+    if (options.vector !== undefined && scope.dense === undefined) {
+      await this.gate.shared(() => this.loadVectors(filter));
+      // Dropped from memory meanwhile: load it (and its vectors) again.
+      if (this.mirror.residentNow(filter) !== scope) scope = await this.mirror.resident(filter);
+    }
+    return scope.search(filter.where, options);
   }
 
   /** A scope's vectors into its dense index: the table's, then those of writes it does not hold yet. */
@@ -189,7 +216,7 @@ export class LanceDbCollection implements Collection {
       }),
     );
     for (const u of updates) {
-      const [doc] = this.mirror.get(u, [u.id]);
+      const doc = this.mirror.residentNow(u)?.get(u.id);
       if (doc) this.mirror.restate({ ...doc, fields: { ...doc.fields, ...u.fields } });
     }
   }
@@ -205,6 +232,7 @@ export class LanceDbCollection implements Collection {
     this.closed = true;
     await this.flush();
     await this.serial.catch(() => undefined);
+    this.mirror.clear();
     this.table.close();
   }
 
@@ -286,6 +314,7 @@ export class LanceDbCollection implements Collection {
     try {
       await this.gate.exclusive(async () => {
         taken.push(...this.pending.take());
+        await this.findDeleted(taken);
         const net = collapse(taken.map((e) => e.write));
         rows = net.rows;
         await this.commit(net);
@@ -300,8 +329,37 @@ export class LanceDbCollection implements Collection {
       if (!e.settle) continue;
       this.mirror.apply(e.write);
       e.settle.resolve();
+      e.deleted?.(e.found ?? []);
     }
     if (rows > 0 && this.compaction.flushed(rows)) void this.maintain().catch((err: unknown) => (this.lastMaintenanceError = err));
+  }
+
+  /**
+   * For each direct delete being flushed, the ids that existed when it was made: those in the table then, as the
+   * writes before it in the same flush left them.
+   */
+  private async findDeleted(taken: PendingWrite[]): Promise<void> {
+    const asked = taken.filter((e) => e.deleted && e.write.kind === 'delete');
+    if (asked.length === 0) return;
+    const exists = new Map<string, boolean>();
+    const k = (s: DocScope, id: string) => `${s.tenant}\u0000${s.agent}\u0000${id}`;
+    for (const e of asked) {
+      const w = e.write as Extract<CollectionWrite, { kind: 'delete' }>;
+      const rows = await this.table.query().where(idsWhere(w.scope, w.ids)).select(['id']).toArray();
+      for (const id of w.ids) if (!exists.has(k(w.scope, id))) exists.set(k(w.scope, id), false);
+      for (const r of rows as Row[]) exists.set(k(w.scope, r.id as string), true);
+    }
+    // The table's state before this flush, walked forward through the flush's writes in order.
+    const state = new Map(exists);
+    for (const e of taken) {
+      const w = e.write;
+      if (w.kind !== 'delete') {
+        for (const d of w.docs) state.set(k(d, d.id), true);
+        continue;
+      }
+      if (e.deleted) e.found = w.ids.filter((id) => state.get(k(w.scope, id)) === true);
+      for (const id of w.ids) state.set(k(w.scope, id), false);
+    }
   }
 
   private async commit(net: CollapsedWrites): Promise<void> {

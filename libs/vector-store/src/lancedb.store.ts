@@ -7,6 +7,7 @@ import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from '.
 import { CONTEXT_COLUMN, fieldColumn, readMeta, tableSchema } from './lancedb-rows.js';
 import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 import type { CollectionSpec, FieldType, VectorStore } from './vector-store.js';
+import type { ResidentBudget } from './mirror/resident-budget.js';
 
 export interface LanceDbStoreOptions {
   /** Directory holding the tables (created if missing). */
@@ -19,6 +20,8 @@ export interface LanceDbStoreOptions {
    * write creates stay cached; reads here come from memory (CollectionMirror), so small caches cost nothing.
    */
   readonly cache?: { readonly metadataBytes?: number; readonly indexBytes?: number };
+  /** The memory budget of the in-memory scope indexes; the process's shared one (ALFRED_MEMORY_CACHE_MB) by default. */
+  readonly budget?: ResidentBudget;
 }
 
 const DEFAULT_CACHE = { metadataBytes: 32 * 2 ** 20, indexBytes: 128 * 2 ** 20 };
@@ -141,7 +144,7 @@ export class LanceDbStore implements VectorStore {
     }
     const order = (await table.schema()).fields.map((f) => f.name);
     this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
-    return new LanceDbCollection(spec, table, tableSchema(spec, order), this.tuning, await table.countRows()).init();
+    return new LanceDbCollection(spec, table, tableSchema(spec, order), this.tuning, await table.countRows(), this.options.budget);
   }
 
   /** Checks a stored table against the spec and adds what the spec adds: new fields, the context column of old tables. */

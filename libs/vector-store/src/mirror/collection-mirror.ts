@@ -1,78 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { Metrics } from '#metrics';
 import type { CollectionWrite } from '../collection-write.js';
-import type { CollectionSpec, Doc, DocScope, Filter, SearchHit, SearchOptions, StoredDoc } from '../vector-store.js';
+import type { CollectionSpec, DocScope, StoredDoc } from '../vector-store.js';
+import { residentBudget, type ResidentBudget } from './resident-budget.js';
 import { scopeKey, ScopeMirror } from './scope-mirror.js';
 
 /**
- * A collection's documents in memory, one ScopeMirror per (tenant, agent): the serving side of the embedded
- * store. It is filled from the durable table at open and then changed only after the table's writes
- * succeed, by the collection that makes them, so it never holds what the table does not.
+ * Reads one scope from the durable store and, in the same step (before anything else can change it), hands the
+ * documents and the scope's writes the store does not hold yet to `install`.
+ */
+export type ScopeLoader = (scope: DocScope, install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror) => Promise<ScopeMirror>;
+
+/**
+ * A collection's documents in memory, one ScopeMirror per (tenant, agent): the serving side of the embedded store.
+ * A scope is loaded the first time it is searched, and kept current by every write that reaches the collection after;
+ * the process's ResidentBudget drops the least recently used scopes, which load again when next used. Concurrent
+ * first uses share one load; a scope dropped while a search reads it stays whole for that search.
  */
 export class CollectionMirror {
   private readonly scopes = new Map<string, ScopeMirror>();
+  private readonly loading = new Map<string, Promise<ScopeMirror>>();
+  /** This collection's identity in the shared budget. */
+  private readonly id = randomUUID();
 
-  constructor(private readonly spec: CollectionSpec) {}
+  constructor(
+    private readonly spec: CollectionSpec,
+    private readonly loader: ScopeLoader,
+    private readonly budget: ResidentBudget = residentBudget,
+  ) {}
 
-  /** Adds a page of stored documents, each scope's in write order (see CollectionSpec.orderField). */
-  load(docs: readonly StoredDoc[]): void {
-    const ordered = this.spec.orderField ? [...docs].sort((a, b) => (this.orderOf(a) ?? 0) - (this.orderOf(b) ?? 0)) : docs;
-    for (const doc of ordered) this.scope(doc, true)!.upsert(doc);
+  /** The scope's index, loading it first if it is not in memory. */
+  async resident(scope: DocScope): Promise<ScopeMirror> {
+    const key = scopeKey(scope);
+    const mirror = this.scopes.get(key);
+    if (mirror) {
+      this.budget.touch(this.budgetKey(key));
+      Metrics.indexHits.inc({ collection: this.spec.name });
+      return mirror;
+    }
+    let loading = this.loading.get(key);
+    if (!loading) {
+      loading = this.loader(scope, (docs, pending) => this.install(key, docs, pending)).finally(() => this.loading.delete(key));
+      this.loading.set(key, loading);
+    }
+    return loading;
   }
 
+  /** The scope's index when it is in memory now (no load). */
+  residentNow(scope: DocScope): ScopeMirror | undefined {
+    return this.scopes.get(scopeKey(scope));
+  }
+
+  /** Applies a write to the scopes in memory; the others see it when they load (from the table or the pending writes). */
   apply(write: CollectionWrite): void {
-    if (write.kind === 'delete') this.delete(write.scope, write.ids);
-    else this.upsert(write.docs);
+    if (write.kind === 'delete') {
+      const mirror = this.scopes.get(scopeKey(write.scope));
+      if (!mirror) return;
+      for (const id of write.ids) mirror.delete(id);
+      this.resized(scopeKey(write.scope), mirror);
+      return;
+    }
+    for (const doc of write.docs) this.withScope(doc, (m) => m.upsert(this.complete(doc), doc.vector));
+  }
+
+  /** A document's new text or fields, its vector unchanged (when its scope is in memory). */
+  restate(doc: StoredDoc): void {
+    this.withScope(doc, (m) => m.upsert(this.complete(doc)));
+  }
+
+  /** Whether the scope's dense index must be loaded before a search with a vector. */
+  needsDense(scope: DocScope): boolean {
+    const mirror = this.scopes.get(scopeKey(scope));
+    return mirror !== undefined && mirror.dense === undefined;
+  }
+
+  buildDense(scope: DocScope, vectors: Iterable<{ id: string; vector: Float32Array }>): void {
+    this.withScope(scope, (m) => m.buildDense(this.spec.dimension, vectors));
   }
 
   /** Fields a document leaves out read as null, as they do from the table. */
-  upsert(docs: readonly Doc[]): void {
-    for (const doc of docs) this.scope(doc, true)!.upsert(this.complete(doc), doc.vector);
-  }
-
-  private complete<D extends StoredDoc>(doc: D): D {
+  complete<D extends StoredDoc>(doc: D): D {
     const fields = Object.keys(this.spec.fields);
     if (fields.every((f) => f in doc.fields)) return doc;
     return { ...doc, fields: { ...Object.fromEntries(fields.map((f) => [f, null])), ...doc.fields } };
   }
 
-  /** A document's new text or fields, its vector unchanged. */
-  restate(doc: StoredDoc): void {
-    this.scope(doc, true)!.upsert(doc);
-  }
-
-  delete(scope: DocScope, ids: readonly string[]): void {
-    const mirror = this.scope(scope, false);
-    if (!mirror) return;
-    for (const id of ids) mirror.delete(id);
-    if (mirror.size === 0 && !mirror.dense) this.scopes.delete(scopeKey(scope));
-  }
-
-  get(scope: DocScope, ids: readonly string[]): StoredDoc[] {
-    const mirror = this.scope(scope, false);
-    if (!mirror) return [];
-    return [...new Set(ids)].flatMap((id) => mirror.get(id) ?? []);
-  }
-
-  /** Whether the scope's dense index must be loaded before a search with a vector. */
-  needsDense(scope: DocScope): boolean {
-    const mirror = this.scope(scope, false);
-    return mirror !== undefined && mirror.dense === undefined;
-  }
-
-  buildDense(scope: DocScope, vectors: Iterable<{ id: string; vector: Float32Array }>): void {
-    this.scope(scope, false)?.buildDense(this.spec.dimension, vectors);
-  }
-
-  search(filter: Filter, options: SearchOptions): { hits: SearchHit[]; total: number } {
-    const mirror = this.scope(filter, false);
-    if (!mirror) return { hits: [], total: 0 };
-    return mirror.search(filter.where, options);
-  }
-
-  private scope(scope: DocScope, create: boolean): ScopeMirror | undefined {
-    const key = scopeKey(scope);
-    let mirror = this.scopes.get(key);
-    if (!mirror && create) this.scopes.set(key, (mirror = new ScopeMirror((d) => this.orderOf(d))));
+  private install(key: string, docs: readonly StoredDoc[], pending: readonly CollectionWrite[]): ScopeMirror {
+    const mirror = new ScopeMirror((d) => this.orderOf(d));
+    const ordered = this.spec.orderField ? [...docs].sort((a, b) => (this.orderOf(a) ?? 0) - (this.orderOf(b) ?? 0)) : docs;
+    for (const doc of ordered) mirror.upsert(doc);
+    for (const w of pending) {
+      if (w.kind === 'delete') for (const id of w.ids) mirror.delete(id);
+      else for (const doc of w.docs) mirror.upsert(this.complete(doc));
+    }
+    this.scopes.set(key, mirror);
+    this.budget.add(this.budgetKey(key), this.spec.name, mirror.bytes, () => this.scopes.delete(key));
     return mirror;
+  }
+
+  private withScope(scope: DocScope, change: (m: ScopeMirror) => void): void {
+    const key = scopeKey(scope);
+    const mirror = this.scopes.get(key);
+    if (!mirror) return;
+    change(mirror);
+    this.resized(key, mirror);
+  }
+
+  private resized(key: string, mirror: ScopeMirror): void {
+    this.budget.resize(this.budgetKey(key), mirror.bytes);
+  }
+
+  private budgetKey(key: string): string {
+    return `${this.id}\u0000${key}`;
+  }
+
+  /** Drops every scope of this collection from memory (the collection closes). */
+  clear(): void {
+    for (const key of this.scopes.keys()) this.budget.remove(this.budgetKey(key));
+    this.scopes.clear();
   }
 
   private orderOf(doc: StoredDoc): number | undefined {
@@ -83,3 +128,4 @@ export class CollectionMirror {
     return Number.isFinite(ms) ? ms : undefined;
   }
 }
+

@@ -22,6 +22,11 @@ export class DenseIndex {
     return this.count;
   }
 
+  /** Bytes of its vectors (and graph, roughly as much again once built). */
+  get bytes(): number {
+    return this.vectors.byteLength * (this.graph ? 2 : 1) + this.alive.byteLength;
+  }
+
   add(slot: number, vector: Float32Array): void {
     if (this.alive[slot]) this.remove(slot);
     this.ensure(slot + 1);
