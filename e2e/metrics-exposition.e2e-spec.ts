@@ -1,18 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { client, startSystem, type TestSystem } from './harness.js';
+import { describeWithTool } from './tool-gate.js';
 
 /** Prometheus's own linter for the text exposition format (Debian's `prometheus` package; `.ci/run` installs it). */
 const PROMTOOL = 'promtool';
-const promtoolThere = spawnSync(PROMTOOL, ['--version'], { stdio: 'ignore' }).status === 0;
-
-/** `describe` that needs promtool: skipped with the reason where it is missing, a failure under CI=true. */
-function describePromtool(name: string, fn: () => void): void {
-  if (promtoolThere) return describe(name, fn);
-  const reason = `no ${PROMTOOL} on PATH. Install it (apt-get install prometheus) to run this suite.`;
-  if (process.env.CI === 'true') return describe(name, () => it('needs promtool', () => { throw new Error(reason); }));
-  console.warn(`skipping "${name}": ${reason}`);
-  describe.skip(name, fn);
-}
 
 /** `promtool check metrics` on an exposition: its exit code and every finding it printed. */
 function promtoolCheck(exposition: string): Promise<{ code: number | null; findings: string }> {
@@ -27,7 +18,7 @@ function promtoolCheck(exposition: string): Promise<{ code: number | null; findi
   });
 }
 
-describePromtool('the /metrics exposition', () => {
+describeWithTool(PROMTOOL, 'apt-get install prometheus', 'the /metrics exposition', () => {
   let system: TestSystem;
   beforeAll(async () => {
     system = await startSystem('embedded');
