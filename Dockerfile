@@ -20,6 +20,8 @@ COPY services services
 COPY bench bench
 # The web console's source; `npm run build` bundles it with Vite into dist/console, which the gateway serves.
 COPY console console
+# The build script (it builds what changed; here, everything).
+COPY scripts scripts
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 FROM ${NODE_IMAGE} AS app-host

@@ -13,6 +13,7 @@ import { mem0Bench } from './mem0.bench.js';
 import { injectionBench } from './injection.bench.js';
 import { faultsBench } from './faults.bench.js';
 import { writesBench } from './writes.bench.js';
+import { startupBench } from './startup.bench.js';
 
 /**
  * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
@@ -58,6 +59,7 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   agents: () => agentsBench(ctx),
   'agent-prompt': () => agentPromptBench(ctx),
   injection: () => injectionBench(),
+  startup: () => startupBench(),
   // Minutes long (real outages of 5 s and 60 s): ALFRED_BENCH_ONLY=faults runs it alone.
   faults: () => faultsBench(),
 };

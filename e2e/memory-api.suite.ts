@@ -38,6 +38,11 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.body.timestamp).toMatch(ISO);
       // No model configured here: /health says so, with what to set.
       expect(res.body.model).toEqual({ configured: false, hint: expect.stringContaining('ANTHROPIC_API_KEY') });
+      // What carries the requests, as it is: no NATS in one process, so none is reported.
+      const bus = mode === 'embedded' ? { bus: 'in-process', dependencies: {} } : { bus: 'nats', dependencies: { nats: 'connected' } };
+      expect({ bus: res.body.bus, dependencies: res.body.dependencies }).toEqual(bus);
+      const ready = (await api.get('/health/ready')).body;
+      expect({ bus: ready.bus, dependencies: ready.dependencies }).toEqual(bus);
     });
   });
 

@@ -1,6 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -22,6 +24,24 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 function check(doc: Doc, schema: unknown, value: unknown): string[] {
   const validate = ajv.compile({ ...(schema as object), $defs: undefined, components: doc.components } as object);
   return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+}
+
+/** Every `$ref` of the document, with where it stands. */
+function refs(node: unknown, at = '#'): Array<{ at: string; ref: string }> {
+  if (!node || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) =>
+    key === '$ref' && typeof value === 'string' ? [{ at, ref: value }] : refs(value, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`),
+  );
+}
+
+/** Follows a local JSON pointer (`#/a/b~1c`) through the document. */
+function resolvePointer(doc: unknown, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined;
+  let node: any = doc;
+  for (const part of ref.slice(2).split('/').map((p) => decodeURIComponent(p).replace(/~1/g, '/').replace(/~0/g, '~'))) {
+    node = node !== null && typeof node === 'object' && Object.hasOwn(node, part) ? node[part] : undefined;
+  }
+  return node;
 }
 
 /** A query value as the operation reads it: a number or boolean parameter coerces from the string. */
@@ -77,6 +97,16 @@ describe('GET /openapi.json', () => {
     doc = (await res.json()) as Doc;
   }, 60_000);
   afterAll(() => system.stop());
+
+  it('should pass the standard OpenAPI 3.1 validators, every $ref pointing at something', async () => {
+    const found = refs(doc);
+    expect(found.length).toBeGreaterThan(50);
+    expect(found.filter(({ ref }) => resolvePointer(doc, ref) === undefined)).toEqual([]);
+    const checked = await new Validator().validate(structuredClone(doc) as Record<string, unknown>);
+    expect({ valid: checked.valid, errors: checked.errors }).toEqual({ valid: true, errors: undefined });
+    // swagger-parser validates the document and then dereferences every $ref, failing on one it cannot resolve.
+    await expect(SwaggerParser.validate(structuredClone(doc) as any)).resolves.toMatchObject({ openapi: '3.1.0' });
+  });
 
   it('should be OpenAPI 3.1 whose every schema compiles as JSON Schema 2020-12', () => {
     expect((doc as any).openapi).toBe('3.1.0');

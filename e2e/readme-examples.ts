@@ -61,10 +61,16 @@ function parse(line: string): CurlExample {
   return { line, ...(assign ? { assigns: assign[1]! } : {}), args, method, url, headers, ...(body === undefined ? {} : { body }) };
 }
 
+const readReadme = () => readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The README's bash blocks, in order, as written. */
+export function readmeBashBlocks(readme = readReadme()): string[] {
+  return [...readme.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
 /** Every API example of the README: the `curl` commands of its bash blocks that call `$A`, in order. */
-export function readmeCurlExamples(readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')): CurlExample[] {
-  const blocks = [...readme.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!);
-  const lines = blocks.flatMap((b) => b.replace(/\\\n\s*/g, ' ').split('\n'));
+export function readmeCurlExamples(readme = readReadme()): CurlExample[] {
+  const lines = readmeBashBlocks(readme).flatMap((b) => b.replace(/\\\n\s*/g, ' ').split('\n'));
   return lines.filter((l) => /(^|\$\()curl .*\$A/.test(l.trim())).map((l) => parse(l.trim()));
 }
 

@@ -7,6 +7,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  */
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry });
+// prom-client also sums each of these by-type gauges into a gauge named `…_total`, a name the exposition format keeps
+// for counters (`promtool check metrics` flags it, and tools take it for a counter). The sum is
+// `sum(nodejs_active_handles)` in PromQL; the by-type gauges stay.
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+  metricsRegistry.removeSingleMetric(name);
+}
 
 const registers = [metricsRegistry];
 /** Seconds: from a cached health probe to a long model-backed request. */

@@ -36,6 +36,8 @@ export const gatewayEnvSchema = z.object({
   /** The web console's built files (`vite build` output); default `dist/console` under the package root. */
   ALFRED_CONSOLE_DIR: z.string().min(1).optional(),
   ALFRED_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** How much of a body over the limit is read and discarded after its 413, so the client can read the answer. */
+  ALFRED_BODY_DISCARD_BYTES: z.coerce.number().int().min(0).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
   /** How long /health and /health/ready wait for each service's answer before counting it down. */
   ALFRED_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   /** One point of GET /metrics/history (the console's last-hour chart) per this many seconds. */

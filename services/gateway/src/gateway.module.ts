@@ -25,6 +25,7 @@ import { McpController } from './mcp/mcp.controller.js';
 import { ObservabilityController } from './controllers/observability.controller.js';
 import { installHttpMetrics } from './http/http-metrics.js';
 import { RequestHistory } from './http/request-history.js';
+import { installBodyLimit } from './http/body-limit.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
@@ -97,6 +98,7 @@ export async function createGatewayApp(
   });
   registered.set(app, routes);
   installHttpMetrics(fastify);
+  installBodyLimit(fastify, { limitBytes: config.ALFRED_BODY_LIMIT_BYTES, discardBytes: config.ALFRED_BODY_DISCARD_BYTES });
   installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
   refuseNul(fastify);

@@ -11,6 +11,8 @@ import { AgentNotScoped } from '../http/agent-scope.js';
 const CORE_SERVICES: readonly ServiceName[] = [ServiceName.Memory];
 /** Services a deployment may leave out (chat channels): without a responder they are `absent`, not a degradation. */
 const OPTIONAL_SERVICES: readonly ServiceName[] = [ServiceName.Channels];
+/** Which bus carries the requests, and the state of the broker behind it (none in-process). */
+type BusReport = { bus: Bus['kind']; dependencies: { nats?: ReturnType<Bus['connectionState']> } };
 /** How long a health probe waits for each service (`ALFRED_HEALTH_TIMEOUT_MS`). */
 export const HEALTH_TIMEOUT_MS = Symbol('HEALTH_TIMEOUT_MS');
 
@@ -31,11 +33,10 @@ export class SystemController {
   @Get('health')
   async health(
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<Health & { services: Record<string, string>; model: ModelStatus; dependencies: { nats: string } }> {
+  ): Promise<Health & { services: Record<string, string>; model: ModelStatus } & BusReport> {
     const details: Record<string, Record<string, unknown>> = {};
     const services = await this.probeServices(allServices(), details);
-    const nats = this.bus.connectionState();
-    const coreDown = nats !== 'connected' || CORE_SERVICES.some((s) => services[s] !== 'up');
+    const coreDown = this.bus.connectionState() !== 'connected' || CORE_SERVICES.some((s) => services[s] !== 'up');
     const anyDown = Object.values(services).some((s) => s !== 'up' && s !== 'absent');
     if (coreDown) void reply.status(503);
     return {
@@ -44,7 +45,7 @@ export class SystemController {
       timestamp: new Date().toISOString(),
       services,
       model: modelStatus(details[ServiceName.AgentRuntime]?.model),
-      dependencies: { nats },
+      ...this.busReport(),
     };
   }
 
@@ -56,10 +57,15 @@ export class SystemController {
   @Get('health/ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
     const services = await this.probeServices(CORE_SERVICES);
-    const nats = this.bus.connectionState();
-    const ready = nats === 'connected' && Object.values(services).every((s) => s === 'up');
+    const ready = this.bus.connectionState() === 'connected' && Object.values(services).every((s) => s === 'up');
     if (!ready) void reply.status(503);
-    return { ready, services, dependencies: { nats } };
+    return { ready, services, ...this.busReport() };
+  }
+
+  /** The bus this gateway really uses; a broker is listed as a dependency only where there is one (NATS). */
+  private busReport(): BusReport {
+    if (this.bus.kind === 'in-process') return { bus: 'in-process', dependencies: {} };
+    return { bus: 'nats', dependencies: { nats: this.bus.connectionState() } };
   }
 
   private async probeServices(names: readonly ServiceName[] = allServices(), details: Record<string, Record<string, unknown>> = {}): Promise<Record<string, string>> {

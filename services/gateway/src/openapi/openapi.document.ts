@@ -3,36 +3,27 @@ import { ErrorBody, SkillName, SourceRef } from '#contracts';
 import { API_VERSION } from '../api-info.js';
 import { SKILL_HEADER, SOURCE_HEADER } from '../http/caller.js';
 import { OPERATIONS, type Content, type Operation } from './operations.js';
+import { SchemaComponents, type JsonSchema } from './schema-components.js';
 
-type JsonSchema = Record<string, unknown>;
-
-/**
- * zod 4's own JSON Schema (draft 2020-12, what OpenAPI 3.1 uses). Requests are documented as clients send them
- * (`io: 'input'`: defaults make fields optional), answers as the API produces them.
- */
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
-  return rest;
-}
 
 /** `/memories/:id` → `/memories/{id}`; a trailing `*` (a path with slashes) → `{path}`. */
 export function openApiPath(fastifyPath: string): string {
   return fastifyPath.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
-function parameters(op: Operation): JsonSchema[] {
+function parameters(op: Operation, components: SchemaComponents): JsonSchema[] {
   const path = Object.entries(op.params ?? {}).map(([name, schema]) => ({
     name: name === '*' ? 'path' : name,
     in: 'path',
     required: true,
-    schema: jsonSchema(schema, 'input'),
+    schema: components.convert(schema, 'input'),
   }));
   const shape = op.query?.shape ?? {};
   const query = Object.entries(shape).map(([name, schema]) => ({
     name,
     in: 'query',
     required: !(schema as z.ZodType).safeParse(undefined).success,
-    schema: jsonSchema(schema as z.ZodType, 'input'),
+    schema: components.convert(schema as z.ZodType, 'input'),
   }));
   // Creating endpoints (POST answering 201) take an Idempotency-Key (the interceptor applies it to exactly these) and
   // the writer's headers.
@@ -48,17 +39,17 @@ function parameters(op: Operation): JsonSchema[] {
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
           // What they create records its writer (provenance): these two headers are the client's part of it.
-          { name: SOURCE_HEADER, in: 'header', required: false, description: 'Where the content came from (a URL or document): recorded as provenance.source.', schema: jsonSchema(SourceRef, 'input') },
-          { name: SKILL_HEADER, in: 'header', required: false, description: 'The skill making the request: recorded as provenance.via = skill:<name>.', schema: jsonSchema(SkillName, 'input') },
+          { name: SOURCE_HEADER, in: 'header', required: false, description: 'Where the content came from (a URL or document): recorded as provenance.source.', schema: components.convert(SourceRef, 'input') },
+          { name: SKILL_HEADER, in: 'header', required: false, description: 'The skill making the request: recorded as provenance.via = skill:<name>.', schema: components.convert(SkillName, 'input') },
         ]
       : [];
   return [...path, ...query, ...creating];
 }
 
-function content(c: Content | readonly Content[]): JsonSchema {
+function content(c: Content | readonly Content[], components: SchemaComponents): JsonSchema {
   const list = (Array.isArray(c) ? c : [c]) as Content[];
   return Object.fromEntries(
-    list.map((one) => (one instanceof z.ZodType ? ['application/json', { schema: jsonSchema(one, 'output') }] : [one.mediaType, { schema: {} }])),
+    list.map((one) => (one instanceof z.ZodType ? ['application/json', { schema: components.convert(one, 'output') }] : [one.mediaType, { schema: {} }])),
   );
 }
 
@@ -67,9 +58,9 @@ function describe(c: Content | readonly Content[]): string {
   return list.map((one) => (one instanceof z.ZodType ? 'JSON' : one.description)).join('; or ');
 }
 
-function operation(op: Operation): JsonSchema {
+function operation(op: Operation, components: SchemaComponents): JsonSchema {
   const responses: JsonSchema = Object.fromEntries(
-    Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c) }]),
+    Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c, components) }]),
   );
   const errorBody = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
   for (const [status, description] of Object.entries(op.errors ?? {})) responses[status] = { description, content: errorBody };
@@ -78,12 +69,12 @@ function operation(op: Operation): JsonSchema {
     headers: { 'Retry-After': { description: 'On 503: seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
     content: errorBody,
   };
-  const params = parameters(op);
+  const params = parameters(op, components);
   return {
     operationId: `${op.method.toLowerCase()}${openApiPath(op.path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
     summary: op.summary,
     ...(params.length ? { parameters: params } : {}),
-    ...(op.body ? { requestBody: { required: !op.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+    ...(op.body ? { requestBody: { required: !op.body.safeParse(undefined).success, content: { 'application/json': { schema: components.convert(op.body, 'input') } } } } : {}),
     responses,
     ...(op.open ? { security: [] } : {}),
   };
@@ -91,8 +82,10 @@ function operation(op: Operation): JsonSchema {
 
 /** The API as an OpenAPI 3.1 document, generated from the operation table and the zod contracts. */
 export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIONS): JsonSchema {
+  const components = new SchemaComponents();
+  components.define('ErrorBody', ErrorBody, 'output');
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const op of operations) (paths[openApiPath(op.path)] ??= {})[op.method.toLowerCase()] = operation(op);
+  for (const op of operations) (paths[openApiPath(op.path)] ??= {})[op.method.toLowerCase()] = operation(op, components);
   return {
     openapi: '3.1.0',
     info: {
@@ -103,7 +96,7 @@ export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIO
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths,
     components: {
-      schemas: { ErrorBody: jsonSchema(ErrorBody, 'output') },
+      schemas: components.schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'an ALFRED_API_KEYS key (required unless the API is bound to loopback without keys)' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },

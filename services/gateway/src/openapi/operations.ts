@@ -98,13 +98,17 @@ const FileKind = z.string().describe('user, soul or memory (or USER.md, SOUL.md,
 const JobIdParam = z.string().min(1).max(128);
 const ExecDeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default('false') });
 const SkillIndexJson = SkillRoutes.index.response.omit({ rendered: true });
+const BusAnswer = z.object({
+  bus: z.enum(['in-process', 'nats']).describe('in-process: one process (npm start), no broker; nats: services over NATS'),
+  /** The gateway's own broker connection: `reconnecting` while NATS is away (requests then get 503 with Retry-After). */
+  dependencies: z.object({ nats: z.enum(['connected', 'reconnecting', 'closed']).optional() }).describe('brokers the gateway uses: none in-process'),
+});
 const HealthAnswer = Health.extend({
   services: z.record(z.string(), z.enum(['up', 'not-ready', 'down', 'absent'])),
   model: ModelStatus,
-  /** The gateway's own broker connection: `reconnecting` while NATS is away (requests then get 503 with Retry-After). */
-  dependencies: z.object({ nats: z.enum(['connected', 'reconnecting', 'closed']) }),
+  ...BusAnswer.shape,
 });
-const ReadyAnswer = z.object({ ready: z.boolean(), services: z.record(z.string(), z.string()), dependencies: z.object({ nats: z.string() }) });
+const ReadyAnswer = z.object({ ready: z.boolean(), services: z.record(z.string(), z.string()), ...BusAnswer.shape });
 const sse = { mediaType: 'text/event-stream', description: 'turn events (event: <type>, data: JSON), heartbeats as comments' };
 const resp = <R extends { response: z.ZodType }>(r: R, status = 200) => ({ [status]: r.response });
 
