@@ -13,6 +13,7 @@ import { mem0Bench } from './mem0.bench.js';
 import { injectionBench } from './injection.bench.js';
 import { faultsBench } from './faults.bench.js';
 import { writesBench } from './writes.bench.js';
+import { scaleBench } from './scale.bench.js';
 import { startupBench } from './startup.bench.js';
 
 /**
@@ -52,6 +53,7 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   quality: () => qualityBench(ctx),
   memory: () => memoryBench(ctx),
   writes: () => writesBench(ctx),
+  scale: () => scaleBench(ctx),
   mem0: () => mem0Bench(ctx),
   'exec-skills': () => execSkillsBench(ctx),
   skills: () => skillsBench(ctx),

@@ -24,7 +24,7 @@ export interface LanceDbStoreOptions {
   readonly budget?: ResidentBudget;
 }
 
-const DEFAULT_CACHE = { metadataBytes: 32 * 2 ** 20, indexBytes: 128 * 2 ** 20 };
+const DEFAULT_CACHE = { metadataBytes: 16 * 2 ** 20, indexBytes: 32 * 2 ** 20 };
 
 /**
  * The embedded vector store: one LanceDB table per collection under `dir`. The embedder id, dimension

@@ -98,7 +98,8 @@ export class MemoryRepository {
   }
 }
 
-function toDoc(scope: Scope, r: MemoryRecord, vector: Float32Array): Doc {
+/** A memory as a document of the vector store. */
+export function toDoc(scope: Scope, r: MemoryRecord, vector: Float32Array): Doc {
   return {
     id: r.id,
     tenant: scope.tenant,

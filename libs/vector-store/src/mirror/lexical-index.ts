@@ -98,6 +98,11 @@ export class LexicalIndex {
     return this.docs;
   }
 
+  /** Distinct terms this scope's index has seen (its vocabulary is its own: a map entry and a string each). */
+  get vocabulary(): number {
+    return this.df.length;
+  }
+
   add(slot: number, doc: LexicalDoc): void {
     this.ensure(slot + 1);
     const own = this.count(analyse(doc.text));

@@ -12,6 +12,8 @@ const MIN_POOL = 50;
  * non-Latin-1 text at two).
  */
 const DOC_OVERHEAD = 1_100;
+/** Estimated bytes of one term of a scope's vocabulary (its string, map entry and per-term arrays). */
+const TERM_BYTES = 55;
 
 /**
  * One (tenant, agent) scope's documents in memory with their lexical and dense indexes: what search reads,
@@ -34,7 +36,7 @@ export class ScopeMirror {
 
   /** Estimated bytes this scope holds in memory (for the resident budget). */
   get bytes(): number {
-    return this.docBytes + (this.dense?.bytes ?? 0);
+    return this.docBytes + TERM_BYTES * this.lexical.vocabulary + (this.dense?.bytes ?? 0);
   }
 
   get(id: string): StoredDoc | undefined {
