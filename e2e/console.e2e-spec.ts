@@ -469,6 +469,9 @@ describeBrowser('web console in a real browser', () => {
     await expect(services.textContent()).resolves.toMatch(/memory\s*up/);
     // /health and /metrics load independently: wait for the route table's rows rather than read it as the services appear.
     await page.getByRole('table', { name: 'Requests by route' }).getByText('GET /search', { exact: false }).first().waitFor();
+    // Searches earlier in the suite loaded the agent's index: it is in memory, within its budget.
+    await expect(page.getByLabel('Index memory').textContent()).resolves.toMatch(/^[1-9]\d* scopes in memory, [\d.]+ MB of a [\d.]+ MB budget/);
+    await expect(page.getByRole('table', { name: 'Index loads' }).textContent()).resolves.toContain('memories');
     await expect(page.getByRole('img', { name: /Request and 5xx error rate per second, last hour/ }).count()).resolves.toBe(1);
     await expect(page.getByRole('img', { name: /Latency in milliseconds, last hour/ }).count()).resolves.toBe(1);
     // One point per second here (ALFRED_METRICS_HISTORY_STEP_S=1): the chart's status line moves on while the screen is open.

@@ -85,6 +85,12 @@ export function OperationsView() {
         <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_sandbox_executions_total')} label="Sandboxed executions" valueName="runs" />
         <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_store_documents')} label="Stored documents" valueName="documents" />
       </Section>
+      <Section title="Search indexes in memory">
+        <IndexMemory samples={metrics.data && samples} />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_index_loads_total')} label="Index loads" valueName="loads" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_index_evictions_total')} label="Index evictions" valueName="evictions" />
+        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_index_hits_total')} label="Index hits" valueName="hits" />
+      </Section>
     </div>
   );
 }
@@ -158,6 +164,21 @@ function JobLookup() {
 }
 
 /** A metric's samples; `undefined` while /metrics has not answered (then nothing is claimed about them). */
+/** The scope indexes in memory against their budget (ALFRED_MEMORY_CACHE_MB). */
+function IndexMemory({ samples }: { samples: Sample[] | undefined }) {
+  if (!samples) return null;
+  const one = (name: string) => samplesOf(samples, name)[0]?.value;
+  const resident = one('alfred_index_resident_bytes');
+  const budget = one('alfred_index_budget_bytes');
+  if (resident === undefined || budget === undefined) return <p>Index memory: not reported by this server.</p>;
+  const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
+  return (
+    <p aria-label="Index memory">
+      {one('alfred_index_resident_scopes') ?? 0} scopes in memory, {mb(resident)} of a {mb(budget)} budget ({((resident / budget) * 100).toFixed(0)}%).
+    </p>
+  );
+}
+
 function SampleTable({ samples, label, valueName }: { samples: Sample[] | undefined; label: string; valueName: string }) {
   if (!samples) return null;
   if (samples.length === 0) return <p>{label}: nothing recorded yet.</p>;
