@@ -7,6 +7,7 @@ import { memoryOutboxDir, openMemoryChanges } from './memory-changes.js';
 import { MemoryRepository } from './memory.repository.js';
 import { migrateProvenance } from './provenance/provenance-migration.js';
 import { RemediationRepository } from './remediations/remediation.repository.js';
+import { MemoryFeedbackRepository } from './feedback/memory-feedback.repository.js';
 
 export const MEMORY_CHANGES = Symbol('MEMORY_CHANGES');
 
@@ -19,10 +20,18 @@ export function memoryChangesProviders(config: { readonly ALFRED_DATA_DIR: strin
   return [
     {
       provide: MEMORY_CHANGES,
-      inject: [BUS, LOGGER, VECTOR_STORE, MemoryRepository, RemediationRepository, CheckpointRepository],
-      useFactory: async (bus: Bus, logger: Logger, store: VectorStore, memories: MemoryRepository, remediations: RemediationRepository, checkpoints: CheckpointRepository) => {
+      inject: [BUS, LOGGER, VECTOR_STORE, MemoryRepository, RemediationRepository, CheckpointRepository, MemoryFeedbackRepository],
+      useFactory: async (
+        bus: Bus,
+        logger: Logger,
+        store: VectorStore,
+        memories: MemoryRepository,
+        remediations: RemediationRepository,
+        checkpoints: CheckpointRepository,
+        feedback: MemoryFeedbackRepository,
+      ) => {
         const records: Collection[] = [memories.collection, checkpoints.collection, remediations.collection];
-        const targets = records.flatMap((c) => (c.journal ? [c.journal] : []));
+        const targets = [...records, feedback.collection].flatMap((c) => (c.journal ? [c.journal] : []));
         const changes = await openMemoryChanges(bus, memoryOutboxDir(config.ALFRED_DATA_DIR), { memories, remediations, checkpoints }, logger, targets);
         await migrateProvenance(store, records, logger);
         return changes;

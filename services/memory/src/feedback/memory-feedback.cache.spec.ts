@@ -37,10 +37,10 @@ describe(`${MemoryFeedbackService.name} counts cache`, () => {
 
   async function instance(): Promise<{ memories: MemoryService; feedback: MemoryFeedbackService }> {
     const memoryRepo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
-    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [memoryRepo.collection.journal!]);
+    const repo = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)));
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [memoryRepo.collection.journal!, repo.collection.journal!]);
     closers.unshift(() => changes.close());
     const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
-    const repo = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)));
     const feedback = new MemoryFeedbackService(memories, repo, changes);
     const sub = await subscribeCacheInvalidation(bus, feedback.counts, ['feedback', 'deleted']);
     closers.push(() => sub.close());

@@ -1,5 +1,6 @@
 import type { FeedbackCounts, Scope } from '#contracts';
-import { addMirrored, counterKey, type Counters } from '#bus';
+import { addMirrored, counterKey, type Counters, type StoreWrite } from '#bus';
+import { storeWrite } from '../memory.repository.js';
 import { purgeScope } from '../scope-purge.js';
 import { placeholderVector, type Collection, type CollectionSpec, type StoredDoc } from '#vector-store';
 
@@ -25,7 +26,7 @@ export function memoryFeedbackCollectionSpec(embedderId: string, dimension: numb
  */
 export class MemoryFeedbackRepository {
   constructor(
-    private readonly collection: Collection,
+    readonly collection: Collection,
     private readonly counters?: Counters,
   ) {}
 
@@ -42,32 +43,36 @@ export class MemoryFeedbackRepository {
     return new Map(docs.map((d) => [d.id, shared?.has(key(scope, d.id)) ? fromCounters(shared.get(key(scope, d.id))) : countsOf(d)] as const));
   }
 
-  /**
-   * Adds one report and answers the counts after it; with shared counters atomic across instances, else the caller
-   * serialises per memory.
-   */
+  /** Whether counts are kept in counters every instance shares (distributed), not in this process's rows alone. */
+  get shared(): boolean {
+    return this.counters !== undefined;
+  }
+
+  /** The store write of a memory's counts (journaled where the store offers it): for counts this process alone keeps. */
+  saveWrite(scope: Scope, id: string, counts: FeedbackCounts, at: string): StoreWrite {
+    return storeWrite(this.collection, { kind: 'upsert', docs: [this.doc(scope, id, counts, at)] });
+  }
+
+  /** Adds one report in the shared counters, atomically across instances, and mirrors the totals into the row. */
   async increment(scope: Scope, id: string, delta: FeedbackCounts, at: string): Promise<FeedbackCounts> {
-    if (!this.counters) {
-      const before = await this.get(scope, id);
-      const after = { helpful: (before?.helpful ?? 0) + delta.helpful, unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful };
-      await this.save(scope, id, after, at);
-      return after;
-    }
+    if (!this.counters) throw new Error('increment needs shared counters; without them the caller commits saveWrite');
     const seed = async () => (await this.collection.get(scope, [id])).map(countsOf)[0];
     return fromCounters(await addMirrored(this.counters, key(scope, id), { ...delta }, seed, (totals) => this.save(scope, id, fromCounters(totals), at)));
   }
 
   async save(scope: Scope, id: string, counts: FeedbackCounts, at: string): Promise<void> {
-    await this.collection.upsert([
-      {
-        id,
-        tenant: scope.tenant,
-        agent: scope.agent,
-        text: id,
-        vector: placeholderVector(id, this.collection.spec.dimension),
-        fields: { helpful: counts.helpful, unhelpful: counts.unhelpful, updated_at: at },
-      },
-    ]);
+    await this.collection.upsert([this.doc(scope, id, counts, at)]);
+  }
+
+  private doc(scope: Scope, id: string, counts: FeedbackCounts, at: string) {
+    return {
+      id,
+      tenant: scope.tenant,
+      agent: scope.agent,
+      text: id,
+      vector: placeholderVector(id, this.collection.spec.dimension),
+      fields: { helpful: counts.helpful, unhelpful: counts.unhelpful, updated_at: at },
+    };
   }
 
   async delete(scope: Scope, ids: readonly string[]): Promise<string[]> {

@@ -52,12 +52,17 @@ export class MemoryFeedbackService {
     return this.lock.run(`${scope.tenant}\u0000${scope.agent}\u0000${id}`, async () => {
       await this.memories.get(scope, id);
       const at = this.now().toISOString();
+      const delta = { helpful: body.helpful ? 1 : 0, unhelpful: body.helpful ? 0 : 1 };
       try {
+        if (!this.repo.shared) {
+          // Counts this process alone keeps (serialised per memory here): the row and its event are one change.
+          const before = await this.repo.get(scope, id);
+          const after = { helpful: (before?.helpful ?? 0) + delta.helpful, unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful };
+          await this.changes.commit([this.event(scope, id, body, after, at)], [this.repo.saveWrite(scope, id, after, at)]);
+          return { id, feedback: after, timestamp: at };
+        }
         // The event carries the counts the atomic increment produced: made from its result (see ChangeEvents).
-        const after = await this.changes.apply(
-          (counts) => [this.event(scope, id, body, counts, at)],
-          () => this.repo.increment(scope, id, { helpful: body.helpful ? 1 : 0, unhelpful: body.helpful ? 0 : 1 }, at),
-        );
+        const after = await this.changes.apply((counts) => [this.event(scope, id, body, counts, at)], () => this.repo.increment(scope, id, delta, at));
         return { id, feedback: after, timestamp: at };
       } finally {
         // After the write: a read that overlapped it can no longer fill the cache with the counts before it.

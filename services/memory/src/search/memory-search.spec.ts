@@ -40,7 +40,7 @@ describe(MemorySearch.name, () => {
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quiet });
     const repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
     const counts = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)));
-    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [repo.collection.journal!]);
+    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [repo.collection.journal!, counts.collection.journal!]);
     memories = new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus));
     feedback = new MemoryFeedbackService(memories, counts, changes);
     // A fixed clock: recency would otherwise move scores between two searches of one test.
