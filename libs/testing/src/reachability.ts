@@ -20,7 +20,8 @@ async function describeIfReachable(name: string, url: string | undefined, defaul
   if (testServers.required && name !== 'QDRANT') throw new Error(`${name} is required in CI but ${url} is unreachable`);
   const why = name === 'QDRANT' && url === undefined ? qdrantSkipReason() : `not reachable at ${url ?? '(unset)'}`;
   // Written, not console.warn: jest drops the console output of a suite whose tests are all skipped.
-  process.stderr.write(`[skip] ${name} tests: ${why}. To run them: a Docker engine (README "The two commands"), or ${name}_URL\n`);
+  const how = `a Docker engine (README "The two commands"), or ${name}_URL`;
+  process.stderr.write(`[skip] ${name} tests: ${why}. To run them: ${how}\n`);
   return describe.skip;
 }
 
