@@ -27,6 +27,7 @@ describeStack('sandboxes in the compose stack (no privileged container)', () => 
     for (const service of ['skill-runner', 'agent-runtime']) {
       for (const id of await containersOf(service)) {
         const s = await serviceStatus(id);
+        console.log(`${service} ${id.slice(0, 12)}: Uid ${s.Uid} CapEff ${s.CapEff} CapBnd ${s.CapBnd} NoNewPrivs ${s.NoNewPrivs}`);
         expect(`${service} ${s.Uid} ${s.CapEff} ${s.CapBnd} ${s.NoNewPrivs} ${s.Seccomp}`).toBe(
           `${service} 1000\t1000\t1000\t1000 0000000000000000 0000000000000000 1 2`,
         );
@@ -61,6 +62,7 @@ describeStack('sandboxes in the compose stack (no privileged container)', () => 
       expect(named(events, 'done')[0]).toMatchObject({ status: 'completed' });
       const [result] = named(events, 'tool_result');
       // bubblewrap's hostname and unprivileged user inside the sandbox, then the skill's curl through the API relay.
+      console.log(`agent bash turn, tool result from the sandbox:\n${result.content}`);
       expect(result).toMatchObject({ name: 'bash', is_error: false });
       expect(result.content).toMatch(/^sandbox\n65534\n[\s\S]*\[exit code 0\]/);
       expect(named(events, 'message')[0].text).toBe('Stored from the sandbox.');
