@@ -27,7 +27,7 @@ describeStack('sandboxes in the compose stack (no privileged container)', () => 
     for (const service of ['skill-runner', 'agent-runtime']) {
       for (const id of await containersOf(service)) {
         const s = await serviceStatus(id);
-        console.log(`${service} ${id.slice(0, 12)}: Uid ${s.Uid} CapEff ${s.CapEff} CapBnd ${s.CapBnd} NoNewPrivs ${s.NoNewPrivs}`);
+        console.log(`${service}: Uid ${s.Uid} CapEff ${s.CapEff} CapBnd ${s.CapBnd} NoNewPrivs ${s.NoNewPrivs}`);
         expect(`${service} ${s.Uid} ${s.CapEff} ${s.CapBnd} ${s.NoNewPrivs} ${s.Seccomp}`).toBe(
           `${service} 1000\t1000\t1000\t1000 0000000000000000 0000000000000000 1 2`,
         );
