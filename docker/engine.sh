@@ -104,15 +104,32 @@ engine_start() {
   engine_stop; return 1
 }
 
+# The host bridges of the engine's own networks (compose projects' and others): dockerd leaves them, and their
+# routes, behind when it stops, where they would hold address ranges a later engine could use.
+network_bridges() {
+  engine_answers || return 0
+  local own id name
+  own=$(cut -d' ' -f1 "$ENGINE_RUN/network" 2>/dev/null)
+  for id in $("$DOCKER_CLI" network ls -q --filter driver=bridge); do
+    name=$("$DOCKER_CLI" network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' "$id" 2>/dev/null)
+    # The default network sits on the engine's own bridge, which the slot bookkeeping below handles.
+    [ -z "$name" ] && name=br-${id:0:12}
+    [ "$name" = "$own" ] || [ "$name" = docker0 ] || echo "$name"
+  done
+}
+
 engine_stop() {
   local pid=${ENGINE_PID:-$(cat "$ENGINE_RUN/owner.pid" 2>/dev/null)}
   [ -n "$pid" ] || return 0
+  local bridges; bridges=$(network_bridges)
   if alive "$pid"; then
     kill -TERM "$pid"
     for _ in $(seq 1 150); do alive "$pid" || break; sleep 0.2; done
     alive "$pid" && kill -KILL "$pid"
   fi
   rm -f "$ENGINE_RUN/owner.pid"; ENGINE_PID=
+  local br
+  for br in $bridges; do ip link show "$br" >/dev/null 2>&1 && ip link del "$br"; done
   local bridge _bip _pool slot created
   if read -r bridge _bip _pool slot created <"$ENGINE_RUN/network" 2>/dev/null; then
     # Only the bridge this engine created, and only while no other engine has taken the slot since.

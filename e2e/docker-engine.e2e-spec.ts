@@ -78,8 +78,11 @@ const linkExists = (name: string) => run('ip', ['link', 'show', name]).then(() =
     expect(await linkExists(nb.bridge)).toBe(true);
     const created = await sh(b, 'engine_answers && "$DOCKER_CLI" network create alfred-test-2 >/dev/null && echo ok');
     expect(created).toBe('ok');
+    const networkBridge = `br-${(await sh(b, '"$DOCKER_CLI" network inspect -f "{{.Id}}" alfred-test-2')).slice(0, 12)}`;
+    expect(await linkExists(networkBridge)).toBe(true);
     await sh(b, 'engine_stop');
-    expect(await linkExists(nb.bridge)).toBe(false);
+    // Neither its own bridge nor its networks' are left on the host (holding address ranges).
+    expect([await linkExists(nb.bridge), await linkExists(networkBridge)]).toEqual([false, false]);
     // No slot is left claimed by either engine.
     const held = 'for n in "$ENGINE_SLOTS"/*; do [ "$(cat "$n" 2>/dev/null)" = "$ENGINE_RUN" ] && echo "$n"; done;:';
     expect(await sh(a, held)).toBe('');
