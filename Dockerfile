@@ -22,7 +22,10 @@ COPY bench bench
 COPY console console
 # The build script (it builds what changed; here, everything).
 COPY scripts scripts
-RUN npm run build && npm prune --omit=dev --ignore-scripts
+# Production dependencies only, trimmed to what Node loads on this platform (docker/slim-node-modules.mjs says what
+# goes; the image's size budget is checked by the compose e2e).
+COPY docker/slim-node-modules.mjs docker/
+RUN npm run build && npm prune --omit=dev --ignore-scripts && node docker/slim-node-modules.mjs node_modules
 
 FROM ${NODE_IMAGE} AS app-host
 WORKDIR /app
@@ -52,4 +55,8 @@ COPY --from=app /app/dist dist
 COPY package.json .npmrc ./
 COPY skills skills
 COPY bin bin
+# The `metrics` profile's NATS exporter, and the entrypoint of the two services that run bubblewrap (x-sandboxed in
+# docker-compose.yml: it makes the mounts bubblewrap needs, then runs the service as `node` with no capabilities).
+COPY docker/nats-exporter.mjs docker/
+COPY docker/sandbox-entrypoint.sh /usr/local/bin/alfred-sandbox-entrypoint
 USER node

@@ -30,6 +30,13 @@ const common = {
   modulePathIgnorePatterns: ['<rootDir>/.docker-host-app/'],
 };
 
+// Qdrant, and NATS and Redis where none answer, in containers for the suites that need servers: started once per run
+// (only when an int or e2e suite is selected) where a Docker engine answers; libs/testing/src/test-dependencies.ts.
+const dependencies = {
+  globalSetup: '<rootDir>/libs/testing/src/test-dependencies.ts',
+  globalTeardown: '<rootDir>/libs/testing/src/jest-dependencies.teardown.ts',
+};
+
 export default {
   // A suite whose setup times out can leave the system it was starting running (its afterAll has no handle
   // to stop): the run must still end with its verdict instead of waiting on those handles until CI's limit.
@@ -40,7 +47,7 @@ export default {
   testTimeout: 60_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{libs,services,bin,console}/**/*.spec.ts'] },
-    { ...common, displayName: 'int', testMatch: ['<rootDir>/{libs,services}/**/*.int-spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/e2e/**/*.e2e-spec.ts'] },
+    { ...common, ...dependencies, displayName: 'int', testMatch: ['<rootDir>/{libs,services}/**/*.int-spec.ts'] },
+    { ...common, ...dependencies, displayName: 'e2e', testMatch: ['<rootDir>/e2e/**/*.e2e-spec.ts'] },
   ],
 };

@@ -6,4 +6,7 @@ export default {
   ...unit,
   displayName: 'stack',
   testMatch: ['<rootDir>/e2e/stack/**/*.stack-spec.ts'],
+  // One stack: its suites take turns (one restarts NATS under load).
+  maxWorkers: 1,
+  testTimeout: base.testTimeout,
 };

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { TEST_IMAGES } from '../libs/testing/src/test-dependencies.js';
+import { BUBBLEWRAP_CALLS } from '../docker/seccomp/sandbox-profile.mjs';
 import { gatewayEnvSchema } from '../services/gateway/src/config.js';
 import { ALL_SERVICES } from '../services/all-services.js';
 
@@ -159,15 +161,122 @@ describe('docker-compose.yml', () => {
     expect(maxPayloads[0]!).toBeGreaterThanOrEqual(4 * bodyLimit);
   });
 
-  it('should grant what bubblewrap needs only to the services that run untrusted code, saying why', () => {
-    const sandboxed = new Set(alfred.filter((a) => a.service === 'skill-runner' || a.service === 'agent-runtime').map((a) => a.name));
-    expect(sandboxed.size).toBeGreaterThanOrEqual(2);
+  it('should run nothing privileged, and grant what bubblewrap needs only where untrusted code runs', () => {
+    const sandboxed = alfred.filter((a) => ['skill-runner', 'agent-runtime'].includes(a.service)).map((a) => a.name);
+    expect(sandboxed.sort()).toEqual(['agent-runtime', 'skill-runner']);
     for (const [name, svc] of Object.entries(services)) {
-      expect(`${name}:${svc.privileged === true}`).toBe(`${name}:${sandboxed.has(name)}`);
-      // No other grant: Compose passes security options to the engine, which refuses the CLI-only `systempaths`.
-      expect(`${name}:${JSON.stringify(svc.cap_add ?? [])}:${JSON.stringify(svc.security_opt ?? [])}`).toBe(`${name}:[]:[]`);
+      expect(`${name}: privileged ${svc.privileged === true}`).toBe(`${name}: privileged false`);
+      if (sandboxed.includes(name)) continue;
+      expect(`${name}: ${JSON.stringify([svc.cap_add, svc.user, svc.entrypoint])}`).toBe(`${name}: [null,null,null]`);
+      for (const opt of svc.security_opt ?? []) expect(`${name}: ${opt}`).toBe(`${name}: no-new-privileges:true`);
     }
-    expect(read('docker-compose.yml')).toMatch(/bubblewrap[\s\S]*forbid creating those namespaces/);
+    for (const name of sandboxed) {
+      const svc = services[name]!;
+      expect([svc.user, svc.entrypoint, svc.cap_drop, svc.cap_add]).toEqual([
+        'root', ['alfred-sandbox-entrypoint'], ['ALL'], ['SYS_ADMIN', 'SETUID', 'SETGID', 'SETPCAP'],
+      ]);
+      expect(svc.security_opt).toEqual([
+        'seccomp=./docker/seccomp/sandbox.json', 'apparmor=unconfined', 'no-new-privileges:true',
+      ]);
+    }
+    // Every Alfred service: no setuid gains.
+    for (const { name, svc } of alfred) {
+      expect(`${name}: ${svc.security_opt.includes('no-new-privileges:true')}`).toBe(`${name}: true`);
+    }
+    // Each grant says why, next to it.
+    const file = read('docker-compose.yml');
+    for (const why of [/SYS_ADMIN: the two mounts/, /SETPCAP: emptying the bounding set/, /seccomp profile refuses/]) {
+      expect(file).toMatch(why);
+    }
+    expect(file).toMatch(/AppArmor[^\n]*denies every mount/);
     expect(dockerfile).toMatch(/apt-get install[^\n]*bubblewrap/);
+    expect(dockerfile).toMatch(/^COPY docker\/sandbox-entrypoint\.sh \/usr\/local\/bin\/alfred-sandbox-entrypoint$/m);
+  });
+
+  it('should start the sandboxed services as `node` with no capability left and no way to gain one', () => {
+    const entrypoint = read('docker/sandbox-entrypoint.sh');
+    const exec = entrypoint.split('\n').filter((l) => /^exec /.test(l));
+    expect(exec).toEqual([
+      'exec setpriv --reuid=node --regid=node --init-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- "$@"',
+    ]);
+    // Root does nothing but the two mounts, and fails closed (set -e) if one fails.
+    const commands = entrypoint.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    expect(commands[0]).toBe('set -eu');
+    const mounts = commands.flatMap((l) => [...l.matchAll(/(?:^|\|\| )(mount [^|]+)/g)].map((m) => m[1]!));
+    const kinds = mounts.map((m) => m.split(' ').slice(0, 3).join(' '));
+    expect(kinds).toEqual(['mount -t proc', 'mount --bind /run/alfred/proc/sys/user']);
+  });
+
+  it("should ship a seccomp profile that is Docker's default plus only the calls bubblewrap needs", () => {
+    type Caps = { caps?: string[]; arches?: string[] };
+    type Rule = { names: string[]; action: string; errnoRet?: number; includes?: Caps; excludes?: Caps };
+    const profile = JSON.parse(read('docker/seccomp/sandbox.json')) as { defaultAction: string; syscalls: Rule[] };
+    expect(profile.defaultAction).toBe('SCMP_ACT_ERRNO');
+    // The container holds SYS_ADMIN (for the entrypoint): nothing may be granted or withheld on that account.
+    for (const rule of profile.syscalls) {
+      const caps = [...(rule.includes?.caps ?? []), ...(rule.excludes?.caps ?? [])];
+      expect(`${rule.names}: ${caps}`).not.toMatch(/SYS_ADMIN/);
+    }
+    const unconditional = profile.syscalls.filter((r) => r.action === 'SCMP_ACT_ALLOW' && !r.includes?.caps?.length);
+    const allowed = new Set(unconditional.flatMap((r) => r.names));
+    const forBubblewrap = profile.syscalls.filter((r) => /bubblewrap/.test(JSON.stringify(r)));
+    expect(forBubblewrap.map((r) => r.names)).toEqual([BUBBLEWRAP_CALLS]);
+    for (const call of BUBBLEWRAP_CALLS) expect(`${call} ${allowed.has(call)}`).toBe(`${call} true`);
+    // What Docker grants a SYS_ADMIN container beyond that stays refused.
+    const adminOnly = ['bpf', 'perf_event_open', 'setns', 'fanotify_init', 'open_tree', 'move_mount', 'fsopen'];
+    for (const call of [...adminOnly, 'fsmount', 'syslog', 'quotactl', 'lookup_dcookie', 'name_to_handle_at']) {
+      expect(`${call} ${allowed.has(call)}`).toBe(`${call} false`);
+    }
+    // clone3 keeps Docker's ENOSYS, so glibc falls back to clone (whose namespace flags the kernel then judges).
+    const clone3 = profile.syscalls.find((r) => r.names.includes('clone3') && !r.includes?.arches);
+    expect(clone3?.action).toBe('SCMP_ACT_ERRNO');
+    expect(clone3?.errnoRet).toBe(38);
+    // Common calls of the default stay allowed.
+    for (const call of ['read', 'write', 'openat', 'execve', 'futex', 'epoll_wait']) {
+      expect(`${call} ${allowed.has(call)}`).toBe(`${call} true`);
+    }
+  });
+
+  it('should give every health check time to answer on a saturated host', () => {
+    const seconds = (d: string) => Number(/^(\d+)s$/.exec(d)?.[1] ?? NaN);
+    for (const [name, svc] of Object.entries(services)) {
+      if (!svc.healthcheck || svc.healthcheck.disable) continue;
+      expect(`${name}: ${seconds(svc.healthcheck.timeout) >= 10}`).toBe(`${name}: true`);
+      // Unhealthy only after a minute of failures in a row.
+      expect(`${name}: ${seconds(svc.healthcheck.interval) * svc.healthcheck.retries >= 60}`).toBe(`${name}: true`);
+    }
+  });
+
+  it('should have Prometheus scrape every Alfred service, Qdrant, and NATS and Redis through exporters', () => {
+    type Job = {
+      job_name: string;
+      dns_sd_configs?: Array<{ names: string[]; port: number }>;
+      static_configs?: Array<{ targets: string[] }>;
+    };
+    const prometheus = parse(read('docker/prometheus/prometheus.yml')) as { scrape_configs: Job[] };
+    const job = (name: string) => prometheus.scrape_configs.find((j) => j.job_name === name)!;
+    const [alfredDns] = job('alfred').dns_sd_configs!;
+    expect(alfredDns!.names.sort()).toEqual(alfred.map((a) => a.name).sort());
+    expect(alfredDns!.port).toBe(Number(alfred[0]!.svc.environment.ALFRED_HEALTH_PORT));
+    expect(job('qdrant').dns_sd_configs![0]).toMatchObject({ names: ['qdrant'], port: 6333 });
+    const natsExporter = services['nats-exporter']!;
+    const redisExporter = services['redis-exporter']!;
+    const exporterPort = natsExporter.environment.ALFRED_NATS_EXPORTER_PORT;
+    expect(job('nats').static_configs![0]!.targets).toEqual([`nats-exporter:${exporterPort}`]);
+    expect(job('redis').static_configs![0]!.targets).toEqual(['redis-exporter:9121']);
+    expect([natsExporter.profiles, redisExporter.profiles]).toEqual([['metrics'], ['metrics']]);
+    // The exporter reads every server the services use, on the port NATS serves monitoring on.
+    expect(natsExporter.environment.NATS_URL).toBe(alfred[0]!.svc.environment.NATS_URL);
+    expect(natsExporter.command).toEqual(['node', 'docker/nats-exporter.mjs']);
+    const monitorPort = natsExporter.environment.ALFRED_NATS_MONITOR_PORT;
+    expect(services.nats!.command).toEqual(expect.arrayContaining(['--http_port', monitorPort]));
+    const learner = alfred.find((a) => a.service === 'learner')!;
+    expect(redisExporter.environment.REDIS_ADDR).toBe(learner.svc.environment.REDIS_URL);
+  });
+
+  it('should run the test suites on the images it deploys (testcontainers)', () => {
+    expect(TEST_IMAGES.qdrant).toBe(services.qdrant!.image);
+    expect(TEST_IMAGES.nats).toBe(composeDefault(services.nats!.image));
+    expect(TEST_IMAGES.redis).toBe(composeDefault(services.redis!.image));
   });
 });

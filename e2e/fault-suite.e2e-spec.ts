@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AnthropicLoopback, pollUntil, SANDBOX_MODE, startOwnNats, startOwnRedis, type OwnServer } from '#testing';
+import { AnthropicLoopback, pollUntil, qdrantSkipReason, SANDBOX_MODE, startOwnNats, startOwnRedis, type OwnServer } from '#testing';
 import { acknowledged, faultReport, memoriesByContent, newTally, runLoad, verify, type FaultReport, type Tally } from './fault-load.js';
 import { launchSource, type SourceProcess } from './source-process.js';
 
@@ -13,9 +13,9 @@ const OUTAGE_MS = 5_000;
 const LONG_OUTAGE_MS = 60_000;
 /** A killed distiller's job is delivered again after this (ALFRED_DISTILL_ACK_WAIT_MS; 60 s by default). */
 const DISTILL_ACK_WAIT_MS = 3_000;
-/** Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer). */
+/** Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer): the run's Qdrant. */
 const qdrantUrl = process.env.QDRANT_URL;
-if (!qdrantUrl) process.stdout.write('fault suite: "one of two memory instances" is skipped: it needs a shared store, set QDRANT_URL\n');
+if (!qdrantUrl) process.stdout.write(`fault suite: "one of two memory instances" is skipped: it needs a shared Qdrant (${qdrantSkipReason()})\n`);
 const itWithQdrant = qdrantUrl ? it : it.skip;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

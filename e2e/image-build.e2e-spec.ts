@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { client } from './harness.js';
 import { launchCommand, repo, stop } from './process-harness.js';
@@ -42,7 +42,8 @@ async function replay(steps: readonly Step[], context: string, root: string): Pr
       const parts = step.args.split(/\s+/);
       const dest = parts.pop()!;
       for (const src of parts) {
-        const target = dest.endsWith('/') || parts.length > 1 ? join(workdir, dest, src) : join(workdir, dest);
+        // As Docker does: into a folder (`dest/`, or several sources) under the source's own name.
+        const target = dest.endsWith('/') || parts.length > 1 ? join(workdir, dest, basename(src)) : join(workdir, dest);
         await cp(join(context, src), target, { recursive: true });
       }
     } else {
@@ -76,6 +77,11 @@ describe('Dockerfile app-npm stage, replayed on the host', () => {
     // the runtime dependencies stay.
     for (const dev of ['jest', '@swc/core', 'autocannon', '@nestjs/testing']) expect(await exists(join(app, 'node_modules', dev))).toBe(false);
     expect(await exists(join(app, 'node_modules/@nestjs/core'))).toBe(true);
+    // Trimmed (docker/slim-node-modules.mjs): this platform's native builds only, no browser runtime, no source maps.
+    expect(await readdir(join(app, 'node_modules/onnxruntime-node/bin/napi-v6'))).toEqual([process.platform]);
+    expect(await readdir(join(app, 'node_modules/usearch/prebuilds'))).toEqual([`${process.platform}-${process.arch}`]);
+    expect(await exists(join(app, 'node_modules/onnxruntime-web'))).toBe(false);
+    expect(await exists(join(app, 'node_modules/@lancedb/lancedb/node_modules'))).toBe(false);
     // The final stage adds these from the build context.
     for (const dir of ['skills', 'bin']) await cp(join(repo, dir), join(app, dir), { recursive: true });
     const env = { ALFRED_DATA_DIR: join(root, 'data'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', NODE_ENV: 'production', HOME: root };

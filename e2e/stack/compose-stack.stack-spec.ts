@@ -2,24 +2,25 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { pollUntil } from '#testing';
-import { readmeCurlExamples, runCurl, withVariables } from '../readme-examples.js';
+import { readmeCurlExamples, withVariables } from '../readme-examples.js';
+import { api, compose, curl, describeStack, stack } from './stack-env.js';
 
 const run = promisify(execFile);
-const URL_ = process.env.ALFRED_STACK_URL!;
-const KEY = process.env.ALFRED_STACK_KEY!;
-const PROMETHEUS = process.env.ALFRED_STACK_PROMETHEUS;
-const COMPOSE = (process.env.ALFRED_STACK_COMPOSE ?? '').split(' ').filter(Boolean);
+const URL_ = stack.url;
+const KEY = stack.key;
+const PROMETHEUS = stack.prometheus;
 
-/** docker-compose with the script's project, env file and compose file. */
-const compose = (...args: string[]) => run(COMPOSE[0]!, [...COMPOSE.slice(1), ...args], { maxBuffer: 16 * 1024 * 1024 });
+/** Every scrape target the stack's Prometheus must have up (lancedb and metrics profiles, two replicas of two). */
+const TARGETS: Record<string, number> = {
+  gateway: 1, 'memory-lancedb': 1, 'skill-registry-lancedb': 1, 'skill-runner': 2, 'agent-runtime': 2,
+  compactor: 1, distiller: 1, learner: 1, channels: 1, nats: 1, redis: 1,
+};
 
-/** curl on the host against the published port, with the key. */
-const curl = (args: readonly string[]) => runCurl(args, [`Authorization: Bearer ${KEY}`]);
-
-const api = (method: string, path: string, body?: unknown) =>
-  curl(['curl', '-X', method, `${URL_}${path}`, ...(body === undefined ? [] : ['-H', 'Content-Type: application/json', '-d', JSON.stringify(body)])]);
-
-const describeStack = process.env.ALFRED_STACK_URL ? describe : describe.skip;
+interface Target {
+  health: string;
+  lastError: string;
+  labels: { job: string; instance: string };
+}
 
 /** docker-compose.yml as an operator runs it (docker/compose-e2e.sh started it); only published ports are used. */
 describeStack('the compose stack', () => {
@@ -47,7 +48,7 @@ describeStack('the compose stack', () => {
   it("should run a bundled skill's curl from inside an agent container", async () => {
     const skill = readFileSync(new URL('../../skills/remember/SKILL.md', import.meta.url), 'utf8');
     const command = /```bash\n(curl [\s\S]*?)```/.exec(skill)![1]!.replace('dark mode in every editor', 'dark mode, stored from a container');
-    await compose('exec', '-T', '-e', `ALFRED_API_KEY=${KEY}`, 'agent-runtime', 'sh', '-c', command);
+    await compose('exec', '-T', '-u', 'node', '-e', `ALFRED_API_KEY=${KEY}`, 'agent-runtime', 'sh', '-c', command);
     const found = await api('GET', '/search?q=stored%20from%20a%20container&limit=5');
     expect(found.body.results.map((r: { content: string }) => r.content)).toContain('User prefers dark mode, stored from a container and terminal');
   }, 30_000);
@@ -61,21 +62,45 @@ describeStack('the compose stack', () => {
     expect(exec.status).toBe(201);
     expect((await api('POST', `/executable-skills/${name}/execute`, { n: 21 })).body).toMatchObject({ success: true, result: 42 });
     // The agents' shared workspace volume, written as the user the services run as.
-    const { stdout } = await compose('exec', '-T', '--index=2', 'agent-runtime', 'sh', '-c', 'id -un && touch /data/workspaces/probe && echo ok');
+    const probe = 'id -un && touch /data/workspaces/probe && echo ok';
+    const { stdout } = await compose('exec', '-T', '-u', 'node', '--index=2', 'agent-runtime', 'sh', '-c', probe);
     expect(stdout.split('\n')).toEqual(['node', 'ok', '']);
   }, 60_000);
 
-  it('should serve Prometheus metrics behind the API key, and Prometheus should scrape every service', async () => {
+  it('should serve metrics behind the API key, and Prometheus scrape every service, NATS and Redis', async () => {
     const open = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', `${URL_}/metrics`]);
     expect(open.stdout).toBe('401');
     const metrics = await run('curl', ['-sS', '-H', `Authorization: Bearer ${KEY}`, `${URL_}/metrics`]);
     expect(metrics.stdout).toMatch(/^alfred_http_requests_total\{method="POST",route="\/memories",status="201"\} \d+/m);
-    if (!PROMETHEUS) return;
-    await pollUntil(async () => {
-      const targets = (await (await fetch(`${PROMETHEUS}/api/v1/targets`)).json()) as { data: { activeTargets: Array<{ health: string }> } };
-      return targets.data.activeTargets.length >= 10 && targets.data.activeTargets.every((t) => t.health === 'up');
-    }, 60_000, 'every scrape target up');
-  }, 90_000);
+    if (!PROMETHEUS) throw new Error('ALFRED_STACK_PROMETHEUS is unset: compose-e2e.sh runs the metrics profile');
+    const prometheus = async <T>(path: string) =>
+      ((await (await fetch(`${PROMETHEUS}${path}`)).json()) as { data: T }).data;
+    let targets: Target[] = [];
+    const upIn = (job: string) => targets.filter((t) => t.labels.job === job && t.health === 'up').length;
+    const byJob = () => Object.fromEntries(Object.keys(TARGETS).map((job) => [job, upIn(job)]));
+    const expected = Object.values(TARGETS).reduce((a, b) => a + b);
+    try {
+      await pollUntil(async () => {
+        targets = (await prometheus<{ activeTargets: Target[] }>('/api/v1/targets?state=active')).activeTargets;
+        return targets.length === expected && targets.every((t) => t.health === 'up');
+      }, 90_000, 'every scrape target up');
+    } finally {
+      console.log(`Prometheus targets up by job: ${JSON.stringify(byJob())}`);
+      for (const t of targets.filter((x) => x.health !== 'up')) {
+        console.log(`down: ${t.labels.job} ${t.labels.instance}: ${t.lastError}`);
+      }
+    }
+    expect(byJob()).toEqual(TARGETS);
+    // The exporters read the real servers, not just answer: Prometheus has NATS and Redis up through them.
+    const value = async (query: string) => {
+      type Vector = { result: Array<{ value: [number, string] }> };
+      const res = await prometheus<Vector>(`/api/v1/query?query=${encodeURIComponent(query)}`);
+      return res.result.map((r) => Number(r.value[1]));
+    };
+    expect(await value('nats_up')).toEqual([1]);
+    expect((await value('nats_jetstream_streams'))[0]).toBeGreaterThan(0);
+    expect(await value('redis_up')).toEqual([1]);
+  }, 150_000);
 
   it('should lose no acknowledged write when the NATS container restarts under load', async () => {
     const acknowledged: string[] = [];

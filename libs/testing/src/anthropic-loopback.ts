@@ -39,6 +39,8 @@ export interface AnthropicLoopbackOptions {
   readonly contextWindow?: number;
   /** Simulate prompt caching (cache_control breakpoints, usage split into read / written / uncached tokens). */
   readonly promptCache?: { readonly minTokens?: number };
+  /** The loopback port to listen on; a free one when absent. */
+  readonly port?: number;
 }
 
 const MODEL = 'claude-sonnet-5-5';
@@ -71,7 +73,7 @@ export class AnthropicLoopback {
     self = new AnthropicLoopback(server, options);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
     });
     return self;
   }

@@ -83,11 +83,18 @@ async function ownServer(spec: ServerSpec, chosenPort?: number): Promise<OwnServ
   };
 }
 
-/** nats-server with JetStream (unless `jetstream: false`: a plain broker), its store in `storeDir`. */
-export function startOwnNats(storeDir: string, { jetstream = true }: { jetstream?: boolean } = {}): Promise<OwnServer> {
+/**
+ * nats-server with JetStream (unless `jetstream: false`: a plain broker), its store in `storeDir`; with `monitorPort`,
+ * its HTTP monitoring endpoint (/varz, /jsz, /healthz) on that port of the same loopback address.
+ */
+export function startOwnNats(
+  storeDir: string,
+  { jetstream = true, monitorPort }: { jetstream?: boolean; monitorPort?: number } = {},
+): Promise<OwnServer> {
+  const optional = [...(jetstream ? ['-js', '-sd', storeDir] : []), ...(monitorPort ? ['-m', String(monitorPort)] : [])];
   return ownServer({
     command: 'nats-server',
-    args: (port) => ['-a', '127.0.0.1', '-p', String(port), ...(jetstream ? ['-js', '-sd', storeDir] : [])],
+    args: (port) => ['-a', '127.0.0.1', '-p', String(port), ...optional],
     ready: /Server is ready/,
     url: (port) => `nats://127.0.0.1:${port}`,
   });

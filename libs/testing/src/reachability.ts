@@ -1,39 +1,27 @@
-import { connect as netConnect } from 'node:net';
+import { DEFAULT_URLS, qdrantSkipReason, tcpReachable } from './test-dependencies.js';
 
-/** Where integration tests find their servers, and whether they must be there. */
+export { QDRANT_SKIP_ENV, qdrantSkipReason, tcpReachable } from './test-dependencies.js';
+
+/**
+ * Where integration tests find their servers, and whether they must be there. Read when a suite loads: after the
+ * run's setup (test-dependencies.ts) has put the URLs of any dependency it started in a container into process.env.
+ */
 export const testServers = {
-  natsUrl: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
-  redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  natsUrl: process.env.NATS_URL ?? DEFAULT_URLS.nats,
+  redisUrl: process.env.REDIS_URL ?? DEFAULT_URLS.redis,
   qdrantUrl: process.env.QDRANT_URL,
-  /** In CI every server a test needs must be there: a missing one fails instead of skipping. */
+  /** In CI every server a test needs must be there: a missing one fails instead of skipping (Qdrant excepted). */
   required: process.env.CI === 'true',
 };
-
-function hostPort(url: string, defaultPort: number): { host: string; port: number } {
-  const u = new URL(url);
-  return { host: u.hostname, port: u.port ? Number(u.port) : defaultPort };
-}
-
-/** True when a TCP connection to the URL's host and port opens within the timeout. */
-export function tcpReachable(url: string, defaultPort: number, timeoutMs = 500): Promise<boolean> {
-  const { host, port } = hostPort(url, defaultPort);
-  return new Promise((resolve) => {
-    const socket = netConnect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
 
 async function describeIfReachable(name: string, url: string | undefined, defaultPort: number) {
   const ok = url !== undefined && (await tcpReachable(url, defaultPort, 1000));
   if (ok) return describe;
   if (testServers.required && name !== 'QDRANT') throw new Error(`${name} is required in CI but ${url} is unreachable`);
-  console.warn(`[skip] ${name} tests: not reachable at ${url ?? '(unset)'}; set ${name}_URL to run them`);
+  const why = name === 'QDRANT' && url === undefined ? qdrantSkipReason() : `not reachable at ${url ?? '(unset)'}`;
+  // Written, not console.warn: jest drops the console output of a suite whose tests are all skipped.
+  const how = `a Docker engine (README "The two commands"), or ${name}_URL`;
+  process.stderr.write(`[skip] ${name} tests: ${why}. To run them: ${how}\n`);
   return describe.skip;
 }
 
@@ -43,5 +31,5 @@ async function describeIfReachable(name: string, url: string | undefined, defaul
  */
 export const describeWithNats = () => describeIfReachable('NATS', testServers.natsUrl, 4222);
 export const describeWithRedis = () => describeIfReachable('REDIS', testServers.redisUrl, 6379);
-/** Qdrant cannot run on these machines: its tests run only when QDRANT_URL is set. */
+/** Qdrant: the run's container (test-dependencies.ts) or QDRANT_URL; skipped with the reason without either. */
 export const describeWithQdrant = () => describeIfReachable('QDRANT', testServers.qdrantUrl, 6333);
