@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FetchGuard } from './fetch-guard.js';
 import { signalTree, treeCpuSeconds, treeRssKb } from './os/process-tree.js';
 import { OutputCapture } from './output-capture.js';
-import { cpuBudgetSeconds, skillProcessCommand, type SkillProcessSpec } from './sandbox-command.js';
+import { cpuBudgetSeconds, skillProcessCommand, skillView, type SkillProcessSpec } from './sandbox-command.js';
 import { ChildMessage, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { MarkerSplitter } from './stream-marker.js';
 
@@ -28,8 +29,8 @@ export interface SandboxOutcome {
 const OOM_MARKERS = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
 const RESULT_EXIT_GRACE_MS = 1000;
 const MEMORY_POLL_MS = 20;
-/** Resident memory of the sandbox's own helper processes (bubblewrap's two), besides Node's. */
-const SANDBOX_RSS_MB = 8;
+/** Resident memory of the sandbox's own helper processes (bubblewrap's three when root, ~2 MB each), besides Node's. */
+const SANDBOX_RSS_MB = 10;
 /** Output a kept-alive process may write between runs before it is killed. */
 const IDLE_OUTPUT_CAP = 64 * 1024;
 
@@ -61,13 +62,13 @@ export class SandboxProcess {
   private readonly cpuPerRun: number;
 
   constructor(spec: Pick<SandboxSpec, keyof SkillProcessSpec | 'env'>, keepAlive: boolean) {
-    const { file, args, uid, gid } = skillProcessCommand(spec, keepAlive);
+    const { file, args } = skillProcessCommand(spec, keepAlive);
     this.cpuBudget = cpuBudgetSeconds(spec.timeoutMs, keepAlive);
     this.cpuPerRun = cpuBudgetSeconds(spec.timeoutMs, false);
     this.child = spawn(file, args, {
-      cwd: spec.skillDir,
+      // The sandbox chooses its own working folder; the host's is one the service can always enter.
+      cwd: spec.os ? '/' : spec.skillDir,
       env: spec.env,
-      ...(uid === undefined ? {} : { uid, gid }),
       // fd 4 carries ctx.log lines (JSON strings), written synchronously by the child like stdout.
       stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
       detached: true,
@@ -203,7 +204,9 @@ class SandboxRun {
         this.end = { kind: 'crashed', reason: 'the sandbox process ended before the run started' };
         return this.finish(false);
       }
-      const { entry, args, roots, readable, writable, limits, skillDir } = this.spec;
+      const { args, readable, writable, limits } = this.spec;
+      const { skillDir, roots } = skillView(this.spec);
+      const entry = path.posix.join(skillDir, path.relative(this.spec.skillDir, this.spec.entry));
       this.proc.send({
         type: 'run', entry, skillDir, envNames: Object.keys(this.spec.env), args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes,
         nonce: this.nonce, keepAlive: this.keepAlive,

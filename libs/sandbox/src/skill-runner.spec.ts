@@ -68,6 +68,28 @@ describe(SkillRunner.name, () => {
       expect(await readFile(path.join(ws.tenantData('test'), 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
     }, SANDBOX_TEST_TIMEOUT_MS);
 
+    it('should show the skill fixed paths only: its errors and stack name no host folder', async () => {
+      const { dir, manifest } = await ws.addSkill(
+        'where-am-i',
+        `export async function execute(args: unknown, ctx: any) {
+          await ctx.writeFile('self/x.txt', 'x');
+          if (args && (args as any).fail) throw new Error('failed at ' + import.meta.url + ' ' + new Error('here').stack);
+          return { success: true, result: { url: import.meta.url, cwd: process.cwd() } };
+        }`,
+        { parameters: { fail: { type: 'boolean' } }, permissions: { fs: { write: ['self'] } } },
+      );
+      const ok = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      const failed = await runner.execute(dir, manifest, { fail: true }, TEST_CALLER);
+      for (const text of [JSON.stringify(ok.result), JSON.stringify(failed.result), failed.record.stderr]) {
+        expect(text).not.toContain(ws.root);
+        expect(text).not.toContain(process.cwd());
+      }
+      if (SANDBOX_MODE === 'required') {
+        expect(ok.result).toEqual({ success: true, result: { url: 'file:///skill/execute.ts', cwd: '/' } });
+        expect(failed.result.error).toContain('file:///skill/execute.ts');
+      }
+    }, SANDBOX_TEST_TIMEOUT_MS);
+
     it('should refuse invalid arguments with field details before anything runs', async () => {
       const { dir, manifest } = await ws.addSkill(
         'strict-args',

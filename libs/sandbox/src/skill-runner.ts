@@ -15,7 +15,7 @@ import {
 import { AlfredError } from '#errors';
 import { FetchGuard } from './fetch-guard.js';
 import { OsSandbox, osSandboxUnavailable, sandboxUser } from './os/os-sandbox.js';
-import { sandboxArgv, type OsPlacement } from './sandbox-command.js';
+import { sandboxArgv, skillView, type OsPlacement } from './sandbox-command.js';
 import { runSandboxed, runWarm, SandboxProcess, type SandboxOutcome, type SandboxSpec } from './sandbox-process.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { skillDigest } from './skill-digest.js';
@@ -128,13 +128,14 @@ export class SkillRunner {
       rssHeadroomMb: this.limits.rssHeadroomMb,
       ...(os ? { os } : {}),
     });
-    const { result, outcome: kind } = interpret(outcome.end, manifest, { [realDir]: 'skill', ...invert(roots) });
+    // Inside the OS sandbox every path is a fixed one (`/skill`, `/data/self`); without it, host paths become root names.
+    const { result, outcome: kind } = interpret(outcome.end, manifest, os ? {} : { [realDir]: 'skill', ...invert(roots) });
     return { result, record: this.record(manifest, digest, parsedCaller, startedAt, kind, result, outcome) };
   }
 
   private async placement(tenant: string): Promise<OsPlacement | undefined> {
     if (!this.os) return undefined;
-    const status = await OsSandbox.probe(this.options.bwrapPath);
+    const status = await OsSandbox.probe(this.options.bwrapPath, this.options.dataRoot);
     if (!status.available) throw osSandboxUnavailable('executing skills', status.reason);
     return { sandbox: this.os, tenant };
   }
@@ -142,7 +143,8 @@ export class SkillRunner {
   /** Warm processes are keyed by tenant and exact skill version (and sandbox), so no run sees another tenant's globals. */
   private async run(tenant: string, id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
     if (!this.pool.enabled) return runSandboxed(spec);
-    const key = createHash('sha256').update(JSON.stringify([tenant, id, digest, spec.nodePath, sandboxArgv(spec), spec.env, spec.skillDir, spec.os ? 'os' : 'no-os'])).digest('hex');
+    const view = skillView(spec);
+    const key = createHash('sha256').update(JSON.stringify([tenant, id, digest, spec.nodePath, sandboxArgv({ ...spec, ...view }), view.mounts, spec.env, spec.skillDir, spec.os ? 'os' : 'no-os'])).digest('hex');
     const proc = this.pool.take(key) ?? new SandboxProcess(spec, true);
     const outcome = await runWarm(spec, proc);
     if (outcome.reusable) this.pool.give(key, proc);
@@ -176,8 +178,8 @@ export class SkillRunner {
     const owner = this.os ? sandboxUser(tenant, 'skill') : undefined;
     for (const name of new Set([...read, ...write])) {
       const dir = name === 'self' ? path.join(base, 'skill-data', manifest.id) : path.join(base, name);
-      // Parents may be searched (not listed) by sandbox users; the folder itself belongs to the tenant's kernel user.
-      await mkdir(dir, { recursive: true, mode: 0o711 });
+      // Sandboxes see the folder only through their mount: no sandbox user ever passes through its parents.
+      await mkdir(dir, { recursive: true, mode: 0o700 });
       if (owner) await chown(dir, owner.uid, owner.gid);
       await chmod(dir, 0o700);
       roots[name] = await realpath(dir);
@@ -229,9 +231,6 @@ function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<strin
     case 'output_limit':
       return fail('output_limit', 'output exceeded the limit; the skill was stopped');
     case 'crashed':
-      if (/bwrap: Can't find source path .*: Permission denied/.test(end.reason)) {
-        return fail('crashed', `${end.reason} (the sandbox's user could not reach a folder it was given: make the data and skill folders' parents searchable, e.g. chmod o+x)`);
-      }
       return fail('crashed', end.reason);
     case 'threw':
       if (ALLOCATION_FAILED.test(end.message)) return fail('out_of_memory', `exceeded memory limit of ${manifest.memoryMb} MB`);

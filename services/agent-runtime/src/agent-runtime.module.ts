@@ -78,8 +78,8 @@ export class AgentRuntimeModule {
           inject: [BUS, SESSION_STORE, TURN_STATE, LLM, AgentService, TOOL_PROVIDERS, LOGGER, SERVICE_CONTEXT],
           useFactory: (bus: Bus, sessions: SessionStore, turnState: TurnStateStore, llm: LlmClient, agents: AgentService, providers: ToolProvider[], logger: Logger, ctx: ServiceContext) => {
             const log = logger.child({ context: TurnCoordinator.name });
-            const sandbox = new BashSandbox({ mode: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH });
-            void announceOsSandbox(logger.child({ context: 'BashSandbox' }), "the agent's bash commands", config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            const sandbox = new BashSandbox({ mode: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH, folder: workspacesDir, hostPath: config.PATH });
+            void announceOsSandbox(logger.child({ context: 'BashSandbox' }), "the agent's bash commands", config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH, workspacesDir);
             const runner = new TurnRunner(
               { bus, sessions, agents, llm, turnState, providers, logger: log },
               {
@@ -92,7 +92,7 @@ export class AgentRuntimeModule {
                 skillIndexTtlMs: config.ALFRED_SKILL_INDEX_TTL_MS,
                 workspacesDir,
                 apiUrl: apiUrlOf(config, ctx.apiUrl),
-                bash: { path: config.PATH, defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX, sandbox },
+                bash: { defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX, sandbox },
               },
             );
             return new TurnCoordinator(bus, sessions, turnState, llm, runner, {

@@ -16,7 +16,7 @@ export const agentEnv = {
   ALFRED_API_URL: envHelpers.url(/^https?$/).optional(),
   /** The gateway's port, for the default ALFRED_API_URL. */
   ALFRED_API_PORT: envHelpers.port.default(8080),
-  /** PATH given to bash (the rest of the environment is scrubbed). */
+  /** PATH for bash only when the operator turned the OS sandbox off (inside the sandbox PATH is fixed). */
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   ALFRED_MAX_TOOL_ROUNDS: int(1, 1000, 25),
   ALFRED_TURN_DEADLINE_MS: int(1_000, 3_600_000, 600_000),

@@ -23,7 +23,7 @@ export class SkillRunnerModule {
           useFactory: (logger: Logger) => {
             const log = logger.child({ context: 'SkillRunner' });
             // Said as soon as bubblewrap has been tried; start-up does not wait for it (executions check it themselves).
-            void announceOsSandbox(log, 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            void announceOsSandbox(log, 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH, dirs.dataRoot);
             const ungranted = Object.keys(config.ALFRED_SKILL_SECRETS).filter((name) => !config.ALFRED_SKILL_SECRET_GRANTS[name]);
             if (ungranted.length) log.warn({ secrets: ungranted }, 'these skill secrets are granted to no tenant and reach no skill; grant them with ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2');
             return new SkillRunner({

@@ -1,9 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OsSandbox, osSandboxUnavailable, sandboxUser, type OsLimits } from '../os/os-sandbox.js';
+import { OsSandbox, osSandboxUnavailable, SandboxPaths, sandboxUser, type OsLimits } from '../os/os-sandbox.js';
 import { signalTree } from '../os/process-tree.js';
 import { startApiProxy, type ApiProxy } from './api-proxy.js';
 
@@ -13,15 +14,19 @@ export interface BashSandboxOptions {
   readonly bwrapPath?: string;
   readonly limits?: Partial<OsLimits>;
   readonly tmpfsMb?: number;
+  /** The folder workspaces live in: checked once (sandboxes must be able to write there) before the first run. */
+  readonly folder?: string;
+  /** PATH for `unsafe-off` runs on the host; inside the sandbox PATH is fixed. */
+  readonly hostPath?: string;
 }
 
 /** One command: where, as whom, with what, for how long. */
 export interface BashRun {
   readonly command: string;
-  /** The agent's workspace (real path): the only folder of the host the command sees, and its HOME. */
+  /** The agent's workspace (real path): the only folder of the host the command sees (at /workspace), and its HOME. */
   readonly workspace: string;
   readonly tenant: string;
-  /** The whole environment besides ALFRED_API_URL, HOME and TMPDIR (nothing is inherited from the service). */
+  /** The caller's variables (ALFRED_AGENT, ALFRED_SESSION_ID); the sandbox adds PATH, LANG, HOME, TMPDIR and the API's. Nothing is inherited from the service. */
   readonly env: Readonly<Record<string, string>>;
   /** Alfred's API as the service reaches it; inside, the same port on the sandbox's own loopback. */
   readonly apiUrl: string;
@@ -39,8 +44,14 @@ export interface BashOutcome {
 }
 
 const RELAY = fileURLToPath(new URL(`../child/loopback-relay${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
-const SOCKET_INSIDE = '/run/alfred/api.sock';
-const DEFAULT_LIMITS: OsLimits = { addressSpaceMb: 4096, processes: 256, cpuSeconds: 600, fileSizeMb: 1024, openFiles: 1024 };
+const DEFAULT_LIMITS: OsLimits = { addressSpaceMb: 4096, processes: 256, cpuSeconds: 600, fileSizeBytes: 1024 ** 3, openFiles: 1024 };
+/** The whole fixed environment inside (besides the caller's ALFRED_* variables): no host path, no service variable. */
+const INSIDE_ENV = {
+  PATH: `${SandboxPaths.node}:/usr/local/bin:/usr/bin:/bin`,
+  LANG: 'C.UTF-8',
+  HOME: SandboxPaths.workspace,
+  TMPDIR: '/tmp',
+} as const;
 
 /** The agent's `bash` inside bubblewrap: its workspace, a read-only system, Alfred's API on its loopback, nothing else. */
 export class BashSandbox {
@@ -55,14 +66,13 @@ export class BashSandbox {
   }
 
   async run(run: BashRun): Promise<BashOutcome> {
-    if (!this.os) return capture(spawnPlain(run), run);
-    const status = await OsSandbox.probe(this.options.bwrapPath);
+    if (!this.os) return capture(spawnPlain(run, this.options.hostPath ?? INSIDE_ENV.PATH), run);
+    const status = await OsSandbox.probe(this.options.bwrapPath, this.options.folder);
     if (!status.available) throw osSandboxUnavailable('running bash', status.reason);
     const owner = sandboxUser(run.tenant, 'bash');
     const socketDir = await mkdtemp(path.join(os.tmpdir(), 'alfred-bash-'));
     let proxy: ApiProxy | undefined;
     try {
-      await chmod(socketDir, 0o711);
       const socketPath = path.join(socketDir, 'api.sock');
       proxy = await startApiProxy({ socketPath, upstream: new URL(run.apiUrl), ...(run.credential ? { credential: run.credential } : {}), ...(owner ? { owner } : {}) });
       if (owner) await claim(run.workspace, owner);
@@ -76,28 +86,29 @@ export class BashSandbox {
   private spawnSandboxed(run: BashRun, socketPath: string) {
     const port = insidePort(run.apiUrl);
     const seconds = Math.ceil(run.timeoutMs / 1000) + 1;
-    const { file, args, uid, gid } = this.os!.command({
-      command: [process.execPath, '--disable-sigusr1', RELAY, String(port), SOCKET_INSIDE, '--', 'bash', '-c', run.command],
+    const node = path.basename(process.execPath);
+    const { file, args } = this.os!.command({
+      command: [`${SandboxPaths.node}/${node}`, '--disable-sigusr1', `${SandboxPaths.code}/${path.basename(RELAY)}`, String(port), SandboxPaths.apiSocket, '--', 'bash', '-c', run.command],
       mounts: [
-        { path: path.dirname(process.execPath), mode: 'ro' },
-        { path: path.dirname(RELAY), mode: 'ro' },
-        { path: socketPath, mode: 'rw', target: SOCKET_INSIDE },
-        { path: run.workspace, mode: 'rw' },
+        { path: path.dirname(realpathSync(process.execPath)), mode: 'ro', target: SandboxPaths.node },
+        { path: path.dirname(RELAY), mode: 'ro', target: SandboxPaths.code },
+        { path: socketPath, mode: 'rw', target: SandboxPaths.apiSocket },
+        { path: run.workspace, mode: 'rw', target: SandboxPaths.workspace },
       ],
-      cwd: run.workspace,
+      cwd: SandboxPaths.workspace,
       tenant: run.tenant,
       kind: 'bash',
       tmpfsMb: this.options.tmpfsMb ?? 256,
       limits: { ...DEFAULT_LIMITS, ...this.options.limits, cpuSeconds: Math.min(seconds, this.options.limits?.cpuSeconds ?? seconds) },
     });
-    const env = { ...run.env, ALFRED_API_URL: `http://127.0.0.1:${port}`, HOME: run.workspace, TMPDIR: '/tmp', ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}) };
-    return spawn(file, args, { cwd: run.workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(uid === undefined ? {} : { uid, gid }) });
+    const env = { ...run.env, ...INSIDE_ENV, ALFRED_API_URL: `http://127.0.0.1:${port}`, ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}) };
+    return spawn(file, args, { cwd: '/', env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 }
 
 /** The operator's opt-out: bash on the host with a scrubbed environment, as before the OS layer. */
-function spawnPlain(run: BashRun) {
-  const env = { ...run.env, ALFRED_API_URL: run.apiUrl, HOME: run.workspace, TMPDIR: run.workspace, ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}) };
+function spawnPlain(run: BashRun, hostPath: string) {
+  const env = { ...run.env, PATH: hostPath, LANG: 'C.UTF-8', ALFRED_API_URL: run.apiUrl, HOME: run.workspace, TMPDIR: run.workspace, ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}) };
   return spawn('bash', ['-c', run.command], { cwd: run.workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 

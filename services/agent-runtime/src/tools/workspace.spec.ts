@@ -22,6 +22,15 @@ describe(Workspace.name, () => {
       expect(await ws.resolveExisting(join(ws.dir, 'a.txt'))).toBe(join(await ws.root(), 'a.txt'));
     });
 
+    it('should take /workspace/… (as bash sees its folder) for the workspace, and name no host folder when refusing', async () => {
+      await writeFile(join(await ws.root(), 'a.txt'), 'a');
+      expect(await ws.resolveExisting('/workspace/a.txt')).toBe(join(await ws.root(), 'a.txt'));
+      expect(await ws.resolveForWrite('/workspace/sub/b.txt')).toBe(join(await ws.root(), 'sub', 'b.txt'));
+      const refused = await ws.resolveExisting('/workspace/../etc/passwd').catch((err: Error) => err);
+      expect(refused).toBeInstanceOf(OutsideWorkspaceError);
+      expect((refused as Error).message).not.toContain(base);
+    });
+
     it('should refuse .. and absolute paths that leave the workspace, whether or not they exist', async () => {
       await expect(ws.resolveExisting('../../../secret/key.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
       await expect(ws.resolveExisting(join(base, 'secret', 'key.txt'))).rejects.toBeInstanceOf(OutsideWorkspaceError);

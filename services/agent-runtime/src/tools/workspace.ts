@@ -8,6 +8,9 @@ export function workspaceDirOf(root: string, scope: Scope): string {
   return join(resolve(root), safeSegment(scope.tenant), scope.agent);
 }
 
+/** How bash sees the workspace (its folder and HOME in the sandbox); file tools accept the same spelling. */
+export const WORKSPACE_INSIDE = '/workspace';
+
 /** A path refused because it leaves the workspace; the model sees the message. */
 export class OutsideWorkspaceError extends Error {}
 
@@ -65,6 +68,9 @@ export class Workspace {
 
   private lexical(root: string, path: string): string {
     const target = isAbsolute(path) ? resolve(path) : resolve(root, path);
+    // `/workspace/notes.txt`, as bash sees it, is the workspace's notes.txt.
+    const inside = relative(WORKSPACE_INSIDE, target);
+    if (isAbsolute(path) && !inside.startsWith('..') && !isAbsolute(inside)) return join(root, inside);
     // A path that names the workspace by its configured (unresolved) spelling is the same place.
     const viaDir = relative(resolve(this.dir), target);
     if (isAbsolute(path) && !viaDir.startsWith('..') && !isAbsolute(viaDir)) return join(root, viaDir);
@@ -73,7 +79,7 @@ export class Workspace {
 
   private check(root: string, real: string, asked: string): void {
     if (!isInside(root, real)) {
-      throw new OutsideWorkspaceError(`${asked} is outside the workspace ${this.dir}; file tools work only inside it`);
+      throw new OutsideWorkspaceError(`${asked} is outside the workspace (${WORKSPACE_INSIDE}); file tools work only inside it`);
     }
   }
 }
