@@ -181,6 +181,8 @@ class SandboxRun {
   private logMarkerSeen = false;
   private fetches = 0;
   private leftoverFree = false;
+  /** The kept-alive process said it is idle (its event loop turned after the result). */
+  private idle = false;
 
   constructor(
     private readonly spec: SandboxSpec,
@@ -239,9 +241,13 @@ class SandboxRun {
     const message = parsed.data;
     switch (message.type) {
       case 'result':
-        return this.settle({ kind: 'result', json: message.json }, message.reusable !== false);
+        return this.settle({ kind: 'result', json: message.json });
       case 'threw':
-        return this.settle({ kind: 'threw', message: message.message }, message.reusable !== false);
+        return this.settle({ kind: 'threw', message: message.message });
+      case 'idle':
+        this.idle = true;
+        this.leftoverFree = message.reusable;
+        return this.maybeDone();
       case 'fetch':
         return void this.onFetch(message);
     }
@@ -263,17 +269,16 @@ class SandboxRun {
     if (text && !this.output.add(stream, text)) this.kill({ kind: 'output_limit' });
   }
 
-  private settle(end: SandboxEnd, reusable: boolean): void {
+  private settle(end: SandboxEnd): void {
     this.end ??= end;
     this.resultIn = true;
-    this.leftoverFree = reusable;
     // A single-use child exits by itself after answering; a kept-alive one writes its end markers.
     this.timers.push(setTimeout(() => this.kill(end), RESULT_EXIT_GRACE_MS));
     if (this.keepAlive) this.maybeDone();
   }
 
   private maybeDone(): void {
-    if (this.resultIn && !this.killed && this.split.stdout.seen && this.split.stderr.seen && this.logMarkerSeen) this.finish(true);
+    if (this.resultIn && this.idle && !this.killed && this.split.stdout.seen && this.split.stderr.seen && this.logMarkerSeen) this.finish(true);
   }
 
   private finish(reusable: boolean): void {

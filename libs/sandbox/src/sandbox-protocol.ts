@@ -2,9 +2,11 @@ import { z } from 'zod';
 
 /** Messages the sandboxed child may send; everything it sends is untrusted and parsed with these. */
 export const ChildMessage = z.discriminatedUnion('type', [
-  // `reusable` is false when the run left something behind (a timer, pending I/O): the process is then not kept.
-  z.object({ type: z.literal('result'), json: z.string(), reusable: z.boolean().optional() }),
-  z.object({ type: z.literal('threw'), message: z.string(), reusable: z.boolean().optional() }),
+  z.object({ type: z.literal('result'), json: z.string() }),
+  z.object({ type: z.literal('threw'), message: z.string() }),
+  // A kept-alive process after its run, from the event loop's next turn (so only once it is idle): `reusable` is false
+  // when the run left something behind (a timer, pending I/O) and the process is then not kept.
+  z.object({ type: z.literal('idle'), reusable: z.boolean() }),
   z.object({
     type: z.literal('fetch'),
     id: z.int().positive(),

@@ -117,10 +117,15 @@ function finish(message: { type: 'result'; json: string } | { type: 'threw'; mes
     return void send!(message, undefined, {}, () => realProcess.exit(0));
   }
   current = undefined;
-  const marker = `\0${run.nonce}\n`;
-  for (const fd of [STDOUT_FD, STDERR_FD, LOG_FD]) writeOut(fd, marker);
-  // Nothing may run between executions: a process with a timer, an interval or I/O still pending is not kept.
-  send!({ ...message, reusable: !lingers() });
+  send!(message);
+  // The end of the run's output and the verdict on keeping the process wait for the event loop's next turn: a skill
+  // that returned while a microtask or nextTick loop spins never yields one, so its process is never reused.
+  setImmediate(() => {
+    const marker = `\0${run.nonce}\n`;
+    for (const fd of [STDOUT_FD, STDERR_FD, LOG_FD]) writeOut(fd, marker);
+    // Nothing may run between executions: a process with a timer, an interval or I/O still pending is not kept.
+    send!({ type: 'idle', reusable: !lingers() });
+  });
 }
 
 function activeResources(): Record<string, number> {
