@@ -102,6 +102,7 @@ export class AgentRuntimeModule {
               deadlineMs: config.ALFRED_TURN_DEADLINE_MS,
               confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
               maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
+              maxTenantTurns: config.ALFRED_MAX_TENANT_TURNS ?? Math.max(1, Math.ceil(config.ALFRED_MAX_CONCURRENT_TURNS / 2)),
               // Most of the shutdown deadline goes to finishing running turns; the rest to writing and closing.
               drainMs: Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6),
             }, log);

@@ -30,6 +30,8 @@ export const agentEnv = {
   ALFRED_CONFIRM_TIMEOUT_MS: int(100, 3_600_000, 300_000),
   /** Turns one worker runs at once; more wait for a slot (a worker's share of model calls in flight). */
   ALFRED_MAX_CONCURRENT_TURNS: int(1, 10_000, 16),
+  /** Of those, how many one tenant may run at once (default: half, at least 1); waiting turns take turns by tenant. */
+  ALFRED_MAX_TENANT_TURNS: z.coerce.number().int().min(1).max(10_000).optional(),
   ALFRED_BASH_TIMEOUT_MS: int(100, 3_600_000, 120_000),
   ALFRED_TOOL_OUTPUT_MAX: int(1_000, 10_000_000, 50_000),
   ALFRED_MEMORY_CONTEXT_LIMIT: int(0, 50, 5),

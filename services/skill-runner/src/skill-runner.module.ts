@@ -1,13 +1,13 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
-import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
+import { FairSlots, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { LOGGER, type Logger } from '#logging';
 import { announceOsSandbox, SkillRunner } from '#sandbox';
-import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, type SkillRunnerConfig } from './config.js';
+import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, tenantShareOf, type SkillRunnerConfig } from './config.js';
 import { ExecutionLog } from './execution-log.js';
 import { SkillRunnerHandlers } from './handlers/skill-runner.handlers.js';
-import { SkillExecutionService, Slots } from './skill-execution.service.js';
+import { SkillExecutionService } from './skill-execution.service.js';
 import { SkillFilesCache } from './skill-files.cache.js';
 
 @Module({})
@@ -38,7 +38,7 @@ export class SkillRunnerModule {
           provide: SkillExecutionService,
           inject: [BUS, SkillFilesCache, SkillRunner, ExecutionLog, SERVICE_CONTEXT, LOGGER],
           useFactory: (bus: Bus, cache: SkillFilesCache, runner: SkillRunner, log: ExecutionLog, ctx: ServiceContext, logger: Logger) =>
-            new SkillExecutionService(bus, cache, runner, log, ctx.instance, new Slots(config.ALFRED_SKILL_CONCURRENCY), logger.child({ context: SkillExecutionService.name })),
+            new SkillExecutionService(bus, cache, runner, log, ctx.instance, new FairSlots(config.ALFRED_SKILL_CONCURRENCY, tenantShareOf(config)), logger.child({ context: SkillExecutionService.name })),
         },
         SkillRunnerHandlers,
         {
