@@ -180,6 +180,24 @@ module.exports.execute = async () => {
       expect(output).not.toContain(process.cwd());
     }, 30_000);
 
+    it("should show each tenant its own disk use against its quotas (GET /usage, metrics), never another's", async () => {
+      await turn('head -c 3M /dev/urandom > blob.bin && echo stored');
+      const mine = await a.get('/usage');
+      expect(mine.status).toBe(200);
+      const MiB = 1024 * 1024;
+      expect(mine.body).toMatchObject({ tenant: 'tenant-a', workspaces: { quota_bytes: 4096 * MiB }, skill_data: { quota_bytes: 1024 * MiB } });
+      const alfred = mine.body.workspaces.agents.find((w: { agent: string }) => w.agent === 'alfred');
+      expect(alfred).toMatchObject({ quota_bytes: 1024 * MiB });
+      expect(alfred.used_bytes).toBeGreaterThanOrEqual(3 * MiB);
+      expect(mine.body.workspaces.used_bytes).toBeGreaterThanOrEqual(alfred.used_bytes);
+      const theirs = await b.get('/usage');
+      expect(theirs.body.tenant).toBe('tenant-b');
+      expect(theirs.body.workspaces.used_bytes).toBeLessThan(3 * MiB);
+      const metrics = await a.get('/metrics');
+      const gauge = /alfred_disk_usage_bytes\{area="workspace"\} (\d+)/.exec(metrics.text);
+      expect(Number(gauge?.[1])).toBeGreaterThanOrEqual(3 * MiB);
+    }, 30_000);
+
     it("should see neither the data directory nor another tenant's workspace", async () => {
       await turn('echo tenant-b-private > notes.txt', KEY_B);
       const { output } = await turn(`ls ${sys.dataDir} 2>&1; ls ${sys.dataDir}/workspaces/tenant-b 2>&1; cat ${sys.dataDir}/workspaces/tenant-b/alfred/notes.txt 2>&1; pwd`);

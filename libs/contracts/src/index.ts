@@ -17,3 +17,4 @@ export * from './recall.js';
 export * from './tenancy.js';
 export * from './channels.js';
 export * from './provenance.js';
+export * from './usage.js';

@@ -16,6 +16,8 @@ export interface SandboxSpec extends SkillProcessSpec {
   allowedHosts: string[];
   limits: SandboxLimits;
   guard: FetchGuard;
+  /** Takes `bytes` of the tenant's disk quota for a write, or answers why not. */
+  reserve?: (bytes: number) => Promise<string | undefined>;
 }
 
 export interface SandboxOutcome {
@@ -250,6 +252,8 @@ class SandboxRun {
         return this.maybeDone();
       case 'fetch':
         return void this.onFetch(message);
+      case 'reserve':
+        return void this.onReserve(message.id, message.bytes);
     }
   }
 
@@ -305,6 +309,11 @@ class SandboxRun {
     } catch (err) {
       this.proc.send({ type: 'fetch-reply', id, error: (err as Error).message });
     }
+  }
+
+  private async onReserve(id: number, bytes: number): Promise<void> {
+    const error = this.spec.reserve ? await this.spec.reserve(bytes).catch((err: Error) => `disk quota unavailable: ${err.message}`) : undefined;
+    this.proc.send({ type: 'reserve-reply', id, ...(error ? { error } : {}) });
   }
 
   private checkMemory(): void {

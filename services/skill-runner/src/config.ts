@@ -49,6 +49,8 @@ export const skillRunnerEnvSchema = z.object({
    * for the others; waiting executions are served round-robin across tenants.
    */
   ALFRED_SKILL_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  /** Disk one tenant's skill data (every `self` and `shared/<name>` root) may hold (MiB); past it ctx.writeFile throws. */
+  ALFRED_TENANT_SKILL_DATA_QUOTA_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
 });
 export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
 

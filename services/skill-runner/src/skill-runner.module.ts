@@ -29,6 +29,7 @@ export class SkillRunnerModule {
             return new SkillRunner({
               dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, secretGrants: config.ALFRED_SKILL_SECRET_GRANTS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
               osSandbox: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH,
+              tenantDataQuotaBytes: config.ALFRED_TENANT_SKILL_DATA_QUOTA_MB * 1024 * 1024,
             });
           },
         },

@@ -47,7 +47,9 @@ export function bashTool(opts: BashToolOptions): AgentTool {
       if (run.dropped > 0) text += `\n[output cut: ${run.dropped} more characters not shown]`;
       if (run.stopped === 'timeout') return failed(`${text}\n[killed after ${timeoutMs} ms timeout]`);
       if (run.stopped === 'cancelled') return failed(`${text}\n[killed: the turn was cancelled]`);
-      const body = `${text}${text.endsWith('\n') || text === '' ? '' : '\n'}[exit code ${run.code}]`;
+      if (run.stopped === 'quota') return failed(`${text}\n[${run.quotaNote}]`);
+      const note = run.quotaNote ? `[${run.quotaNote}]\n` : '';
+      const body = `${text}${text.endsWith('\n') || text === '' ? '' : '\n'}${note}[exit code ${run.code}]`;
       return run.code === 0 ? ok(body) : failed(body);
     },
   };

@@ -1,6 +1,8 @@
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Scope } from '#contracts';
+import { Metrics } from '#metrics';
+import { quotaMessage, WORKSPACE_QUOTA, type DiskQuota } from '#sandbox';
 import { safeSegment } from '#sessions';
 
 /** The agent's workspace folder: `<root>/<tenant>/<agent>/`. */
@@ -14,6 +16,9 @@ export const WORKSPACE_INSIDE = '/workspace';
 /** A path refused because it leaves the workspace; the model sees the message. */
 export class OutsideWorkspaceError extends Error {}
 
+/** A write refused because the workspace (or its tenant's workspaces) is at its disk quota; the model sees the message. */
+export class WorkspaceQuotaError extends Error {}
+
 function isInside(root: string, target: string): boolean {
   const rel = relative(root, target);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep));
@@ -26,7 +31,27 @@ function isInside(root: string, target: string): boolean {
 export class Workspace {
   private real: string | undefined;
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly quota?: DiskQuota,
+  ) {}
+
+  /**
+   * Runs `write` (which makes `target` hold `bytes`) only if what it adds fits the disk quota, and counts it. A write
+   * that shrinks or keeps a file's size always passes: freeing space must stay possible.
+   */
+  async admit(target: string, bytes: number, write: () => Promise<void>): Promise<void> {
+    if (!this.quota) return write();
+    const before = (await lstat(target).catch(() => undefined))?.size ?? 0;
+    const added = bytes - before;
+    if (added > 0) {
+      const state = await this.quota.state(dirname(this.dir), this.dir);
+      if (added > state.remaining) Metrics.diskQuotaRefusals.inc({ area: 'workspace' });
+      if (added > state.remaining) throw new WorkspaceQuotaError(`write refused: it adds ${added} bytes past the ${quotaMessage(state, WORKSPACE_QUOTA)}`);
+    }
+    await write();
+    this.quota.noted(dirname(this.dir), this.dir, added);
+  }
 
   async root(): Promise<string> {
     if (!this.real) {
