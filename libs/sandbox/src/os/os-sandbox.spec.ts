@@ -85,6 +85,17 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     expect(seen.caps).toBe('0000000000000000');
   }, 30_000);
 
+  it('should write into a data folder under a 0700 folder at start-up, and name a folder it cannot use', async () => {
+    const data = path.join(root, 'private', 'data');
+    await mkdir(data, { recursive: true, mode: 0o700 });
+    expect(await OsSandbox.probe('bwrap', data)).toEqual({ available: true });
+    const blocked = path.join(root, 'skill', 'probe.mjs', 'data');
+    const status = await OsSandbox.probe('bwrap', blocked);
+    expect(status.available).toBe(false);
+    expect(status.reason).toContain(`sandboxes cannot use ${blocked}`);
+    expect(status.reason).toMatch(/give Alfred a data folder/);
+  }, 30_000);
+
   /** Runs a shell in tenant `a`'s bash sandbox and answers its stdout. */
   const shell = (script: string, processes: number) => {
     const { file, args } = new OsSandbox().command({
