@@ -14,7 +14,11 @@ const FLOOD = 24;
 const NAP_MS = 5_000;
 
 const call = async (base: string, key: string, path: string, body: unknown): Promise<any> => {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as any;
   if (!res.ok || json.success === false) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -45,17 +49,31 @@ async function createBystanders(alfred: RunningAlfred, labels: readonly string[]
   const code = 'export async function execute(a: { n: number }) { return { success: true, result: a.n + 1 }; }';
   for (const label of labels) {
     for (let i = 0; i < (quick ? 4 : 10); i++) {
-      await call(alfred.url, KEY_B, '/executable-skills', { id: `quick-${label}-${i}`, description: 'adds one', parameters: { n: { type: 'integer', default: 1 } }, code });
+      await call(alfred.url, KEY_B, '/executable-skills', {
+        id: `quick-${label}-${i}`,
+        description: 'adds one',
+        parameters: { n: { type: 'integer', default: 1 } },
+        code,
+      });
     }
   }
-  await call(alfred.url, KEY_B, '/executable-skills', { id: 'quick-warm', description: 'adds one', parameters: { n: { type: 'integer', default: 1 } }, code });
+  await call(alfred.url, KEY_B, '/executable-skills', {
+    id: 'quick-warm',
+    description: 'adds one',
+    parameters: { n: { type: 'integer', default: 1 } },
+    code,
+  });
   await call(alfred.url, KEY_B, '/executable-skills/quick-warm/execute', {});
 }
 
 /** B's latency: skills run once each (cold: a new process each), and one skill again and again (warm). */
 async function bystander(alfred: RunningAlfred, label: string, quick: boolean) {
-  const cold = await timeSequential(quick ? 4 : 10, (i) => call(alfred.url, KEY_B, `/executable-skills/quick-${label}-${i}/execute`, {}));
-  const warm = await timeSequential(quick ? 20 : 60, () => call(alfred.url, KEY_B, '/executable-skills/quick-warm/execute', {}));
+  const cold = await timeSequential(quick ? 4 : 10, (i) =>
+    call(alfred.url, KEY_B, `/executable-skills/quick-${label}-${i}/execute`, {}),
+  );
+  const warm = await timeSequential(quick ? 20 : 60, () =>
+    call(alfred.url, KEY_B, '/executable-skills/quick-warm/execute', {}),
+  );
   return { cold, warm };
 }
 
@@ -70,12 +88,24 @@ export async function tenantFairnessBench(options: { logger: Logger; quick: bool
   for (const share of ['default (4 of 8)', '8 of 8']) {
     const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-fair-'));
     const env = {
-      ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_SKILLS_WATCH: 'false', ALFRED_PROJECT_DIR: dataDir, ALFRED_HOME_DIR: dataDir,
-      ALFRED_API_KEYS: `${KEY_A}=tenant-a,${KEY_B}=tenant-b`, ALFRED_SKILL_CONCURRENCY: '8', ...(share.startsWith('8') ? { ALFRED_SKILL_TENANT_CONCURRENCY: '8' } : {}),
+      ALFRED_DATA_DIR: dataDir,
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_LOG_LEVEL: 'silent',
+      ALFRED_SKILLS_WATCH: 'false',
+      ALFRED_PROJECT_DIR: dataDir,
+      ALFRED_HOME_DIR: dataDir,
+      ALFRED_API_KEYS: `${KEY_A}=tenant-a,${KEY_B}=tenant-b`,
+      ALFRED_SKILL_CONCURRENCY: '8',
+      ...(share.startsWith('8') ? { ALFRED_SKILL_TENANT_CONCURRENCY: '8' } : {}),
     };
     const alfred = await startEmbedded({ env, gateway: loadGatewayConfig(env), logger: options.logger, port: 0 });
     try {
-      await call(alfred.url, KEY_A, '/executable-skills', { id: 'napper', description: 'naps', timeoutMs: 30_000, code: `export async function execute() { await new Promise((r) => setTimeout(r, ${NAP_MS})); return { success: true }; }` });
+      await call(alfred.url, KEY_A, '/executable-skills', {
+        id: 'napper',
+        description: 'naps',
+        timeoutMs: 30_000,
+        code: `export async function execute() { await new Promise((r) => setTimeout(r, ${NAP_MS})); return { success: true }; }`,
+      });
       await createBystanders(alfred, ['idle', 'flooded'], options.quick);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const idle = await bystander(alfred, 'idle', options.quick);
@@ -87,10 +117,22 @@ export async function tenantFairnessBench(options: { logger: Logger; quick: bool
       for (const kind of ['cold', 'warm'] as const) {
         const ratio = Math.round((flooded[kind].p50 / idle[kind].p50) * 100) / 100;
         rows.push({
-          section: SECTION, name: `tenant B trivial skill (${kind}) while tenant A floods`, mode: `per-tenant share ${share}`, connections: 1,
-          rps: Math.round(1000 / flooded[kind].mean), p50: flooded[kind].p50, p99: flooded[kind].p99, errors: 0,
+          section: SECTION,
+          name: `tenant B trivial skill (${kind}) while tenant A floods`,
+          mode: `per-tenant share ${share}`,
+          connections: 1,
+          rps: Math.round(1000 / flooded[kind].mean),
+          p50: flooded[kind].p50,
+          p99: flooded[kind].p99,
+          errors: 0,
           note: `idle p50 ${idle[kind].p50} ms, p99 ${idle[kind].p99} ms; flooded/idle p50 ${ratio}x (target <= 2x); A: ${FLOOD} x ${NAP_MS / 1000} s skills in flight, ${floodRuns} ran`,
-          metrics: { idle_p50_ms: idle[kind].p50, flooded_p50_ms: flooded[kind].p50, idle_p99_ms: idle[kind].p99, flooded_p99_ms: flooded[kind].p99, p50_ratio: ratio },
+          metrics: {
+            idle_p50_ms: idle[kind].p50,
+            flooded_p50_ms: flooded[kind].p50,
+            idle_p99_ms: idle[kind].p99,
+            flooded_p99_ms: flooded[kind].p99,
+            p50_ratio: ratio,
+          },
         });
       }
     } finally {

@@ -31,7 +31,9 @@ describe('agent turns of several tenants on one worker', () => {
     );
     let resolveStarted!: () => void;
     const startedA1 = new Promise<void>((resolve) => (resolveStarted = resolve));
-    const turnA1 = streamTurn(sys.url, a1, 'slow', bearer(KEY_A), (e: SseEvent) => (e.event === 'started' ? resolveStarted() : undefined));
+    const turnA1 = streamTurn(sys.url, a1, 'slow', bearer(KEY_A), (e: SseEvent) =>
+      e.event === 'started' ? resolveStarted() : undefined,
+    );
     await startedA1;
     await pollUntil(() => sys.model.messageRequests.length === 1, 5_000, "A1's model call");
     const turnA2 = streamTurn(sys.url, a2, 'waits for its tenant', bearer(KEY_A));

@@ -21,6 +21,11 @@ export const TenantUsage = z.object({
 export type TenantUsage = z.infer<typeof TenantUsage>;
 
 export const UsageRoutes = {
-  workspaces: route(ServiceName.AgentRuntime, 'workspace-usage', z.object({ tenant: Scope.shape.tenant }), WorkspacesUsage),
+  workspaces: route(
+    ServiceName.AgentRuntime,
+    'workspace-usage',
+    z.object({ tenant: Scope.shape.tenant }),
+    WorkspacesUsage,
+  ),
   skillData: route(ServiceName.SkillRunner, 'skill-data-usage', z.object({ tenant: Scope.shape.tenant }), DiskUse),
 };

@@ -71,7 +71,11 @@ describe(FairSlots.name, () => {
 
     it('should free the slot when work fails', async () => {
       const slots = new FairSlots(1);
-      await expect(slots.run('a', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+      await expect(
+        slots.run('a', async () => {
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
       expect(await slots.run('b', async () => 'next')).toBe('next');
     });
   });

@@ -38,7 +38,11 @@ export class FairSlots {
     return new Promise<SlotRelease>((resolve, reject) => {
       const onAbort = () => {
         this.leave(key, waiter);
-        reject(signal!.reason instanceof Error ? signal!.reason : new Error(`stopped while waiting for a slot: ${String(signal!.reason)}`));
+        reject(
+          signal!.reason instanceof Error
+            ? signal!.reason
+            : new Error(`stopped while waiting for a slot: ${String(signal!.reason)}`),
+        );
       };
       const waiter: Waiter = {
         grant: () => {

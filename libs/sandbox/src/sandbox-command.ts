@@ -4,7 +4,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { SandboxPaths, type OsMount, type OsSandbox } from './os/os-sandbox.js';
 
-/** Where a skill process runs: inside the OS sandbox for a tenant, or (operator opt-out) only under Node's permission model. */
+/** Where a skill process runs: in the OS sandbox for a tenant, or (operator opt-out) under Node's permission model only. */
 export interface OsPlacement {
   readonly sandbox: OsSandbox;
   readonly tenant: string;
@@ -45,7 +45,14 @@ export const WARM_CPU_RUNS = 4;
 
 /** How the skill's process sees its files: host paths, or the sandbox's fixed ones with the mounts that show them. */
 export function skillView(spec: SkillProcessSpec): SkillView {
-  if (!spec.os) return { nodePath: spec.nodePath, bootstrapPath: spec.bootstrapPath, skillDir: spec.skillDir, roots: spec.roots, mounts: [] };
+  if (!spec.os)
+    return {
+      nodePath: spec.nodePath,
+      bootstrapPath: spec.bootstrapPath,
+      skillDir: spec.skillDir,
+      roots: spec.roots,
+      mounts: [],
+    };
   const realNode = realpathSync(spec.nodePath);
   const writable = new Set(spec.writable);
   const roots: Record<string, string> = {};
@@ -72,13 +79,21 @@ export function skillView(spec: SkillProcessSpec): SkillView {
 }
 
 /** Node flags for a run: the permission model with reads/writes only where allowed, heap caps, no inspector signal. */
-export function sandboxArgv(spec: Pick<SkillProcessSpec, 'bootstrapPath' | 'skillDir' | 'roots' | 'readable' | 'writable' | 'memoryMb'>): string[] {
+export function sandboxArgv(
+  spec: Pick<SkillProcessSpec, 'bootstrapPath' | 'skillDir' | 'roots' | 'readable' | 'writable' | 'memoryMb'>,
+): string[] {
   const dirOf = (name: string) => spec.roots[name] ?? missingRoot(name);
-  const reads = new Set([path.dirname(spec.bootstrapPath), spec.skillDir, ...spec.readable.map(dirOf), ...spec.writable.map(dirOf)]);
+  const reads = new Set([
+    path.dirname(spec.bootstrapPath),
+    spec.skillDir,
+    ...spec.readable.map(dirOf),
+    ...spec.writable.map(dirOf),
+  ]);
   const writes = new Set(spec.writable.map(dirOf));
   for (const dir of [...reads, spec.bootstrapPath]) {
     // Node has accepted comma-separated lists in these flags; a comma would widen the grant.
-    if (dir.includes(',') || !path.isAbsolute(dir)) throw new AlfredError(ErrorCode.BadRequest, `unusable sandbox path: ${dir}`);
+    if (dir.includes(',') || !path.isAbsolute(dir))
+      throw new AlfredError(ErrorCode.BadRequest, `unusable sandbox path: ${dir}`);
   }
   return [
     '--permission',

@@ -49,7 +49,12 @@ export function capture(
     const timer = setTimeout(() => kill('timeout'), run.timeoutMs);
     const onAbort = () => kill('cancelled');
     run.signal.addEventListener('abort', onAbort, { once: true });
-    if (check) void watch(check, () => ended, () => kill('quota'));
+    if (check)
+      void watch(
+        check,
+        () => ended,
+        () => kill('quota'),
+      );
     const finish = (code: number | null, error?: Error) => {
       ended = true;
       clearTimeout(timer);
@@ -62,7 +67,7 @@ export function capture(
   });
 }
 
-/** Runs the check back to back, pausing `everyMs` between rounds (a slow walk of a big folder never overlaps itself). */
+/** Runs the check, pausing `everyMs` between rounds (a slow walk of a big folder never overlaps itself). */
 async function watch(check: RunningCheck, ended: () => boolean, stop: () => void): Promise<void> {
   while (!ended()) {
     await new Promise((resolve) => setTimeout(resolve, check.everyMs));

@@ -6,7 +6,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OsSandbox, osSandboxUnavailable, SandboxPaths, sandboxUser, type OsLimits } from '../os/os-sandbox.js';
-import { measureDisk as measureNow, QUOTA_MARGIN_BYTES, quotaMessage, type DiskQuota, type QuotaNames, type QuotaState } from '../quota/disk-quota.js';
+import {
+  measureDisk as measureNow,
+  QUOTA_MARGIN_BYTES,
+  quotaMessage,
+  type DiskQuota,
+  type QuotaNames,
+  type QuotaState,
+} from '../quota/disk-quota.js';
 import { startApiProxy, type ApiProxy } from './api-proxy.js';
 import { capture, type BashStop, type Captured, type RunningCheck } from './bash-capture.js';
 
@@ -30,7 +37,10 @@ export interface BashRun {
   /** The agent's workspace (real path): the only folder of the host the command sees (at /workspace), and its HOME. */
   readonly workspace: string;
   readonly tenant: string;
-  /** The caller's variables (ALFRED_AGENT, ALFRED_SESSION_ID); the sandbox adds PATH, LANG, HOME, TMPDIR and the API's. Nothing is inherited from the service. */
+  /**
+   * The caller's variables (ALFRED_AGENT, ALFRED_SESSION_ID); the sandbox adds PATH, LANG, HOME, TMPDIR and the API's.
+   * Nothing is inherited from the service.
+   */
   readonly env: Readonly<Record<string, string>>;
   /** Alfred's API as the service reaches it; inside, the same port on the sandbox's own loopback. */
   readonly apiUrl: string;
@@ -47,11 +57,19 @@ export interface BashOutcome extends Captured {
 
 export type { BashStop };
 
-const RELAY = fileURLToPath(new URL(`../child/loopback-relay${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+const RELAY = fileURLToPath(
+  new URL(`../child/loopback-relay${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 export const WORKSPACE_QUOTA: QuotaNames = { folder: 'this workspace', tenant: "this tenant's workspaces" };
 /** How often a running command's workspace is measured (more rarely when walking it takes long). */
 const QUOTA_CHECK_MS = 10;
-const DEFAULT_LIMITS: OsLimits = { addressSpaceMb: 4096, processes: 256, cpuSeconds: 600, fileSizeBytes: 1024 ** 3, openFiles: 1024 };
+const DEFAULT_LIMITS: OsLimits = {
+  addressSpaceMb: 4096,
+  processes: 256,
+  cpuSeconds: 600,
+  fileSizeBytes: 1024 ** 3,
+  openFiles: 1024,
+};
 /** The whole fixed environment inside (besides the caller's ALFRED_* variables): no host path, no service variable. */
 const INSIDE_ENV = {
   PATH: `${SandboxPaths.node}:/usr/local/bin:/usr/bin:/bin`,
@@ -60,7 +78,7 @@ const INSIDE_ENV = {
   TMPDIR: '/tmp',
 } as const;
 
-/** The agent's `bash` inside bubblewrap: its workspace, a read-only system, Alfred's API on its loopback, nothing else. */
+/** The agent's `bash` inside bubblewrap: its workspace, a read-only system, Alfred's API on its loopback, no more. */
 export class BashSandbox {
   private readonly os?: OsSandbox;
 
@@ -75,7 +93,12 @@ export class BashSandbox {
   async run(run: BashRun): Promise<BashOutcome> {
     const before = await this.options.quota?.state(path.dirname(run.workspace), run.workspace);
     const check = before && this.quotaCheck(run.workspace, before);
-    if (!this.os) return this.withQuota(await capture(spawnPlain(run, this.options.hostPath ?? INSIDE_ENV.PATH), run, check), run, before);
+    if (!this.os)
+      return this.withQuota(
+        await capture(spawnPlain(run, this.options.hostPath ?? INSIDE_ENV.PATH), run, check),
+        run,
+        before,
+      );
     const status = await OsSandbox.probe(this.options.bwrapPath, this.options.folder);
     if (!status.available) throw osSandboxUnavailable('running bash', status.reason);
     const owner = sandboxUser(run.tenant, 'bash');
@@ -83,7 +106,12 @@ export class BashSandbox {
     let proxy: ApiProxy | undefined;
     try {
       const socketPath = path.join(socketDir, 'api.sock');
-      proxy = await startApiProxy({ socketPath, upstream: new URL(run.apiUrl), ...(run.credential ? { credential: run.credential } : {}), ...(owner ? { owner } : {}) });
+      proxy = await startApiProxy({
+        socketPath,
+        upstream: new URL(run.apiUrl),
+        ...(run.credential ? { credential: run.credential } : {}),
+        ...(owner ? { owner } : {}),
+      });
       if (owner) await claim(run.workspace, owner);
       return this.withQuota(await capture(this.spawnSandboxed(run, socketPath, before), run, check), run, before);
     } finally {
@@ -114,9 +142,15 @@ export class BashSandbox {
   private async withQuota(outcome: Captured, run: BashRun, before: QuotaState | undefined): Promise<BashOutcome> {
     if (!before) return outcome;
     const after = await this.options.quota!.state(path.dirname(run.workspace), run.workspace);
-    if (outcome.stopped === 'quota' || before.remaining === 0 || after.remaining === 0) Metrics.diskQuotaRefusals.inc({ area: 'workspace' });
-    if (outcome.stopped === 'quota') return { ...outcome, quotaNote: `stopped: ${quotaMessage(after, WORKSPACE_QUOTA)}` };
-    if (before.remaining === 0 || after.remaining === 0) return { ...outcome, quotaNote: `writes refused ("File too large") past the ${quotaMessage(after, WORKSPACE_QUOTA)}` };
+    if (outcome.stopped === 'quota' || before.remaining === 0 || after.remaining === 0)
+      Metrics.diskQuotaRefusals.inc({ area: 'workspace' });
+    if (outcome.stopped === 'quota')
+      return { ...outcome, quotaNote: `stopped: ${quotaMessage(after, WORKSPACE_QUOTA)}` };
+    if (before.remaining === 0 || after.remaining === 0)
+      return {
+        ...outcome,
+        quotaNote: `writes refused ("File too large") past the ${quotaMessage(after, WORKSPACE_QUOTA)}`,
+      };
     return outcome;
   }
 
@@ -126,7 +160,15 @@ export class BashSandbox {
     const node = path.basename(process.execPath);
     const limits = { ...DEFAULT_LIMITS, ...this.options.limits };
     const { file, args } = this.os!.command({
-      command: [`${SandboxPaths.node}/${node}`, '--disable-sigusr1', `${SandboxPaths.code}/${path.basename(RELAY)}`, String(port), SandboxPaths.apiSocket, '--', ...bashCommand(run.command)],
+      command: [
+        `${SandboxPaths.node}/${node}`,
+        '--disable-sigusr1',
+        `${SandboxPaths.code}/${path.basename(RELAY)}`,
+        String(port),
+        SandboxPaths.apiSocket,
+        '--',
+        ...bashCommand(run.command),
+      ],
       mounts: [
         { path: path.dirname(realpathSync(process.execPath)), mode: 'ro', target: SandboxPaths.node },
         { path: path.dirname(RELAY), mode: 'ro', target: SandboxPaths.code },
@@ -137,16 +179,33 @@ export class BashSandbox {
       tenant: run.tenant,
       kind: 'bash',
       tmpfsMb: this.options.tmpfsMb ?? 256,
-      limits: { ...limits, cpuSeconds: Math.min(seconds, this.options.limits?.cpuSeconds ?? seconds), fileSizeBytes: fileSizeFor(limits.fileSizeBytes, quota) },
+      limits: {
+        ...limits,
+        cpuSeconds: Math.min(seconds, this.options.limits?.cpuSeconds ?? seconds),
+        fileSizeBytes: fileSizeFor(limits.fileSizeBytes, quota),
+      },
     });
-    const env = { ...run.env, ...INSIDE_ENV, ALFRED_API_URL: `http://127.0.0.1:${port}`, ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}) };
+    const env = {
+      ...run.env,
+      ...INSIDE_ENV,
+      ALFRED_API_URL: `http://127.0.0.1:${port}`,
+      ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}),
+    };
     return spawn(file, args, { cwd: '/', env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 }
 
 /** The operator's opt-out: bash on the host with a scrubbed environment, as before the OS layer. */
 function spawnPlain(run: BashRun, hostPath: string) {
-  const env = { ...run.env, PATH: hostPath, LANG: 'C.UTF-8', ALFRED_API_URL: run.apiUrl, HOME: run.workspace, TMPDIR: run.workspace, ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}) };
+  const env = {
+    ...run.env,
+    PATH: hostPath,
+    LANG: 'C.UTF-8',
+    ALFRED_API_URL: run.apiUrl,
+    HOME: run.workspace,
+    TMPDIR: run.workspace,
+    ...(run.credential ? { ALFRED_API_KEY: run.credential } : {}),
+  };
   const [shell, ...args] = bashCommand(run.command);
   return spawn(shell!, args, { cwd: run.workspace, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
 }
@@ -178,5 +237,7 @@ function insidePort(apiUrl: string): number {
  * racing it (another session of the same agent) cannot steer it outside the workspace.
  */
 function claim(dir: string, owner: { uid: number; gid: number }): Promise<void> {
-  return new Promise((resolve) => execFile('chown', ['-R', '-P', '-h', `${owner.uid}:${owner.gid}`, '--', dir], { timeout: 30_000 }, () => resolve()));
+  return new Promise((resolve) =>
+    execFile('chown', ['-R', '-P', '-h', `${owner.uid}:${owner.gid}`, '--', dir], { timeout: 30_000 }, () => resolve()),
+  );
 }

@@ -27,7 +27,15 @@ export interface OsLimits {
 /** The system folders every sandbox sees read-only (symlinks such as /bin -> usr/bin are recreated, not followed). */
 const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** The parts of /etc programs need to start (loader cache, alternatives, certificates); no passwd, no hosts. */
-const ETC_PATHS = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];
+const ETC_PATHS = [
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/localtime',
+];
 /** util-linux's prlimit, run inside the sandbox from the read-only system (Debian: /usr/bin/prlimit). */
 const PRLIMIT = existsSync('/usr/bin/prlimit') ? '/usr/bin/prlimit' : '/bin/prlimit';
 const INSIDE_ID = '65534';
@@ -35,11 +43,34 @@ const INSIDE_ID = '65534';
 const STAGE_DIR = '/tmp';
 
 /** bubblewrap's arguments for the sandbox itself: namespaces, a read-only system, the mounts at their targets. */
-export function sandboxArgs(mounts: readonly OsMount[], sources: readonly string[], cwd: string, tmpfsMb: number): string[] {
+export function sandboxArgs(
+  mounts: readonly OsMount[],
+  sources: readonly string[],
+  cwd: string,
+  tmpfsMb: number,
+): string[] {
   const args = [
-    '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
-    '--uid', INSIDE_ID, '--gid', INSIDE_ID, '--hostname', 'sandbox',
-    '--proc', '/proc', '--dev', '/dev', '--size', String(tmpfsMb * 1024 * 1024), '--tmpfs', '/tmp',
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--uid',
+    INSIDE_ID,
+    '--gid',
+    INSIDE_ID,
+    '--hostname',
+    'sandbox',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(tmpfsMb * 1024 * 1024),
+    '--tmpfs',
+    '/tmp',
   ];
   for (const dir of SYSTEM_PATHS) args.push(...systemMount(dir));
   for (const file of ETC_PATHS) args.push('--ro-bind-try', file, file);
@@ -55,7 +86,12 @@ export function sandboxArgs(mounts: readonly OsMount[], sources: readonly string
  * (setpriv) to start the sandbox from those places. The host's mounts are untouched; the sandbox's user never
  * walks a host folder.
  */
-export function stageArgs(mounts: readonly OsMount[], user: { uid: number; gid: number }, setpriv: string, bwrap: string): { args: string[]; sources: string[] } {
+export function stageArgs(
+  mounts: readonly OsMount[],
+  user: { uid: number; gid: number },
+  setpriv: string,
+  bwrap: string,
+): { args: string[]; sources: string[] } {
   const args = ['--dev-bind', '/', '/', '--tmpfs', STAGE_DIR, '--die-with-parent'];
   const sources = mounts.map((mount, i) => {
     checkPath(mount.path);
@@ -81,7 +117,8 @@ export function prlimitArgs(limits: OsLimits): string[] {
 }
 
 export function checkPath(path: string): void {
-  if (path.includes('\0') || !path.startsWith('/')) throw new AlfredError(ErrorCode.BadRequest, 'unusable sandbox path');
+  if (path.includes('\0') || !path.startsWith('/'))
+    throw new AlfredError(ErrorCode.BadRequest, 'unusable sandbox path');
 }
 
 function systemMount(dir: string): string[] {

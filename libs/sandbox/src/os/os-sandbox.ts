@@ -50,9 +50,11 @@ const UID_SPAN = 900_000;
 const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 
 export const OS_SANDBOX_FIX =
-  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; a root service also needs util-linux\'s setpriv) and allow user namespaces; in a container, run the ' +
-  'service privileged (Compose: `privileged: true`; docker run: --cap-add SYS_ADMIN --security-opt seccomp=unconfined ' +
-  '--security-opt apparmor=unconfined --security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
+  "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; a root service also needs util-linux's setpriv) " +
+  'and allow user namespaces; in a container, run the service privileged (Compose: `privileged: true`; docker run: ' +
+  '--cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined ' +
+  '--security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without ' +
+  'an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
 
 /** Whether bubblewrap can start here, and why not. */
 export interface OsSandboxStatus {
@@ -82,7 +84,9 @@ export class OsSandbox {
     const key = `${bwrapPath}\0${folder ?? ''}`;
     let probed = OsSandbox.probes.get(key);
     if (!probed) {
-      probed = folder ? OsSandbox.probe(bwrapPath).then((base) => (base.available ? probeFolder(bwrapPath, folder) : base)) : probeBase(bwrapPath);
+      probed = folder
+        ? OsSandbox.probe(bwrapPath).then((base) => (base.available ? probeFolder(bwrapPath, folder) : base))
+        : probeBase(bwrapPath);
       OsSandbox.probes.set(key, probed);
     }
     return probed;
@@ -104,14 +108,17 @@ export class OsSandbox {
       return { file: this.bwrap, args: [...sandboxArgs(spec.mounts, sources, spec.cwd, spec.tmpfsMb), ...tail] };
     }
     const stage = stageArgs(spec.mounts, user, resolveProgram('setpriv'), this.bwrap);
-    return { file: this.bwrap, args: [...stage.args, ...sandboxArgs(spec.mounts, stage.sources, spec.cwd, spec.tmpfsMb), ...tail] };
+    return {
+      file: this.bwrap,
+      args: [...stage.args, ...sandboxArgs(spec.mounts, stage.sources, spec.cwd, spec.tmpfsMb), ...tail],
+    };
   }
 }
 
 /**
  * A root service runs each tenant's sandboxes as a kernel user of its own (a hash of the tenant in a range per
- * kind): its processes belong to that user on the host too. A service that is not root keeps its own user; either way the
- * process limit counts the sandbox's own user namespace (see `command`).
+ * kind): its processes belong to that user on the host too. A service that is not root keeps its own user; either
+ * way the process limit counts the sandbox's own user namespace (see `command`).
  */
 export function sandboxUser(tenant: string, kind: OsSandboxSpec['kind']): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -121,7 +128,10 @@ export function sandboxUser(tenant: string, kind: OsSandboxSpec['kind']): { uid:
 
 /** The error every untrusted-code entry point gives when the OS layer is required but cannot start. */
 export function osSandboxUnavailable(what: string, reason: string | undefined): AlfredError {
-  return new AlfredError(ErrorCode.ServiceUnavailable, `${what} refused: ${reason ?? 'the OS sandbox is unavailable'}. To fix: ${OS_SANDBOX_FIX}`);
+  return new AlfredError(
+    ErrorCode.ServiceUnavailable,
+    `${what} refused: ${reason ?? 'the OS sandbox is unavailable'}. To fix: ${OS_SANDBOX_FIX}`,
+  );
 }
 
 /** An absolute program path: the sandbox's environment has no PATH to search. */
@@ -130,7 +140,13 @@ function resolveProgram(name: string): string {
   return SYSTEM_BIN.map((dir) => path.join(dir, name)).find((file) => existsSync(file)) ?? name;
 }
 
-const PROBE_LIMITS: OsLimits = { addressSpaceMb: 4096, processes: 64, cpuSeconds: 10, fileSizeBytes: 1024 * 1024, openFiles: 64 };
+const PROBE_LIMITS: OsLimits = {
+  addressSpaceMb: 4096,
+  processes: 64,
+  cpuSeconds: 10,
+  fileSizeBytes: 1024 * 1024,
+  openFiles: 64,
+};
 
 function probeBase(bwrapPath: string): Promise<OsSandboxStatus> {
   const sandbox = new OsSandbox(bwrapPath);
@@ -138,15 +154,21 @@ function probeBase(bwrapPath: string): Promise<OsSandboxStatus> {
   const { file, args } = sandbox.command({
     command: [`${SandboxPaths.node}/${path.basename(process.execPath)}`, '-e', '0'],
     mounts: [{ path: nodeDir, mode: 'ro', target: SandboxPaths.node }],
-    cwd: '/', tenant: 'probe', kind: 'skill', tmpfsMb: 1, limits: PROBE_LIMITS,
+    cwd: '/',
+    tenant: 'probe',
+    kind: 'skill',
+    tmpfsMb: 1,
+    limits: PROBE_LIMITS,
   });
   return run(file, args).then((failure) => {
     if (failure === undefined) return { available: true };
-    if (failure.startsWith('ENOENT')) return { available: false, reason: `bubblewrap cannot start a sandbox here (${file} is not installed)` };
-    if (/setpriv/.test(failure)) return { available: false, reason: `a root service needs util-linux's setpriv to start sandboxes as their tenants' users (${failure})` };
-    if (/Permission denied|cannot execute|EACCES/.test(failure) && !/namespace/.test(failure)) {
-      return { available: false, reason: `Node cannot run inside the sandbox from ${nodeDir} (${failure}): install Node (the project's node_modules) on a file system mounted without noexec` };
-    }
+    if (failure.startsWith('ENOENT'))
+      return { available: false, reason: `bubblewrap cannot start a sandbox here (${file} is not installed)` };
+    if (/setpriv/.test(failure))
+      return {
+        available: false,
+        reason: `a root service needs util-linux's setpriv to start sandboxes as their tenants' users (${failure})`,
+      };
     return { available: false, reason: `bubblewrap cannot start a sandbox here (${failure})` };
   });
 }
@@ -161,13 +183,25 @@ async function probeFolder(bwrapPath: string, folder: string): Promise<OsSandbox
     const { file, args } = new OsSandbox(bwrapPath).command({
       command: ['/bin/sh', '-c', 'echo ok > /workspace/check && rm /workspace/check'],
       mounts: [{ path: realpathSync(dir), mode: 'rw', target: SandboxPaths.workspace }],
-      cwd: SandboxPaths.workspace, tenant: 'probe', kind: 'bash', tmpfsMb: 1, limits: PROBE_LIMITS,
+      cwd: SandboxPaths.workspace,
+      tenant: 'probe',
+      kind: 'bash',
+      tmpfsMb: 1,
+      limits: PROBE_LIMITS,
     });
     const failure = await run(file, args);
     if (failure === undefined) return { available: true };
-    return { available: false, reason: `sandboxes cannot write to ${folder} (${failure}): give Alfred a data folder on a local file system that allows chown (not NFS with root_squash, not vfat)` };
+    return {
+      available: false,
+      reason:
+        `sandboxes cannot write to ${folder} (${failure}): give Alfred a data folder on a local file system ` +
+        'that allows chown (not NFS with root_squash, not vfat)',
+    };
   } catch (err) {
-    return { available: false, reason: `sandboxes cannot use ${folder} (${(err as Error).message}): give Alfred a data folder it can write to and chown in` };
+    return {
+      available: false,
+      reason: `sandboxes cannot use ${folder} (${(err as Error).message}): give Alfred a data folder it can write to and chown in`,
+    };
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }

@@ -48,7 +48,8 @@ export class DiskQuota {
 
   /** Counts a change of known size (a file written by the service, a skill's write) without walking again. */
   noted(tenantDir: string, folder: string | undefined, deltaBytes: number): void {
-    if (folder !== undefined && this.folders.has(folder)) this.folders.set(folder, Math.max(0, this.folders.get(folder)! + deltaBytes));
+    if (folder !== undefined && this.folders.has(folder))
+      this.folders.set(folder, Math.max(0, this.folders.get(folder)! + deltaBytes));
     const tenant = this.tenants.get(tenantDir);
     if (tenant) tenant.bytes = Math.max(0, tenant.bytes + deltaBytes);
   }
@@ -63,7 +64,11 @@ export class DiskQuota {
   private stateOf(folderUsed: number, tenantUsed: number): QuotaState {
     const { folderBytes, tenantBytes } = this.limits;
     const remaining = Math.max(0, Math.min(folderBytes - folderUsed, tenantBytes - tenantUsed));
-    return { folder: { used: folderUsed, quota: folderBytes }, tenant: { used: tenantUsed, quota: tenantBytes }, remaining };
+    return {
+      folder: { used: folderUsed, quota: folderBytes },
+      tenant: { used: tenantUsed, quota: tenantBytes },
+      remaining,
+    };
   }
 }
 
@@ -95,7 +100,7 @@ export function formatBytes(bytes: number): string {
   return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[unit]}`;
 }
 
-/** What each quota is called in messages: the folder's (`this workspace`) and the tenant's (`this tenant's workspaces`). */
+/** What each quota is called in messages: the folder's (`this workspace`), the tenant's (`this tenant's workspaces`). */
 export interface QuotaNames {
   readonly folder: string;
   readonly tenant: string;

@@ -27,7 +27,9 @@ export class UsageHandlers extends BusHandlers {
 
   private async usage(tenant: string): Promise<WorkspacesUsage> {
     const tenantDir = path.join(path.resolve(this.workspacesDir), safeSegment(tenant));
-    const names = (await readdir(tenantDir).catch(() => [] as string[])).filter((name) => AgentName.safeParse(name).success).sort();
+    const names = (await readdir(tenantDir).catch(() => [] as string[]))
+      .filter((name) => AgentName.safeParse(name).success)
+      .sort();
     const agents: WorkspacesUsage['agents'] = [];
     for (const agent of names) {
       const state = await this.quota.state(tenantDir, path.join(tenantDir, agent));
