@@ -74,7 +74,9 @@ describe(SkillExecutionService.name, () => {
   it("should run another tenant's execution while one tenant holds its share of the slots", async () => {
     counting = gate();
     counting.open();
-    await cached('napper', 'export async function execute() { await new Promise((r) => setTimeout(r, 4000)); return { success: true }; }', { timeoutMs: 10_000 });
+    await cached('napper', 'export async function execute() { await new Promise((r) => setTimeout(r, 6000)); return { success: true }; }', {
+      timeoutMs: 10_000,
+    });
     await cached('quick', 'export async function execute() { return { success: true }; }');
     const service = serviceWith(new FairSlots(2, 1));
     const finished: string[] = [];
