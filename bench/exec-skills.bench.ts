@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -57,10 +57,9 @@ async function throughput(alfred: RunningAlfred, mode: string, runners: number, 
 /** One `bash` tool call as the agent makes it: a command that calls Alfred's API with curl, start to exit. */
 async function bashRows(alfred: RunningAlfred, label: string, mode: 'required' | 'unsafe-off', quick: boolean): Promise<BenchRow[]> {
   const workspace = await mkdtemp(join(tmpdir(), 'alfred-bench-bash-'));
-  await chmod(workspace, 0o711);
   const sandbox = new BashSandbox({ mode });
   const run = (command: string) => () =>
-    sandbox.run({ command, workspace, tenant: 'bench', env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' }, apiUrl: alfred.url, timeoutMs: 30_000, maxOutputChars: 10_000, signal: new AbortController().signal })
+    sandbox.run({ command, workspace, tenant: 'bench', env: {}, apiUrl: alfred.url, timeoutMs: 30_000, maxOutputChars: 10_000, signal: new AbortController().signal })
       .then((r) => { if (r.code !== 0) throw new Error(`bash exited ${r.code}: ${r.output}`); });
   try {
     const n = quick ? 10 : 30;
@@ -90,7 +89,6 @@ export async function execSkillsBench(options: { logger: Logger; quick: boolean;
   for (const { mode: shape, sandbox } of variants) {
     const mode = `${shape}, ${sandbox === 'required' ? 'OS sandbox' : 'no OS layer'}`;
     const dataDir = await mkdtemp(join(tmpdir(), `alfred-bench-exec-${shape}-`));
-    await chmod(dataDir, 0o711);
     const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_SKILLS_WATCH: 'false', ALFRED_PROJECT_DIR: dataDir, ALFRED_HOME_DIR: dataDir, ALFRED_OS_SANDBOX: sandbox };
     const prefix = `bench-exec-${randomUUID().slice(0, 8)}.`;
     const base = { env, gateway: loadGatewayConfig(env), logger: options.logger, port: 0 };

@@ -4,6 +4,7 @@ import { createLogger } from '#logging';
 import type { BenchRow } from './load.js';
 import { memoryBench } from './memory.bench.js';
 import { execSkillsBench } from './exec-skills.bench.js';
+import { tenantFairnessBench } from './tenant-fairness.bench.js';
 import { skillsBench } from './skills.bench.js';
 import { agentsBench } from './agents.bench.js';
 import { agentPromptBench } from './agent-prompt.bench.js';
@@ -56,6 +57,7 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   scale: () => scaleBench(ctx),
   mem0: () => mem0Bench(ctx),
   'exec-skills': () => execSkillsBench(ctx),
+  'tenant-fairness': () => tenantFairnessBench(ctx),
   skills: () => skillsBench(ctx),
   capabilities: () => capabilitiesBench(ctx),
   agents: () => agentsBench(ctx),

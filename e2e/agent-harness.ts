@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '#logging';
@@ -33,8 +33,6 @@ export interface AgentSystem {
 export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelOptions: number | AnthropicLoopbackOptions = 0): Promise<AgentSystem> {
   const model = await AnthropicLoopback.start(typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions);
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
-  // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
-  await chmod(dataDir, 0o711);
   // A test that restarts Alfred on the same address names the port; otherwise it is chosen at bind time.
   const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : 0;
   const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};

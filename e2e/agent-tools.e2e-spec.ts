@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { executableSkillTools, MANAGEMENT_TOOLS, type ExecutableSkillTools } from '#agent-tools';
@@ -22,7 +22,6 @@ describe('executableSkillTools', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-agent-tools-'));
-    await chmod(dir, 0o711); // sandboxed code runs as other kernel users: they pass through to their folders
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger });
     const env = { ALFRED_DATA_DIR: dir, ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_EMBEDDER: 'hash', ALFRED_SKILLS_WATCH: 'false', ALFRED_OS_SANDBOX: SANDBOX_MODE };
     for (const def of [skillRegistryService, skillRunnerService] as const) {

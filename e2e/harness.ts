@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -26,8 +26,6 @@ const logger = createLogger({ service: 'e2e', level: 'silent' });
  */
 export async function startSystem(mode: Mode, extraEnv: Record<string, string> = {}): Promise<TestSystem> {
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-e2e-${mode}-`));
-  // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
-  await chmod(dataDir, 0o711);
   const env: NodeJS.ProcessEnv = {
     ALFRED_DATA_DIR: dataDir,
     ALFRED_EMBEDDER: 'hash',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutableSkillRoutes, ServiceName, SkillRunnerRoutes, type ServiceName as Service } from '#contracts';
@@ -40,8 +40,6 @@ describeNats('skill runners in one queue group over NATS', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-runners-'));
-    // Sandboxed code runs as other kernel users (root services): they pass through (not list) to their folders.
-    await chmod(dir, 0o711);
     await host(skillRegistryService, 'registry', {
       ALFRED_DATA_DIR: join(dir, 'registry'),
       ALFRED_PROJECT_DIR: join(dir, 'project'),

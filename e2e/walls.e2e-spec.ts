@@ -162,6 +162,42 @@ module.exports.execute = async () => {
       expect((await client(sys.url, bearer(credential)).get('/memories')).status).toBe(401);
     }, 30_000);
 
+    it('should see fixed paths and a minimal environment: no host path, no service PATH', async () => {
+      const { output } = await turn(
+        'echo "home=$HOME pwd=$(pwd) path=$PATH tmp=$TMPDIR"; echo "names=$(env | cut -d= -f1 | sort | tr "\\n" " ")"; ' +
+          'echo "mounts=$(cut -d" " -f5 /proc/self/mountinfo | sort -u | tr "\\n" " ")"; node -e "console.log(\'node=\' + process.execPath)"',
+      );
+      expect(output).toContain('home=/workspace pwd=/workspace path=/alfred/node:/usr/local/bin:/usr/bin:/bin tmp=/tmp');
+      const names = /names=(.*)/.exec(output)![1]!.trim().split(' ');
+      const allowed = ['ALFRED_AGENT', 'ALFRED_API_KEY', 'ALFRED_API_URL', 'ALFRED_SESSION_ID', 'HOME', 'LANG', 'PATH', 'TMPDIR', 'PWD', 'SHLVL', '_'];
+      expect(names.filter((name) => !allowed.includes(name))).toEqual([]);
+      // Where each mount appears: fixed places only (the kernel still reports each bind's source folder in the root field).
+      const mounts = /mounts=(.*)/.exec(output)![1]!.trim().split(' ');
+      expect(mounts).toEqual(expect.arrayContaining(['/workspace', '/alfred/node', '/run/alfred/api.sock']));
+      for (const mount of mounts) expect(mount).not.toMatch(/alfred-agent-|wt-|node_modules|\/root|\/home/);
+      expect(output).toContain('node=/alfred/node/node');
+      expect(output).not.toContain(sys.dataDir);
+      expect(output).not.toContain(process.cwd());
+    }, 30_000);
+
+    it("should show each tenant its own disk use against its quotas (GET /usage, metrics), never another's", async () => {
+      await turn('head -c 3M /dev/urandom > blob.bin && echo stored');
+      const mine = await a.get('/usage');
+      expect(mine.status).toBe(200);
+      const MiB = 1024 * 1024;
+      expect(mine.body).toMatchObject({ tenant: 'tenant-a', workspaces: { quota_bytes: 4096 * MiB }, skill_data: { quota_bytes: 1024 * MiB } });
+      const alfred = mine.body.workspaces.agents.find((w: { agent: string }) => w.agent === 'alfred');
+      expect(alfred).toMatchObject({ quota_bytes: 1024 * MiB });
+      expect(alfred.used_bytes).toBeGreaterThanOrEqual(3 * MiB);
+      expect(mine.body.workspaces.used_bytes).toBeGreaterThanOrEqual(alfred.used_bytes);
+      const theirs = await b.get('/usage');
+      expect(theirs.body.tenant).toBe('tenant-b');
+      expect(theirs.body.workspaces.used_bytes).toBeLessThan(3 * MiB);
+      const metrics = await a.get('/metrics');
+      const gauge = /alfred_disk_usage_bytes\{area="workspace"\} (\d+)/.exec(metrics.text);
+      expect(Number(gauge?.[1])).toBeGreaterThanOrEqual(3 * MiB);
+    }, 30_000);
+
     it("should see neither the data directory nor another tenant's workspace", async () => {
       await turn('echo tenant-b-private > notes.txt', KEY_B);
       const { output } = await turn(`ls ${sys.dataDir} 2>&1; ls ${sys.dataDir}/workspaces/tenant-b 2>&1; cat ${sys.dataDir}/workspaces/tenant-b/alfred/notes.txt 2>&1; pwd`);

@@ -19,3 +19,4 @@ export * from './channels.js';
 export * from './provenance.js';
 export * from './skill-origin.js';
 export * from './skill-installs.js';
+export * from './usage.js';

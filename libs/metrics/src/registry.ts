@@ -110,6 +110,13 @@ export const Metrics = {
     buckets: LATENCY_BUCKETS,
     registers,
   }),
+  diskQuotaRefusals: new Counter({
+    name: 'alfred_disk_quota_refusals_total',
+    help: 'Writes refused and commands stopped by a disk quota, by area (workspace, skill_data)',
+    labelNames: ['area'] as const,
+    registers,
+  }),
+  diskUsage: sampledGauge('alfred_disk_usage_bytes', 'Disk held by the tenants this process measured, by area (workspace, skill_data; sampled at scrape)', ['area']),
   modelCalls: new Counter({
     name: 'alfred_model_calls_total',
     help: 'Model (LLM) calls by model and outcome (ok, or the error code)',

@@ -5,3 +5,4 @@ export * from './process.js';
 export * from './standalone.js';
 export * from './embedding.providers.js';
 export * from './turn-events.js';
+export * from './fair-slots.js';

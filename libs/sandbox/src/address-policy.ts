@@ -1,84 +1,90 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-type Family = 'ipv4' | 'ipv6';
+/**
+ * Why each non-global range of ipaddr.js's table (IANA's special-purpose registries) may not be reached. Every range
+ * the table names is refused: only its `unicast` (everything else) may be, and for IPv6 only within 2000::/3, the
+ * one block IANA allocates for global unicast.
+ */
+const REASONS: Readonly<Record<string, string>> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a shared (CGNAT) address',
+  private: 'a private address',
+  reserved: 'a reserved address',
+  as112: 'an AS112 (local DNS sink) address',
+  amt: 'an AMT relay address',
+  uniqueLocal: 'a private address',
+  ipv4Mapped: 'an IPv4-mapped address',
+  deprecatedSiteLocal: 'a site-local address',
+  discard: 'a discard-only address',
+  rfc6145: 'an IPv4-translated address',
+  rfc6052: 'a NAT64 address',
+  '6to4': 'a 6to4 address',
+  teredo: 'a Teredo address',
+  benchmarking: 'a benchmarking address',
+  as112v6: 'an AS112 (local DNS sink) address',
+  deprecatedOrchid: 'an ORCHID address',
+  orchid2: 'an ORCHID address',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID address',
+  segmentRouting: 'a segment routing address',
+};
+const METADATA = ipaddr.IPv4.parse('169.254.169.254');
+/** 64:ff9b::/96, the well-known NAT64 prefix: its last 32 bits are the IPv4 address the translator connects to. */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parse('64:ff9b::');
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parse('2000::');
 
-/** Address ranges a skill may never reach, by the reason we give when refusing. */
-const DENIED_RANGES: ReadonlyArray<readonly [reason: string, family: Family, network: string, prefix: number]> = [
-  ['the cloud metadata address', 'ipv4', '169.254.169.254', 32],
-  ['a broadcast address', 'ipv4', '255.255.255.255', 32],
-  ['an unspecified address', 'ipv4', '0.0.0.0', 8],
-  ['a loopback address', 'ipv4', '127.0.0.0', 8],
-  ['a private address', 'ipv4', '10.0.0.0', 8],
-  ['a private address', 'ipv4', '172.16.0.0', 12],
-  ['a private address', 'ipv4', '192.168.0.0', 16],
-  ['a link-local address', 'ipv4', '169.254.0.0', 16],
-  ['a shared (CGNAT) address', 'ipv4', '100.64.0.0', 10],
-  ['a multicast address', 'ipv4', '224.0.0.0', 4],
-  ['a reserved address', 'ipv4', '240.0.0.0', 4],
-  ['a reserved address', 'ipv4', '192.0.0.0', 24],
-  ['a documentation address', 'ipv4', '192.0.2.0', 24],
-  ['a benchmarking address', 'ipv4', '198.18.0.0', 15],
-  ['a documentation address', 'ipv4', '198.51.100.0', 24],
-  ['a documentation address', 'ipv4', '203.0.113.0', 24],
-  ['an unspecified address', 'ipv6', '::', 128],
-  ['a loopback address', 'ipv6', '::1', 128],
-  ['a private address', 'ipv6', 'fc00::', 7],
-  ['a link-local address', 'ipv6', 'fe80::', 10],
-  ['a multicast address', 'ipv6', 'ff00::', 8],
-  ['a documentation address', 'ipv6', '2001:db8::', 32],
-  ['a discard-only address', 'ipv6', '100::', 64],
-  // Translation prefixes embed IPv4 addresses that a gateway may route to private networks.
-  ['a NAT64 address', 'ipv6', '64:ff9b::', 96],
-  ['a NAT64 address', 'ipv6', '64:ff9b:1::', 48],
-  ['a 6to4 address', 'ipv6', '2002::', 16],
-  ['an IPv4-compatible IPv6 address', 'ipv6', '::', 96],
-];
-
-const lists = new Map<string, BlockList>();
-for (const [reason, family, network, prefix] of DENIED_RANGES) {
-  const list = lists.get(reason) ?? new BlockList();
-  list.addSubnet(network, prefix, family);
-  lists.set(reason, list);
-}
-
-/** Why an address must not be reached, or undefined when it is a public unicast address. */
+/** Why an address must not be reached, or undefined when it is a global unicast address. */
 export function deniedAddressReason(address: string): string | undefined {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  if (isIPv4(bare)) return firstMatch(bare, 'ipv4');
-  if (!isIPv6(bare)) return 'not an IP address';
-  const mapped = mappedIPv4(bare);
-  if (mapped !== undefined) {
-    const inner = firstMatch(mapped, 'ipv4');
-    return inner ? `${inner} (IPv4-mapped)` : undefined;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // Strict forms only: `0x7f.1` and friends are for the URL parser to normalise, never for us to guess.
+    parsed = ipaddr.IPv4.isValidFourPartDecimal(bare) ? ipaddr.IPv4.parse(bare) : parseIPv6(bare.split('%')[0]!);
+  } catch {
+    return 'not an IP address';
   }
-  return firstMatch(bare, 'ipv6');
+  return parsed.kind() === 'ipv4' ? ipv4Reason(parsed as ipaddr.IPv4) : ipv6Reason(parsed as ipaddr.IPv6);
 }
 
-function firstMatch(address: string, family: Family): string | undefined {
-  for (const [reason, list] of lists) {
-    if (list.check(address, family)) return reason;
-  }
-  return undefined;
+/**
+ * ipaddr.js reads `::a.b.c.d` (the old IPv4-compatible form) as IPv4-mapped `::ffff:a.b.c.d`; spelling the dotted
+ * tail as two hex groups first gives every form its own meaning.
+ */
+function parseIPv6(text: string): ipaddr.IPv6 {
+  const dotted = /^(.*:)([^:]+\.[^:]+)$/.exec(text);
+  if (!dotted) return ipaddr.IPv6.parse(text);
+  if (!ipaddr.IPv4.isValidFourPartDecimal(dotted[2]!)) throw new Error('not an IP address');
+  const [a, b, c, d] = ipaddr.IPv4.parse(dotted[2]!).octets as [number, number, number, number];
+  return ipaddr.IPv6.parse(`${dotted[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`);
 }
 
-/** The IPv4 address inside `::ffff:a.b.c.d` / `::ffff:xxxx:yyyy`, if the address is IPv4-mapped. */
-export function mappedIPv4(address: string): string | undefined {
-  const words = expandIPv6(address);
-  if (!words || words.slice(0, 5).some((w) => w !== 0) || words[5] !== 0xffff) return undefined;
-  return [words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff].join('.');
+function ipv4Reason(address: ipaddr.IPv4): string | undefined {
+  if (address.match(METADATA, 32)) return 'the cloud metadata address';
+  const range = address.range();
+  return range === 'unicast' ? undefined : (REASONS[range] ?? `a special-purpose (${range}) address`);
 }
 
-function expandIPv6(address: string): number[] | undefined {
-  let text = address.toLowerCase().split('%')[0]!;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+/**
+ * IPv6 forms that carry an IPv4 address are judged by that address where a connection really goes to it (IPv4-mapped,
+ * the well-known NAT64 prefix that IPv6-only networks use to reach IPv4 hosts); every other special range is refused
+ * whole (6to4, Teredo, local-use NAT64 and IPv4-translated forms: obsolete or routed by whoever runs them).
+ */
+function ipv6Reason(address: ipaddr.IPv6): string | undefined {
+  const range = address.range();
+  if (range === 'ipv4Mapped') return embedded(address.toIPv4Address(), 'IPv4-mapped');
+  if (range === 'rfc6052' && address.match(NAT64_WELL_KNOWN, 96)) {
+    const [a, b, c, d] = address.toByteArray().slice(12);
+    return embedded(new ipaddr.IPv4([a!, b!, c!, d!]), 'NAT64');
   }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? 0 : 8 - left.length - right.length;
-  const words = [...left, ...Array<string>(Math.max(fill, 0)).fill('0'), ...right].map((w) => parseInt(w, 16));
-  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : undefined;
+  if (range !== 'unicast') return REASONS[range] ?? `a special-purpose (${range}) address`;
+  // Outside 2000::/3 nothing is allocated for global unicast: the rest of ::/8 (IPv4-compatible forms) included.
+  return address.match(GLOBAL_UNICAST_V6, 3) ? undefined : 'a reserved address';
+}
+
+function embedded(inner: ipaddr.IPv4, form: string): string | undefined {
+  const reason = ipv4Reason(inner);
+  return reason ? `${reason} (${form}: ${inner.toString()})` : undefined;
 }

@@ -35,7 +35,7 @@ describe(FetchGuard.name, () => {
       ['https://badexample.com/', ['*.example.com'], /not in the skill's allowed hosts/],
       ['https://api.example.com:8443/', ['api.example.com'], /not in the skill's allowed hosts/],
       ['https://mixed.example.com/', ['mixed.example.com'], /resolves to 10\.1\.2\.3, a private address/],
-      ['https://rebind.example.com/', ['rebind.example.com'], /the cloud metadata address \(IPv4-mapped\)/],
+      ['https://rebind.example.com/', ['rebind.example.com'], /the cloud metadata address \(IPv4-mapped: 169\.254\.169\.254\)/],
       ['http://localhost/', ['localhost'], /resolves to 127\.0\.0\.1, a loopback address/],
       ['https://nowhere.example.com/', ['*.example.com'], /could not be resolved: getaddrinfo ENOTFOUND/],
       ['http://169.254.169.254/', ['169.254.169.254'], /is the cloud metadata address/],
@@ -124,6 +124,54 @@ describe(FetchGuard.name, () => {
       await expect(guard.fetch({ url: 'http://10.0.0.1/' }, ['10.0.0.1'])).rejects.toThrow(/a private address/);
       expect(dialed).toEqual([]);
       expect(received).toEqual([]);
+    });
+
+    // Every non-global range, as a DNS answer for an allowed host: refused with its reason, and nothing is dialed.
+    it.each([
+      ['fec0::1', /a site-local address/],
+      ['2001:0:4136:e378:8000:63bf:3fff:fdd2', /a Teredo address/],
+      ['2001::1', /a Teredo address/],
+      ['::ffff:0:a00:1', /an IPv4-translated address/],
+      ['::ffff:0:5db8:d822', /an IPv4-translated address/],
+      ['::ffff:10.0.0.1', /a private address \(IPv4-mapped: 10\.0\.0\.1\)/],
+      ['::ffff:7f00:1', /a loopback address \(IPv4-mapped: 127\.0\.0\.1\)/],
+      ['64:ff9b::a00:1', /a private address \(NAT64: 10\.0\.0\.1\)/],
+      ['64:ff9b::169.254.169.254', /the cloud metadata address \(NAT64: 169\.254\.169\.254\)/],
+      ['64:ff9b::7f00:1', /a loopback address \(NAT64: 127\.0\.0\.1\)/],
+      ['64:ff9b:1::a00:1', /a NAT64 address/],
+      ['2002:a00:1::1', /a 6to4 address/],
+      ['2002:c0a8:101::1', /a 6to4 address/],
+      ['::a00:1', /a reserved address/],
+      ['::127.0.0.1', /a reserved address/],
+      ['100::1', /a discard-only address/],
+      ['2001:db8::1', /a reserved address/],
+      ['2001:2::1', /a benchmarking address/],
+      ['2001:10::1', /an ORCHID address/],
+      ['5f00::1', /a segment routing address/],
+      ['3fff::1', /a reserved address/],
+      ['4000::1', /a reserved address/],
+      ['fd00:ec2::254', /a private address/],
+      ['fe80::1%eth0', /a link-local address/],
+      ['ff02::1', /a multicast address/],
+      ['::', /an unspecified address/],
+      ['::1', /a loopback address/],
+      ['192.0.0.8', /a reserved address/],
+      ['192.88.99.1', /a reserved address/],
+      ['198.18.0.1', /a reserved address/],
+      ['240.0.0.1', /a reserved address/],
+      ['192.31.196.1', /AS112/],
+    ])('should refuse %s without dialing it', async (address, reason) => {
+      const guard = guardFor({ 'target.test': [address] });
+      await expect(guard.fetch({ url: `http://target.test:${port}/hello` }, [`target.test:${port}`])).rejects.toThrow(reason);
+      expect(dialed).toEqual([]);
+      expect(received).toEqual([]);
+    });
+
+    it.each(['64:ff9b::5db8:d822', '::ffff:93.184.216.34', '2606:4700::1', PUBLIC_V4])('should dial %s, a global address (also through NAT64 / IPv4-mapped forms)', async (address) => {
+      const guard = guardFor({ 'target.test': [address] });
+      const response = await guard.fetch({ url: `http://target.test:${port}/hello` }, [`target.test:${port}`]);
+      expect(response.status).toBe(200);
+      expect(dialed.map((t) => t.addresses[0]?.address)).toEqual([address]);
     });
 
     it('should refuse a redirect to a private address without dialing it', async () => {

@@ -9,3 +9,4 @@ export { WarmPool, type WarmPoolOptions } from './warm-pool.js';
 export * from './bash/bash-sandbox.js';
 export { startApiProxy, type ApiProxy } from './bash/api-proxy.js';
 export { announceOsSandbox } from './os/announce.js';
+export * from './quota/disk-quota.js';

@@ -2,15 +2,15 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
-import type { OsMount, OsSandbox } from './os/os-sandbox.js';
+import { SandboxPaths, type OsMount, type OsSandbox } from './os/os-sandbox.js';
 
-/** Where a skill process runs: inside the OS sandbox for a tenant, or (operator opt-out) only under Node's permission model. */
+/** Where a skill process runs: in the OS sandbox for a tenant, or (operator opt-out) under Node's permission model only. */
 export interface OsPlacement {
   readonly sandbox: OsSandbox;
   readonly tenant: string;
 }
 
-/** What the command for one skill process is built from; all paths are real (symlink-free) absolute paths. */
+/** What the command for one skill process is built from; all paths are real (symlink-free) absolute host paths. */
 export interface SkillProcessSpec {
   nodePath: string;
   bootstrapPath: string;
@@ -25,19 +25,75 @@ export interface SkillProcessSpec {
   os?: OsPlacement;
 }
 
+/**
+ * The paths the skill process itself uses. Inside the OS sandbox they are fixed (`/skill`, `/data/self`,
+ * `/alfred/node/node` …), so nothing the skill sees or prints names a host path; without it, the host's own.
+ */
+export interface SkillView {
+  readonly nodePath: string;
+  readonly bootstrapPath: string;
+  readonly skillDir: string;
+  readonly roots: Record<string, string>;
+  /** Host folder → what shows it inside; empty without the OS sandbox. */
+  readonly mounts: OsMount[];
+}
+
 /** Node reserves about this much address space before running anything (V8's cages and code range). */
 const NODE_BASE_ADDRESS_SPACE_MB = 1280;
 /** CPU seconds a kept-alive process may use in all; it is retired before a run could find less than its timeout. */
 export const WARM_CPU_RUNS = 4;
 
+/** How the skill's process sees its files: host paths, or the sandbox's fixed ones with the mounts that show them. */
+export function skillView(spec: SkillProcessSpec): SkillView {
+  if (!spec.os)
+    return {
+      nodePath: spec.nodePath,
+      bootstrapPath: spec.bootstrapPath,
+      skillDir: spec.skillDir,
+      roots: spec.roots,
+      mounts: [],
+    };
+  const realNode = realpathSync(spec.nodePath);
+  const writable = new Set(spec.writable);
+  const roots: Record<string, string> = {};
+  const mounts: OsMount[] = [
+    { path: path.dirname(realNode), mode: 'ro', target: SandboxPaths.node },
+    { path: path.dirname(spec.bootstrapPath), mode: 'ro', target: SandboxPaths.code },
+    { path: spec.skillDir, mode: 'ro', target: SandboxPaths.skill },
+  ];
+  for (const [name, dir] of Object.entries(spec.roots)) {
+    if (name === 'skill') {
+      roots[name] = SandboxPaths.skill;
+      continue;
+    }
+    roots[name] = `${SandboxPaths.data}/${name}`;
+    mounts.push({ path: dir, mode: writable.has(name) ? 'rw' : 'ro', target: roots[name] });
+  }
+  return {
+    nodePath: `${SandboxPaths.node}/${path.basename(realNode)}`,
+    bootstrapPath: `${SandboxPaths.code}/${path.basename(spec.bootstrapPath)}`,
+    skillDir: SandboxPaths.skill,
+    roots,
+    mounts,
+  };
+}
+
 /** Node flags for a run: the permission model with reads/writes only where allowed, heap caps, no inspector signal. */
-export function sandboxArgv(spec: Pick<SkillProcessSpec, 'bootstrapPath' | 'skillDir' | 'roots' | 'readable' | 'writable' | 'memoryMb'>): string[] {
+export function sandboxArgv(
+  spec: Pick<SkillProcessSpec, 'bootstrapPath' | 'skillDir' | 'roots' | 'readable' | 'writable' | 'memoryMb'>,
+): string[] {
   const dirOf = (name: string) => spec.roots[name] ?? missingRoot(name);
-  const reads = new Set([path.dirname(spec.bootstrapPath), spec.skillDir, ...spec.readable.map(dirOf), ...spec.writable.map(dirOf)]);
+  const reads = new Set([
+    path.dirname(spec.bootstrapPath),
+    spec.skillDir,
+    ...spec.readable.map(dirOf),
+    ...spec.writable.map(dirOf),
+  ]);
   const writes = new Set(spec.writable.map(dirOf));
   for (const dir of [...reads, spec.bootstrapPath]) {
     // Node has accepted comma-separated lists in these flags; a comma would widen the grant.
-    if (dir.includes(',') || !path.isAbsolute(dir)) throw new AlfredError(ErrorCode.BadRequest, `unusable sandbox path: ${dir}`);
+    if (dir.includes(',') || !path.isAbsolute(dir))
+      throw new AlfredError(ErrorCode.BadRequest, `unusable sandbox path: ${dir}`);
   }
   return [
     '--permission',
@@ -58,23 +114,14 @@ export function cpuBudgetSeconds(timeoutMs: number, keepAlive: boolean): number 
 }
 
 /** The program and arguments that start one skill process, wrapped in the OS sandbox when there is one. */
-export function skillProcessCommand(spec: SkillProcessSpec, keepAlive: boolean): { file: string; args: string[]; uid?: number; gid?: number } {
-  const node = [spec.nodePath, ...sandboxArgv(spec)];
+export function skillProcessCommand(spec: SkillProcessSpec, keepAlive: boolean): { file: string; args: string[] } {
+  const view = skillView(spec);
+  const node = [view.nodePath, ...sandboxArgv({ ...spec, ...view })];
   if (!spec.os) return { file: node[0]!, args: node.slice(1) };
-  const ro = (dir: string): OsMount => ({ path: dir, mode: 'ro' });
-  const writable = new Set(spec.writable.map((name) => spec.roots[name]!));
-  const readable = [...new Set(spec.readable.map((name) => spec.roots[name]!))].filter((dir) => !writable.has(dir));
-  const mounts: OsMount[] = [
-    ro(path.dirname(realpathSync(spec.nodePath))),
-    ro(path.dirname(spec.bootstrapPath)),
-    ro(spec.skillDir),
-    ...readable.map(ro),
-    ...[...writable].map((dir): OsMount => ({ path: dir, mode: 'rw' })),
-  ];
   return spec.os.sandbox.command({
     command: node,
-    mounts,
-    cwd: spec.skillDir,
+    mounts: view.mounts,
+    cwd: view.skillDir,
     tenant: spec.os.tenant,
     kind: 'skill',
     tmpfsMb: 8,
@@ -83,7 +130,7 @@ export function skillProcessCommand(spec: SkillProcessSpec, keepAlive: boolean):
       // Node itself runs about ten threads; a skill cannot start processes (the inner layer refuses child_process).
       processes: 512,
       cpuSeconds: cpuBudgetSeconds(spec.timeoutMs, keepAlive),
-      fileSizeMb: Math.max(1, Math.ceil(spec.fileBytes / (1024 * 1024))),
+      fileSizeBytes: Math.max(1024 * 1024, spec.fileBytes),
       openFiles: 256,
     },
   });

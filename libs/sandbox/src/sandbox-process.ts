@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FetchGuard } from './fetch-guard.js';
 import { signalTree, treeCpuSeconds, treeRssKb } from './os/process-tree.js';
 import { OutputCapture } from './output-capture.js';
-import { cpuBudgetSeconds, skillProcessCommand, type SkillProcessSpec } from './sandbox-command.js';
+import { cpuBudgetSeconds, skillProcessCommand, skillView, type SkillProcessSpec } from './sandbox-command.js';
 import { ChildMessage, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { MarkerSplitter } from './stream-marker.js';
 
@@ -15,6 +16,8 @@ export interface SandboxSpec extends SkillProcessSpec {
   allowedHosts: string[];
   limits: SandboxLimits;
   guard: FetchGuard;
+  /** Takes `bytes` of the tenant's disk quota for a write, or answers why not. */
+  reserve?: (bytes: number) => Promise<string | undefined>;
 }
 
 export interface SandboxOutcome {
@@ -28,8 +31,8 @@ export interface SandboxOutcome {
 const OOM_MARKERS = /JavaScript heap out of memory|Reached heap limit|Allocation failed/;
 const RESULT_EXIT_GRACE_MS = 1000;
 const MEMORY_POLL_MS = 20;
-/** Resident memory of the sandbox's own helper processes (bubblewrap's two), besides Node's. */
-const SANDBOX_RSS_MB = 8;
+/** Resident memory of the sandbox's own helper processes (bubblewrap's three when root, ~2 MB each), besides Node's. */
+const SANDBOX_RSS_MB = 10;
 /** Output a kept-alive process may write between runs before it is killed. */
 const IDLE_OUTPUT_CAP = 64 * 1024;
 
@@ -61,13 +64,13 @@ export class SandboxProcess {
   private readonly cpuPerRun: number;
 
   constructor(spec: Pick<SandboxSpec, keyof SkillProcessSpec | 'env'>, keepAlive: boolean) {
-    const { file, args, uid, gid } = skillProcessCommand(spec, keepAlive);
+    const { file, args } = skillProcessCommand(spec, keepAlive);
     this.cpuBudget = cpuBudgetSeconds(spec.timeoutMs, keepAlive);
     this.cpuPerRun = cpuBudgetSeconds(spec.timeoutMs, false);
     this.child = spawn(file, args, {
-      cwd: spec.skillDir,
+      // The sandbox chooses its own working folder; the host's is one the service can always enter.
+      cwd: spec.os ? '/' : spec.skillDir,
       env: spec.env,
-      ...(uid === undefined ? {} : { uid, gid }),
       // fd 4 carries ctx.log lines (JSON strings), written synchronously by the child like stdout.
       stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
       detached: true,
@@ -180,6 +183,8 @@ class SandboxRun {
   private logMarkerSeen = false;
   private fetches = 0;
   private leftoverFree = false;
+  /** The kept-alive process said it is idle (its event loop turned after the result). */
+  private idle = false;
 
   constructor(
     private readonly spec: SandboxSpec,
@@ -203,7 +208,9 @@ class SandboxRun {
         this.end = { kind: 'crashed', reason: 'the sandbox process ended before the run started' };
         return this.finish(false);
       }
-      const { entry, args, roots, readable, writable, limits, skillDir } = this.spec;
+      const { args, readable, writable, limits } = this.spec;
+      const { skillDir, roots } = skillView(this.spec);
+      const entry = path.posix.join(skillDir, path.relative(this.spec.skillDir, this.spec.entry));
       this.proc.send({
         type: 'run', entry, skillDir, envNames: Object.keys(this.spec.env), args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes,
         nonce: this.nonce, keepAlive: this.keepAlive,
@@ -236,11 +243,17 @@ class SandboxRun {
     const message = parsed.data;
     switch (message.type) {
       case 'result':
-        return this.settle({ kind: 'result', json: message.json }, message.reusable !== false);
+        return this.settle({ kind: 'result', json: message.json });
       case 'threw':
-        return this.settle({ kind: 'threw', message: message.message }, message.reusable !== false);
+        return this.settle({ kind: 'threw', message: message.message });
+      case 'idle':
+        this.idle = true;
+        this.leftoverFree = message.reusable;
+        return this.maybeDone();
       case 'fetch':
         return void this.onFetch(message);
+      case 'reserve':
+        return void this.onReserve(message.id, message.bytes);
     }
   }
 
@@ -260,17 +273,16 @@ class SandboxRun {
     if (text && !this.output.add(stream, text)) this.kill({ kind: 'output_limit' });
   }
 
-  private settle(end: SandboxEnd, reusable: boolean): void {
+  private settle(end: SandboxEnd): void {
     this.end ??= end;
     this.resultIn = true;
-    this.leftoverFree = reusable;
     // A single-use child exits by itself after answering; a kept-alive one writes its end markers.
     this.timers.push(setTimeout(() => this.kill(end), RESULT_EXIT_GRACE_MS));
     if (this.keepAlive) this.maybeDone();
   }
 
   private maybeDone(): void {
-    if (this.resultIn && !this.killed && this.split.stdout.seen && this.split.stderr.seen && this.logMarkerSeen) this.finish(true);
+    if (this.resultIn && this.idle && !this.killed && this.split.stdout.seen && this.split.stderr.seen && this.logMarkerSeen) this.finish(true);
   }
 
   private finish(reusable: boolean): void {
@@ -297,6 +309,11 @@ class SandboxRun {
     } catch (err) {
       this.proc.send({ type: 'fetch-reply', id, error: (err as Error).message });
     }
+  }
+
+  private async onReserve(id: number, bytes: number): Promise<void> {
+    const error = this.spec.reserve ? await this.spec.reserve(bytes).catch((err: Error) => `disk quota unavailable: ${err.message}`) : undefined;
+    this.proc.send({ type: 'reserve-reply', id, ...(error ? { error } : {}) });
   }
 
   private checkMemory(): void {

@@ -2,9 +2,14 @@ import { z } from 'zod';
 
 /** Messages the sandboxed child may send; everything it sends is untrusted and parsed with these. */
 export const ChildMessage = z.discriminatedUnion('type', [
-  // `reusable` is false when the run left something behind (a timer, pending I/O): the process is then not kept.
-  z.object({ type: z.literal('result'), json: z.string(), reusable: z.boolean().optional() }),
-  z.object({ type: z.literal('threw'), message: z.string(), reusable: z.boolean().optional() }),
+  z.object({ type: z.literal('result'), json: z.string() }),
+  z.object({ type: z.literal('threw'), message: z.string() }),
+  // A kept-alive process after its run, from the event loop's next turn (so only once it is idle): `reusable` is false
+  // when the run left something behind (a timer, pending I/O) and the process is then not kept.
+  z.object({ type: z.literal('idle'), reusable: z.boolean() }),
+  // Before a write that grows the skill's data: room asked of the tenant's disk quota, answered with `reserve-reply`
+  // (negative after a write that shrank a file: room given back).
+  z.object({ type: z.literal('reserve'), id: z.int().positive(), bytes: z.int().refine((n) => n !== 0) }),
   z.object({
     type: z.literal('fetch'),
     id: z.int().positive(),

@@ -68,6 +68,56 @@ describe(SkillRunner.name, () => {
       expect(await readFile(path.join(ws.tenantData('test'), 'shared', 'reports', 'latest.md'), 'utf8')).toBe('# remember');
     }, SANDBOX_TEST_TIMEOUT_MS);
 
+    it('should show the skill fixed paths only: its errors and stack name no host folder', async () => {
+      const { dir, manifest } = await ws.addSkill(
+        'where-am-i',
+        `export async function execute(args: unknown, ctx: any) {
+          await ctx.writeFile('self/x.txt', 'x');
+          if (args && (args as any).fail) throw new Error('failed at ' + import.meta.url + ' ' + new Error('here').stack);
+          return { success: true, result: { url: import.meta.url, cwd: process.cwd() } };
+        }`,
+        { parameters: { fail: { type: 'boolean' } }, permissions: { fs: { write: ['self'] } } },
+      );
+      const ok = await runner.execute(dir, manifest, {}, TEST_CALLER);
+      const failed = await runner.execute(dir, manifest, { fail: true }, TEST_CALLER);
+      for (const text of [JSON.stringify(ok.result), JSON.stringify(failed.result), failed.record.stderr]) {
+        expect(text).not.toContain(ws.root);
+        expect(text).not.toContain(process.cwd());
+      }
+      if (SANDBOX_MODE === 'required') {
+        expect(ok.result).toEqual({ success: true, result: { url: 'file:///skill/execute.ts', cwd: '/' } });
+        expect(failed.result.error).toContain('file:///skill/execute.ts');
+      }
+    }, SANDBOX_TEST_TIMEOUT_MS);
+
+    it("should refuse a skill's writes past its tenant's data quota, keep what is stored, and allow shrinking", async () => {
+      const MiB = 1024 * 1024;
+      const quoted = new SkillRunner({ dataRoot: ws.dataRoot, osSandbox: SANDBOX_MODE, tenantDataQuotaBytes: 3 * MiB, warmPoolSize: 1 });
+      try {
+        const { dir, manifest } = await ws.addSkill(
+          'filler',
+          `export async function execute(args: { name: string; mb: number }, ctx: any) {
+            try { await ctx.writeFile('self/' + args.name, new Uint8Array(args.mb * 1024 * 1024)); return { success: true, result: 'wrote' }; }
+            catch (err) { return { success: false, error: (err as Error).message }; }
+          }`,
+          { parameters: { name: { type: 'string', required: true }, mb: { type: 'number', required: true } }, permissions: { fs: { write: ['self'] } } },
+        );
+        const caller = { tenant: 'quota-tenant', agent: 'x' };
+        expect((await quoted.execute(dir, manifest, { name: 'a.bin', mb: 2 }, caller)).result).toEqual({ success: true, result: 'wrote' });
+        const refused = await quoted.execute(dir, manifest, { name: 'b.bin', mb: 2 }, caller);
+        expect(refused.result).toEqual({ success: false, error: expect.stringMatching(/write refused: it adds 2097152 bytes past the disk quota: this tenant's skill data use .* of 3\.00 MiB/) });
+        const data = path.join(ws.tenantData('quota-tenant'), 'skill-data', 'filler');
+        await expect(access(path.join(data, 'b.bin'))).rejects.toThrow();
+        expect((await readFile(path.join(data, 'a.bin'))).length).toBe(2 * MiB);
+        // Rewriting a file smaller always passes; another tenant has its own quota.
+        expect((await quoted.execute(dir, manifest, { name: 'a.bin', mb: 1 }, caller)).result).toEqual({ success: true, result: 'wrote' });
+        expect((await quoted.execute(dir, manifest, { name: 'b.bin', mb: 2 }, { tenant: 'other-tenant', agent: 'x' })).result).toEqual({ success: true, result: 'wrote' });
+        expect((await quoted.dataUsage('quota-tenant'))!.tenant.used).toBeLessThan(2 * MiB);
+      } finally {
+        quoted.close();
+      }
+    }, SANDBOX_TEST_TIMEOUT_MS);
+
     it('should refuse invalid arguments with field details before anything runs', async () => {
       const { dir, manifest } = await ws.addSkill(
         'strict-args',

@@ -13,9 +13,11 @@ import {
   type SkillManifest,
 } from '#contracts';
 import { AlfredError } from '#errors';
+import { Metrics } from '#metrics';
 import { FetchGuard } from './fetch-guard.js';
+import { DiskQuota, quotaMessage, type QuotaNames, type QuotaState } from './quota/disk-quota.js';
 import { OsSandbox, osSandboxUnavailable, sandboxUser } from './os/os-sandbox.js';
-import { sandboxArgv, type OsPlacement } from './sandbox-command.js';
+import { sandboxArgv, skillView, type OsPlacement } from './sandbox-command.js';
 import { runSandboxed, runWarm, SandboxProcess, type SandboxOutcome, type SandboxSpec } from './sandbox-process.js';
 import { DEFAULT_SANDBOX_LIMITS, type SandboxEnd, type SandboxLimits } from './sandbox-protocol.js';
 import { skillDigest } from './skill-digest.js';
@@ -46,6 +48,8 @@ export interface SkillRunnerOptions {
    */
   osSandbox?: 'required' | 'unsafe-off';
   bwrapPath?: string;
+  /** Disk one tenant's skill data (every `self` and `shared/<name>` root) may hold; unlimited when absent. */
+  tenantDataQuotaBytes?: number;
 }
 
 /** One execution: what the caller gets back and what the audit trail records. */
@@ -53,6 +57,8 @@ export interface SkillExecution {
   result: SkillResult;
   record: SkillExecutionRecord;
 }
+
+const SKILL_DATA_QUOTA: QuotaNames = { folder: "this tenant's skill data", tenant: "this tenant's skill data" };
 
 const BOOTSTRAP = fileURLToPath(new URL(`./child/bootstrap${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
 
@@ -68,6 +74,10 @@ export class SkillRunner {
   private readonly secrets: Readonly<Record<string, string>>;
   private readonly nodePath: string;
   private readonly pool: WarmPool;
+  private readonly quota?: DiskQuota;
+  private readonly untrack?: () => void;
+  /** One reservation at a time per tenant, so two runs cannot both take the same last bytes. */
+  private readonly reserving = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: SkillRunnerOptions) {
     if (!path.isAbsolute(options.dataRoot)) throw new AlfredError(ErrorCode.BadRequest, 'dataRoot must be an absolute path');
@@ -76,6 +86,9 @@ export class SkillRunner {
     this.secrets = options.secrets ?? {};
     this.nodePath = options.nodePath ?? process.execPath;
     this.pool = new WarmPool({ perKey: options.warmPoolSize ?? 0 });
+    const quota = options.tenantDataQuotaBytes;
+    if (quota !== undefined) this.quota = new DiskQuota({ folderBytes: quota, tenantBytes: quota });
+    if (this.quota) this.untrack = Metrics.diskUsage.track({ area: 'skill_data' }, () => this.quota!.knownTotal());
     this.os = options.osSandbox === 'unsafe-off' ? undefined : new OsSandbox(options.bwrapPath);
   }
 
@@ -89,6 +102,7 @@ export class SkillRunner {
 
   /** Kills the idle warm processes; runs in flight finish on their own. */
   close(): void {
+    this.untrack?.();
     this.pool.close();
   }
 
@@ -127,14 +141,16 @@ export class SkillRunner {
       fileBytes: this.limits.fileBytes,
       rssHeadroomMb: this.limits.rssHeadroomMb,
       ...(os ? { os } : {}),
+      ...(this.quota ? { reserve: (bytes: number) => this.reserve(parsedCaller.tenant, bytes) } : {}),
     });
-    const { result, outcome: kind } = interpret(outcome.end, manifest, { [realDir]: 'skill', ...invert(roots) });
+    // Inside the OS sandbox every path is a fixed one (`/skill`, `/data/self`); without it, host paths become root names.
+    const { result, outcome: kind } = interpret(outcome.end, manifest, os ? {} : { [realDir]: 'skill', ...invert(roots) });
     return { result, record: this.record(manifest, digest, parsedCaller, startedAt, kind, result, outcome) };
   }
 
   private async placement(tenant: string): Promise<OsPlacement | undefined> {
     if (!this.os) return undefined;
-    const status = await OsSandbox.probe(this.options.bwrapPath);
+    const status = await OsSandbox.probe(this.options.bwrapPath, this.options.dataRoot);
     if (!status.available) throw osSandboxUnavailable('executing skills', status.reason);
     return { sandbox: this.os, tenant };
   }
@@ -142,7 +158,8 @@ export class SkillRunner {
   /** Warm processes are keyed by tenant and exact skill version (and sandbox), so no run sees another tenant's globals. */
   private async run(tenant: string, id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
     if (!this.pool.enabled) return runSandboxed(spec);
-    const key = createHash('sha256').update(JSON.stringify([tenant, id, digest, spec.nodePath, sandboxArgv(spec), spec.env, spec.skillDir, spec.os ? 'os' : 'no-os'])).digest('hex');
+    const view = skillView(spec);
+    const key = createHash('sha256').update(JSON.stringify([tenant, id, digest, spec.nodePath, sandboxArgv({ ...spec, ...view }), view.mounts, spec.env, spec.skillDir, spec.os ? 'os' : 'no-os'])).digest('hex');
     const proc = this.pool.take(key) ?? new SandboxProcess(spec, true);
     const outcome = await runWarm(spec, proc);
     if (outcome.reusable) this.pool.give(key, proc);
@@ -168,16 +185,41 @@ export class SkillRunner {
     return env;
   }
 
+  /** The tenant's skill data (walked again every few seconds, counted in between) and its quota. */
+  async dataUsage(tenant: string): Promise<QuotaState | undefined> {
+    return this.quota?.state(this.tenantBase(tenant));
+  }
+
+  /** Takes room for a skill's write from its tenant's quota, or says why not (the skill's writeFile throws it). */
+  private reserve(tenant: string, bytes: number): Promise<string | undefined> {
+    const run = async () => {
+      if (bytes < 0) return void this.quota!.noted(this.tenantBase(tenant), undefined, bytes);
+      const state = await this.quota!.state(this.tenantBase(tenant));
+      if (bytes > state.remaining) Metrics.diskQuotaRefusals.inc({ area: 'skill_data' });
+      if (bytes > state.remaining) return `write refused: it adds ${bytes} bytes past the ${quotaMessage(state, SKILL_DATA_QUOTA)}`;
+      this.quota!.noted(this.tenantBase(tenant), undefined, bytes);
+      return undefined;
+    };
+    const next = (this.reserving.get(tenant) ?? Promise.resolve()).then(run, run);
+    this.reserving.set(tenant, next);
+    void next.finally(() => this.reserving.get(tenant) === next && this.reserving.delete(tenant));
+    return next;
+  }
+
+  private tenantBase(tenant: string): string {
+    return path.join(this.options.dataRoot, 'tenants', tenantSegment(tenant));
+  }
+
   /** Data roots live under the caller's tenant: `<dataRoot>/tenants/<tenant>/skill-data/<id>` and `.../shared/<name>`. */
   private async prepareRoots(manifest: SkillManifest, skillDir: string, tenant: string): Promise<Record<string, string>> {
     const roots: Record<string, string> = { skill: skillDir };
     const { read, write } = manifest.permissions.fs;
-    const base = path.join(this.options.dataRoot, 'tenants', tenantSegment(tenant));
+    const base = this.tenantBase(tenant);
     const owner = this.os ? sandboxUser(tenant, 'skill') : undefined;
     for (const name of new Set([...read, ...write])) {
       const dir = name === 'self' ? path.join(base, 'skill-data', manifest.id) : path.join(base, name);
-      // Parents may be searched (not listed) by sandbox users; the folder itself belongs to the tenant's kernel user.
-      await mkdir(dir, { recursive: true, mode: 0o711 });
+      // Sandboxes see the folder only through their mount: no sandbox user ever passes through its parents.
+      await mkdir(dir, { recursive: true, mode: 0o700 });
       if (owner) await chown(dir, owner.uid, owner.gid);
       await chmod(dir, 0o700);
       roots[name] = await realpath(dir);
@@ -229,9 +271,6 @@ function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<strin
     case 'output_limit':
       return fail('output_limit', 'output exceeded the limit; the skill was stopped');
     case 'crashed':
-      if (/bwrap: Can't find source path .*: Permission denied/.test(end.reason)) {
-        return fail('crashed', `${end.reason} (the sandbox's user could not reach a folder it was given: make the data and skill folders' parents searchable, e.g. chmod o+x)`);
-      }
       return fail('crashed', end.reason);
     case 'threw':
       if (ALLOCATION_FAILED.test(end.message)) return fail('out_of_memory', `exceeded memory limit of ${manifest.memoryMb} MB`);

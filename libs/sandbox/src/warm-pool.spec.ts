@@ -101,6 +101,24 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
       expect(fresh.result).toEqual({ success: true });
     }, SANDBOX_TEST_TIMEOUT_MS);
 
+    it.each([
+      ['a microtask loop', 'const spin = (): unknown => Promise.resolve().then(spin); spin();'],
+      ['a nextTick loop', 'const spin = (): void => process.nextTick(spin); spin();'],
+    ])('should answer a skill that returned while %s keeps running, and not keep its process', async (_what, loop) => {
+      const spinner = await ws.addSkill(`warm-spin-${loop.includes('nextTick') ? 'tick' : 'micro'}`, `export async function execute(args: { spin: boolean }) {
+        if (args.spin) { ${loop} }
+        return { success: true, result: 'answered' };
+      }`, { timeoutMs: 3000, parameters: { spin: { type: 'boolean', default: false } } });
+      const before = new Set(runner.warmProcesses().map((p) => p.pid));
+      const spun = await runner.execute(spinner.dir, spinner.manifest, { spin: true }, TEST_CALLER);
+      expect(spun.result).toEqual({ success: true, result: 'answered' });
+      expect(runner.warmProcesses().filter((p) => !before.has(p.pid))).toEqual([]);
+      // The tenant's next run gets a process that is idle, not the spinning one (which would time out).
+      const next = await runner.execute(spinner.dir, spinner.manifest, {}, TEST_CALLER);
+      expect(next.record.outcome).toBe('succeeded');
+      expect(runner.warmProcesses().filter((p) => !before.has(p.pid))).toHaveLength(1);
+    }, SANDBOX_TEST_TIMEOUT_MS);
+
     it('should kill a process that would allocate after its run instead of letting it hold memory idle', async () => {
       const hog = await ws.addSkill('warm-hog', `export async function execute() {
         const keep: Buffer[] = [];

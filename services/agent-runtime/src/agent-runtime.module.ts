@@ -4,17 +4,19 @@ import { createAgentFileStore, type AgentFileStore } from '#agent-files';
 import { BUS, type Bus } from '#bus';
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
-import { announceOsSandbox, BashSandbox } from '#sandbox';
+import { Metrics } from '#metrics';
+import { announceOsSandbox, BashSandbox, DiskQuota } from '#sandbox';
 import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { AgentService } from './agents/agent.service.js';
 import type { AgentStore } from './agents/agent.store.js';
 import { FileAgentStore } from './agents/file-agent.store.js';
 import { RedisAgentStore } from './agents/redis-agent.store.js';
-import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
+import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspaceQuotaOf, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
 import { TurnHandlers } from './handlers/turn.handlers.js';
+import { UsageHandlers, WORKSPACE_QUOTA, WORKSPACES_DIR } from './handlers/usage.handlers.js';
 import { ExecutableSkillToolProvider } from './tools/executable-skill.provider.js';
 import type { ToolProvider } from './tools/tool.types.js';
 import { RedisTurnStateStore } from './turns/redis-turn-state.store.js';
@@ -42,6 +44,7 @@ const closer = (token: symbol) => ({
 export class AgentRuntimeModule {
   static forRoot(config: AgentRuntimeConfig, toolProviders: readonly ToolProvider[] = []): DynamicModule {
     const workspacesDir = workspacesDirOf(config);
+    const quota = new DiskQuota(workspaceQuotaOf(config));
     return {
       module: AgentRuntimeModule,
       providers: [
@@ -78,8 +81,8 @@ export class AgentRuntimeModule {
           inject: [BUS, SESSION_STORE, TURN_STATE, LLM, AgentService, TOOL_PROVIDERS, LOGGER, SERVICE_CONTEXT],
           useFactory: (bus: Bus, sessions: SessionStore, turnState: TurnStateStore, llm: LlmClient, agents: AgentService, providers: ToolProvider[], logger: Logger, ctx: ServiceContext) => {
             const log = logger.child({ context: TurnCoordinator.name });
-            const sandbox = new BashSandbox({ mode: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH });
-            void announceOsSandbox(logger.child({ context: 'BashSandbox' }), "the agent's bash commands", config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH);
+            const sandbox = new BashSandbox({ mode: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH, folder: workspacesDir, hostPath: config.PATH, quota });
+            void announceOsSandbox(logger.child({ context: 'BashSandbox' }), "the agent's bash commands", config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH, workspacesDir);
             const runner = new TurnRunner(
               { bus, sessions, agents, llm, turnState, providers, logger: log },
               {
@@ -91,8 +94,9 @@ export class AgentRuntimeModule {
                 memoryLimit: config.ALFRED_MEMORY_CONTEXT_LIMIT,
                 skillIndexTtlMs: config.ALFRED_SKILL_INDEX_TTL_MS,
                 workspacesDir,
+                quota,
                 apiUrl: apiUrlOf(config, ctx.apiUrl),
-                bash: { path: config.PATH, defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX, sandbox },
+                bash: { defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX, sandbox },
               },
             );
             return new TurnCoordinator(bus, sessions, turnState, llm, runner, {
@@ -102,6 +106,7 @@ export class AgentRuntimeModule {
               deadlineMs: config.ALFRED_TURN_DEADLINE_MS,
               confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
               maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
+              maxTenantTurns: config.ALFRED_MAX_TENANT_TURNS ?? Math.max(1, Math.ceil(config.ALFRED_MAX_CONCURRENT_TURNS / 2)),
               // Most of the shutdown deadline goes to finishing running turns; the rest to writing and closing.
               drainMs: Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6),
             }, log);
@@ -110,6 +115,16 @@ export class AgentRuntimeModule {
         SessionHandlers,
         AgentHandlers,
         TurnHandlers,
+        { provide: WORKSPACE_QUOTA, useValue: quota },
+        {
+          provide: 'WORKSPACE_USAGE_GAUGE',
+          useFactory: () => {
+            const untrack = Metrics.diskUsage.track({ area: 'workspace' }, () => quota.knownTotal());
+            return { onApplicationShutdown: untrack };
+          },
+        },
+        { provide: WORKSPACES_DIR, useValue: workspacesDir },
+        UsageHandlers,
       ],
     };
   }

@@ -16,7 +16,7 @@ export const agentEnv = {
   ALFRED_API_URL: envHelpers.url(/^https?$/).optional(),
   /** The gateway's port, for the default ALFRED_API_URL. */
   ALFRED_API_PORT: envHelpers.port.default(8080),
-  /** PATH given to bash (the rest of the environment is scrubbed). */
+  /** PATH for bash only when the operator turned the OS sandbox off (inside the sandbox PATH is fixed). */
   PATH: z.string().default('/usr/local/bin:/usr/bin:/bin'),
   ALFRED_MAX_TOOL_ROUNDS: int(1, 1000, 25),
   ALFRED_TURN_DEADLINE_MS: int(1_000, 3_600_000, 600_000),
@@ -30,7 +30,13 @@ export const agentEnv = {
   ALFRED_CONFIRM_TIMEOUT_MS: int(100, 3_600_000, 300_000),
   /** Turns one worker runs at once; more wait for a slot (a worker's share of model calls in flight). */
   ALFRED_MAX_CONCURRENT_TURNS: int(1, 10_000, 16),
+  /** Of those, how many one tenant may run at once (default: half, at least 1); waiting turns take turns by tenant. */
+  ALFRED_MAX_TENANT_TURNS: z.coerce.number().int().min(1).max(10_000).optional(),
   ALFRED_BASH_TIMEOUT_MS: int(100, 3_600_000, 120_000),
+  /** Disk one agent's workspace may hold (MiB): bash calls and file tools cannot add past it (plus a few MiB). */
+  ALFRED_WORKSPACE_QUOTA_MB: int(1, 1_048_576, 1024),
+  /** Disk all of one tenant's workspaces may hold together (MiB). */
+  ALFRED_TENANT_WORKSPACES_QUOTA_MB: int(1, 1_048_576, 4096),
   ALFRED_TOOL_OUTPUT_MAX: int(1_000, 10_000_000, 50_000),
   ALFRED_MEMORY_CONTEXT_LIMIT: int(0, 50, 5),
   /** How long a worker reuses the level-1 skill index and the executable-skill tool list between turns. */
@@ -48,6 +54,11 @@ export function loadAgentRuntimeConfig(env: NodeJS.ProcessEnv): AgentRuntimeConf
 export function apiUrlOf(config: AgentRuntimeConfig, listening?: () => string | undefined): () => string {
   const configured = config.ALFRED_API_URL ?? `http://127.0.0.1:${config.ALFRED_API_PORT}`;
   return () => listening?.() ?? configured;
+}
+
+/** The workspaces' disk quotas in bytes. */
+export function workspaceQuotaOf(config: AgentRuntimeConfig): { folderBytes: number; tenantBytes: number } {
+  return { folderBytes: config.ALFRED_WORKSPACE_QUOTA_MB * 1024 * 1024, tenantBytes: config.ALFRED_TENANT_WORKSPACES_QUOTA_MB * 1024 * 1024 };
 }
 
 export function workspacesDirOf(config: AgentRuntimeConfig): string {

@@ -60,6 +60,7 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
   { path: '/sessions/{id}/turns', methods: ['POST'], description: 'Run one agent turn: SSE events, or JSON with Accept: application/json / "stream": false' },
   { path: '/sessions/{id}/turns/current', methods: ['DELETE'], description: 'Cancel the running turn of a session' },
   { path: '/sessions/{id}/confirm', methods: ['POST'], description: 'Answer a confirmation request of a running turn' },
+  { path: '/usage', methods: ['GET'], description: "The tenant's disk use against its quotas: agent workspaces and skill data" },
   { path: '/agents', methods: ['GET', 'POST'], description: 'Named agents (alfred always exists)' },
   { path: '/agents/{name}', methods: ['GET', 'PATCH', 'DELETE'], description: 'One agent; DELETE needs ?confirm={name} and removes its data' },
   { path: '/agents/{agent}/files/{file}', methods: ['GET', 'PUT'], description: 'An agent file (user, soul, memory); PUT edits USER.md or SOUL.md from expected_version (409 with the newer text when it moved)' },

@@ -19,6 +19,7 @@ import { SessionsController } from './controllers/sessions.controller.js';
 import { SkillsController } from './controllers/skills.controller.js';
 import { HEALTH_TIMEOUT_MS, SystemController } from './controllers/system.controller.js';
 import { TurnsController } from './controllers/turns.controller.js';
+import { UsageController } from './controllers/usage.controller.js';
 import { AgentExistsGuard } from './http/agent-scope.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { McpController } from './mcp/mcp.controller.js';
@@ -48,7 +49,7 @@ export class GatewayModule {
   static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number; historyStepMs: number }): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
+      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController, UsageController],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },

@@ -1,5 +1,5 @@
 import { ConfigError } from '#config';
-import { loadSkillRunnerConfig } from './config.js';
+import { loadSkillRunnerConfig, tenantShareOf } from './config.js';
 
 describe(loadSkillRunnerConfig.name, () => {
   it('should read secrets as NAME=value pairs, keeping = inside values', () => {
@@ -22,5 +22,12 @@ describe(loadSkillRunnerConfig.name, () => {
   it('should read which tenants get each secret', () => {
     expect(loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'WEATHER_KEY=acme|globex, TOKEN=*' }).ALFRED_SKILL_SECRET_GRANTS).toEqual({ WEATHER_KEY: ['acme', 'globex'], TOKEN: '*' });
     expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'lower=acme' })).toThrow(ConfigError);
+  });
+
+  it("should give one tenant half the runner's slots by default, or what the operator says", () => {
+    expect(tenantShareOf(loadSkillRunnerConfig({}))).toBe(4);
+    expect(tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '1' }))).toBe(1);
+    expect(tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '5' }))).toBe(3);
+    expect(tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '4', ALFRED_SKILL_TENANT_CONCURRENCY: '9' }))).toBe(4);
   });
 });

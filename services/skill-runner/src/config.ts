@@ -44,11 +44,23 @@ export const skillRunnerEnvSchema = z.object({
   ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(16).default(4),
   /** Executions one runner instance runs at once; more wait their turn (scale out with more instances). */
   ALFRED_SKILL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * Of those, how many one tenant may hold (default: half, at least 1), so a tenant flooding the runner leaves slots
+   * for the others; waiting executions are served round-robin across tenants.
+   */
+  ALFRED_SKILL_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  /** Disk one tenant's skill data (every `self` and `shared/<name>` root) may hold (MiB); past it ctx.writeFile throws. */
+  ALFRED_TENANT_SKILL_DATA_QUOTA_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
 });
 export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
 
 export function loadSkillRunnerConfig(env: NodeJS.ProcessEnv): SkillRunnerConfig {
   return parseEnv(skillRunnerEnvSchema, env);
+}
+
+/** How many of the runner's slots one tenant may hold. */
+export function tenantShareOf(config: SkillRunnerConfig): number {
+  return Math.min(config.ALFRED_SKILL_CONCURRENCY, config.ALFRED_SKILL_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.ALFRED_SKILL_CONCURRENCY / 2)));
 }
 
 /** The runner's own disk: skill files cached by digest, and the skills' data roots. Never the registry's. */

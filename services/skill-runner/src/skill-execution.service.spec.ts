@@ -4,35 +4,12 @@ import { ExecutableSkillRoutes, SkillRoutes } from '#contracts';
 import { InProcessBus, type Served } from '#bus';
 import { createLogger } from '#logging';
 import { SkillRunner, skillDigest } from '#sandbox';
-import { gate, pollUntil, SANDBOX_MODE } from '#testing';
+import { FairSlots } from '#runtime';
+import { gate, SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from '../../../libs/sandbox/src/testing/skill-fixtures.js';
 import { ExecutionLog } from './execution-log.js';
-import { SkillExecutionService, Slots } from './skill-execution.service.js';
+import { SkillExecutionService } from './skill-execution.service.js';
 import { SkillFilesCache } from './skill-files.cache.js';
-
-describe(Slots.name, () => {
-  describe('run', () => {
-    it('should run at most its size at once and start waiting work in arrival order', async () => {
-      const slots = new Slots(2);
-      const gates = [gate(), gate(), gate()];
-      const started: number[] = [];
-      const runs = gates.map((g, i) => slots.run(async () => { started.push(i); await g.promise; return i; }));
-      await pollUntil(() => started.length === 2, 1000, 'two started');
-      expect(started).toEqual([0, 1]);
-      gates[1]!.open();
-      await pollUntil(() => started.length === 3, 1000, 'the third started');
-      gates[0]!.open();
-      gates[2]!.open();
-      expect(await Promise.all(runs)).toEqual([0, 1, 2]);
-    });
-
-    it('should free its slot when the work fails', async () => {
-      const slots = new Slots(1);
-      await expect(slots.run(async () => { throw new Error('boom'); })).rejects.toThrow('boom');
-      expect(await slots.run(async () => 'next')).toBe('next');
-    });
-  });
-});
 
 describe(SkillExecutionService.name, () => {
   let ws: SkillWorkspace;
@@ -52,27 +29,34 @@ describe(SkillExecutionService.name, () => {
     await ws.dispose();
   });
 
-  it('should answer without waiting for the outcome to be counted, and wait for it when the service stops', async () => {
-    const { dir } = await ws.addSkill('doubler', 'export async function execute(args: { n: number }) { return { success: true, result: args.n * 2 }; }', {
-      parameters: { n: { type: 'number', required: true } },
-    });
+  /** Caches `dir` as the runner would after a first run, and lets the registry's side of the bus resolve it. */
+  const digests = new Map<string, string>();
+  let counting = gate();
+  const counts: Array<{ id: string; success: boolean }> = [];
+  const cacheDir = () => path.join(ws.root, 'cache');
+  async function cached(id: string, code: string, manifest: Parameters<SkillWorkspace['addSkill']>[2] = {}): Promise<void> {
+    const { dir } = await ws.addSkill(id, code, manifest);
     const digest = await skillDigest(dir);
-    // The runner's cache already holds this version (as after a first run): no files need fetching.
-    const cacheDir = path.join(ws.root, 'cache');
-    await mkdir(cacheDir, { recursive: true });
-    await cp(dir, path.join(cacheDir, digest.replace(/^sha256:/, '')), { recursive: true });
-    // The registry's side of the bus: the current version, and a count that waits until the test lets it finish.
-    const counting = gate();
-    const counts: Array<{ id: string; success: boolean }> = [];
+    await mkdir(cacheDir(), { recursive: true });
+    await cp(dir, path.join(cacheDir(), digest.replace(/^sha256:/, '')), { recursive: true });
+    digests.set(id, digest);
+    if (served.length > 0) return;
     served.push(
-      bus.serve(ExecutableSkillRoutes.resolve, async ({ id }) => ({ id, status: 'loaded' as const, digest })),
-      bus.serve(SkillRoutes.executed, async ({ id, success }) => {
+      bus.serve(ExecutableSkillRoutes.resolve, async ({ id: asked }) => ({ id: asked, status: 'loaded' as const, digest: digests.get(asked)! })),
+      bus.serve(SkillRoutes.executed, async ({ id: done, success }) => {
         await counting.promise;
-        counts.push({ id, success });
-        return { counted: [id], outcomes: { success: 1, failure: 0, estimate: 0.6 } };
+        counts.push({ id: done, success });
+        return { counted: [done], outcomes: { success: 1, failure: 0, estimate: 0.6 } };
       }),
     );
-    const service = new SkillExecutionService(bus, new SkillFilesCache(bus, cacheDir), runner, new ExecutionLog(bus), 'runner-1', new Slots(1));
+  }
+  const serviceWith = (slots: FairSlots) => new SkillExecutionService(bus, new SkillFilesCache(bus, cacheDir()), runner, new ExecutionLog(bus), 'runner-1', slots);
+
+  it('should answer without waiting for the outcome to be counted, and wait for it when the service stops', async () => {
+    await cached('doubler', 'export async function execute(args: { n: number }) { return { success: true, result: args.n * 2 }; }', {
+      parameters: { n: { type: 'number', required: true } },
+    });
+    const service = serviceWith(new FairSlots(1));
 
     const answer = await service.execute({ id: 'doubler', args: { n: 21 }, caller: TEST_CALLER }, { correlationId: 'c-1' });
     expect(answer).toMatchObject({ success: true, result: 42, outcome: 'succeeded' });
@@ -85,5 +69,25 @@ describe(SkillExecutionService.name, () => {
     counting.open();
     await stopping;
     expect(counts).toEqual([{ id: 'doubler', success: true }]);
+  }, SANDBOX_TEST_TIMEOUT_MS);
+
+  it("should run another tenant's execution while one tenant holds its share of the slots", async () => {
+    counting = gate();
+    counting.open();
+    await cached('napper', 'export async function execute() { await new Promise((r) => setTimeout(r, 6000)); return { success: true }; }', {
+      timeoutMs: 10_000,
+    });
+    await cached('quick', 'export async function execute() { return { success: true }; }');
+    const service = serviceWith(new FairSlots(2, 1));
+    const finished: string[] = [];
+    const run = (id: string, tenant: string, name: string) =>
+      service.execute({ id, args: {}, caller: { tenant, agent: 'x' } }, { correlationId: name }).then((answer) => {
+        finished.push(name);
+        return answer;
+      });
+    // Tenant a asks first, twice: its second run waits for its first (its share is one slot); b's takes the other.
+    const all = [run('napper', 'a', 'a1'), run('napper', 'a', 'a2'), run('quick', 'b', 'b1')];
+    for (const answer of await Promise.all(all)) expect(answer.outcome).toBe('succeeded');
+    expect(finished).toEqual(['b1', 'a1', 'a2']);
   }, SANDBOX_TEST_TIMEOUT_MS);
 });

@@ -10,6 +10,7 @@ import {
 import type { Bus, MessageContext } from '#bus';
 import type { Logger } from '#logging';
 import { AlfredError, isAlfredError } from '#errors';
+import type { FairSlots } from '#runtime';
 import type { SkillRunner } from '#sandbox';
 import type { ExecutionLog } from './execution-log.js';
 import type { CachedSkill, SkillFilesCache } from './skill-files.cache.js';
@@ -27,15 +28,16 @@ export class SkillExecutionService {
     private readonly runner: SkillRunner,
     private readonly log: ExecutionLog,
     private readonly instance: string,
-    private readonly slots: Slots,
+    private readonly slots: FairSlots,
     private readonly logger?: Logger,
   ) {}
 
   async execute(request: ExecuteRequest, ctx: MessageContext): Promise<SkillExecuteResponse> {
     const skill = await this.current(request.caller.tenant, request.id, ctx);
     const caller = { ...request.caller, correlationId: request.caller.correlationId ?? ctx.correlationId };
-    // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded).
-    const { result, record } = await this.slots.run(() => this.runner.execute(skill.dir, skill.manifest, request.args, caller));
+    // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded). Tenants take turns
+    // for this runner's slots, none holding more than its share.
+    const { result, record } = await this.slots.run(caller.tenant, () => this.runner.execute(skill.dir, skill.manifest, request.args, caller));
     await this.log.record({ ...record, runner: this.instance });
     Metrics.sandboxExecutions.inc({ kind: 'skill', outcome: record.outcome });
     Metrics.sandboxDuration.observe({ kind: 'skill' }, record.durationMs / 1000);
@@ -87,28 +89,6 @@ export class SkillExecutionService {
     } catch (err) {
       if (!retried && isAlfredError(err) && err.code === ErrorCode.Conflict) return this.current(tenant, id, ctx, true);
       throw err;
-    }
-  }
-}
-
-/** At most `size` executions at once on this instance; the rest wait in arrival order. */
-export class Slots {
-  private free: number;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(size: number) {
-    this.free = size;
-  }
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
     }
   }
 }

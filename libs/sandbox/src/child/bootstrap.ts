@@ -29,6 +29,12 @@ interface RunMessage {
   keepAlive: boolean;
 }
 
+interface ReserveReply {
+  type: 'reserve-reply';
+  id: number;
+  error?: string;
+}
+
 interface FetchReply {
   type: 'fetch-reply';
   id: number;
@@ -69,6 +75,7 @@ for (const name of SAFE_BUILTINS) {
 Object.freeze(safe);
 
 const pendingFetches = new Map<number, { resolve: (reply: FetchReply) => void }>();
+const pendingReserves = new Map<number, (reply: ReserveReply) => void>();
 let nextFetchId = 1;
 let current: RunMessage | undefined;
 let lockedDown = false;
@@ -80,8 +87,9 @@ if (!send) realProcess.exit(70);
 realProcess.on('disconnect', () => realProcess.exit(71));
 realProcess.on('uncaughtException', (err) => finish({ type: 'threw', message: `uncaught exception: ${describe(err)}` }));
 realProcess.on('unhandledRejection', (err) => finish({ type: 'threw', message: `unhandled rejection: ${describe(err)}` }));
-realProcess.on('message', (message: RunMessage | FetchReply) => {
+realProcess.on('message', (message: RunMessage | FetchReply | ReserveReply) => {
   if (message.type === 'fetch-reply') pendingFetches.get(message.id)?.resolve(message);
+  else if (message.type === 'reserve-reply') pendingReserves.get(message.id)?.(message);
   else if (message.type === 'run' && !current) {
     current = message;
     void run(message);
@@ -117,10 +125,15 @@ function finish(message: { type: 'result'; json: string } | { type: 'threw'; mes
     return void send!(message, undefined, {}, () => realProcess.exit(0));
   }
   current = undefined;
-  const marker = `\0${run.nonce}\n`;
-  for (const fd of [STDOUT_FD, STDERR_FD, LOG_FD]) writeOut(fd, marker);
-  // Nothing may run between executions: a process with a timer, an interval or I/O still pending is not kept.
-  send!({ ...message, reusable: !lingers() });
+  send!(message);
+  // The end of the run's output and the verdict on keeping the process wait for the event loop's next turn: a skill
+  // that returned while a microtask or nextTick loop spins never yields one, so its process is never reused.
+  setImmediate(() => {
+    const marker = `\0${run.nonce}\n`;
+    for (const fd of [STDOUT_FD, STDERR_FD, LOG_FD]) writeOut(fd, marker);
+    // Nothing may run between executions: a process with a timer, an interval or I/O still pending is not kept.
+    send!({ type: 'idle', reusable: !lingers() });
+  });
 }
 
 function activeResources(): Record<string, number> {
@@ -233,12 +246,17 @@ function buildContext(message: RunMessage) {
     },
     writeFile: async (file: string, content: string | Uint8Array) => {
       const target = await resolveInRoot(message, file, 'write');
+      const bytes = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
+      const existing = await stat(target).then((info) => info.size, () => 0);
+      if (bytes > existing) await reserve(bytes - existing);
       const handle = await open(target, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o640);
       try {
         await handle.writeFile(content);
       } finally {
         await handle.close();
       }
+      // What a smaller rewrite freed is given back once it is really free.
+      if (bytes < existing) await reserve(bytes - existing);
     },
   });
 }
@@ -267,6 +285,17 @@ async function resolveInRoot(message: RunMessage, file: unknown, mode: 'read' | 
     throw new Error(`${file} resolves outside its root "${rootName}"`);
   }
   return real;
+}
+
+/** Asks the host for room in the tenant's disk quota before a write grows the skill's data (throws when refused); a negative count gives room back. */
+async function reserve(bytes: number): Promise<void> {
+  const id = nextFetchId++;
+  const reply = await new Promise<ReserveReply>((resolve) => {
+    pendingReserves.set(id, resolve);
+    send!({ type: 'reserve', id, bytes });
+  });
+  pendingReserves.delete(id);
+  if (reply.error !== undefined) throw new Error(reply.error);
 }
 
 async function remoteFetch(url: string, init: FetchInit) {

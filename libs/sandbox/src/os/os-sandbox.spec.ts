@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { chmod, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describeOsSandbox } from '#testing';
-import { OsSandbox } from './os-sandbox.js';
+import { OsSandbox, SandboxPaths, sandboxUser } from './os-sandbox.js';
 
 /** What untrusted code could do if the inner layer (Node's permission model, the bootstrap) fell: run plain Node in the sandbox. */
 const PROBE = `
@@ -36,8 +36,8 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
   let connections = 0;
 
   beforeAll(async () => {
+    // mkdtemp makes a 0700 folder: the sandbox's user (another kernel user when the tests run as root) cannot pass it.
     root = await realpath(await mkdtemp(path.join(os.tmpdir(), 'alfred-os-')));
-    await chmod(root, 0o711);
     for (const dir of ['skill', 'tenants/a', 'tenants/b']) await mkdir(path.join(root, dir), { recursive: true, mode: 0o755 });
     await writeFile(path.join(root, 'skill', 'probe.mjs'), PROBE);
     await writeFile(path.join(root, 'tenants', 'b', 'secret.txt'), 'tenant b');
@@ -56,18 +56,22 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
 
   it('should give code that escaped Node no network, no host processes, no other tenant and no capability', async () => {
     const nodeDir = path.dirname(await realpath(process.execPath));
-    const { file, args, uid, gid } = new OsSandbox().command({
-      command: [process.execPath, path.join(root, 'skill', 'probe.mjs'), String(hostPort), path.join(root, 'tenants', 'b'), path.join(root, 'skill')],
-      mounts: [{ path: nodeDir, mode: 'ro' }, { path: path.join(root, 'skill'), mode: 'ro' }, { path: path.join(root, 'tenants', 'a'), mode: 'rw' }],
-      cwd: path.join(root, 'skill'),
+    const { file, args } = new OsSandbox().command({
+      command: [`${SandboxPaths.node}/${path.basename(process.execPath)}`, '/skill/probe.mjs', String(hostPort), path.join(root, 'tenants', 'b'), '/skill'],
+      mounts: [
+        { path: nodeDir, mode: 'ro', target: SandboxPaths.node },
+        { path: path.join(root, 'skill'), mode: 'ro', target: SandboxPaths.skill },
+        { path: path.join(root, 'tenants', 'a'), mode: 'rw', target: '/data/self' },
+      ],
+      cwd: SandboxPaths.skill,
       tenant: 'a',
       kind: 'skill',
       tmpfsMb: 8,
-      limits: { addressSpaceMb: 2048, processes: 512, cpuSeconds: 10, fileSizeMb: 1, openFiles: 64 },
+      limits: { addressSpaceMb: 2048, processes: 512, cpuSeconds: 10, fileSizeBytes: 1024 * 1024, openFiles: 64 },
     });
     process.env.ALFRED_FAKE_SERVICE_SECRET = 'service-only';
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(file, args, { env: { PATH: '/usr/bin:/bin' }, ...(uid === undefined ? {} : { uid, gid }) }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
+      execFile(file, args, { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
     ).finally(() => delete process.env.ALFRED_FAKE_SERVICE_SECRET);
     const seen = JSON.parse(out);
     expect(seen.connect).toBe('ECONNREFUSED');
@@ -81,26 +85,38 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     expect(seen.caps).toBe('0000000000000000');
   }, 30_000);
 
-  /** Runs a shell in the sandbox as `uid` (a service that is not root keeps its own user) and answers its stdout. */
-  const shellAs = (uid: number, script: string, processes: number) => {
+  it('should write into a data folder under a 0700 folder at start-up, and name a folder it cannot use', async () => {
+    const data = path.join(root, 'private', 'data');
+    await mkdir(data, { recursive: true, mode: 0o700 });
+    expect(await OsSandbox.probe('bwrap', data)).toEqual({ available: true });
+    const blocked = path.join(root, 'skill', 'probe.mjs', 'data');
+    const status = await OsSandbox.probe('bwrap', blocked);
+    expect(status.available).toBe(false);
+    expect(status.reason).toContain(`sandboxes cannot use ${blocked}`);
+    expect(status.reason).toMatch(/give Alfred a data folder/);
+  }, 30_000);
+
+  /** Runs a shell in tenant `a`'s bash sandbox and answers its stdout. */
+  const shell = (script: string, processes: number) => {
     const { file, args } = new OsSandbox().command({
       command: ['/bin/sh', '-c', script], mounts: [], cwd: '/', tenant: 'a', kind: 'bash', tmpfsMb: 1,
-      limits: { addressSpaceMb: 512, processes, cpuSeconds: 10, fileSizeMb: 1, openFiles: 64 },
+      limits: { addressSpaceMb: 512, processes, cpuSeconds: 10, fileSizeBytes: 1024 * 1024, openFiles: 64 },
     });
     return new Promise<string>((resolve, reject) =>
-      execFile(file, args, { env: { PATH: '/usr/bin:/bin' }, uid, gid: uid }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
+      execFile(file, args, { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
     );
   };
 
   it("should count the process limit in the sandbox alone, not over its user's other processes (containers share users)", async () => {
-    const uid = 2_999_001;
+    // The sandbox's own kernel user when the service is root; the service's user otherwise.
+    const uid = sandboxUser('a', 'bash')?.uid ?? process.getuid!();
     // Forty processes of the same kernel user outside the sandbox: what other containers running as that user add up to.
     const others = Array.from({ length: 40 }, () => execFile('sleep', ['20'], { uid, gid: uid }));
     try {
-      expect((await shellAs(uid, 'echo started', 16)).trim()).toBe('started');
+      expect((await shell('echo started', 16)).trim()).toBe('started');
       // The limit still holds inside: the shell's 30 children against 16 end in a refused fork.
-      await expect(shellAs(uid, 'for i in $(seq 1 30); do sleep 3 & done; echo all started', 16)).rejects.toThrow(/Cannot fork/);
-      expect((await shellAs(uid, 'for i in $(seq 1 8); do sleep 1 & done; wait; echo eight', 16)).trim()).toBe('eight');
+      await expect(shell('for i in $(seq 1 30); do sleep 3 & done; echo all started', 16)).rejects.toThrow(/Cannot fork/);
+      expect((await shell('for i in $(seq 1 8); do sleep 1 & done; wait; echo eight', 16)).trim()).toBe('eight');
     } finally {
       for (const child of others) child.kill('SIGKILL');
     }

@@ -1,34 +1,35 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, realpathSync } from 'node:fs';
+import { chown, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
+import { checkPath, prlimitArgs, sandboxArgs, stageArgs, type OsLimits, type OsMount } from './bwrap-args.js';
 
-/** A folder (or file) made visible inside the sandbox at the same path; `rw` only where the code may write. */
-export interface OsMount {
-  readonly path: string;
-  readonly mode: 'ro' | 'rw';
-  /** Where it appears inside; the same path when absent. */
-  readonly target?: string;
-}
+export type { OsLimits, OsMount } from './bwrap-args.js';
 
-/** Kernel-enforced limits (setrlimit through prlimit), applied to every process in the sandbox. */
-export interface OsLimits {
-  /** Virtual address space per process (RLIMIT_AS). */
-  readonly addressSpaceMb: number;
-  /** Processes and threads of the sandbox's user (RLIMIT_NPROC). */
-  readonly processes: number;
-  /** CPU seconds per process (RLIMIT_CPU): SIGXCPU, then SIGKILL. */
-  readonly cpuSeconds: number;
-  /** Largest file a process may write (RLIMIT_FSIZE). */
-  readonly fileSizeMb: number;
-  readonly openFiles: number;
-}
+/** Where things appear inside every sandbox: fixed paths, the same on every host, naming nothing of it. */
+export const SandboxPaths = {
+  /** Node's own folder (read-only): `/alfred/node/node`. */
+  node: '/alfred/node',
+  /** Alfred's in-sandbox code (the skill bootstrap, bash's API relay), read-only. */
+  code: '/alfred/sandbox',
+  /** The skill's own folder, read-only. */
+  skill: '/skill',
+  /** A skill's data roots: `/data/self`, `/data/shared/<name>`. */
+  data: '/data',
+  /** The agent's workspace: bash's working folder and HOME. */
+  workspace: '/workspace',
+  /** The unix socket of bash's one way out (Alfred's API). */
+  apiSocket: '/run/alfred/api.sock',
+} as const;
 
 /** One sandboxed command: what it sees, where it starts, what bounds it, and whose it is. */
 export interface OsSandboxSpec {
   readonly command: readonly string[];
   readonly mounts: readonly OsMount[];
+  /** The working folder inside. */
   readonly cwd: string;
   /** Selects the sandbox's kernel user when the service runs as root, so one tenant's process count is its own. */
   readonly tenant: string;
@@ -38,28 +39,22 @@ export interface OsSandboxSpec {
   readonly tmpfsMb: number;
 }
 
-/** What to spawn: the program, its arguments, and the kernel user to become (root services only). */
+/** What to spawn (as the service's own user): the program and its arguments. */
 export interface OsCommand {
   readonly file: string;
   readonly args: string[];
-  readonly uid?: number;
-  readonly gid?: number;
 }
 
-/** The system folders every sandbox sees read-only (symlinks such as /bin -> usr/bin are recreated, not followed). */
-const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
-/** util-linux's prlimit, run inside the sandbox from the read-only system (Debian: /usr/bin/prlimit). */
-const PRLIMIT = existsSync('/usr/bin/prlimit') ? '/usr/bin/prlimit' : '/bin/prlimit';
-/** The parts of /etc programs need to start (loader cache, alternatives, certificates); no passwd, no hosts. */
-const ETC_PATHS = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime'];
 const UID_BASE = { skill: 2_000_000, bash: 3_000_000 } as const;
 const UID_SPAN = 900_000;
-const INSIDE_ID = '65534';
+const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 
 export const OS_SANDBOX_FIX =
-  'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces; in a container, run the ' +
-  'service privileged (Compose: `privileged: true`; docker run: --cap-add SYS_ADMIN --security-opt seccomp=unconfined ' +
-  '--security-opt apparmor=unconfined --security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
+  "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; a root service also needs util-linux's setpriv) " +
+  'and allow user namespaces; in a container, run the service privileged (Compose: `privileged: true`; docker run: ' +
+  '--cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined ' +
+  '--security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without ' +
+  'an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
 
 /** Whether bubblewrap can start here, and why not. */
 export interface OsSandboxStatus {
@@ -69,29 +64,32 @@ export interface OsSandboxStatus {
 
 /**
  * Bubblewrap around untrusted code: its own user, network (loopback only), PID, IPC, UTS and mount namespaces, a
- * read-only system, only the folders the spec lists, no capabilities, a new session (no terminal to inject into),
- * killed with its parent, under prlimit's kernel limits and, when the service is root, a per-tenant kernel user.
+ * read-only system, only the folders the spec lists (at fixed paths), no capabilities, a new session (no terminal to
+ * inject into), killed with its parent, under prlimit's kernel limits and, when the service is root, a per-tenant
+ * kernel user.
  */
 export class OsSandbox {
-  private static probed?: Promise<OsSandboxStatus>;
+  private static readonly probes = new Map<string, Promise<OsSandboxStatus>>();
+  private readonly bwrap: string;
 
-  constructor(private readonly bwrapPath = 'bwrap') {}
+  constructor(bwrapPath = 'bwrap') {
+    this.bwrap = resolveProgram(bwrapPath);
+  }
 
-  /** Tries bubblewrap once per process with the namespaces every sandbox uses. */
-  static probe(bwrapPath = 'bwrap'): Promise<OsSandboxStatus> {
-    OsSandbox.probed ??= new Promise((resolve) => {
-      const sandbox = new OsSandbox(bwrapPath);
-      const { file, args, uid, gid } = sandbox.command({
-        command: ['/bin/sh', '-c', 'exit 0'], mounts: [], cwd: '/', tenant: 'probe', kind: 'skill', tmpfsMb: 1,
-        limits: { addressSpaceMb: 1024, processes: 64, cpuSeconds: 5, fileSizeMb: 1, openFiles: 64 },
-      });
-      execFile(file, args, { env: {}, timeout: 10_000, ...(uid === undefined ? {} : { uid, gid }) }, (err, _out, stderr) => {
-        if (!err) return resolve({ available: true });
-        const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${file} is not installed` : (stderr.trim() || err.message).split('\n')[0];
-        resolve({ available: false, reason: `bubblewrap cannot start a sandbox here (${why})` });
-      });
-    });
-    return OsSandbox.probed;
+  /**
+   * Tries the whole sandbox once per process (and folder): the staging step when root, Node from its folder, and,
+   * given a folder, writing to it as a sandbox's user does. The reason names what failed and the fix.
+   */
+  static probe(bwrapPath = 'bwrap', folder?: string): Promise<OsSandboxStatus> {
+    const key = `${bwrapPath}\0${folder ?? ''}`;
+    let probed = OsSandbox.probes.get(key);
+    if (!probed) {
+      probed = folder
+        ? OsSandbox.probe(bwrapPath).then((base) => (base.available ? probeFolder(bwrapPath, folder) : base))
+        : probeBase(bwrapPath);
+      OsSandbox.probes.set(key, probed);
+    }
+    return probed;
   }
 
   /**
@@ -102,52 +100,25 @@ export class OsSandbox {
    * those exceed the limit, or would get the headroom other processes happen to leave it.
    */
   command(spec: OsSandboxSpec): OsCommand {
+    const tail = ['--', ...prlimitArgs(spec.limits), '--', ...spec.command];
     const user = sandboxUser(spec.tenant, spec.kind);
-    const { limits } = spec;
-    const prlimit = [
-      PRLIMIT,
-      `--as=${limits.addressSpaceMb * 1024 * 1024}`,
-      `--nproc=${limits.processes}`,
-      `--cpu=${limits.cpuSeconds}`,
-      `--fsize=${limits.fileSizeMb * 1024 * 1024}`,
-      `--nofile=${limits.openFiles}`,
-      '--core=0',
-    ];
-    const args = [...bwrapArgs(spec), '--', ...prlimit, '--', ...spec.command];
-    return { file: this.bwrapPath, args, ...(user ?? {}) };
-  }
-}
-
-function bwrapArgs(spec: OsSandboxSpec): string[] {
-  const args = [
-    '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL',
-    '--uid', INSIDE_ID, '--gid', INSIDE_ID, '--hostname', 'sandbox',
-    '--proc', '/proc', '--dev', '/dev', '--size', String(spec.tmpfsMb * 1024 * 1024), '--tmpfs', '/tmp',
-  ];
-  for (const dir of SYSTEM_PATHS) args.push(...systemMount(dir));
-  for (const file of ETC_PATHS) args.push('--ro-bind-try', file, file);
-  for (const mount of spec.mounts) {
-    if (mount.path.includes('\0')) throw new AlfredError(ErrorCode.BadRequest, 'unusable sandbox path');
-    args.push(mount.mode === 'rw' ? '--bind' : '--ro-bind', mount.path, mount.target ?? mount.path);
-  }
-  args.push('--chdir', spec.cwd);
-  return args;
-}
-
-function systemMount(dir: string): string[] {
-  try {
-    const info = lstatSync(dir);
-    if (info.isSymbolicLink()) return ['--symlink', readlinkSync(dir), dir];
-    return info.isDirectory() ? ['--ro-bind', dir, dir] : [];
-  } catch {
-    return [];
+    if (!user) {
+      for (const mount of spec.mounts) checkPath(mount.path);
+      const sources = spec.mounts.map((mount) => mount.path);
+      return { file: this.bwrap, args: [...sandboxArgs(spec.mounts, sources, spec.cwd, spec.tmpfsMb), ...tail] };
+    }
+    const stage = stageArgs(spec.mounts, user, resolveProgram('setpriv'), this.bwrap);
+    return {
+      file: this.bwrap,
+      args: [...stage.args, ...sandboxArgs(spec.mounts, stage.sources, spec.cwd, spec.tmpfsMb), ...tail],
+    };
   }
 }
 
 /**
  * A root service runs each tenant's sandboxes as a kernel user of its own (a hash of the tenant in a range per
- * kind): its processes belong to that user on the host too. A service that is not root keeps its own user; either way the
- * process limit counts the sandbox's own user namespace (see `command`).
+ * kind): its processes belong to that user on the host too. A service that is not root keeps its own user; either
+ * way the process limit counts the sandbox's own user namespace (see `command`).
  */
 export function sandboxUser(tenant: string, kind: OsSandboxSpec['kind']): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -157,5 +128,91 @@ export function sandboxUser(tenant: string, kind: OsSandboxSpec['kind']): { uid:
 
 /** The error every untrusted-code entry point gives when the OS layer is required but cannot start. */
 export function osSandboxUnavailable(what: string, reason: string | undefined): AlfredError {
-  return new AlfredError(ErrorCode.ServiceUnavailable, `${what} refused: ${reason ?? 'the OS sandbox is unavailable'}. To fix: ${OS_SANDBOX_FIX}`);
+  return new AlfredError(
+    ErrorCode.ServiceUnavailable,
+    `${what} refused: ${reason ?? 'the OS sandbox is unavailable'}. To fix: ${OS_SANDBOX_FIX}`,
+  );
+}
+
+/** An absolute program path: the sandbox's environment has no PATH to search. */
+function resolveProgram(name: string): string {
+  if (name.includes('/')) return name;
+  return SYSTEM_BIN.map((dir) => path.join(dir, name)).find((file) => existsSync(file)) ?? name;
+}
+
+const PROBE_LIMITS: OsLimits = {
+  addressSpaceMb: 4096,
+  processes: 64,
+  cpuSeconds: 10,
+  fileSizeBytes: 1024 * 1024,
+  openFiles: 64,
+};
+
+function probeBase(bwrapPath: string): Promise<OsSandboxStatus> {
+  const sandbox = new OsSandbox(bwrapPath);
+  const nodeDir = path.dirname(realpathSync(process.execPath));
+  const { file, args } = sandbox.command({
+    command: [`${SandboxPaths.node}/${path.basename(process.execPath)}`, '-e', '0'],
+    mounts: [{ path: nodeDir, mode: 'ro', target: SandboxPaths.node }],
+    cwd: '/',
+    tenant: 'probe',
+    kind: 'skill',
+    tmpfsMb: 1,
+    limits: PROBE_LIMITS,
+  });
+  return run(file, args).then((failure) => {
+    if (failure === undefined) return { available: true };
+    if (failure.startsWith('ENOENT'))
+      return { available: false, reason: `bubblewrap cannot start a sandbox here (${file} is not installed)` };
+    if (/setpriv/.test(failure))
+      return {
+        available: false,
+        reason: `a root service needs util-linux's setpriv to start sandboxes as their tenants' users (${failure})`,
+      };
+    return { available: false, reason: `bubblewrap cannot start a sandbox here (${failure})` };
+  });
+}
+
+/** Writes into `folder` from inside a sandbox, as the sandbox's user would: the folder must be usable so. */
+async function probeFolder(bwrapPath: string, folder: string): Promise<OsSandboxStatus> {
+  const dir = path.join(folder, `.sandbox-check-${randomUUID()}`);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const user = sandboxUser('probe', 'bash');
+    if (user) await chown(dir, user.uid, user.gid);
+    const { file, args } = new OsSandbox(bwrapPath).command({
+      command: ['/bin/sh', '-c', 'echo ok > /workspace/check && rm /workspace/check'],
+      mounts: [{ path: realpathSync(dir), mode: 'rw', target: SandboxPaths.workspace }],
+      cwd: SandboxPaths.workspace,
+      tenant: 'probe',
+      kind: 'bash',
+      tmpfsMb: 1,
+      limits: PROBE_LIMITS,
+    });
+    const failure = await run(file, args);
+    if (failure === undefined) return { available: true };
+    return {
+      available: false,
+      reason:
+        `sandboxes cannot write to ${folder} (${failure}): give Alfred a data folder on a local file system ` +
+        'that allows chown (not NFS with root_squash, not vfat)',
+    };
+  } catch (err) {
+    return {
+      available: false,
+      reason: `sandboxes cannot use ${folder} (${(err as Error).message}): give Alfred a data folder it can write to and chown in`,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function run(file: string, args: string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(file, args, { env: {}, timeout: 10_000, cwd: '/' }, (err, _out, stderr) => {
+      if (!err) return resolve(undefined);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return resolve(`ENOENT: ${file}`);
+      resolve((stderr.trim() || err.message).split('\n')[0]);
+    });
+  });
 }

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SkillManifest, type SkillManifestInput } from '#contracts';
@@ -8,9 +8,8 @@ export class SkillWorkspace {
   private constructor(readonly root: string) {}
 
   static async create(): Promise<SkillWorkspace> {
+    // A 0700 folder, as an operator's own would be: sandboxes never need to pass through it.
     const root = await mkdtemp(path.join(os.tmpdir(), 'alfred-sandbox-'));
-    // Sandboxed processes run as other kernel users (root services): they must be able to pass through to their binds.
-    await chmod(root, 0o711);
     return new SkillWorkspace(root);
   }
 

@@ -5,7 +5,6 @@ import { failed, intArg, ok, stringArg } from './tool.types.js';
 export interface BashToolOptions {
   /** Alfred's API as this worker reaches it (the gateway's real address); inside the sandbox, its loopback port. */
   readonly apiUrl: string;
-  readonly path: string;
   readonly defaultTimeoutMs: number;
   readonly maxOutputChars: number;
   /** The OS sandbox every command runs in (or, by the operator's explicit opt-out, the host). */
@@ -13,14 +12,12 @@ export interface BashToolOptions {
 }
 
 /**
- * The only variables a command sees besides ALFRED_API_URL, HOME and TMPDIR (set by the sandbox): no secrets of the
- * worker. ALFRED_API_KEY is the turn's scoped credential (its tenant, agent and session; it expires with the turn),
- * never the caller's key.
+ * The turn's own variables; the sandbox adds its fixed PATH, LANG, HOME, TMPDIR, ALFRED_API_URL and ALFRED_API_KEY (the
+ * turn's scoped credential: its tenant, agent and session, expiring with the turn; never the caller's key). Nothing
+ * of the worker's environment reaches a command.
  */
-export function scrubbedEnv(opts: Pick<BashToolOptions, 'path'>, ctx: { scope: { agent: string }; sessionId: string }): Record<string, string> {
+export function scrubbedEnv(ctx: { scope: { agent: string }; sessionId: string }): Record<string, string> {
   return {
-    PATH: opts.path,
-    LANG: 'C.UTF-8',
     ALFRED_AGENT: ctx.scope.agent,
     ALFRED_SESSION_ID: ctx.sessionId,
   };
@@ -32,7 +29,7 @@ export function bashTool(opts: BashToolOptions): AgentTool {
     definition: {
       name: 'bash',
       description:
-        'Run a shell command in your workspace (a sandbox: your workspace folder, a read-only system, no network except Alfred\'s API). ' +
+        'Run a shell command in your workspace (a sandbox: your workspace at /workspace, also HOME; a read-only system; no network except Alfred\'s API). ' +
         'ALFRED_API_URL, ALFRED_API_KEY, ALFRED_AGENT and ALFRED_SESSION_ID are set; use them with curl as skills describe. `timeout` is in seconds.',
       input_schema: { type: 'object', properties: { command: { type: 'string' }, timeout: { type: 'integer', minimum: 1 } }, required: ['command'] },
     },
@@ -42,7 +39,7 @@ export function bashTool(opts: BashToolOptions): AgentTool {
       const timeoutMs = Math.min(seconds === undefined ? opts.defaultTimeoutMs : seconds * 1000, opts.defaultTimeoutMs);
       const workspace = await ctx.workspace.root();
       const run = await sandbox.run({
-        command, workspace, tenant: ctx.scope.tenant, env: scrubbedEnv(opts, ctx), apiUrl: opts.apiUrl,
+        command, workspace, tenant: ctx.scope.tenant, env: scrubbedEnv(ctx), apiUrl: opts.apiUrl,
         ...(ctx.apiKey ? { credential: ctx.apiKey } : {}),
         timeoutMs, maxOutputChars: opts.maxOutputChars, signal: ctx.signal,
       });
@@ -50,7 +47,9 @@ export function bashTool(opts: BashToolOptions): AgentTool {
       if (run.dropped > 0) text += `\n[output cut: ${run.dropped} more characters not shown]`;
       if (run.stopped === 'timeout') return failed(`${text}\n[killed after ${timeoutMs} ms timeout]`);
       if (run.stopped === 'cancelled') return failed(`${text}\n[killed: the turn was cancelled]`);
-      const body = `${text}${text.endsWith('\n') || text === '' ? '' : '\n'}[exit code ${run.code}]`;
+      if (run.stopped === 'quota') return failed(`${text}\n[${run.quotaNote}]`);
+      const note = run.quotaNote ? `[${run.quotaNote}]\n` : '';
+      const body = `${text}${text.endsWith('\n') || text === '' ? '' : '\n'}${note}[exit code ${run.code}]`;
       return run.code === 0 ? ok(body) : failed(body);
     },
   };

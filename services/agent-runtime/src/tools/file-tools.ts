@@ -68,7 +68,8 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
       const path = stringArg(input, 'path')!;
       const content = stringArg(input, 'content')!;
       refuseSkillPath(path, ctx);
-      await writeNoFollow(await ctx.workspace.resolveForWrite(path), content);
+      const target = await ctx.workspace.resolveForWrite(path);
+      await ctx.workspace.admit(target, Buffer.byteLength(content), () => writeNoFollow(target, content));
       return ok(`wrote ${Buffer.byteLength(content)} bytes to ${path}`);
     },
   };
@@ -95,7 +96,8 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
       if (found === 0) return failed(`oldText was not found in ${path}; nothing changed`);
       if (found > 1) return failed(`oldText matches ${found} times in ${path}; give more surrounding text so it matches once. Nothing changed.`);
       const at = text.indexOf(oldText);
-      await writeNoFollow(target, text.slice(0, at) + newText + text.slice(at + oldText.length));
+      const changed = text.slice(0, at) + newText + text.slice(at + oldText.length);
+      await ctx.workspace.admit(target, Buffer.byteLength(changed), () => writeNoFollow(target, changed));
       return ok(`replaced 1 occurrence in ${path}`);
     },
   };

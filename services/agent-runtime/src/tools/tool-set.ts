@@ -3,7 +3,7 @@ import { bashTool, type BashToolOptions } from './bash-tool.js';
 import { fileTools } from './file-tools.js';
 import { skillTools } from './skill-tools.js';
 import { ToolInputError, failed, type AgentTool, type ToolContext, type ToolOutcome } from './tool.types.js';
-import { OutsideWorkspaceError } from './workspace.js';
+import { OutsideWorkspaceError, WorkspaceQuotaError } from './workspace.js';
 
 /** The core tools of every turn (read, write, edit, bash) and the skill tools (load_skill, activate / deactivate). */
 export class ToolSet {
@@ -35,7 +35,7 @@ export class ToolSet {
 }
 
 function describe(err: unknown): string {
-  if (err instanceof ToolInputError || err instanceof OutsideWorkspaceError) return err.message;
+  if (err instanceof ToolInputError || err instanceof OutsideWorkspaceError || err instanceof WorkspaceQuotaError) return err.message;
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return `no such file: ${e.path ?? ''}`.trim();
   if (e?.code === 'EISDIR') return 'the path is a folder, not a file';

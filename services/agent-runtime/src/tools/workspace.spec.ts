@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OutsideWorkspaceError, Workspace, workspaceDirOf } from './workspace.js';
+import { DiskQuota } from '#sandbox';
+import { OutsideWorkspaceError, Workspace, WorkspaceQuotaError, workspaceDirOf } from './workspace.js';
 
 describe(Workspace.name, () => {
   let base: string;
@@ -20,6 +21,15 @@ describe(Workspace.name, () => {
       await writeFile(join(await ws.root(), 'a.txt'), 'a');
       expect(await ws.resolveExisting('a.txt')).toBe(join(await ws.root(), 'a.txt'));
       expect(await ws.resolveExisting(join(ws.dir, 'a.txt'))).toBe(join(await ws.root(), 'a.txt'));
+    });
+
+    it('should take /workspace/… (as bash sees its folder) for the workspace, and name no host folder when refusing', async () => {
+      await writeFile(join(await ws.root(), 'a.txt'), 'a');
+      expect(await ws.resolveExisting('/workspace/a.txt')).toBe(join(await ws.root(), 'a.txt'));
+      expect(await ws.resolveForWrite('/workspace/sub/b.txt')).toBe(join(await ws.root(), 'sub', 'b.txt'));
+      const refused = await ws.resolveExisting('/workspace/../etc/passwd').catch((err: Error) => err);
+      expect(refused).toBeInstanceOf(OutsideWorkspaceError);
+      expect((refused as Error).message).not.toContain(base);
     });
 
     it('should refuse .. and absolute paths that leave the workspace, whether or not they exist', async () => {
@@ -48,6 +58,21 @@ describe(Workspace.name, () => {
       await symlink(join(base, 'secret'), join(await ws.root(), 'out'));
       await expect(ws.resolveForWrite('out/new.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
       await expect(ws.resolveForWrite('out/sub/new.txt')).rejects.toBeInstanceOf(OutsideWorkspaceError);
+    });
+  });
+
+  describe('admit', () => {
+    it("should refuse a write that adds past the disk quota, keep what is stored, and always let a file shrink", async () => {
+      const limited = new Workspace(workspaceDirOf(join(base, 'workspaces'), { tenant: 't', agent: 'a' }), new DiskQuota({ folderBytes: 64 * 1024, tenantBytes: 1024 * 1024 }));
+      const file = await limited.resolveForWrite('data.txt');
+      const write = (bytes: number) => limited.admit(file, bytes, () => writeFile(file, 'x'.repeat(bytes)));
+      await write(40 * 1024);
+      const refused = await write(100 * 1024).catch((err: Error) => err);
+      expect(refused).toBeInstanceOf(WorkspaceQuotaError);
+      expect((refused as Error).message).toMatch(/write refused: it adds 61440 bytes past the disk quota: this workspace use .* of 64\.0 KiB; delete files to free space/);
+      expect((await readFile(file, 'utf8')).length).toBe(40 * 1024);
+      await write(1024);
+      expect((await readFile(file, 'utf8')).length).toBe(1024);
     });
   });
 });

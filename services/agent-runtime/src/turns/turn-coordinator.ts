@@ -3,8 +3,8 @@ import { dependencyUnavailable, type Bus, type TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
 import type { Logger } from '#logging';
+import { FairSlots } from '#runtime';
 import type { SessionLease, SessionStore } from '#sessions';
-import { Semaphore } from './semaphore.js';
 import type { ConfirmOutcome } from '../tools/tool.types.js';
 import type { TurnRunner } from './turn-runner.js';
 import type { TurnStateStore } from './turn-state.store.js';
@@ -17,6 +17,8 @@ export interface TurnCoordinatorOptions {
   readonly deadlineMs: number;
   readonly confirmTimeoutMs: number;
   readonly maxConcurrentTurns: number;
+  /** Of those, how many one tenant may run at once (default: all); waiting turns are served round-robin across tenants. */
+  readonly maxTenantTurns?: number;
   /**
    * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile); what is still running
    * then is stopped (its finished rounds written, its lease released). Default 0: stop at once.
@@ -50,7 +52,7 @@ export interface StartTurn {
 export class TurnCoordinator {
   private readonly turns = new Map<string, LocalTurn>();
   private draining = false;
-  private readonly slots: Semaphore;
+  private readonly slots: FairSlots;
   private control?: TopicSubscription<TurnControl>;
 
   constructor(
@@ -62,7 +64,7 @@ export class TurnCoordinator {
     private readonly options: TurnCoordinatorOptions,
     private readonly logger: Logger,
   ) {
-    this.slots = new Semaphore(options.maxConcurrentTurns);
+    this.slots = new FairSlots(options.maxConcurrentTurns, Math.min(options.maxConcurrentTurns, options.maxTenantTurns ?? options.maxConcurrentTurns));
   }
 
   async listen(): Promise<void> {
@@ -151,12 +153,12 @@ export class TurnCoordinator {
     const beat = setInterval(() => void this.heartbeat(req, local, emit), this.options.heartbeatMs);
     let outcome = { status: 'failed' as const, rounds: 0, usage: zeroUsage() } as Awaited<ReturnType<TurnRunner['run']>>;
     try {
-      await this.slots.acquire(controller.signal);
+      const release = await this.slots.acquire(req.scope.tenant, controller.signal);
       try {
         const turn: RunningTurn = { ...req, fence: local.fence, signal: controller.signal, emit, waitForConfirmation: (id) => this.waitForAnswer(req, local, id) };
         outcome = await this.runner.run(turn);
       } finally {
-        this.slots.release();
+        release();
       }
     } catch (err) {
       if (controller.signal.aborted) {

@@ -5,6 +5,7 @@ import { isAlfredError } from '#errors';
 import type { Completion, LlmClient, SystemPrompt } from '#llm';
 import type { Logger } from '#logging';
 import type { SessionStore } from '#sessions';
+import type { DiskQuota } from '#sandbox';
 import type { AgentService } from '../agents/agent.service.js';
 import { buildSystemPrompt, renderTurnMaterial } from '../prompt/system-prompt.builder.js';
 import type { BashToolOptions } from '../tools/bash-tool.js';
@@ -12,7 +13,7 @@ import { renderSkillBody } from '../tools/skill-tools.js';
 import { ToolSet } from '../tools/tool-set.js';
 import type { ConfirmOutcome, ToolContext, ToolProvider } from '../tools/tool.types.js';
 import { TurnTools } from '../tools/turn-tools.js';
-import { Workspace, workspaceDirOf } from '../tools/workspace.js';
+import { Workspace, WORKSPACE_INSIDE, workspaceDirOf } from '../tools/workspace.js';
 import { cutToWorkspace, maxCharsFor } from './context-fit.js';
 import { ContextKeeper, type TurnState } from './context-keeper.js';
 import { loadTurnContext } from './turn-context.loader.js';
@@ -30,6 +31,8 @@ export interface TurnRunnerOptions {
   /** How long a worker reuses the skill registry's level-1 index (0: fetch it for every turn). */
   readonly skillIndexTtlMs: number;
   readonly workspacesDir: string;
+  /** Disk quotas of the workspaces (the file tools' writes; bash's are the sandbox's). */
+  readonly quota?: DiskQuota;
   /** The gateway's address as agents reach it (resolved per turn: an embedded gateway's port is known only once it listens). */
   readonly apiUrl: () => string;
   readonly bash: Omit<BashToolOptions, 'apiUrl'>;
@@ -131,7 +134,7 @@ export class TurnRunner {
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
       this.indexFor(JSON.stringify([t.scope.tenant, agent.policy.skills])).get(() => bus.request(SkillRoutes.index, { tenant: t.scope.tenant, only: agent.policy.skills })),
     );
-    const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope));
+    const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope), this.options.quota);
     const cwd = await workspace.root();
     const apiUrl = this.options.apiUrl();
     const core = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name));
@@ -154,7 +157,7 @@ export class TurnRunner {
     };
     const { files, skillIndex } = context;
     const system = () => buildSystemPrompt({ agent, soul: files.soul, user: files.user, memoryFile: files.memory, skillIndex, activeSkill: active });
-    const material = renderTurnMaterial({ memories: context.memories, now: new Date(), workingDirectory: cwd, apiUrl, agent: agent.name, sessionId: t.sessionId });
+    const material = renderTurnMaterial({ memories: context.memories, now: new Date(), workingDirectory: this.options.bash.sandbox?.mode === 'unsafe-off' ? cwd : WORKSPACE_INSIDE, apiUrl, agent: agent.name, sessionId: t.sessionId });
     return { tools, ctx, workspace, system, material, history: session.messages };
   }
 
