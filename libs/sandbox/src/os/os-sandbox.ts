@@ -51,10 +51,10 @@ const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 
 export const OS_SANDBOX_FIX =
   "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; a root service also needs util-linux's setpriv) " +
-  'and allow user namespaces; in a container, run the service privileged (Compose: `privileged: true`; docker run: ' +
-  '--cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined ' +
-  '--security-opt systempaths=unconfined; see docker-compose.yml). Only if you accept running untrusted code without ' +
-  'an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
+  'and allow user namespaces; in a container, give the service the grants of docker-compose.yml\'s `x-sandboxed` block ' +
+  '(SYS_ADMIN, SETUID, SETGID and SETPCAP for its entrypoint, the seccomp profile docker/seccomp/sandbox.json, ' +
+  'apparmor=unconfined) and start it through docker/sandbox-entrypoint.sh; never privileged. Only if you accept ' +
+  'running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
 
 /** Whether bubblewrap can start here, and why not. */
 export interface OsSandboxStatus {
