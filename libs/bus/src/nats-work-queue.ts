@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { AckPolicy, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders, nanos } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { trackQueueDepth } from './bus-metrics.js';
 import { BusHeader } from './codec.js';
+import { createRacing } from './jetstream-create.js';
 import type { JetStreamContext } from './nats.bus.js';
 import {
   checkJobPayload,
@@ -105,12 +106,17 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
       ack_wait: nanos(this.def.ackWaitMs),
       filter_subject: this.subject,
     };
-    try {
-      await jsm.consumers.info(this.streamName, this.def.name);
+    // Instances starting together each look, then update or add: an add that loses to another's is tried again.
+    await createRacing(async () => {
+      try {
+        await jsm.consumers.info(this.streamName, this.def.name);
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound)) throw err;
+        await jsm.consumers.add(this.streamName, { durable_name: this.def.name, ...config });
+        return;
+      }
       await jsm.consumers.update(this.streamName, this.def.name, config);
-    } catch {
-      await jsm.consumers.add(this.streamName, { durable_name: this.def.name, ...config });
-    }
+    });
   }
 
   private async settle(msg: JsMsg, handler: JobHandler<P>, options: ConsumeOptions, signal: AbortSignal): Promise<void> {
