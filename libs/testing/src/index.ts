@@ -8,3 +8,4 @@ export * from './os-sandbox-gate.js';
 export * from './telegram-loopback.js';
 export * from './own-servers.js';
 export * from './functional-env.js';
+export * from './agent-store-contract.js';
