@@ -2,7 +2,7 @@ import { SecretGuard } from '#content-safety';
 import { outcomeEvidence, skillOutcomePrior } from './outcomes/skill-outcome.prior.js';
 import type { SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import type { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
-import { permits } from '#agent-tools';
+import { allows } from '#agent-tools';
 import type {
   NamePatterns,
   ScopedWriter,
@@ -131,7 +131,7 @@ export class SkillRegistryService {
     const filtered = hasWriterFilter(written);
     if (!only && !estimate && !filtered) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
     const writtenBy = filtered ? (own ? await own.matching(tenant, 'skill', written) : new Set<string>()) : undefined;
-    const keep = only || writtenBy ? (name: string) => (!only || permits(only, name)) && (!writtenBy || writtenBy.has(name)) : undefined;
+    const keep = only || writtenBy ? (name: string) => (!only || allows({ skills: only }, 'skill', name)) && (!writtenBy || writtenBy.has(name)) : undefined;
     return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
   }
 

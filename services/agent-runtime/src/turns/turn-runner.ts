@@ -135,7 +135,7 @@ export class TurnRunner {
     const cwd = await workspace.root();
     const apiUrl = this.options.apiUrl();
     const core = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name));
-    const tools = await TurnTools.create(core, this.deps.providers, { scope: t.scope, sessionId: t.sessionId }, agent.policy.tools);
+    const tools = await TurnTools.create(core, this.deps.providers, { scope: t.scope, sessionId: t.sessionId }, agent.policy);
     let active = await this.activate(t.scope.tenant, tools, context.skills, session.active_skill);
     const ctx: ToolContext = {
       scope: t.scope,
