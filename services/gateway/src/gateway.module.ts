@@ -27,9 +27,12 @@ import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
+import { MemoryCredentialRevocations, NatsKvCredentialRevocations, type CredentialRevocations } from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+import { AGENT_DIRECTORY, BusAgentDirectory, RegistryAgentDirectory, type AgentDirectory } from './http/agent-directory.js';
+import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
 function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
@@ -40,10 +43,28 @@ function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
   );
 }
 
+/** Credential revocations: in a KV bucket every gateway instance checks over NATS; in the process when embedded. */
+function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
+  if (!(bus instanceof NatsBus)) return new MemoryCredentialRevocations();
+  return new NatsKvCredentialRevocations(bus.nc, bus.stream(CREDENTIAL_REVOCATIONS_BUCKET), ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
+}
+
+/** The bucket of credential revocations (before the bus's subject prefix). */
+export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
+
+/** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process when embedded. */
+function agentDirectory(bus: Bus): AgentDirectory {
+  if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
+  return new RegistryAgentDirectory(new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS), () => bus.isConnected());
+}
+
+/** How long a read of the agent registry may take before the request is a 503 (as for the Idempotency-Key bucket). */
+const REGISTRY_READ_MS = 2_500;
+
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number }): DynamicModule {
+  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number; agents: AgentDirectory }): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
@@ -52,6 +73,7 @@ export class GatewayModule {
         { provide: LOGGER, useValue: deps.logger },
         { provide: ScopedCredentials, useValue: deps.credentials },
         { provide: HEALTH_TIMEOUT_MS, useValue: deps.healthTimeoutMs },
+        { provide: AGENT_DIRECTORY, useValue: deps.agents },
         CredentialHandlers,
       ],
     };
@@ -80,8 +102,10 @@ export async function createGatewayApp(
     logger: false,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, config.ALFRED_CREDENTIAL_TTL_MS);
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS }), adapter, {
+  const ttlMs = config.ALFRED_CREDENTIAL_TTL_MS;
+  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, ttlMs, credentialRevocations(deps.bus, ttlMs));
+  const agents = agentDirectory(deps.bus);
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, agents, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS }), adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,
@@ -100,7 +124,7 @@ export async function createGatewayApp(
   refuseNul(fastify);
   await installConsole(fastify, config.ALFRED_CONSOLE_DIR ?? defaultConsoleDir());
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
-  app.useGlobalGuards(new AgentExistsGuard(deps.bus));
+  app.useGlobalGuards(new AgentExistsGuard(agents));
   const idempotencyLogger = deps.logger.child({ context: IdempotencyInterceptor.name });
   app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus, idempotencyLogger), idempotencyLogger));
   await app.init();

@@ -1,4 +1,4 @@
-import { ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
+import { CredentialRoutes, ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
 import { dependencyUnavailable, type Bus, type TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
@@ -172,8 +172,23 @@ export class TurnCoordinator {
       this.turns.delete(req.turnId);
       await this.turnState.clearCurrent(req.scope, req.sessionId, req.turnId).catch(() => undefined);
       await this.sessions.releaseLease(req.scope, req.sessionId, req.turnId).catch(() => false);
+      await this.revokeCredential(req);
       emit({ type: 'usage', usage: outcome.usage });
       emit({ type: 'done', turn_id: req.turnId, status: outcome.status, rounds: outcome.rounds });
+    }
+  }
+
+  /**
+   * Ends the turn's credential (the agent's bash key) at every end of the turn — finished, failed, cancelled, past its
+   * deadline, stopped by a shutdown — through a gateway, which records it where every gateway checks. A revocation
+   * that cannot be made (no gateway answers) is logged; the credential then lasts to its expiry.
+   */
+  private async revokeCredential(req: StartTurn): Promise<void> {
+    if (!req.apiKey) return;
+    try {
+      await this.bus.request(CredentialRoutes.revoke, { scope: req.scope, credential: req.apiKey }, { timeoutMs: 5_000 });
+    } catch (err) {
+      this.logger.warn({ err: String(err), turn: req.turnId }, "could not revoke the turn's credential; it lasts until it expires");
     }
   }
 
