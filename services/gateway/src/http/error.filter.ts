@@ -15,7 +15,7 @@ const HTTP_CODES: Record<number, ErrorCode> = {
   415: ErrorCode.UnsupportedMediaType,
 };
 
-/** Seconds a client should wait before retrying a 503: the error's own hint, else a short default. */
+/** Seconds a client should wait before retrying a 503 (or a 409 that says when): the error's own hint, else a short default. */
 function retryAfterSeconds(error: AlfredError): number {
   const hinted = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
   return typeof hinted === 'number' && hinted > 0 ? Math.ceil(hinted) : 1;
@@ -32,7 +32,8 @@ export class ErrorFilter implements ExceptionFilter {
     const req = http.getRequest<FastifyRequest>();
     const error = this.toAlfred(exception, req);
     this.log(error, exception, req);
-    if (error.status === 503) void reply.header('retry-after', String(retryAfterSeconds(error)));
+    const hinted = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds !== undefined;
+    if (error.status === 503 || hinted) void reply.header('retry-after', String(retryAfterSeconds(error)));
     void reply.status(error.status).send(error.toBody());
   }
 
