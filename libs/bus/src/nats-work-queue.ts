@@ -131,8 +131,9 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     } catch {
       raw = msg.string();
     }
-    // keep a long job from being redelivered while it still runs
-    const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 2));
+    // Keeps a long job from being redelivered while it still runs; a third of the ack wait leaves room for two beats
+    // lost to a busy event loop. A killed worker's job is redelivered one ack wait after its last beat.
+    const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 3));
     const outcome = await runJob(this.def, handler, raw, ctx, this.ctx.logger).finally(() => clearInterval(heartbeat));
     if (outcome.kind === 'handed-back') return; // the queue has it again
     if (outcome.kind === 'ack') {

@@ -31,8 +31,11 @@ export const distillerEnvSchema = z.object({
   /** Delay before retry n (the last entry repeats). */
   ALFRED_DISTILL_BACKOFF_MS: msList.default([1_000, 5_000, 30_000, 120_000]),
   ALFRED_DISTILL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  /** How soon a job held by an instance that died (kill -9, lost node) is delivered again; running jobs heartbeat. */
-  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
+  /**
+   * How soon after its worker's last heartbeat a job is delivered again (its worker was killed or cut off): running
+   * jobs heartbeat every third of it, and show `stalled` once two beats are missed.
+   */
+  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
 });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
