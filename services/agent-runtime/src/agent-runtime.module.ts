@@ -6,7 +6,7 @@ import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore, type AgentStore } from '#agent
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
 import { announceOsSandbox, BashSandbox } from '#sandbox';
-import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
+import { drainWindowMs, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { AgentService } from './agents/agent.service.js';
 import { FileAgentStore } from './agents/file-agent.store.js';
@@ -120,8 +120,8 @@ export class AgentRuntimeModule {
               deadlineMs: config.ALFRED_TURN_DEADLINE_MS,
               confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
               maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
-              // Most of the shutdown deadline goes to finishing running turns; the rest to writing and closing.
-              drainMs: Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6),
+              // Running turns may finish until the shutdown deadline, less what writing and closing need.
+              drainMs: () => drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS),
             }, log);
           },
         },

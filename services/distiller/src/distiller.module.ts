@@ -6,7 +6,7 @@ import { BUS, type Bus } from '#bus';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import { createLlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
-import type { ServiceDefinition } from '#runtime';
+import { drainWindowMs, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { DistillJobs, distillQueue } from './distill-jobs.js';
 import { DistillerService } from './distiller.service.js';
@@ -77,8 +77,8 @@ export class DistillerModule {
           provide: 'DISTILLER_CLOSER',
           inject: [DistillJobs, AGENT_FILES, SESSIONS, JOB_REPOSITORY],
           useFactory: (jobs: DistillJobs, files: AgentFileStore, sessions: SessionStore, repo: JobRepository) => ({
-            // Within the shutdown deadline, leaving time to hand back what cannot finish and close the stores.
-            beforeApplicationShutdown: () => jobs.stop(Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6)),
+            // Until the shutdown deadline, less the time to hand back what cannot finish and close the stores.
+            beforeApplicationShutdown: () => jobs.stop(drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS)),
             onApplicationShutdown: async () => {
               await Promise.all([files.close(), sessions.close(), repo.close()]);
             },

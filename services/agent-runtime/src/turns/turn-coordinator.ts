@@ -18,10 +18,10 @@ export interface TurnCoordinatorOptions {
   readonly confirmTimeoutMs: number;
   readonly maxConcurrentTurns: number;
   /**
-   * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile); what is still running
-   * then is stopped (its finished rounds written, its lease released). Default 0: stop at once.
+   * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile), asked when the shutdown
+   * begins; what is still running then is stopped (its finished rounds written, its lease released). Default: at once.
    */
-  readonly drainMs?: number;
+  readonly drainMs?: () => number;
 }
 
 interface LocalTurn {
@@ -119,10 +119,11 @@ export class TurnCoordinator {
   async shutdown(): Promise<void> {
     this.draining = true;
     const running = () => Promise.allSettled([...this.turns.values()].map((t) => t.done));
-    if (this.turns.size > 0 && (this.options.drainMs ?? 0) > 0) {
-      this.logger.info({ turns: this.turns.size, drainMs: this.options.drainMs }, 'draining: letting running turns finish');
+    const drainMs = this.options.drainMs?.() ?? 0;
+    if (this.turns.size > 0 && drainMs > 0) {
+      this.logger.info({ turns: this.turns.size, drainMs }, 'draining: letting running turns finish');
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.drainMs)));
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
       await Promise.race([running(), late]);
       clearTimeout(timer);
     }
@@ -186,7 +187,7 @@ export class TurnCoordinator {
   private async revokeCredential(req: StartTurn): Promise<void> {
     if (!req.apiKey) return;
     try {
-      await this.bus.request(CredentialRoutes.revoke, { scope: req.scope, credential: req.apiKey }, { timeoutMs: 5_000 });
+      await this.bus.request(CredentialRoutes.revoke, { scope: req.scope, credential: req.apiKey }, { timeoutMs: 2_000 });
     } catch (err) {
       this.logger.warn({ err: String(err), turn: req.turnId }, "could not revoke the turn's credential; it lasts until it expires");
     }
