@@ -1,7 +1,7 @@
 import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
-import type { Logger } from '#logging';
+import { RepeatedLog, type Logger } from '#logging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toAlfredError } from './fastify-setup.js';
 
@@ -21,10 +21,24 @@ function retryAfterSeconds(error: AlfredError): number {
   return typeof hinted === 'number' && hinted > 0 ? Math.ceil(hinted) : 1;
 }
 
+/** What an outage answer is about: its code and what is away (a dependency such as NATS, or a service). */
+function outageOf(error: AlfredError): string {
+  const details = (error.details ?? {}) as { dependency?: unknown; service?: unknown };
+  const what = typeof details.dependency === 'string' ? details.dependency : typeof details.service === 'string' ? details.service : '';
+  return `${error.code} ${what}`.trim();
+}
+
 /** The one place where every failure inside a handler becomes a status and the API's error body. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
-  constructor(private readonly logger: Logger) {}
+  private readonly outages: RepeatedLog;
+
+  constructor(
+    private readonly logger: Logger,
+    options: { outageSummaryEveryMs?: number } = {},
+  ) {
+    this.outages = new RepeatedLog(logger, { summaryEveryMs: options.outageSummaryEveryMs });
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -39,7 +53,9 @@ export class ErrorFilter implements ExceptionFilter {
 
   /**
    * Expected failures are logged without a stack: a client's mistake at info, an outage of a service or the model
-   * (502/503/504) at warn. Only an internal error, a defect, is logged at error with its stack.
+   * (502/503/504) at warn — once when it starts, then a summary a minute and a line when it stops, per error code and
+   * dependency (an outage refuses every request; alfred_http_requests_total counts each). Only an internal error, a
+   * defect, is logged at error with its stack, every time.
    */
   private log(error: AlfredError, exception: unknown, req: FastifyRequest): void {
     const fields = {
@@ -50,7 +66,7 @@ export class ErrorFilter implements ExceptionFilter {
       correlationId: req.alfred?.correlationId,
     };
     if (error.status < 500) this.logger.info(fields, error.message);
-    else if (error.code !== ErrorCode.Internal) this.logger.warn(fields, error.message);
+    else if (error.code !== ErrorCode.Internal) this.outages.warn(outageOf(error), fields, error.message);
     else this.logger.error({ ...fields, err: exception }, error.message);
   }
 
