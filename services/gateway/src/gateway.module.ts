@@ -35,7 +35,7 @@ import { AGENT_DIRECTORY, BusAgentDirectory, RegistryAgentDirectory, type AgentD
 import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
-function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
+export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
   if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
   return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
     logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
@@ -44,7 +44,7 @@ function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
 }
 
 /** Credential revocations: in a KV bucket every gateway instance checks over NATS; in the process when embedded. */
-function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
+export function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
   if (!(bus instanceof NatsBus)) return new MemoryCredentialRevocations();
   return new NatsKvCredentialRevocations(bus.nc, bus.stream(CREDENTIAL_REVOCATIONS_BUCKET), ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
 }
@@ -53,7 +53,7 @@ function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
 export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
 
 /** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process when embedded. */
-function agentDirectory(bus: Bus): AgentDirectory {
+export function agentDirectory(bus: Bus): AgentDirectory {
   if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
   return new RegistryAgentDirectory(new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS), () => bus.isConnected());
 }
