@@ -28,6 +28,17 @@ function outageOf(error: AlfredError): string {
   return `${error.code} ${what}`.trim();
 }
 
+/**
+ * A write that timed out (504) may have been carried out all the same: the answer says so, and how to retry safely
+ * (the same Idempotency-Key and body answer with what the first attempt made, or run it if it never landed).
+ */
+function maybeApplied(error: AlfredError, method: string): AlfredError {
+  if (error.status !== 504 || method === 'GET' || method === 'HEAD') return error;
+  const details = { ...((error.details as Record<string, unknown> | undefined) ?? {}), may_have_applied: true };
+  const advice = 'the request may have been applied; retry it with the same Idempotency-Key and body';
+  return new AlfredError(error.code, `${error.message} — ${advice}`, details, { cause: error });
+}
+
 /** The one place where every failure inside a handler becomes a status and the API's error body. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -44,7 +55,7 @@ export class ErrorFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const req = http.getRequest<FastifyRequest>();
-    const error = this.toAlfred(exception, req);
+    const error = maybeApplied(this.toAlfred(exception, req), req.method);
     this.log(error, exception, req);
     const hinted = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds !== undefined;
     if (error.status === 503 || hinted) void reply.header('retry-after', String(retryAfterSeconds(error)));
