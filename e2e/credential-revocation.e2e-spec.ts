@@ -5,7 +5,7 @@ import { describeOsSandbox, describeWithNats, describeWithRedis, pollUntil, test
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import { createGatewayApp } from '../services/gateway/src/gateway.module.js';
 import { client } from './harness.js';
-import { startAgentSystem, type AgentSystem } from './agent-harness.js';
+import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
 
 const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();
@@ -76,6 +76,38 @@ describeNats('turn credentials revoked on every gateway (NATS + Redis, two gatew
         await pollUntil(async () => (await client(second.url, bearer(credential)).get('/memories')).status === 401, 5_000, 'the credential refused on the second gateway');
         expect((await client(sys.url, bearer(credential)).get('/memories')).status).toBe(401);
         expect((await client(second.url, bearer(credential)).post('/memories', { content: 'after the turn' })).status).toBe(401);
+      }, 60_000);
+
+      it('should refuse the credential on both gateways as soon as its turn is cancelled', async () => {
+        const api = client(sys.url);
+        const session = (await api.post('/sessions', {})).body.id as string;
+        sys.model.script(
+          { content: [tool('bash', { command: 'echo "key=$ALFRED_API_KEY"' })], stopReason: 'tool_use' },
+          { content: [{ type: 'text', text: 'never seen' }], delayMs: 10_000 },
+        );
+        const credential = await credentialThenDisconnect(session);
+        expect((await client(second.url, bearer(credential)).get('/memories')).status).toBe(200);
+
+        expect((await client(second.url).delete(`/sessions/${session}/turns/current`)).status).toBe(200);
+
+        // Well before the model would have answered.
+        await pollUntil(async () => (await client(second.url, bearer(credential)).get('/memories')).status === 401, 5_000, 'the credential refused after the cancel');
+        expect((await client(sys.url, bearer(credential)).get('/memories')).status).toBe(401);
+      }, 60_000);
+
+      it("should hold the agent's own bash to its policy on the REST API (read from the registry)", async () => {
+        const api = client(sys.url);
+        expect((await api.post('/agents', { name: 'limited', policy: { skills: { allow: ['*'], deny: ['remember'] } } })).status).toBe(201);
+        const session = (await api.post('/sessions', {}, { 'x-alfred-agent': 'limited' })).body.id as string;
+        const status = (path: string) => `curl -s -o /dev/null -w "${path} %{http_code}\\n" -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL${path}"`;
+        sys.model.script(
+          { content: [tool('bash', { command: `${status('/skills/remember')}; ${status('/skills/recall')}` })], stopReason: 'tool_use' },
+          { content: [{ type: 'text', text: 'checked' }] },
+        );
+        const { events } = await streamTurn(sys.url, session, 'check your skills');
+        const output = String(named(events, 'tool_result')[0]?.content);
+        expect(output).toContain('/skills/remember 403');
+        expect(output).toContain('/skills/recall 200');
       }, 60_000);
 
       it("should refuse a running turn's credential on both gateways once its session is deleted", async () => {
