@@ -15,7 +15,9 @@ describeNats('agents known without agent-runtime (NATS + Redis)', () => {
     beforeAll(async () => {
       sys = await startAgentSystem('nats');
       const api = client(sys.url);
-      expect((await api.post('/agents', { name: 'scout', policy: { skills: { allow: ['*'], deny: ['remember'] } } })).status).toBe(201);
+      expect(
+        (await api.post('/agents', { name: 'scout', policy: { skills: { allow: ['*'], deny: ['remember'] } } })).status,
+      ).toBe(201);
       await stopBuiltInWorker(sys);
     }, 60_000);
     afterAll(() => sys?.stop());
@@ -24,10 +26,15 @@ describeNats('agents known without agent-runtime (NATS + Redis)', () => {
       const scout = client(sys.url, { 'x-alfred-agent': 'scout' });
       const created = await scout.post('/memories', { content: 'written while agent-runtime is down' });
       expect(created.status).toBe(201);
-      expect((await scout.get(`/memories/${created.body.id}`)).body.content).toBe('written while agent-runtime is down');
+      expect((await scout.get(`/memories/${created.body.id}`)).body.content).toBe(
+        'written while agent-runtime is down',
+      );
       const unknown = await client(sys.url, { 'x-alfred-agent': 'nobody' }).post('/memories', { content: 'x' });
       expect(unknown.status).toBe(404);
-      expect(unknown.body.error).toMatchObject({ code: 'NOT_FOUND', details: { resource: 'agent', id: 'nobody', create_with: { method: 'POST', path: '/agents' } } });
+      expect(unknown.body.error).toMatchObject({
+        code: 'NOT_FOUND',
+        details: { resource: 'agent', id: 'nobody', create_with: { method: 'POST', path: '/agents' } },
+      });
     });
 
     it("should hold the agent to the registry's policy on the REST API", async () => {

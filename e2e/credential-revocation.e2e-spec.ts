@@ -1,7 +1,14 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
-import { describeOsSandbox, describeWithNats, describeWithRedis, pollUntil, testServers, type ScriptedBlock } from '#testing';
+import {
+  describeOsSandbox,
+  describeWithNats,
+  describeWithRedis,
+  pollUntil,
+  testServers,
+  type ScriptedBlock,
+} from '#testing';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
 import { createGatewayApp } from '../services/gateway/src/gateway.module.js';
 import { client } from './harness.js';
@@ -25,7 +32,12 @@ describeNats('turn credentials revoked on every gateway (NATS + Redis, two gatew
 
       beforeAll(async () => {
         sys = await startAgentSystem('nats', { ALFRED_CREDENTIAL_SECRET: 'e2e-credential-secret-0123456789abcdef' });
-        const bus = await NatsBus.connect({ url: testServers.natsUrl, name: 'second-gateway', subjectPrefix: sys.subjectPrefix, logger });
+        const bus = await NatsBus.connect({
+          url: testServers.natsUrl,
+          name: 'second-gateway',
+          subjectPrefix: sys.subjectPrefix,
+          logger,
+        });
         const app = await createGatewayApp(loadGatewayConfig(sys.env), { bus, logger });
         await app.listen({ host: '127.0.0.1', port: 0 });
         const address = app.getHttpServer().address() as { port: number };
@@ -72,10 +84,21 @@ describeNats('turn credentials revoked on every gateway (NATS + Redis, two gatew
 
         // Still its turn: accepted, through either gateway.
         expect((await client(second.url, bearer(credential)).get('/memories')).status).toBe(200);
-        await pollUntil(async () => JSON.stringify((await api.get(`/sessions/${session}`)).body.messages ?? []).includes('done, slowly'), 20_000, 'the turn to end');
-        await pollUntil(async () => (await client(second.url, bearer(credential)).get('/memories')).status === 401, 5_000, 'the credential refused on the second gateway');
+        await pollUntil(
+          async () =>
+            JSON.stringify((await api.get(`/sessions/${session}`)).body.messages ?? []).includes('done, slowly'),
+          20_000,
+          'the turn to end',
+        );
+        await pollUntil(
+          async () => (await client(second.url, bearer(credential)).get('/memories')).status === 401,
+          5_000,
+          'the credential refused on the second gateway',
+        );
         expect((await client(sys.url, bearer(credential)).get('/memories')).status).toBe(401);
-        expect((await client(second.url, bearer(credential)).post('/memories', { content: 'after the turn' })).status).toBe(401);
+        expect(
+          (await client(second.url, bearer(credential)).post('/memories', { content: 'after the turn' })).status,
+        ).toBe(401);
       }, 60_000);
 
       it('should refuse the credential on both gateways as soon as its turn is cancelled', async () => {
@@ -91,17 +114,28 @@ describeNats('turn credentials revoked on every gateway (NATS + Redis, two gatew
         expect((await client(second.url).delete(`/sessions/${session}/turns/current`)).status).toBe(200);
 
         // Well before the model would have answered.
-        await pollUntil(async () => (await client(second.url, bearer(credential)).get('/memories')).status === 401, 5_000, 'the credential refused after the cancel');
+        await pollUntil(
+          async () => (await client(second.url, bearer(credential)).get('/memories')).status === 401,
+          5_000,
+          'the credential refused after the cancel',
+        );
         expect((await client(sys.url, bearer(credential)).get('/memories')).status).toBe(401);
       }, 60_000);
 
       it("should hold the agent's own bash to its policy on the REST API (read from the registry)", async () => {
         const api = client(sys.url);
-        expect((await api.post('/agents', { name: 'limited', policy: { skills: { allow: ['*'], deny: ['remember'] } } })).status).toBe(201);
+        expect(
+          (await api.post('/agents', { name: 'limited', policy: { skills: { allow: ['*'], deny: ['remember'] } } }))
+            .status,
+        ).toBe(201);
         const session = (await api.post('/sessions', {}, { 'x-alfred-agent': 'limited' })).body.id as string;
-        const status = (path: string) => `curl -s -o /dev/null -w "${path} %{http_code}\\n" -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL${path}"`;
+        const status = (path: string) =>
+          `curl -s -o /dev/null -w "${path} %{http_code}\\n" -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL${path}"`;
         sys.model.script(
-          { content: [tool('bash', { command: `${status('/skills/remember')}; ${status('/skills/recall')}` })], stopReason: 'tool_use' },
+          {
+            content: [tool('bash', { command: `${status('/skills/remember')}; ${status('/skills/recall')}` })],
+            stopReason: 'tool_use',
+          },
           { content: [{ type: 'text', text: 'checked' }] },
         );
         const { events } = await streamTurn(sys.url, session, 'check your skills');

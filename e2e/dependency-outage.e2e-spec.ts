@@ -101,11 +101,12 @@ describe('services across broker outages (own NATS and Redis)', () => {
     // Hundreds of refused requests during the outage: the logs say so in a few lines, the metrics count every one.
     const lines = () => services.map((s) => s.output().split('\n').length);
     const linesBefore = lines();
-    const counted = async () => Number(/alfred_http_requests_total\{method="POST",route="\/memories",status="503"\} (\d+)/.exec((await (await fetch(`${apiUrl}/metrics`)).text()))?.[1] ?? 0);
+    const refusedCount = /alfred_http_requests_total\{method="POST",route="\/memories",status="503"\} (\d+)/;
+    const counted = async () => Number(refusedCount.exec(await (await fetch(`${apiUrl}/metrics`)).text())?.[1] ?? 0);
     const countedBefore = await counted();
     const refused = await refuseFor(NATS_OUTAGE_MS);
     const logged = lines().map((n, i) => n - linesBefore[i]!);
-    process.stdout.write(`NATS outage: ${refused} requests refused; log lines (memory/agents/gateway): ${logged.join('/')}\n`);
+    process.stdout.write(`NATS outage: ${refused} requests refused; log lines (memory/agents/gateway): ${logged}\n`);
     expect(refused).toBeGreaterThan(200);
     for (const n of logged) expect(n).toBeLessThan(10);
     expect(gateway.output()).toMatch(/"repeated":"SERVICE_UNAVAILABLE NATS","state":"started"/);

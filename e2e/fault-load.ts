@@ -19,11 +19,20 @@ export interface Tally {
   readonly acked: Map<string, string>;
   /** When each write was acknowledged (ms since epoch), to time recovery. */
   readonly ackTimes: number[];
-  /** The longest a write took from its first error to its acknowledgement (ms): how long a retry waited to be served. */
+  /** The longest a write took from its first error to its acknowledgement (ms): how long its retries waited. */
   slowestRecoveryMs: number;
 }
 
-export const newTally = (): Tally => ({ requests: 0, hangs: 0, gaveUp: 0, writesWithErrors: 0, errors: {}, acked: new Map(), ackTimes: [], slowestRecoveryMs: 0 });
+export const newTally = (): Tally => ({
+  requests: 0,
+  hangs: 0,
+  gaveUp: 0,
+  writesWithErrors: 0,
+  errors: {},
+  acked: new Map(),
+  ackTimes: [],
+  slowestRecoveryMs: 0,
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -32,7 +41,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * 503/504/409/network errors (honouring Retry-After, capped) until it is acknowledged or GIVE_UP_MS pass. Given several
  * gateways, a client that cannot reach one (a network error) retries through the next, and stays with it (`via`).
  */
-async function write(bases: readonly string[], via: { at: number }, path: string, body: unknown, content: string, tally: Tally): Promise<void> {
+async function write(
+  bases: readonly string[],
+  via: { at: number },
+  path: string,
+  body: unknown,
+  content: string,
+  tally: Tally,
+): Promise<void> {
   const key = randomUUID();
   const started = Date.now();
   let erred: number | undefined;

@@ -13,7 +13,7 @@ const OUTAGE_MS = 5_000;
 const LONG_OUTAGE_MS = 60_000;
 /** A write whose gateway was killed under it is answered through another gateway within this (issue 25.8). */
 const RETRY_SERVED_MS = 15_000;
-/** A killed distiller's job is delivered again this long after its last heartbeat (ALFRED_DISTILL_ACK_WAIT_MS's default). */
+/** A killed distiller's job is delivered again this long after its last beat (ALFRED_DISTILL_ACK_WAIT_MS's default). */
 const DISTILL_ACK_WAIT_MS = 10_000;
 /** Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer). */
 const qdrantUrl = process.env.QDRANT_URL;
@@ -43,8 +43,15 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
   const extraMemories: SourceProcess[] = [];
 
   const launchMemory = (extra: Record<string, string> = {}) => launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory'), ...extra });
-  const launchGateway = (name: string) => launchSource('services/gateway/src/main.ts', { ...common, ALFRED_LOG_LEVEL: 'info', ALFRED_DATA_DIR: join(dir, name), ALFRED_API_PORT: '0' });
-  const gatewayUrl = async (p: SourceProcess) => `http://127.0.0.1:${(await p.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
+  const launchGateway = (name: string) =>
+    launchSource('services/gateway/src/main.ts', {
+      ...common,
+      ALFRED_LOG_LEVEL: 'info',
+      ALFRED_DATA_DIR: join(dir, name),
+      ALFRED_API_PORT: '0',
+    });
+  const gatewayUrl = async (p: SourceProcess) =>
+    `http://127.0.0.1:${(await p.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
   const launchDistiller = () =>
     launchSource('services/distiller/src/main.ts', {
       ...common,

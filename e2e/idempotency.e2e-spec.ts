@@ -49,7 +49,8 @@ function idempotencySuite(mode: Mode) {
     expect(statuses).toContain(201);
     expect(await count()).toBe(before + 1);
     // "Still running" says when to come back; "another body" does not (no retry helps it).
-    for (const a of answers.filter((x) => x.status === 409)) expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const conflicts = answers.filter((x) => x.status === 409);
+    for (const a of conflicts) expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
   it('should let a key be used again after its request failed, and refuse a malformed key', async () => {

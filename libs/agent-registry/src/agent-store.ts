@@ -6,7 +6,10 @@ import { AlfredError } from '#errors';
  * existed have none, which means the default policy). `deleting` marks an agent whose data is being removed:
  * it no longer exists for any request.
  */
-export type AgentRecord = Omit<AgentView, 'default' | 'policy'> & { readonly policy?: AgentPolicy; readonly deleting?: boolean };
+export type AgentRecord = Omit<AgentView, 'default' | 'policy'> & {
+  readonly policy?: AgentPolicy;
+  readonly deleting?: boolean;
+};
 
 /**
  * Named agents of each tenant, in a store every instance that needs them reaches: a NATS KV bucket in the distributed
@@ -40,7 +43,8 @@ export function agentView(r: AgentRecord): AgentView {
 export function unknownAgent(name: string): AlfredError {
   return new AlfredError(
     ErrorCode.NotFound,
-    `agent ${name} does not exist; create it first with POST /agents {"name": "${name}"} (the default agent ${DEFAULT_AGENT_NAME} always exists)`,
+    `agent ${name} does not exist; create it first with POST /agents {"name": "${name}"} ` +
+      `(the default agent ${DEFAULT_AGENT_NAME} always exists)`,
     { resource: 'agent', id: name, create_with: { method: 'POST', path: '/agents', body: { name } } },
   );
 }

@@ -10,7 +10,8 @@ describeNats(NatsKvAgentStore.name, () => {
   let nc: NatsConnection;
   beforeAll(async () => (nc = await connect({ servers: testServers.natsUrl })));
   afterAll(() => nc?.close());
-  const destroy = async (bucket: string) => void (await (await new Kvm(nc).open(bucket)).destroy().catch(() => undefined));
+  const destroy = async (bucket: string) =>
+    void (await (await new Kvm(nc).open(bucket)).destroy().catch(() => undefined));
 
   agentStoreContract(async () => {
     const bucket = `agents-test-${randomUUID().slice(0, 8)}`;
@@ -23,7 +24,12 @@ describeNats(NatsKvAgentStore.name, () => {
   it('should keep tenants whose names share a prefix or hold dots and slashes apart', async () => {
     const bucket = `agents-test-${randomUUID().slice(0, 8)}`;
     const store = new NatsKvAgentStore(nc, bucket);
-    const record = (name: string) => ({ name, persona: '', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
+    const record = (name: string) => ({
+      name,
+      persona: '',
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+    });
     try {
       await store.create('acme', record('a'));
       await store.create('acme.corp/x', record('b'));

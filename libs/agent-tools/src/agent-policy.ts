@@ -7,7 +7,10 @@ const compiled = new Map<string, RegExp>();
 export function matchesPattern(pattern: string, name: string): boolean {
   let re = compiled.get(pattern);
   if (!re) {
-    const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+    const body = pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.');
     re = new RegExp(`^${body}$`);
     if (compiled.size > 1000) compiled.clear();
     compiled.set(pattern, re);
@@ -38,10 +41,19 @@ export function allows(policy: Partial<AgentPolicy> | undefined, kind: PolicyKin
 
 /** The refusal a path gives for what {@link allows} denies: FORBIDDEN, naming the agent, the kind and the name. */
 export function policyRefusal(agent: string, kind: PolicyKind, name: string): AlfredError {
-  return new AlfredError(ErrorCode.Forbidden, `agent ${agent}'s policy does not permit the ${kind} "${name}"`, { [kind]: name, agent, reason: 'policy' });
+  return new AlfredError(ErrorCode.Forbidden, `agent ${agent}'s policy does not permit the ${kind} "${name}"`, {
+    [kind]: name,
+    agent,
+    reason: 'policy',
+  });
 }
 
 /** {@link allows}, or throws {@link policyRefusal}. */
-export function enforcePolicy(policy: Partial<AgentPolicy> | undefined, agent: string, kind: PolicyKind, name: string): void {
+export function enforcePolicy(
+  policy: Partial<AgentPolicy> | undefined,
+  agent: string,
+  kind: PolicyKind,
+  name: string,
+): void {
   if (!allows(policy, kind, name)) throw policyRefusal(agent, kind, name);
 }

@@ -142,7 +142,8 @@ export function errorBodyOf(err: unknown, subject: string, ctx: MessageContext, 
       let outages = outageLogs.get(logger);
       if (!outages) outageLogs.set(logger, (outages = new RepeatedLog(logger)));
       const dependency = (outage.details as { dependency?: unknown } | undefined)?.dependency;
-      outages.warn(`dependency unavailable ${String(dependency ?? '')}`.trim(), { correlationId: ctx.correlationId, subject, err: String(err) }, 'dependency unavailable');
+      const fields = { correlationId: ctx.correlationId, subject, err: String(err) };
+      outages.warn(`dependency unavailable ${String(dependency ?? '')}`.trim(), fields, 'dependency unavailable');
       return outage.toBody();
     }
   }
@@ -206,10 +207,14 @@ export function decodeReply<R extends Route>(route: R, reply: WireReply): Respon
 }
 
 export const unavailable = (route: Route) =>
-  new AlfredError(ErrorCode.ServiceUnavailable, `no ${route.service} instance is answering ${route.subject}`, { service: route.service });
+  new AlfredError(ErrorCode.ServiceUnavailable, `no ${route.service} instance is answering ${route.subject}`, {
+    service: route.service,
+  });
 
 export const timedOut = (route: Route, timeoutMs: number) =>
-  new AlfredError(ErrorCode.ServiceTimeout, `${route.service} did not answer ${route.subject} within ${timeoutMs} ms`, { service: route.service });
+  new AlfredError(ErrorCode.ServiceTimeout, `${route.service} did not answer ${route.subject} within ${timeoutMs} ms`, {
+    service: route.service,
+  });
 
 /** Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and skipped. */
 export function deliverEvent<E extends EventDef>(event: E, handler: EventHandler<E>, data: string, key: string, logger: BusLogger): void {

@@ -25,7 +25,11 @@ describe('JetStream creation raced by several instances (own NATS server)', () =
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-js-create-'));
     nats = await startOwnNats(join(dir, 'nats'));
-    buses = await Promise.all(Array.from({ length: INSTANCES }, (_, i) => NatsBus.connect({ url: nats.url, name: `racer-${i}`, logger: quiet })));
+    buses = await Promise.all(
+      Array.from({ length: INSTANCES }, (_, i) =>
+        NatsBus.connect({ url: nats.url, name: `racer-${i}`, logger: quiet }),
+      ),
+    );
   }, 60_000);
   afterAll(async () => {
     await Promise.all((buses ?? []).map((b) => b.close(2_000)));
@@ -35,9 +39,13 @@ describe('JetStream creation raced by several instances (own NATS server)', () =
 
   it('should open one bucket for every instance, even when their options differ', async () => {
     // A different TTL per instance: the bucket's stream is "already in use with a different configuration" for losers.
-    const opened = await Promise.allSettled(buses.map((b, i) => openKvBucket(b.nc, 'RACED_KV', { history: 1, ttl: 60_000 * (i + 1) })));
+    const opened = await Promise.allSettled(
+      buses.map((b, i) => openKvBucket(b.nc, 'RACED_KV', { history: 1, ttl: 60_000 * (i + 1) })),
+    );
 
-    expect(opened.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+    expect(
+      opened.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason)),
+    ).toEqual([]);
     const kvs = opened.map((o) => (o as PromiseFulfilledResult<Awaited<ReturnType<typeof openKvBucket>>>).value);
     await kvs[0]!.put('k', 'v');
     expect(new TextDecoder().decode((await kvs[INSTANCES - 1]!.get('k'))!.value)).toBe('v');
@@ -46,17 +54,31 @@ describe('JetStream creation raced by several instances (own NATS server)', () =
   it("should store every instance's events in a stream they all create and widen at once", async () => {
     // Each instance's events need their own subject in the one stream (a rolling upgrade adding an event kind).
     const events = buses.map((_, i) => event(`raced${i}`, 'happened', 'RACED_EVENTS', z.object({ i: z.number() })));
-    const published = await Promise.allSettled(buses.map((b, i) => b.publish(events[i]!, { i }, { key: 'k', msgId: `raced-${i}` })));
+    const published = await Promise.allSettled(
+      buses.map((b, i) => b.publish(events[i]!, { i }, { key: 'k', msgId: `raced-${i}` })),
+    );
 
-    expect(published.filter((p) => p.status === 'rejected').map((p) => String((p as PromiseRejectedResult).reason))).toEqual([]);
+    expect(
+      published.filter((p) => p.status === 'rejected').map((p) => String((p as PromiseRejectedResult).reason)),
+    ).toEqual([]);
     const info = await (await jetstreamManager(buses[0]!.nc)).streams.info('RACED_EVENTS');
     expect(info.state.messages).toBe(INSTANCES);
   });
 
   it('should give every instance the work queue and its consumer when all start consuming at once', async () => {
-    const defs = buses.map((_, i) => queueDef({ name: 'raced-jobs', stream: 'RACED_JOBS', subject: 'raced.jobs', payload: z.object({ n: z.number() }), ackWaitMs: 10_000 + i * 1_000 }));
+    const defs = buses.map((_, i) =>
+      queueDef({
+        name: 'raced-jobs',
+        stream: 'RACED_JOBS',
+        subject: 'raced.jobs',
+        payload: z.object({ n: z.number() }),
+        ackWaitMs: 10_000 + i * 1_000,
+      }),
+    );
     const done = new Set<number>();
-    const consuming = await Promise.all(buses.map((b, i) => b.queue(defs[i]!).consume(async (p) => void done.add(p.n))));
+    const consuming = await Promise.all(
+      buses.map((b, i) => b.queue(defs[i]!).consume(async (p) => void done.add(p.n))),
+    );
 
     await buses[0]!.queue(defs[0]!).enqueue({ n: 7 }, { msgId: 'raced-7' });
     const deadline = Date.now() + 10_000;

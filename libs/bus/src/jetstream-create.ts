@@ -16,7 +16,8 @@ export const CREATE_RACE_CODES: ReadonlySet<number> = new Set([
   10105, // consumer already exists (legacy code)
 ]);
 
-export const isCreateRace = (err: unknown): boolean => err instanceof JetStreamApiError && CREATE_RACE_CODES.has(err.code);
+export const isCreateRace = (err: unknown): boolean =>
+  err instanceof JetStreamApiError && CREATE_RACE_CODES.has(err.code);
 
 export interface CreateRetry {
   /** Tries in all, the first included (default 6: about 1.5 s of backoff). */

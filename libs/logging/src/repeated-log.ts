@@ -57,10 +57,19 @@ export class RepeatedLog {
     for (const [kind, k] of this.kinds) {
       const since = new Date(k.since).toISOString();
       if (k.count > 0) {
-        this.logger.warn({ repeated: kind, state: 'ongoing', count: k.count, total: k.total, since }, `${k.count} more in the last ${Math.round(this.everyMs / 1000)} s: ${k.msg}`);
+        this.logger.warn(
+          { repeated: kind, state: 'ongoing', count: k.count, total: k.total, since },
+          `${k.count} more in the last ${Math.round(this.everyMs / 1000)} s: ${k.msg}`,
+        );
         k.count = 0;
       } else {
-        const end = { repeated: kind, state: 'stopped', total: k.total, since, seconds: Math.round((now - k.since) / 1000) };
+        const end = {
+          repeated: kind,
+          state: 'stopped',
+          total: k.total,
+          since,
+          seconds: Math.round((now - k.since) / 1000),
+        };
         (this.logger.info ?? this.logger.warn).call(this.logger, end, `stopped after ${k.total}: ${k.msg}`);
         this.kinds.delete(kind);
       }

@@ -21,13 +21,21 @@ describe('shutdown deadline', () => {
   });
 
   describe('docker-compose.yml', () => {
-    const seconds = (d: string) => [...d.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)].reduce((sum, [, n, u]) => sum + Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600 }[u as 'ms'], 0);
+    const seconds = (d: string) =>
+      [...d.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)].reduce(
+        (sum, [, n, u]) => sum + Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600 }[u as 'ms'],
+        0,
+      );
 
-    it("should give every Alfred service a stop grace above its shutdown deadline, so Docker never kills a drain", () => {
-      const compose = parse(readFileSync(new URL('../../../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
+    it('should give every Alfred service a stop grace above its shutdown deadline, so Docker never kills a drain', () => {
+      const compose = parse(readFileSync(new URL('../../../docker-compose.yml', import.meta.url), 'utf8'), {
+        merge: true,
+      }) as {
         services: Record<string, { stop_grace_period?: string; environment?: Record<string, string> }>;
       };
-      const ours = Object.entries(compose.services).filter(([, s]) => s.environment?.ALFRED_SHUTDOWN_DEADLINE_MS !== undefined);
+      const ours = Object.entries(compose.services).filter(
+        ([, s]) => s.environment?.ALFRED_SHUTDOWN_DEADLINE_MS !== undefined,
+      );
       expect(ours.length).toBeGreaterThan(5);
       for (const [name, s] of ours) {
         const deadline = Number(s.environment!.ALFRED_SHUTDOWN_DEADLINE_MS) / 1000;

@@ -49,7 +49,8 @@ async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger):
       const moved = await moveRedisAgents(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, registry);
       if (moved > 0) logger.info({ moved }, 'agents moved from Redis into the shared agent registry');
     } catch (err) {
-      logger.warn({ err: String(err) }, 'agents kept in Redis by an earlier version could not be moved yet; the next start tries again');
+      const note = 'agents kept in Redis by an earlier version could not be moved yet; the next start tries again';
+      logger.warn({ err: String(err) }, note);
     }
   }
   return registry;

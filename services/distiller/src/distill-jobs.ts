@@ -92,7 +92,8 @@ export class DistillJobs {
     const view = toView(job);
     const beat = job.heartbeat_at ? Date.parse(job.heartbeat_at) : undefined;
     // Two beats missed: its worker is gone, and the queue gives the job to another once the ack wait has passed.
-    if (view.status === 'running' && beat !== undefined && Date.now() - beat > 2 * this.heartbeatMs()) return { ...view, status: 'stalled' };
+    const stalled = view.status === 'running' && beat !== undefined && Date.now() - beat > 2 * this.heartbeatMs();
+    return stalled ? { ...view, status: 'stalled' } : view;
     return view;
   }
 
@@ -161,9 +162,10 @@ export class DistillJobs {
   private async runClaimed(job: JobRecord, fence: number, ctx: JobContext): Promise<void> {
     const id = job.job_id;
     const scope = { tenant: job.tenant, agent: job.agent };
-    await this.repo.update(id, { status: 'running', attempts: ctx.attempt, heartbeat_at: new Date().toISOString() }, fence);
+    const now = () => new Date().toISOString();
+    await this.repo.update(id, { status: 'running', attempts: ctx.attempt, heartbeat_at: now() }, fence);
     const signal = ctx.signal;
-    const heartbeat = new JobHeartbeat(() => this.repo.update(id, { heartbeat_at: new Date().toISOString() }, fence), this.heartbeatMs());
+    const heartbeat = new JobHeartbeat(() => this.repo.update(id, { heartbeat_at: now() }, fence), this.heartbeatMs());
     try {
       const lastRun = await this.repo.lastRun(scope);
       const run = this.distiller.run({ scope, request: job.request, lastRun, context: ctx, signal });

@@ -27,11 +27,20 @@ import { installHttpMetrics } from './http/http-metrics.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
-import { MemoryCredentialRevocations, NatsKvCredentialRevocations, type CredentialRevocations } from './http/credential-revocations.js';
+import {
+  MemoryCredentialRevocations,
+  NatsKvCredentialRevocations,
+  type CredentialRevocations,
+} from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
-import { AGENT_DIRECTORY, BusAgentDirectory, RegistryAgentDirectory, type AgentDirectory } from './http/agent-directory.js';
+import {
+  AGENT_DIRECTORY,
+  BusAgentDirectory,
+  RegistryAgentDirectory,
+  type AgentDirectory,
+} from './http/agent-directory.js';
 import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
@@ -46,25 +55,35 @@ export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
 /** Credential revocations: in a KV bucket every gateway instance checks over NATS; in the process when embedded. */
 export function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
   if (!(bus instanceof NatsBus)) return new MemoryCredentialRevocations();
-  return new NatsKvCredentialRevocations(bus.nc, bus.stream(CREDENTIAL_REVOCATIONS_BUCKET), ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
+  const name = bus.stream(CREDENTIAL_REVOCATIONS_BUCKET);
+  return new NatsKvCredentialRevocations(bus.nc, name, ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
 }
 
 /** The bucket of credential revocations (before the bus's subject prefix). */
 export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
 
-/** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process when embedded. */
+/** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process, embedded. */
 export function agentDirectory(bus: Bus): AgentDirectory {
   if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
-  return new RegistryAgentDirectory(new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS), () => bus.isConnected());
+  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS);
+  return new RegistryAgentDirectory(registry, () => bus.isConnected());
 }
 
 /** How long a read of the agent registry may take before the request is a 503 (as for the Idempotency-Key bucket). */
 const REGISTRY_READ_MS = 2_500;
 
+interface GatewayDeps {
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly credentials: ScopedCredentials;
+  readonly healthTimeoutMs: number;
+  readonly agents: AgentDirectory;
+}
+
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number; agents: AgentDirectory }): DynamicModule {
+  static forRoot(deps: GatewayDeps): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController],
@@ -103,9 +122,12 @@ export async function createGatewayApp(
     routerOptions: { ignoreTrailingSlash: true },
   });
   const ttlMs = config.ALFRED_CREDENTIAL_TTL_MS;
-  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, ttlMs, credentialRevocations(deps.bus, ttlMs));
+  const revocations = credentialRevocations(deps.bus, ttlMs);
+  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, ttlMs, revocations);
   const agents = agentDirectory(deps.bus);
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, agents, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS }), adapter, {
+  const healthTimeoutMs = config.ALFRED_HEALTH_TIMEOUT_MS;
+  const module = GatewayModule.forRoot({ ...deps, credentials, agents, healthTimeoutMs });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,

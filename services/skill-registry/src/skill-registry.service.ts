@@ -131,7 +131,9 @@ export class SkillRegistryService {
     const filtered = hasWriterFilter(written);
     if (!only && !estimate && !filtered) return { ...base, rendered: catalog === this.catalog ? this.render(effective) : renderOf(catalog, effective) };
     const writtenBy = filtered ? (own ? await own.matching(tenant, 'skill', written) : new Set<string>()) : undefined;
-    const keep = only || writtenBy ? (name: string) => (!only || allows({ skills: only }, 'skill', name)) && (!writtenBy || writtenBy.has(name)) : undefined;
+    const permitted = (name: string) => !only || allows({ skills: only }, 'skill', name);
+    const wrote = (name: string) => !writtenBy || writtenBy.has(name);
+    const keep = only || writtenBy ? (name: string) => permitted(name) && wrote(name) : undefined;
     return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
   }
 

@@ -8,7 +8,12 @@ import { moveRedisAgents } from './redis-agents.migration.js';
 
 const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();
-const record = (name: string, persona: string) => ({ name, persona, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
+const record = (name: string, persona: string) => ({
+  name,
+  persona,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+});
 
 /** Agents an earlier version kept in Redis reach the shared registry once, and leave Redis. */
 describeNats('moveRedisAgents', () => {
@@ -28,9 +33,15 @@ describeNats('moveRedisAgents', () => {
       await nc.close();
     });
 
-    it('should move every tenant\'s agents once, keep a record the registry already has, and empty Redis', async () => {
+    it("should move every tenant's agents once, keep a record the registry already has, and empty Redis", async () => {
       const registry = new NatsKvAgentStore(nc, bucket);
-      await redis.hset(`${prefix}agents:{${encodeURIComponent('acme.corp')}}`, 'jarvis', JSON.stringify(record('jarvis', 'formal')), 'scout', JSON.stringify(record('scout', '')));
+      await redis.hset(
+        `${prefix}agents:{${encodeURIComponent('acme.corp')}}`,
+        'jarvis',
+        JSON.stringify(record('jarvis', 'formal')),
+        'scout',
+        JSON.stringify(record('scout', '')),
+      );
       await redis.hset(`${prefix}agents:{other}`, 'jarvis', JSON.stringify(record('jarvis', 'old')));
       await registry.create('other', record('jarvis', 'newer'));
 

@@ -25,8 +25,14 @@ export class TurnTools {
     private readonly ctx: Pick<ToolContext, 'scope' | 'sessionId'>,
   ) {}
 
-  static async create(core: ToolSet, providers: readonly ToolProvider[], ctx: Pick<ToolContext, 'scope' | 'sessionId'>, policy: AgentPolicy): Promise<TurnTools> {
-    const offered = (await Promise.all(providers.map((p) => p.tools(ctx)))).flat().filter((t) => allows(policy, 'tool', t.definition.name));
+  static async create(
+    core: ToolSet,
+    providers: readonly ToolProvider[],
+    ctx: Pick<ToolContext, 'scope' | 'sessionId'>,
+    policy: AgentPolicy,
+  ): Promise<TurnTools> {
+    const all = (await Promise.all(providers.map((p) => p.tools(ctx)))).flat();
+    const offered = all.filter((t) => allows(policy, 'tool', t.definition.name));
     return new TurnTools(core, offered, providers, policy, ctx);
   }
 

@@ -187,9 +187,11 @@ export class TurnCoordinator {
   private async revokeCredential(req: StartTurn): Promise<void> {
     if (!req.apiKey) return;
     try {
-      await this.bus.request(CredentialRoutes.revoke, { scope: req.scope, credential: req.apiKey }, { timeoutMs: 2_000 });
+      const revocation = { scope: req.scope, credential: req.apiKey };
+      await this.bus.request(CredentialRoutes.revoke, revocation, { timeoutMs: 2_000 });
     } catch (err) {
-      this.logger.warn({ err: String(err), turn: req.turnId }, "could not revoke the turn's credential; it lasts until it expires");
+      const note = "could not revoke the turn's credential; it lasts until it expires";
+      this.logger.warn({ err: String(err), turn: req.turnId }, note);
     }
   }
 

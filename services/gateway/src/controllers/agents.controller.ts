@@ -1,5 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { AgentCreateBody, AgentDeleteQuery, AgentName, AgentPatchBody, AgentRoutes, DEFAULT_AGENT_NAME } from '#contracts';
+import {
+  AgentCreateBody,
+  AgentDeleteQuery,
+  AgentName,
+  AgentPatchBody,
+  AgentRoutes,
+  DEFAULT_AGENT_NAME,
+} from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { AgentNotScoped } from '../http/agent-scope.js';
@@ -53,7 +60,9 @@ export class AgentsController {
     const { confirm } = parseInput(AgentDeleteQuery, query ?? {});
     const scope = { tenant: c.scope.tenant, agent: agentName(name) };
     // Its turns' bash credentials end first (on every gateway): nothing keeps acting as an agent being deleted.
-    if (confirm === scope.agent && scope.agent !== DEFAULT_AGENT_NAME) await this.credentials.revokeAgent(scope.tenant, scope.agent);
+    if (confirm === scope.agent && scope.agent !== DEFAULT_AGENT_NAME) {
+      await this.credentials.revokeAgent(scope.tenant, scope.agent);
+    }
     // Deleting walks every memory and session of the agent: allow it more than the default bus timeout.
     return this.bus.request(AgentRoutes.delete, { scope, confirm }, { context: c.context, timeoutMs: 120_000 });
   }

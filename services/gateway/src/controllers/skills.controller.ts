@@ -26,7 +26,8 @@ export class SkillsController {
   async index(@CallerParam() c: Caller, @Query() query: unknown) {
     const { format, budget, ...filters } = parseInput(SkillIndexQuery, query);
     const only = (await callerPolicy(this.agents, c)).skills;
-    const request = { tenant: c.scope.tenant, only, ...(budget === undefined ? {} : { budget }), ...writtenFilter(filters) };
+    const sized = budget === undefined ? {} : { budget };
+    const request = { tenant: c.scope.tenant, only, ...sized, ...writtenFilter(filters) };
     const { rendered, ...index } = await this.bus.request(SkillRoutes.index, request, { context: c.context });
     if (format === 'json') return index;
     return { format, ...rendered[format], budget: index.budget };
@@ -36,7 +37,7 @@ export class SkillsController {
   async search(@CallerParam() c: Caller, @Query() query: unknown) {
     const parsed = parseInput(SkillSearchQuery, query);
     const policy = await callerPolicy(this.agents, c);
-    const found = await this.bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query: parsed }, { context: c.context });
+    const found = await this.bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query: parsed }, this.opts(c));
     const results = found.results.filter((r) => allows(policy, 'skill', r.name));
     return { ...found, results, total: found.total - (found.results.length - results.length) };
   }
@@ -57,7 +58,8 @@ export class SkillsController {
 
   @Get(':name')
   async get(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: await this.permitted(c, name) }, { context: c.context });
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name) };
+    return this.bus.request(SkillRoutes.get, request, this.opts(c));
   }
 
   /** One outcome of a use of the skill: it moves the skill in search and in the level-1 index under a budget. */
@@ -65,19 +67,26 @@ export class SkillsController {
   @HttpCode(200)
   async feedback(@CallerParam() c: Caller, @Param('name') name: string, @Body() body: unknown) {
     const feedback = parseInput(SkillFeedbackBody, body);
-    return this.bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: await this.permitted(c, name), feedback }, { context: c.context });
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name), feedback };
+    return this.bus.request(SkillRoutes.feedback, request, this.opts(c));
   }
 
   @Get(':name/resources')
   async resources(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(SkillRoutes.resources, { tenant: c.scope.tenant, name: await this.permitted(c, name) }, { context: c.context });
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name) };
+    return this.bus.request(SkillRoutes.resources, request, this.opts(c));
   }
 
   /** The rest of the path, URL-decoded, may hold slashes; the registry checks containment before reading. */
   @Get(':name/resources/*')
   async resource(@CallerParam() c: Caller, @Param('name') name: string, @Param('*') path: string) {
     const rel = parseInput(SkillResourcePath, path);
-    return this.bus.request(SkillRoutes.resource, { tenant: c.scope.tenant, name: await this.permitted(c, name), path: rel }, { context: c.context });
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name), path: rel };
+    return this.bus.request(SkillRoutes.resource, request, this.opts(c));
+  }
+
+  private opts(c: Caller) {
+    return { context: c.context };
   }
 
   /** The skill's name, once the caller's agent may use it (FORBIDDEN otherwise). */

@@ -84,14 +84,17 @@ export class TurnsController {
     // A client that disconnects does not end the turn: the events are followed to its end (or the worker's loss),
     // when the credential is revoked, written to nobody.
     for await (const e of stream) {
-      if (!res.destroyed) res.write(e.type === 'heartbeat' ? ': heartbeat\n\n' : `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+      if (res.destroyed) continue;
+      res.write(e.type === 'heartbeat' ? ': heartbeat\n\n' : `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     }
     res.end();
   }
 
   /** Revokes a turn's credential; a failure (NATS away) is logged, and agent-runtime's own revocation remains. */
   private async revoke(credential: string): Promise<void> {
-    await this.credentials.revoke(credential).catch((err: unknown) => this.logger.warn({ err: String(err) }, 'could not revoke a turn\'s credential'));
+    await this.credentials
+      .revoke(credential)
+      .catch((err: unknown) => this.logger.warn({ err: String(err) }, "could not revoke a turn's credential"));
   }
 
   @Delete(':id/turns/current')

@@ -50,6 +50,9 @@ export class BusAgentDirectory implements AgentDirectory {
 export const AGENT_DIRECTORY = Symbol('AGENT_DIRECTORY');
 
 /** The policy of the agent a request acts as: the one the guard read for a named agent, else the directory's. */
-export function callerPolicy(directory: AgentDirectory, c: { scope: Scope; context: MessageContext; policy?: AgentPolicy }): Promise<AgentPolicy> {
+export function callerPolicy(
+  directory: AgentDirectory,
+  c: { scope: Scope; context: MessageContext; policy?: AgentPolicy },
+): Promise<AgentPolicy> {
   return c.policy ? Promise.resolve(c.policy) : directory.policyOf(c.scope, c.context);
 }

@@ -24,7 +24,8 @@ export class AgentExistsGuard implements CanActivate {
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     const agent = namedAgent(req);
     if (agent === undefined || agent === DEFAULT_AGENT) return true;
-    req.alfred.policy = await this.directory.policyOf({ tenant: req.alfred.tenant, agent }, { correlationId: req.alfred.correlationId });
+    const scope = { tenant: req.alfred.tenant, agent };
+    req.alfred.policy = await this.directory.policyOf(scope, { correlationId: req.alfred.correlationId });
     return true;
   }
 }

@@ -19,7 +19,10 @@ describeNats('NatsKvCredentialRevocations across gateway instances', () => {
 
   beforeAll(async () => {
     connections = await Promise.all([1, 2].map(() => connect({ servers: testServers.natsUrl })));
-    [a, b] = connections.map((nc) => new ScopedCredentials(SECRET, 60_000, new NatsKvCredentialRevocations(nc, bucket, 60_000, () => connected)));
+    [a, b] = connections.map(
+      (nc) =>
+        new ScopedCredentials(SECRET, 60_000, new NatsKvCredentialRevocations(nc, bucket, 60_000, () => connected)),
+    );
   });
   afterAll(async () => {
     await (await new Kvm(connections[0]!).open(bucket)).destroy().catch(() => undefined);
@@ -49,7 +52,10 @@ describeNats('NatsKvCredentialRevocations across gateway instances', () => {
     const token = a.mint(scope);
     connected = false;
     try {
-      await expect(b.verify(token)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { dependency: 'NATS' } });
+      await expect(b.verify(token)).rejects.toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        details: { dependency: 'NATS' },
+      });
     } finally {
       connected = true;
     }

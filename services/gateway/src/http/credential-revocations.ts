@@ -42,7 +42,10 @@ export function revocationKey(r: Revocation): string {
 
 const keysOf = (q: RevocationQuery) => ({
   turn: revocationKey({ kind: 'turn', id: q.id }),
-  scopes: [revocationKey({ kind: 'session', tenant: q.tenant, session: q.session }), revocationKey({ kind: 'agent', tenant: q.tenant, agent: q.agent })],
+  scopes: [
+    revocationKey({ kind: 'session', tenant: q.tenant, session: q.session }),
+    revocationKey({ kind: 'agent', tenant: q.tenant, agent: q.agent }),
+  ],
 });
 
 /** Embedded: one process, one map; entries are dropped once what they end has expired. */
@@ -53,7 +56,10 @@ export class MemoryCredentialRevocations implements CredentialRevocations {
 
   async revoke(revocation: Revocation, at: number, until: number): Promise<void> {
     const key = revocationKey(revocation);
-    this.entries.set(key, { at: Math.max(at, this.entries.get(key)?.at ?? 0), until: Math.max(until, this.entries.get(key)?.until ?? 0) });
+    this.entries.set(key, {
+      at: Math.max(at, this.entries.get(key)?.at ?? 0),
+      until: Math.max(until, this.entries.get(key)?.until ?? 0),
+    });
     const now = this.now();
     for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
   }
@@ -92,13 +98,18 @@ export class NatsKvCredentialRevocations implements CredentialRevocations {
   async revoke(revocation: Revocation, at: number, until: number): Promise<void> {
     const key = revocationKey(revocation);
     if (revocation.kind === 'turn') this.remember(key, until);
-    await this.reach('record a credential revocation', async (kv) => void (await kv.put(key, encoder.encode(String(at)))));
+    await this.reach(
+      'record a credential revocation',
+      async (kv) => void (await kv.put(key, encoder.encode(String(at)))),
+    );
   }
 
   async isRevoked(q: RevocationQuery): Promise<boolean> {
     const { turn, scopes } = keysOf(q);
     if (this.known.has(turn)) return true;
-    const entries = await this.reach('check the credential', (kv) => Promise.all([turn, ...scopes].map((k) => kv.get(k))));
+    const entries = await this.reach('check the credential', (kv) =>
+      Promise.all([turn, ...scopes].map((k) => kv.get(k))),
+    );
     const live = entries.map((e) => (e && e.operation === 'PUT' ? Number(decoder.decode(e.value)) : undefined));
     const revoked = live[0] !== undefined || live.slice(1).some((at) => at !== undefined && at >= q.iat);
     if (revoked) this.remember(turn, q.exp);

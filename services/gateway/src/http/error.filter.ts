@@ -15,7 +15,7 @@ const HTTP_CODES: Record<number, ErrorCode> = {
   415: ErrorCode.UnsupportedMediaType,
 };
 
-/** Seconds a client should wait before retrying a 503 (or a 409 that says when): the error's own hint, else a short default. */
+/** Seconds to wait before retrying a 503 (or a 409 that says when): the error's own hint, else a short default. */
 function retryAfterSeconds(error: AlfredError): number {
   const hinted = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
   return typeof hinted === 'number' && hinted > 0 ? Math.ceil(hinted) : 1;
@@ -24,7 +24,8 @@ function retryAfterSeconds(error: AlfredError): number {
 /** What an outage answer is about: its code and what is away (a dependency such as NATS, or a service). */
 function outageOf(error: AlfredError): string {
   const details = (error.details ?? {}) as { dependency?: unknown; service?: unknown };
-  const what = typeof details.dependency === 'string' ? details.dependency : typeof details.service === 'string' ? details.service : '';
+  const named = [details.dependency, details.service].find((v): v is string => typeof v === 'string');
+  const what = named ?? '';
   return `${error.code} ${what}`.trim();
 }
 

@@ -14,7 +14,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
  */
 export const RESERVATION_LEASE_MS = 8_000;
 export const LEASE_RENEW_MS = 2_000;
-/** How long a gateway keeps what it knows of a key whose write to the bucket has not landed (then it retries no more). */
+/** How long a gateway keeps what it knows of a key whose write to the bucket has not landed (then it gives up). */
 export const RESERVATION_STALE_MS = 3 * 60_000;
 
 /** What a key holds: the fingerprint of the request that took it, and its answer once there is one. */
@@ -52,7 +52,8 @@ function decide(existing: IdempotencyRecord, fingerprint: string, now: number): 
   const until = existing.leaseUntil ?? existing.reservedAt + RESERVATION_STALE_MS;
   if (now > until) return 'stale';
   // A live owner answers soon; a dead one's lease runs out by `until`: never send the client away for longer.
-  return { kind: 'in-progress', retryAfterSeconds: Math.max(1, Math.ceil(Math.min(until - now, LEASE_RENEW_MS) / 1000)) };
+  const seconds = Math.ceil(Math.min(until - now, LEASE_RENEW_MS) / 1000);
+  return { kind: 'in-progress', retryAfterSeconds: Math.max(1, seconds) };
 }
 
 /** The embedded gateway's store: one process, so a map with expiry is shared by every request it serves. */
@@ -109,7 +110,12 @@ export interface IdempotencyTiming {
   readonly renewMs: number;
 }
 
-const DEFAULT_TIMING: IdempotencyTiming = { budgetMs: KV_BUDGET_MS, retryFirstMs: 250, leaseMs: RESERVATION_LEASE_MS, renewMs: LEASE_RENEW_MS };
+const DEFAULT_TIMING: IdempotencyTiming = {
+  budgetMs: KV_BUDGET_MS,
+  retryFirstMs: 250,
+  leaseMs: RESERVATION_LEASE_MS,
+  renewMs: LEASE_RENEW_MS,
+};
 
 /** Resolves like `work`, or rejects once `ms` pass (the work goes on; its outcome is the caller's to settle). */
 function withinBudget<T>(work: Promise<T>, ms: number): Promise<T> {
@@ -170,11 +176,14 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
     // An answer this gateway holds is the key's answer, whether or not NATS is there to confirm it.
     if (answered) return decide(answered, fingerprint, now) as Reservation;
     if (!this.connected()) throw dependencyUnavailable('NATS', 'check the Idempotency-Key');
-    const reserved: Reserved = { fingerprint, reservedAt: now, owner: randomUUID(), leaseUntil: now + this.timing.leaseMs };
+    const leaseUntil = now + this.timing.leaseMs;
+    const reserved: Reserved = { fingerprint, reservedAt: now, owner: randomUUID(), leaseUntil };
     const attempt = this.tryReserve(key, reserved);
     try {
       const { revision, ...reservation } = await withinBudget(attempt, this.timing.budgetMs);
-      if (reservation.kind === 'new') this.running.set(key, { ...reserved, lease: this.lease(key, reserved, revision!) });
+      if (reservation.kind === 'new') {
+        this.running.set(key, { ...reserved, lease: this.lease(key, reserved, revision!) });
+      }
       return reservation as Reservation;
     } catch (err) {
       // The reservation may have been stored, or may still be: this request will not run, so it is given up.
@@ -273,7 +282,8 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
   /** Renews the reservation's lease in the bucket while its request runs here. */
   private lease(key: string, reserved: Reserved, revision: number): ReservationLease {
     const { leaseMs, renewMs } = this.timing;
-    return new ReservationLease(this.kv, key, (leaseUntil) => codec.encode({ ...reserved, leaseUntil }), revision, leaseMs, renewMs);
+    const write = (leaseUntil: number) => codec.encode({ ...reserved, leaseUntil });
+    return new ReservationLease(this.kv, key, write, revision, leaseMs, renewMs);
   }
 
   private async tryReserve(key: string, reserved: Reserved, attempt = 0): Promise<Reservation & { revision?: number }> {

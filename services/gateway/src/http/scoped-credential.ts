@@ -46,15 +46,22 @@ export class ScopedCredentials {
     return `${PREFIX}.${claims}.${this.sign(claims)}`;
   }
 
-  /** The scope of a valid, unexpired, unrevoked credential; undefined otherwise (503 while revocations are out of reach). */
+  /** The scope of a valid, unexpired, unrevoked credential; undefined otherwise (503 while revocations are away). */
   async verify(token: string): Promise<CredentialScope | undefined> {
     const scope = this.scopeOf(token);
     if (!scope) return undefined;
-    const revoked = await this.revocations.isRevoked({ id: this.idOf(token), tenant: scope.tenant, session: scope.session, agent: scope.agent, iat: scope.iat, exp: scope.exp });
+    const revoked = await this.revocations.isRevoked({
+      id: this.idOf(token),
+      tenant: scope.tenant,
+      session: scope.session,
+      agent: scope.agent,
+      iat: scope.iat,
+      exp: scope.exp,
+    });
     return revoked ? undefined : scope;
   }
 
-  /** Ends a credential before its expiry (its turn is over), on every gateway: its scope, or undefined when it is not ours. */
+  /** Ends a credential before its expiry (its turn is over), on every gateway: its scope; undefined if not ours. */
   async revoke(token: string): Promise<CredentialScope | undefined> {
     const scope = this.scopeOf(token);
     if (!scope) return undefined;

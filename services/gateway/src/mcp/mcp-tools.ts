@@ -86,7 +86,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_feedback',
     description: 'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
     input: SkillFeedbackBody.extend({ name: SkillPathName }),
-    run: (bus, c, { name, ...feedback }) => bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: permittedSkill(c, name), feedback }, opts(c)),
+    run: (bus, c, { name, ...feedback }) =>
+      bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: permittedSkill(c, name), feedback }, opts(c)),
   }),
   tool({
     name: 'memory_search',
