@@ -37,5 +37,20 @@ describeNats('agent worker shutdown (NATS + Redis, loopback model)', () => {
         await reader.stop();
       }
     }, 60_000);
+
+    it('should give a running turn the whole shutdown deadline (less closing), not 60% of it', async () => {
+      // 5 s deadline: the turn needs 3.8 s after the signal, past the old 3 s (0.6x) and within 4.5 s (5 s less 0.5 s).
+      const worker = await startWorker(sys, 'deadline-worker', { ALFRED_SHUTDOWN_DEADLINE_MS: '5000' });
+      const api = client(sys.url);
+      const id = (await api.post('/sessions', {})).body.id;
+      sys.model.script({ content: [{ type: 'text', text: 'finished near the deadline' }], delayMs: 3_800 });
+      let stopped: Promise<void> | undefined;
+      const { events } = await streamTurn(sys.url, id, 'take most of the deadline', {}, async (e) => {
+        if (e.event === 'started') stopped = worker.stop();
+      });
+      await stopped;
+      expect(named(events, 'error')).toEqual([]);
+      expect(named(events, 'done')[0]).toMatchObject({ status: 'completed' });
+    }, 60_000);
   });
 });

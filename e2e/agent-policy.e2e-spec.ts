@@ -28,7 +28,7 @@ describe('agent policy and the tools skills declare', () => {
       expect((await api.post('/executable-skills', { id, description: `The ${id} tool`, code: CODE(id === 'forecast' ? 'sunny' : id) })).status).toBe(201);
     }
     await createAgents(sys.url, ['limited']);
-    const policy = { skills: { allow: ['*'], deny: ['remember'] }, tools: { allow: ['*'], deny: ['skill_delete', 'skill_filler_*'] } };
+    const policy = { skills: { allow: ['*'], deny: ['remember'] }, tools: { allow: ['*'], deny: ['skill_delete', 'skill_filler_*', 'bash'] } };
     expect((await api.call('PATCH', '/agents/limited', { policy })).status).toBe(200);
   }, 60_000);
   afterAll(async () => {
@@ -59,7 +59,7 @@ describe('agent policy and the tools skills declare', () => {
 
   it("should hold an agent to its policy: index, load_skill, activate_skill and tools", async () => {
     const id = (await api.post('/sessions', {}, { 'x-alfred-agent': 'limited' })).body.id as string;
-    sys.model.script(call('load_skill', { name: 'remember' }), call('activate_skill', { name: 'remember' }), call('skill_filler_one'), say('I cannot.'));
+    sys.model.script(call('load_skill', { name: 'remember' }), call('activate_skill', { name: 'remember' }), call('skill_filler_one'), call('bash', { command: 'echo ran' }), say('I cannot.'));
 
     const { events } = await streamTurn(sys.url, id, 'Remember this.');
 
@@ -70,8 +70,35 @@ describe('agent policy and the tools skills declare', () => {
     expect(first.tools.find((t: { name: string }) => t.name === 'load_skill').input_schema.properties.name.enum).not.toContain('remember');
     expect(toolsOf(0)).not.toContain('skill_delete');
     expect(toolsOf(0)).toContain('skill_create');
+    // A core tool in the deny list is neither offered nor run.
+    expect(toolsOf(0)).not.toContain('bash');
+    expect(toolsOf(0)).toContain('read');
     named(events, 'tool_result').forEach((r) => expect(r.is_error).toBe(true));
+    expect(named(events, 'tool_result').find((r) => r.name === 'bash')?.content).toMatch(/policy does not permit the tool "bash"/);
+    expect(JSON.stringify(named(events, 'tool_result'))).not.toContain('ran\\n');
     expect(named(events, 'confirmation_request')).toEqual([]);
+  });
+
+  it('should hold the REST API acting as the agent to the same policy: skills, their files, search, index and tools', async () => {
+    const limited = { 'x-alfred-agent': 'limited' };
+    const denied = await api.get('/skills/remember', limited);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error).toMatchObject({ code: 'FORBIDDEN', details: { skill: 'remember', agent: 'limited' } });
+    expect((await api.get('/skills/remember/resources', limited)).status).toBe(403);
+    expect((await api.post('/skills/remember/feedback', { success: true }, limited)).status).toBe(403);
+    expect((await api.get('/skills/recall', limited)).status).toBe(200);
+    const index = (await api.get('/skills', limited)).body.skills.map((s: { name: string }) => s.name) as string[];
+    expect(index).toContain('recall');
+    expect(index).not.toContain('remember');
+    const found = (await api.get('/skills/search?q=remember', limited)).body.results.map((r: { name: string }) => r.name) as string[];
+    expect(found).not.toContain('remember');
+    const tool = await api.post('/executable-skills/filler-one/execute', {}, limited);
+    expect(tool.status).toBe(403);
+    expect(tool.body.error).toMatchObject({ code: 'FORBIDDEN', details: { tool: 'skill_filler_one' } });
+    expect((await api.post('/executable-skills/forecast/execute', {}, limited)).status).toBe(200);
+    // Another agent (here the default one) is held to its own policy only.
+    expect((await api.get('/skills/remember')).status).toBe(200);
+    expect((await api.post('/executable-skills/filler-one/execute', {})).status).toBe(200);
   });
 
   it('should offer a tool made by skill_create at once, in the same turn', async () => {

@@ -93,6 +93,25 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
     }
   });
 
+  it('should say that a write answered 504 may have been applied, and how to retry it safely', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const served = serviceBus.serve(MemoryRoutes.create, async () => {
+      await gate;
+      throw new Error('released after the deadline');
+    });
+    await serviceBus.flush();
+    try {
+      const res = await client(url).post('/memories', { content: 'slow write' }, { 'idempotency-key': 'slow-write-1' });
+      expect(res.status).toBe(504);
+      expect(res.body.error).toMatchObject({ code: 'SERVICE_TIMEOUT', details: { may_have_applied: true } });
+      expect(res.body.error.message).toMatch(/may have been applied; retry it with the same Idempotency-Key and body/);
+    } finally {
+      release();
+      await served.drain();
+    }
+  });
+
   it('should answer 504 when the memory service does not reply in time', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));

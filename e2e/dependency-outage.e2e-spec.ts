@@ -22,6 +22,7 @@ describe('services across broker outages (own NATS and Redis)', () => {
   let agents: SourceProcess;
   let gateway: SourceProcess;
   let api: Client;
+  let apiUrl: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-outage-'));
@@ -40,7 +41,8 @@ describe('services across broker outages (own NATS and Redis)', () => {
     services.push(memory, agents, gateway);
     await Promise.all([memory.waitFor(/service started/), agents.waitFor(/service started/)]);
     const [, port] = await gateway.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    api = client(`http://127.0.0.1:${port}`);
+    apiUrl = `http://127.0.0.1:${port}`;
+    api = client(apiUrl);
   }, 180_000);
 
   afterAll(async () => {
@@ -49,6 +51,16 @@ describe('services across broker outages (own NATS and Redis)', () => {
     await redis?.stop();
     await rm(dir, { recursive: true, force: true });
   }, 60_000);
+
+  /** Sends writes one after another for `ms` (each a fast 503 while a broker is away); how many were refused. */
+  const refuseFor = async (ms: number) => {
+    let refused = 0;
+    for (const until = Date.now() + ms; Date.now() < until; ) {
+      if ((await api.post('/memories', { content: 'refused' })).status === 503) refused++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return refused;
+  };
 
   const alive = () => services.every((s) => s.child.exitCode === null && s.child.signalCode === null);
 
@@ -86,7 +98,19 @@ describe('services across broker outages (own NATS and Redis)', () => {
     expect(health.status).toBe(503);
     expect(health.body).toMatchObject({ status: 'unhealthy', dependencies: { nats: 'reconnecting' } });
 
-    await new Promise((resolve) => setTimeout(resolve, NATS_OUTAGE_MS));
+    // Hundreds of refused requests during the outage: the logs say so in a few lines, the metrics count every one.
+    const lines = () => services.map((s) => s.output().split('\n').length);
+    const linesBefore = lines();
+    const refusedCount = /alfred_http_requests_total\{method="POST",route="\/memories",status="503"\} (\d+)/;
+    const counted = async () => Number(refusedCount.exec(await (await fetch(`${apiUrl}/metrics`)).text())?.[1] ?? 0);
+    const countedBefore = await counted();
+    const refused = await refuseFor(NATS_OUTAGE_MS);
+    const logged = lines().map((n, i) => n - linesBefore[i]!);
+    process.stdout.write(`NATS outage: ${refused} requests refused; log lines (memory/agents/gateway): ${logged}\n`);
+    expect(refused).toBeGreaterThan(200);
+    for (const n of logged) expect(n).toBeLessThan(10);
+    expect(gateway.output()).toMatch(/"repeated":"SERVICE_UNAVAILABLE NATS","state":"started"/);
+    expect((await counted()) - countedBefore).toBeGreaterThanOrEqual(refused);
     expect(alive()).toBe(true);
     expect((await api.post('/memories', { content: 'still away' })).status).toBe(503);
 

@@ -19,26 +19,45 @@ export interface Tally {
   readonly acked: Map<string, string>;
   /** When each write was acknowledged (ms since epoch), to time recovery. */
   readonly ackTimes: number[];
+  /** The longest a write took from its first error to its acknowledgement (ms): how long its retries waited. */
+  slowestRecoveryMs: number;
 }
 
-export const newTally = (): Tally => ({ requests: 0, hangs: 0, gaveUp: 0, writesWithErrors: 0, errors: {}, acked: new Map(), ackTimes: [] });
+export const newTally = (): Tally => ({
+  requests: 0,
+  hangs: 0,
+  gaveUp: 0,
+  writesWithErrors: 0,
+  errors: {},
+  acked: new Map(),
+  ackTimes: [],
+  slowestRecoveryMs: 0,
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * One client write as a careful client makes it: an Idempotency-Key per write, retried with the same key and body on
- * 503/504/409/network errors (honouring Retry-After, capped) until it is acknowledged or GIVE_UP_MS pass.
+ * 503/504/409/network errors (honouring Retry-After, capped) until it is acknowledged or GIVE_UP_MS pass. Given several
+ * gateways, a client that cannot reach one (a network error) retries through the next, and stays with it (`via`).
  */
-async function write(base: string, path: string, body: unknown, content: string, tally: Tally): Promise<void> {
+async function write(
+  bases: readonly string[],
+  via: { at: number },
+  path: string,
+  body: unknown,
+  content: string,
+  tally: Tally,
+): Promise<void> {
   const key = randomUUID();
   const started = Date.now();
-  let erred = false;
+  let erred: number | undefined;
   while (Date.now() - started < GIVE_UP_MS) {
     tally.requests++;
     let status: string;
     let retryAfterMs = 200;
     try {
-      const res = await fetch(`${base}${path}`, {
+      const res = await fetch(`${bases[via.at % bases.length]}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': key },
         body: JSON.stringify(body),
@@ -48,27 +67,33 @@ async function write(base: string, path: string, body: unknown, content: string,
       if (res.status === 201 && json?.id) {
         tally.acked.set(content, json.id);
         tally.ackTimes.push(Date.now());
+        if (erred !== undefined) tally.slowestRecoveryMs = Math.max(tally.slowestRecoveryMs, Date.now() - erred);
         return;
       }
-      status = String(res.status);
       const hinted = Number(res.headers.get('retry-after'));
+      // A 409 "still running" must say when to come back: one that does not is its own kind of failure.
+      status = res.status === 409 && !(hinted > 0) ? '409 without Retry-After' : String(res.status);
       if (hinted > 0) retryAfterMs = Math.min(hinted * 1000, 500);
     } catch (err) {
       const name = (err as Error).name;
       if (name === 'TimeoutError') tally.hangs++;
       status = name === 'TimeoutError' ? 'hang' : 'network';
+      via.at++;
     }
     tally.errors[status] = (tally.errors[status] ?? 0) + 1;
-    if (!erred) tally.writesWithErrors++;
-    erred = true;
+    if (erred === undefined) tally.writesWithErrors++;
+    erred ??= Date.now();
     await sleep(retryAfterMs);
   }
   tally.gaveUp++;
 }
 
-/** `writers` clients each making `perWriter` writes one after another; `body(content)` builds each request. */
+/**
+ * `writers` clients each making `perWriter` writes one after another; `body(content)` builds each request. With
+ * several bases (gateways), each write goes to the first and moves to the next one it can reach.
+ */
 export async function runLoad(
-  base: string,
+  base: string | readonly string[],
   path: string,
   label: string,
   writers: number,
@@ -78,9 +103,10 @@ export async function runLoad(
 ): Promise<void> {
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
+      const via = { at: 0 };
       for (let i = 0; i < perWriter; i++) {
         const content = `${label} w${w} #${i}`;
-        await write(base, path, body(content), content, tally);
+        await write(typeof base === 'string' ? [base] : base, via, path, body(content), content, tally);
       }
     }),
   );

@@ -11,8 +11,10 @@ const PER_WRITER = 250;
 const FAULT_AFTER = 200;
 const OUTAGE_MS = 5_000;
 const LONG_OUTAGE_MS = 60_000;
-/** A killed distiller's job is delivered again after this (ALFRED_DISTILL_ACK_WAIT_MS; 60 s by default). */
-const DISTILL_ACK_WAIT_MS = 3_000;
+/** A write whose gateway was killed under it is answered through another gateway within this (issue 25.8). */
+const RETRY_SERVED_MS = 15_000;
+/** A killed distiller's job is delivered again this long after its last beat (ALFRED_DISTILL_ACK_WAIT_MS's default). */
+const DISTILL_ACK_WAIT_MS = 10_000;
 /** Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer): the run's Qdrant. */
 const qdrantUrl = process.env.QDRANT_URL;
 if (!qdrantUrl) process.stdout.write(`fault suite: "one of two memory instances" is skipped: it needs a shared Qdrant (${qdrantSkipReason()})\n`);
@@ -41,6 +43,15 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
   const extraMemories: SourceProcess[] = [];
 
   const launchMemory = (extra: Record<string, string> = {}) => launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory'), ...extra });
+  const launchGateway = (name: string) =>
+    launchSource('services/gateway/src/main.ts', {
+      ...common,
+      ALFRED_LOG_LEVEL: 'info',
+      ALFRED_DATA_DIR: join(dir, name),
+      ALFRED_API_PORT: '0',
+    });
+  const gatewayUrl = async (p: SourceProcess) =>
+    `http://127.0.0.1:${(await p.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/))[1]}`;
   const launchDistiller = () =>
     launchSource('services/distiller/src/main.ts', {
       ...common,
@@ -50,7 +61,6 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
       ANTHROPIC_API_KEY: model.apiKey,
       ALFRED_MODEL_MAX_RETRIES: '0',
       ALFRED_DISTILL_WAIT_MS: '0',
-      ALFRED_DISTILL_ACK_WAIT_MS: String(DISTILL_ACK_WAIT_MS),
     });
 
   beforeAll(async () => {
@@ -62,10 +72,9 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     memory = launchMemory();
     distiller = launchDistiller();
     agents = launchSource('services/agent-runtime/src/main.ts', { ...common, ALFRED_LOG_LEVEL: 'info', ALFRED_DATA_DIR: join(dir, 'agents') });
-    gateway = launchSource('services/gateway/src/main.ts', { ...common, ALFRED_LOG_LEVEL: 'info', ALFRED_DATA_DIR: join(dir, 'gateway'), ALFRED_API_PORT: '0' });
+    gateway = launchGateway('gateway');
     await agents.waitFor(/service started/);
-    const [, port] = await gateway.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/);
-    base = `http://127.0.0.1:${port}`;
+    base = await gatewayUrl(gateway);
     // Warn level hides "service started": the memory service is up once a write is acknowledged.
     const probe = newTally();
     await runLoad(base, '/memories', 'warm-up', 1, 1, (content) => ({ content }), probe);
@@ -99,13 +108,13 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     return report;
   }
 
-  const expectZeros = (r: FaultReport) => {
+  const expectZeros = (r: FaultReport, alsoAllowed: readonly string[] = [], writes = WRITERS * PER_WRITER) => {
     expect({ lost: r.lost, duplicates: r.duplicates, hangs: r.hangs, gaveUp: r.gaveUp }).toEqual({ lost: 0, duplicates: 0, hangs: 0, gaveUp: 0 });
-    expect(r.acknowledged).toBe(WRITERS * PER_WRITER);
+    expect(r.acknowledged).toBe(writes);
     expect(Number.isFinite(r.secondsToHealthy)).toBe(true);
     // Only outage answers, each in the API's shape: 503 (fast, with Retry-After), 504 for a request in flight when
     // the fault hit, 409 for a retry that found its first attempt still running. Never a 500 or a dropped connection.
-    expect(Object.keys(r.errorsByStatus).filter((s) => !['503', '504', '409'].includes(s))).toEqual([]);
+    expect(Object.keys(r.errorsByStatus).filter((s) => !['503', '504', '409', ...alsoAllowed].includes(s))).toEqual([]);
   };
 
   it('kill -9 of the memory service (one instance), restarted', async () => {
@@ -115,6 +124,30 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
       return Date.now();
     });
     expectZeros(r);
+  }, 180_000);
+
+  it('kill -9 of one of two gateways under writes: retries through the other are answered within seconds, none twice', async () => {
+    const second = launchGateway('gateway-2');
+    const secondUrl = await gatewayUrl(second);
+    const tally = newTally();
+    const label = 'gateway-kill';
+    // Every write goes to the first gateway; a client that loses it retries, same key and body, through the second.
+    const perWriter = PER_WRITER / 2;
+    const load = runLoad([base, secondUrl], '/memories', label, WRITERS, perWriter, (content) => ({ content }), tally);
+    await acknowledged(tally, FAULT_AFTER / 2);
+    await gateway.kill();
+    const killedAt = Date.now();
+    await load;
+    const { lost, duplicates } = verify(tally, await memoriesByContent(secondUrl), label);
+    const r = record('gateway kill -9, one of two', tally, lost, duplicates, killedAt);
+    process.stdout.write(`gateway kill -9: slowest write from its first error to its answer ${tally.slowestRecoveryMs} ms\n`);
+    // The killed gateway's own reservations ("still running") are taken over once their leases run out. Each client
+    // loses its connection to the killed gateway once (then stays with the other); the survivor never drops one.
+    expectZeros(r, ['network'], WRITERS * perWriter);
+    expect(r.errorsByStatus.network).toBeLessThanOrEqual(WRITERS);
+    expect(tally.slowestRecoveryMs).toBeLessThan(RETRY_SERVED_MS);
+    gateway = second;
+    base = secondUrl;
   }, 180_000);
 
   it.each([
@@ -149,7 +182,7 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     expect(r.acknowledged).toBe(WRITERS * (PER_WRITER / 2));
   }, 180_000);
 
-  it('the distiller killed (kill -9) mid-job: the job completes once on its successor, writes go on', async () => {
+  it('the distiller killed (kill -9) mid-job: shown stalled, the job runs again on the other instance within seconds and completes once, writes go on', async () => {
     await (await fetch(`${base}/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'Deploys happen on Tuesdays', importance: 0.9 }) })).json();
     // The killed instance's model call never answers in time; its successor's answers at once.
     model.script(
@@ -158,17 +191,34 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     );
     const accepted = (await (await fetch(`${base}/distill`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scope: 'all' }) })).json()) as { job_id?: string; status: string };
     expect(accepted).toMatchObject({ status: 'processing' });
-    let job: { status: string } = { status: 'processing' };
+    type Job = { status: string; attempts: number };
+    let job: Job = { status: 'processing', attempts: 0 };
+    const seen = new Set<string>();
+    const look = async () => {
+      job = (await (await fetch(`${base}/jobs/${accepted.job_id}`)).json()) as Job;
+      seen.add(job.status);
+      return job;
+    };
+    let redeliveredAfterMs = Number.POSITIVE_INFINITY;
     const r = await memoryCase('distiller kill -9 mid-job', async () => {
       await pollUntil(() => model.messageRequests.length >= 1, 30_000, 'the distiller to call the model');
+      // A second instance in the queue group, up before the first dies: the job's redelivery waits for no start-up.
+      const standby = launchDistiller();
+      await standby.waitFor(/service started/);
       await distiller.kill();
-      distiller = launchDistiller();
-      const repaired = Date.now();
-      await pollUntil(async () => (job = (await (await fetch(`${base}/jobs/${accepted.job_id}`)).json()) as { status: string }).status === 'completed', 90_000, 'the job to complete');
-      return repaired;
+      const killedAt = Date.now();
+      distiller = standby;
+      await pollUntil(async () => (await look()).attempts >= 2, 30_000, 'the job delivered again');
+      redeliveredAfterMs = Date.now() - killedAt;
+      await pollUntil(async () => (await look()).status === 'completed', 30_000, 'the job to complete');
+      return killedAt;
     });
     expectZeros(r);
     expect(job.status).toBe('completed');
+    // Its worker's heartbeats stopped: the job said so, and ran again about one ack wait after the last beat.
+    expect(seen.has('stalled')).toBe(true);
+    expect(redeliveredAfterMs).toBeLessThan(DISTILL_ACK_WAIT_MS + 5_000);
+    process.stdout.write(`distiller kill -9: job delivered again ${redeliveredAfterMs} ms after the kill\n`);
     const insights = (await (await fetch(`${base}/memories?source=memory&limit=100`)).json()) as { memories: Array<{ content: string }> };
     expect(insights.memories.map((m) => m.content)).toEqual(['Deploys happen on Tuesdays']);
     expect(model.messageRequests).toHaveLength(2);

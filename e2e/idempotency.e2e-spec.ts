@@ -36,6 +36,7 @@ function idempotencySuite(mode: Mode) {
     const other = await api.post('/memories', { content: 'another body' }, { 'idempotency-key': key });
     expect(other.status).toBe(409);
     expect(other.body.error).toMatchObject({ code: 'CONFLICT', details: { header: 'Idempotency-Key' } });
+    expect(other.headers.get('retry-after')).toBeNull();
     expect(await count()).toBe(before);
   });
 
@@ -47,6 +48,9 @@ function idempotencySuite(mode: Mode) {
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
     expect(statuses).toContain(201);
     expect(await count()).toBe(before + 1);
+    // "Still running" says when to come back; "another body" does not (no retry helps it).
+    const conflicts = answers.filter((x) => x.status === 409);
+    for (const a of conflicts) expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
   it('should let a key be used again after its request failed, and refuse a malformed key', async () => {

@@ -1,4 +1,4 @@
-import { matchesPattern, permits } from './agent-policy.js';
+import { allows, enforcePolicy, matchesPattern, permits } from './agent-policy.js';
 
 describe('agent policy', () => {
   describe(matchesPattern.name, () => {
@@ -20,6 +20,27 @@ describe('agent policy', () => {
       expect(permits(p, 'remember')).toBe(false);
       expect(permits(undefined, 'anything')).toBe(true);
       expect(permits({ allow: ['*'], deny: ['*'] }, 'x')).toBe(false);
+    });
+  });
+
+  describe(allows.name, () => {
+    it('should rule on skills with the skills patterns and on every tool, core ones included, with the tools patterns', () => {
+      const policy = { skills: { allow: ['*'], deny: ['remember'] }, tools: { allow: ['*'], deny: ['bash', 'skill_x*'] } };
+      expect(allows(policy, 'skill', 'remember')).toBe(false);
+      expect(allows(policy, 'skill', 'bash')).toBe(true);
+      expect(allows(policy, 'tool', 'bash')).toBe(false);
+      expect(allows(policy, 'tool', 'read')).toBe(true);
+      expect(allows(policy, 'tool', 'skill_xray')).toBe(false);
+      expect(allows(undefined, 'tool', 'bash')).toBe(true);
+    });
+  });
+
+  describe(enforcePolicy.name, () => {
+    it('should refuse with FORBIDDEN naming the agent, the kind and the name', () => {
+      expect(() => enforcePolicy({ tools: { allow: ['*'], deny: ['bash'] } }, 'scout', 'tool', 'bash')).toThrow(
+        expect.objectContaining({ code: 'FORBIDDEN', message: 'agent scout\'s policy does not permit the tool "bash"', details: { tool: 'bash', agent: 'scout', reason: 'policy' } }),
+      );
+      expect(() => enforcePolicy({ tools: { allow: ['*'], deny: ['bash'] } }, 'scout', 'tool', 'read')).not.toThrow();
     });
   });
 });

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorBody, ErrorCode, type EventDef, type ParsedRequestOf, type RequestOf, type ResponseOf, type Route } from '#contracts';
 import { AlfredError, isAlfredError } from '#errors';
 import type { z } from 'zod';
+import { RepeatedLog } from '#logging';
 import type { EventHandler, Handler, MessageContext, RequestOptions } from './bus.js';
 import { requireTenant } from './tenancy-guard.js';
 import { zodToAlfredError } from './zod-error.js';
@@ -129,13 +130,20 @@ export function registerOutageClassifier(classify: OutageClassifier): void {
   if (!outageClassifiers.includes(classify)) outageClassifiers.push(classify);
 }
 
+/** Per logger, the outages its handlers met: one line when one starts, a summary a minute, one when it stops. */
+const outageLogs = new WeakMap<BusLogger, RepeatedLog>();
+
 /** Turns anything a handler threw into the ErrorBody sent back; unexpected errors are logged here, once. */
 export function errorBodyOf(err: unknown, subject: string, ctx: MessageContext, logger: BusLogger): ErrorBody {
   if (isAlfredError(err)) return err.toBody();
   for (const classify of outageClassifiers) {
     const outage = classify(err, subject);
     if (outage) {
-      logger.warn({ correlationId: ctx.correlationId, subject, err: String(err) }, 'dependency unavailable');
+      let outages = outageLogs.get(logger);
+      if (!outages) outageLogs.set(logger, (outages = new RepeatedLog(logger)));
+      const dependency = (outage.details as { dependency?: unknown } | undefined)?.dependency;
+      const fields = { correlationId: ctx.correlationId, subject, err: String(err) };
+      outages.warn(`dependency unavailable ${String(dependency ?? '')}`.trim(), fields, 'dependency unavailable');
       return outage.toBody();
     }
   }
@@ -199,10 +207,14 @@ export function decodeReply<R extends Route>(route: R, reply: WireReply): Respon
 }
 
 export const unavailable = (route: Route) =>
-  new AlfredError(ErrorCode.ServiceUnavailable, `no ${route.service} instance is answering ${route.subject}`);
+  new AlfredError(ErrorCode.ServiceUnavailable, `no ${route.service} instance is answering ${route.subject}`, {
+    service: route.service,
+  });
 
 export const timedOut = (route: Route, timeoutMs: number) =>
-  new AlfredError(ErrorCode.ServiceTimeout, `${route.service} did not answer ${route.subject} within ${timeoutMs} ms`);
+  new AlfredError(ErrorCode.ServiceTimeout, `${route.service} did not answer ${route.subject} within ${timeoutMs} ms`, {
+    service: route.service,
+  });
 
 /** Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and skipped. */
 export function deliverEvent<E extends EventDef>(event: E, handler: EventHandler<E>, data: string, key: string, logger: BusLogger): void {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { AckPolicy, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, type JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders, nanos } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { trackQueueDepth } from './bus-metrics.js';
 import { BusHeader } from './codec.js';
+import { createRacing } from './jetstream-create.js';
 import type { JetStreamContext } from './nats.bus.js';
 import {
   checkJobPayload,
@@ -105,12 +106,17 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
       ack_wait: nanos(this.def.ackWaitMs),
       filter_subject: this.subject,
     };
-    try {
-      await jsm.consumers.info(this.streamName, this.def.name);
+    // Instances starting together each look, then update or add: an add that loses to another's is tried again.
+    await createRacing(async () => {
+      try {
+        await jsm.consumers.info(this.streamName, this.def.name);
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound)) throw err;
+        await jsm.consumers.add(this.streamName, { durable_name: this.def.name, ...config });
+        return;
+      }
       await jsm.consumers.update(this.streamName, this.def.name, config);
-    } catch {
-      await jsm.consumers.add(this.streamName, { durable_name: this.def.name, ...config });
-    }
+    });
   }
 
   private async settle(msg: JsMsg, handler: JobHandler<P>, options: ConsumeOptions, signal: AbortSignal): Promise<void> {
@@ -125,8 +131,9 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     } catch {
       raw = msg.string();
     }
-    // keep a long job from being redelivered while it still runs
-    const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 2));
+    // Keeps a long job from being redelivered while it still runs; a third of the ack wait leaves room for two beats
+    // lost to a busy event loop. A killed worker's job is redelivered one ack wait after its last beat.
+    const heartbeat = setInterval(() => msg.working(), Math.max(100, this.def.ackWaitMs / 3));
     const outcome = await runJob(this.def, handler, raw, ctx, this.ctx.logger).finally(() => clearInterval(heartbeat));
     if (outcome.kind === 'handed-back') return; // the queue has it again
     if (outcome.kind === 'ack') {

@@ -195,9 +195,16 @@ export class NatsBus implements Bus, JetStreamContext {
     const parsed = parseWith(event.payload, payload);
     const subject = this.subject(keyedSubject(event.subject, options.key));
     this.link.assertConnected(`store event ${subject}`);
+    const stream = { name: this.stream(event.stream), subjects: [this.subject(streamSubjectFor(event))] };
+    const data = encoder.encode(JSON.stringify(parsed));
     try {
-      await this.streams.ensure({ name: this.stream(event.stream), subjects: [this.subject(streamSubjectFor(event))] });
-      await this.js.publish(subject, encoder.encode(JSON.stringify(parsed)), { msgID: options.msgId });
+      await this.streams.ensure(stream);
+      await this.js.publish(subject, data, { msgID: options.msgId }).catch(async (err: unknown) => {
+        // No stream answers the subject: another instance's update of the stream took this subject away again.
+        if ((err as Error).name !== 'JetStreamNotEnabled') throw err; // the client's name for a publish nobody stored
+        await this.streams.ensure(stream, { again: true });
+        return this.js.publish(subject, data, { msgID: options.msgId });
+      });
     } catch (err) {
       throw new AlfredError(ErrorCode.ServiceUnavailable, `could not store event ${subject} on ${event.stream}`, undefined, {
         cause: err,

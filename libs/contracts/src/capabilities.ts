@@ -44,7 +44,8 @@ export const DistillReply = z.discriminatedUnion('status', [DistillCompleted, Di
 export type DistillReply = z.infer<typeof DistillReply>;
 
 export const JobId = z.string().regex(/^job-[a-z]+-[0-9a-f]{32}$/, 'not a job id');
-export const JobStatus = z.enum(['queued', 'running', 'completed', 'failed']);
+/** `stalled`: it was running, but its worker stopped heartbeating (killed, cut off); it is delivered again shortly. */
+export const JobStatus = z.enum(['queued', 'running', 'stalled', 'completed', 'failed']);
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** GET /jobs/{id}: the state of async work, visible only to the tenant and agent that started it. */
@@ -57,6 +58,8 @@ export const JobView = z.object({
   request: DistillBody,
   result: DistillCompleted.nullable(),
   error: z.string().nullable(),
+  /** When the worker running it last said it was alive (while running or stalled). */
+  heartbeat_at: IsoTimestamp.nullable().optional(),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
 });

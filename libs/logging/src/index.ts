@@ -1,2 +1,3 @@
 export * from './logger.js';
 export * from './nest-logger.js';
+export * from './repeated-log.js';

@@ -1,6 +1,7 @@
 import { ConfigError } from '#config';
 import { isAlfredError } from '#errors';
 import type { Logger } from '#logging';
+import { markStopping } from './shutdown-deadline.js';
 
 /**
  * Prints a start-up failure that the operator can fix (bad configuration: every bad variable; a
@@ -30,6 +31,7 @@ export function onShutdown(logger: Logger, deadlineMs: number, stop: () => Promi
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
+    markStopping();
     logger.info({ signal }, 'shutting down');
     const timer = setTimeout(() => {
       logger.error({ deadlineMs }, 'shutdown deadline passed; exiting');

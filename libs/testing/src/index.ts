@@ -9,3 +9,4 @@ export * from './telegram-loopback.js';
 export * from './own-servers.js';
 export * from './functional-env.js';
 export * from './git-loopback.js';
+export * from './agent-store-contract.js';

@@ -1,17 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { createAgentFileStore, type AgentFileStore } from '#agent-files';
-import { BUS, type Bus } from '#bus';
+import { BUS, NatsBus, type Bus } from '#bus';
+import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore, type AgentStore } from '#agent-registry';
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
 import { Metrics } from '#metrics';
 import { announceOsSandbox, BashSandbox, DiskQuota } from '#sandbox';
-import { SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
+import { drainWindowMs, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { AgentService } from './agents/agent.service.js';
-import type { AgentStore } from './agents/agent.store.js';
 import { FileAgentStore } from './agents/file-agent.store.js';
-import { RedisAgentStore } from './agents/redis-agent.store.js';
+import { moveRedisAgents } from './agents/redis-agents.migration.js';
 import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspaceQuotaOf, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
@@ -39,6 +39,25 @@ const closer = (token: symbol) => ({
   useFactory: (store: { close(): Promise<void> }) => ({ onApplicationShutdown: () => store.close() }),
 });
 
+/**
+ * Where agents live: distributed, the registry bucket every gateway also reads (agents an earlier version kept in
+ * Redis are moved there first); embedded, files under the data dir.
+ */
+async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger): Promise<AgentStore> {
+  if (!(bus instanceof NatsBus)) return new FileAgentStore(config.ALFRED_DATA_DIR);
+  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas);
+  if (config.REDIS_URL) {
+    try {
+      const moved = await moveRedisAgents(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, registry);
+      if (moved > 0) logger.info({ moved }, 'agents moved from Redis into the shared agent registry');
+    } catch (err) {
+      const note = 'agents kept in Redis by an earlier version could not be moved yet; the next start tries again';
+      logger.warn({ err: String(err) }, note);
+    }
+  }
+  return registry;
+}
+
 /** The agent-runtime service: sessions, named agents and the agent loop, any instance serving any session. */
 @Module({})
 export class AgentRuntimeModule {
@@ -52,8 +71,8 @@ export class AgentRuntimeModule {
         { provide: AGENT_FILE_STORE, useFactory: () => createAgentFileStore(config) },
         {
           provide: AGENT_STORE,
-          useFactory: (): AgentStore =>
-            config.REDIS_URL ? new RedisAgentStore(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new FileAgentStore(config.ALFRED_DATA_DIR),
+          inject: [BUS, LOGGER],
+          useFactory: (bus: Bus, logger: Logger): Promise<AgentStore> => agentStore(config, bus, logger),
         },
         {
           provide: TURN_STATE,
@@ -107,8 +126,8 @@ export class AgentRuntimeModule {
               confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
               maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
               maxTenantTurns: config.ALFRED_MAX_TENANT_TURNS ?? Math.max(1, Math.ceil(config.ALFRED_MAX_CONCURRENT_TURNS / 2)),
-              // Most of the shutdown deadline goes to finishing running turns; the rest to writing and closing.
-              drainMs: Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6),
+              // Running turns may finish until the shutdown deadline, less what writing and closing need.
+              drainMs: () => drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS),
             }, log);
           },
         },

@@ -15,7 +15,11 @@ export interface DistillJobsOptions {
   readonly maxAttempts: number;
   readonly backoffMs: readonly number[];
   readonly concurrency: number;
-  /** How long a delivery may go unacknowledged (a killed instance's job is redelivered after it); running jobs heartbeat. */
+  /**
+   * How long after its worker's last heartbeat a delivery is given to another worker (the worker was killed): running
+   * jobs heartbeat every third of it, to the queue and to the job's record, whose status shows `stalled` once two
+   * beats are missed. Default: the queue's.
+   */
   readonly ackWaitMs?: number;
 }
 
@@ -85,7 +89,16 @@ export class DistillJobs {
   async view(scope: Scope, id: string): Promise<JobView> {
     const job = await this.repo.get(id);
     if (!ownedBy(job, scope)) throw AlfredError.notFound('job', id);
-    return toView(job);
+    const view = toView(job);
+    const beat = job.heartbeat_at ? Date.parse(job.heartbeat_at) : undefined;
+    // Two beats missed: its worker is gone, and the queue gives the job to another once the ack wait has passed.
+    const stalled = view.status === 'running' && beat !== undefined && Date.now() - beat > 2 * this.heartbeatMs();
+    return stalled ? { ...view, status: 'stalled' } : view;
+    return view;
+  }
+
+  private heartbeatMs(): number {
+    return Math.max(100, Math.floor((this.options.ackWaitMs ?? this.queue.def.ackWaitMs) / 3));
   }
 
   async start(): Promise<void> {
@@ -149,16 +162,19 @@ export class DistillJobs {
   private async runClaimed(job: JobRecord, fence: number, ctx: JobContext): Promise<void> {
     const id = job.job_id;
     const scope = { tenant: job.tenant, agent: job.agent };
-    await this.repo.update(id, { status: 'running', attempts: ctx.attempt }, fence);
+    const now = () => new Date().toISOString();
+    await this.repo.update(id, { status: 'running', attempts: ctx.attempt, heartbeat_at: now() }, fence);
     const signal = ctx.signal;
+    const heartbeat = new JobHeartbeat(() => this.repo.update(id, { heartbeat_at: now() }, fence), this.heartbeatMs());
     try {
       const lastRun = await this.repo.lastRun(scope);
       const run = this.distiller.run({ scope, request: job.request, lastRun, context: ctx, signal });
-      const result = await abortable(run, signal);
+      const result = await abortable(run, signal).finally(() => heartbeat.stop());
       await this.repo.update(id, { status: 'completed', result, error: null, error_code: null }, fence);
       await this.repo.setLastRun(scope, job.created_at);
       await this.repo.release(job.dedupe_key, id);
     } catch (err) {
+      await heartbeat.stop();
       if (isLeaseLost(err)) throw err;
       const code = isAlfredError(err) ? err.code : ErrorCode.Internal;
       await this.repo.update(id, { status: 'queued', error: (err as Error).message, error_code: code }, fence);
@@ -172,6 +188,25 @@ export class DistillJobs {
     const job = await this.repo.update(parsed.data.job_id, { status: 'failed', error: reason });
     if (job) await this.repo.release(job.dedupe_key, job.job_id);
     this.logger.warn({ job_id: parsed.data.job_id, reason }, 'distill job failed');
+  }
+}
+
+/**
+ * Writes the job's heartbeat to its record while it runs. stop() waits for a write in flight, so a beat never lands
+ * after (and over) the job's final status.
+ */
+class JobHeartbeat {
+  private readonly timer: NodeJS.Timeout;
+  private inFlight: Promise<unknown> = Promise.resolve();
+
+  constructor(beat: () => Promise<unknown>, everyMs: number) {
+    this.timer = setInterval(() => (this.inFlight = beat().catch(() => undefined)), everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.inFlight;
   }
 }
 

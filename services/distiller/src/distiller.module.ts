@@ -6,7 +6,7 @@ import { BUS, type Bus } from '#bus';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import { createLlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
-import type { ServiceDefinition } from '#runtime';
+import { drainWindowMs, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { DistillJobs, distillQueue } from './distill-jobs.js';
 import { DistillerService } from './distiller.service.js';
@@ -31,8 +31,11 @@ export const distillerEnvSchema = z.object({
   /** Delay before retry n (the last entry repeats). */
   ALFRED_DISTILL_BACKOFF_MS: msList.default([1_000, 5_000, 30_000, 120_000]),
   ALFRED_DISTILL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  /** How soon a job held by an instance that died (kill -9, lost node) is delivered again; running jobs heartbeat. */
-  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
+  /**
+   * How soon after its worker's last heartbeat a job is delivered again (its worker was killed or cut off): running
+   * jobs heartbeat every third of it, and show `stalled` once two beats are missed.
+   */
+  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
 });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
@@ -74,8 +77,8 @@ export class DistillerModule {
           provide: 'DISTILLER_CLOSER',
           inject: [DistillJobs, AGENT_FILES, SESSIONS, JOB_REPOSITORY],
           useFactory: (jobs: DistillJobs, files: AgentFileStore, sessions: SessionStore, repo: JobRepository) => ({
-            // Within the shutdown deadline, leaving time to hand back what cannot finish and close the stores.
-            beforeApplicationShutdown: () => jobs.stop(Math.floor(config.ALFRED_SHUTDOWN_DEADLINE_MS * 0.6)),
+            // Until the shutdown deadline, less the time to hand back what cannot finish and close the stores.
+            beforeApplicationShutdown: () => jobs.stop(drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS)),
             onApplicationShutdown: async () => {
               await Promise.all([files.close(), sessions.close(), repo.close()]);
             },

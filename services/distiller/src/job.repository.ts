@@ -9,7 +9,9 @@ export interface JobRecord extends JobView {
   readonly fence?: number;
 }
 
-export type JobPatch = Partial<Pick<JobRecord, 'status' | 'attempts' | 'result' | 'error' | 'error_code'>>;
+export type JobPatch = Partial<
+  Pick<JobRecord, 'status' | 'attempts' | 'result' | 'error' | 'error_code' | 'heartbeat_at'>
+>;
 
 export const TERMINAL: ReadonlySet<JobView['status']> = new Set(['completed', 'failed']);
 

@@ -30,12 +30,24 @@ import { installBodyLimit } from './http/body-limit.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
+import {
+  MemoryCredentialRevocations,
+  NatsKvCredentialRevocations,
+  type CredentialRevocations,
+} from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+import {
+  AGENT_DIRECTORY,
+  BusAgentDirectory,
+  RegistryAgentDirectory,
+  type AgentDirectory,
+} from './http/agent-directory.js';
+import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
-function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
+export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
   if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
   return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
     logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
@@ -43,10 +55,39 @@ function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
   );
 }
 
+/** Credential revocations: in a KV bucket every gateway instance checks over NATS; in the process when embedded. */
+export function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
+  if (!(bus instanceof NatsBus)) return new MemoryCredentialRevocations();
+  const name = bus.stream(CREDENTIAL_REVOCATIONS_BUCKET);
+  return new NatsKvCredentialRevocations(bus.nc, name, ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
+}
+
+/** The bucket of credential revocations (before the bus's subject prefix). */
+export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
+
+/** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process, embedded. */
+export function agentDirectory(bus: Bus): AgentDirectory {
+  if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
+  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS);
+  return new RegistryAgentDirectory(registry, () => bus.isConnected());
+}
+
+/** How long a read of the agent registry may take before the request is a 503 (as for the Idempotency-Key bucket). */
+const REGISTRY_READ_MS = 2_500;
+
+interface GatewayDeps {
+  readonly bus: Bus;
+  readonly logger: Logger;
+  readonly credentials: ScopedCredentials;
+  readonly healthTimeoutMs: number;
+  readonly historyStepMs: number;
+  readonly agents: AgentDirectory;
+}
+
 @Global()
 @Module({})
 export class GatewayModule {
-  static forRoot(deps: { bus: Bus; logger: Logger; credentials: ScopedCredentials; healthTimeoutMs: number; historyStepMs: number }): DynamicModule {
+  static forRoot(deps: GatewayDeps): DynamicModule {
     return {
       module: GatewayModule,
       controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController, UsageController],
@@ -56,6 +97,7 @@ export class GatewayModule {
         { provide: ScopedCredentials, useValue: deps.credentials },
         { provide: HEALTH_TIMEOUT_MS, useValue: deps.healthTimeoutMs },
         { provide: RequestHistory, useValue: new RequestHistory(deps.historyStepMs) },
+        { provide: AGENT_DIRECTORY, useValue: deps.agents },
         CredentialHandlers,
       ],
     };
@@ -84,8 +126,14 @@ export async function createGatewayApp(
     logger: false,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, config.ALFRED_CREDENTIAL_TTL_MS);
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ ...deps, credentials, healthTimeoutMs: config.ALFRED_HEALTH_TIMEOUT_MS, historyStepMs: config.ALFRED_METRICS_HISTORY_STEP_S * 1000 }), adapter, {
+  const ttlMs = config.ALFRED_CREDENTIAL_TTL_MS;
+  const revocations = credentialRevocations(deps.bus, ttlMs);
+  const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, ttlMs, revocations);
+  const agents = agentDirectory(deps.bus);
+  const healthTimeoutMs = config.ALFRED_HEALTH_TIMEOUT_MS;
+  const historyStepMs = config.ALFRED_METRICS_HISTORY_STEP_S * 1000;
+  const module = GatewayModule.forRoot({ ...deps, credentials, agents, healthTimeoutMs, historyStepMs });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     logger: new PinoNestLogger(deps.logger),
     abortOnError: false,
     bodyParser: false,
@@ -105,7 +153,7 @@ export async function createGatewayApp(
   refuseNul(fastify);
   await installConsole(fastify, config.ALFRED_CONSOLE_DIR ?? defaultConsoleDir());
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
-  app.useGlobalGuards(new AgentExistsGuard(deps.bus));
+  app.useGlobalGuards(new AgentExistsGuard(agents));
   const idempotencyLogger = deps.logger.child({ context: IdempotencyInterceptor.name });
   app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus, idempotencyLogger), idempotencyLogger));
   await app.init();

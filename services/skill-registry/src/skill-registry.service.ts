@@ -2,7 +2,7 @@ import { SecretGuard } from '#content-safety';
 import { outcomeEvidence, skillOutcomePrior } from './outcomes/skill-outcome.prior.js';
 import type { SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import type { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
-import { permits } from '#agent-tools';
+import { allows } from '#agent-tools';
 import type {
   NamePatterns,
   ScopedWriter,
@@ -146,7 +146,8 @@ export class SkillRegistryService {
     const writtenBy = filtered ? (own ? await own.matching(tenant, 'skill', written) : new Set<string>()) : undefined;
     const fromSource = installedFrom === undefined ? undefined : fromSourceOf(installed, installedFrom);
     const sets = [writtenBy, fromSource].filter((x): x is Set<string> => x !== undefined);
-    const keep = only || sets.length > 0 ? (name: string) => (!only || permits(only, name)) && sets.every((set) => set.has(name)) : undefined;
+    const permitted = (name: string) => !only || allows({ skills: only }, 'skill', name);
+    const keep = only || sets.length > 0 ? (name: string) => permitted(name) && sets.every((set) => set.has(name)) : undefined;
     return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
   }
 

@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import {
-  AgentPolicy,
   DEFAULT_AGENT_NAME,
   ErrorCode,
   MemoryRoutes,
@@ -15,26 +14,8 @@ import type { AgentFileStore } from '#agent-files';
 import type { Bus } from '#bus';
 import { AlfredError } from '#errors';
 import type { SessionStore } from '#sessions';
-import type { AgentRecord, AgentStore } from './agent.store.js';
+import { agentView as view, unknownAgent, type AgentRecord, type AgentStore } from '#agent-registry';
 import { workspaceDirOf } from '../tools/workspace.js';
-
-const view = (r: AgentRecord): AgentView => ({
-  name: r.name,
-  persona: r.persona,
-  policy: AgentPolicy.parse(r.policy ?? {}),
-  default: r.name === DEFAULT_AGENT_NAME,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
-
-/** The answer for a request naming an agent that does not exist: what to do about it. */
-export function unknownAgent(name: string): AlfredError {
-  return new AlfredError(
-    ErrorCode.NotFound,
-    `agent ${name} does not exist; create it first with POST /agents {"name": "${name}"} (the default agent ${DEFAULT_AGENT_NAME} always exists)`,
-    { resource: 'agent', id: name, create_with: { method: 'POST', path: '/agents', body: { name } } },
-  );
-}
 
 /**
  * Named agents: the persona seed and policy live here; USER.md / SOUL.md / MEMORY.md, memories, checkpoints,

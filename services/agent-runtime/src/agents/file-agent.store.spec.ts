@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentStoreContract } from './agent-store.contract.js';
+import { agentStoreContract } from '#testing';
 import { FileAgentStore } from './file-agent.store.js';
 
 describe(FileAgentStore.name, () => {

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readIfExists, withLock, writeFileAtomic } from '#files';
 import { safeSegment } from '#sessions';
-import type { AgentRecord, AgentStore } from './agent.store.js';
+import type { AgentRecord, AgentStore } from '#agent-registry';
 
 type Table = Record<string, AgentRecord>;
 

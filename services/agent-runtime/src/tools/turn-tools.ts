@@ -1,13 +1,14 @@
-import { permits } from '#agent-tools';
-import type { NamePatterns } from '#contracts';
+import { allows, policyRefusal } from '#agent-tools';
+import type { AgentPolicy } from '#contracts';
 import type { LlmTool } from '#llm';
 import type { ToolSet } from './tool-set.js';
-import type { AgentTool, ToolContext, ToolOutcome, ToolProvider } from './tool.types.js';
+import { failed, type AgentTool, type ToolContext, type ToolOutcome, type ToolProvider } from './tool.types.js';
 
 const byName = (a: AgentTool, b: AgentTool) => a.definition.name.localeCompare(b.definition.name);
 
 /**
- * The tools of one turn, as the agent's policy permits: the core and skill tools, what providers offer every turn,
+ * The tools of one turn, as the agent's policy permits (the one decision every path asks, for core tools as for the
+ * rest: an agent whose policy denies `bash` has no bash): the core and skill tools, what providers offer every turn,
  * the tools the active skill declares (`allowed-tools`, for as long as it is active) and the tools made in this
  * turn. The list is stable between calls unless activation or a new tool changes it, so it stays in the cached
  * prefix; it never grows with the size of the executable-skill catalog.
@@ -20,18 +21,25 @@ export class TurnTools {
     private readonly core: ToolSet,
     private readonly offered: AgentTool[],
     private readonly providers: readonly ToolProvider[],
-    private readonly policy: NamePatterns,
+    private readonly policy: AgentPolicy,
     private readonly ctx: Pick<ToolContext, 'scope' | 'sessionId'>,
   ) {}
 
-  static async create(core: ToolSet, providers: readonly ToolProvider[], ctx: Pick<ToolContext, 'scope' | 'sessionId'>, policy: NamePatterns): Promise<TurnTools> {
-    const offered = (await Promise.all(providers.map((p) => p.tools(ctx)))).flat().filter((t) => permits(policy, t.definition.name));
+  static async create(
+    core: ToolSet,
+    providers: readonly ToolProvider[],
+    ctx: Pick<ToolContext, 'scope' | 'sessionId'>,
+    policy: AgentPolicy,
+  ): Promise<TurnTools> {
+    const all = (await Promise.all(providers.map((p) => p.tools(ctx)))).flat();
+    const offered = all.filter((t) => allows(policy, 'tool', t.definition.name));
     return new TurnTools(core, offered, providers, policy, ctx);
   }
 
   get definitions(): LlmTool[] {
     const seen = new Set<string>();
-    return [...this.core.tools, ...this.offered, ...[...this.declared].sort(byName), ...[...this.made.values()].sort(byName)]
+    const core = this.core.tools.filter((t) => allows(this.policy, 'tool', t.definition.name));
+    return [...core, ...this.offered, ...[...this.declared].sort(byName), ...[...this.made.values()].sort(byName)]
       .filter((t) => !seen.has(t.definition.name) && seen.add(t.definition.name))
       .map((t) => t.definition);
   }
@@ -42,6 +50,8 @@ export class TurnTools {
   }
 
   async call(name: string, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
+    // A denied tool is never offered; a model that calls it anyway is told so, and nothing runs.
+    if (!allows(this.policy, 'tool', name)) return failed(policyRefusal(ctx.scope.agent, 'tool', name).message);
     const tool = this.lookup(name);
     if (!tool) return this.core.call(name, input, ctx, this.definitions.map((d) => d.name));
     const outcome = await this.core.run(tool, input, ctx);
@@ -54,7 +64,7 @@ export class TurnTools {
   }
 
   private async find(names: readonly string[], fresh: boolean): Promise<AgentTool[]> {
-    const permitted = names.filter((n) => permits(this.policy, n));
+    const permitted = names.filter((n) => allows(this.policy, 'tool', n));
     if (permitted.length === 0) return [];
     const found = await Promise.all(this.providers.map((p) => p.find?.(permitted, this.ctx, fresh) ?? Promise.resolve([])));
     return found.flat();

@@ -1,4 +1,4 @@
-import { ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
+import { CredentialRoutes, ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
 import { dependencyUnavailable, type Bus, type TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
@@ -20,10 +20,10 @@ export interface TurnCoordinatorOptions {
   /** Of those, how many one tenant may run at once (default: all); waiting turns are served round-robin across tenants. */
   readonly maxTenantTurns?: number;
   /**
-   * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile); what is still running
-   * then is stopped (its finished rounds written, its lease released). Default 0: stop at once.
+   * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile), asked when the shutdown
+   * begins; what is still running then is stopped (its finished rounds written, its lease released). Default: at once.
    */
-  readonly drainMs?: number;
+  readonly drainMs?: () => number;
 }
 
 interface LocalTurn {
@@ -124,10 +124,11 @@ export class TurnCoordinator {
   async shutdown(): Promise<void> {
     this.draining = true;
     const running = () => Promise.allSettled([...this.turns.values()].map((t) => t.done));
-    if (this.turns.size > 0 && (this.options.drainMs ?? 0) > 0) {
-      this.logger.info({ turns: this.turns.size, drainMs: this.options.drainMs }, 'draining: letting running turns finish');
+    const drainMs = this.options.drainMs?.() ?? 0;
+    if (this.turns.size > 0 && drainMs > 0) {
+      this.logger.info({ turns: this.turns.size, drainMs }, 'draining: letting running turns finish');
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.drainMs)));
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)));
       await Promise.race([running(), late]);
       clearTimeout(timer);
     }
@@ -177,8 +178,25 @@ export class TurnCoordinator {
       this.turns.delete(req.turnId);
       await this.turnState.clearCurrent(req.scope, req.sessionId, req.turnId).catch(() => undefined);
       await this.sessions.releaseLease(req.scope, req.sessionId, req.turnId).catch(() => false);
+      await this.revokeCredential(req);
       emit({ type: 'usage', usage: outcome.usage });
       emit({ type: 'done', turn_id: req.turnId, status: outcome.status, rounds: outcome.rounds });
+    }
+  }
+
+  /**
+   * Ends the turn's credential (the agent's bash key) at every end of the turn — finished, failed, cancelled, past its
+   * deadline, stopped by a shutdown — through a gateway, which records it where every gateway checks. A revocation
+   * that cannot be made (no gateway answers) is logged; the credential then lasts to its expiry.
+   */
+  private async revokeCredential(req: StartTurn): Promise<void> {
+    if (!req.apiKey) return;
+    try {
+      const revocation = { scope: req.scope, credential: req.apiKey };
+      await this.bus.request(CredentialRoutes.revoke, revocation, { timeoutMs: 2_000 });
+    } catch (err) {
+      const note = "could not revoke the turn's credential; it lasts until it expires";
+      this.logger.warn({ err: String(err), turn: req.turnId }, note);
     }
   }
 

@@ -138,7 +138,8 @@ export class TurnRunner {
     const cwd = await workspace.root();
     const apiUrl = this.options.apiUrl();
     const core = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name));
-    const tools = await TurnTools.create(core, this.deps.providers, { scope: t.scope, sessionId: t.sessionId }, agent.policy.tools);
+    const at = { scope: t.scope, sessionId: t.sessionId };
+    const tools = await TurnTools.create(core, this.deps.providers, at, agent.policy);
     let active = await this.activate(t.scope.tenant, tools, context.skills, session.active_skill);
     const ctx: ToolContext = {
       scope: t.scope,

@@ -1,9 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
-import { AgentCreateBody, AgentDeleteQuery, AgentName, AgentPatchBody, AgentRoutes } from '#contracts';
+import {
+  AgentCreateBody,
+  AgentDeleteQuery,
+  AgentName,
+  AgentPatchBody,
+  AgentRoutes,
+  DEFAULT_AGENT_NAME,
+} from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { AgentNotScoped } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
+import { ScopedCredentials } from '../http/scoped-credential.js';
 import { parseInput } from '../http/validation.js';
 
 function agentName(raw: string): string {
@@ -19,7 +27,10 @@ function agentName(raw: string): string {
 @AgentNotScoped()
 @Controller('agents')
 export class AgentsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(ScopedCredentials) private readonly credentials: ScopedCredentials,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -45,9 +56,13 @@ export class AgentsController {
   }
 
   @Delete(':name')
-  delete(@CallerParam() c: Caller, @Param('name') name: string, @Query() query: unknown) {
+  async delete(@CallerParam() c: Caller, @Param('name') name: string, @Query() query: unknown) {
     const { confirm } = parseInput(AgentDeleteQuery, query ?? {});
     const scope = { tenant: c.scope.tenant, agent: agentName(name) };
+    // Its turns' bash credentials end first (on every gateway): nothing keeps acting as an agent being deleted.
+    if (confirm === scope.agent && scope.agent !== DEFAULT_AGENT_NAME) {
+      await this.credentials.revokeAgent(scope.tenant, scope.agent);
+    }
     // Deleting walks every memory and session of the agent: allow it more than the default bus timeout.
     return this.bus.request(AgentRoutes.delete, { scope, confirm }, { context: c.context, timeoutMs: 120_000 });
   }

@@ -9,10 +9,13 @@ import {
   SkillExecutionsQuery,
   SkillId,
   SkillRunnerRoutes,
+  skillToolName,
 } from '#contracts';
+import { enforcePolicy } from '#agent-tools';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { z } from 'zod';
+import { AGENT_DIRECTORY, callerPolicy, type AgentDirectory } from '../http/agent-directory.js';
 import { CallerParam, scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -24,7 +27,10 @@ const DeleteQuery = z.strictObject({ confirm: z.enum(['true', 'false']).default(
  */
 @Controller()
 export class ExecutableSkillsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(AGENT_DIRECTORY) private readonly agents: AgentDirectory,
+  ) {}
 
   @Get('executable-skills')
   list(@CallerParam() c: Caller, @Query() query: unknown) {
@@ -74,8 +80,10 @@ export class ExecutableSkillsController {
 
   @Post(['executable-skills/:id/execute', 'skills/:id/execute'])
   @HttpCode(200)
-  execute(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
+  async execute(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const caller = { ...c.scope, correlationId: c.context.correlationId };
+    // Run as the agent, an executable skill is the agent's `skill_<id>` tool: its policy decides here as in a turn.
+    enforcePolicy(await callerPolicy(this.agents, c), c.scope.agent, 'tool', skillToolName(skillId(id)));
     return this.bus.request(
       SkillRunnerRoutes.execute,
       { id: skillId(id), args: body ?? {}, caller },

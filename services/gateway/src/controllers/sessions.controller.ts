@@ -4,6 +4,7 @@ import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
+import { ScopedCredentials } from '../http/scoped-credential.js';
 import { parseInput } from '../http/validation.js';
 
 /** A session id from the path: a malformed one cannot exist, so it is a 404 like any unknown id. */
@@ -19,7 +20,10 @@ function sessionId(raw: string): string {
  */
 @Controller('sessions')
 export class SessionsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(ScopedCredentials) private readonly credentials: ScopedCredentials,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -57,6 +61,8 @@ export class SessionsController {
   @Delete(':id')
   async delete(@CallerParam() c: Caller, @Param('id') id: string) {
     const s = await sessionCaller(this.bus, c, sessionId(id));
+    // The bash credentials of its turns end first, on every gateway: none outlives the session it acts in.
+    await this.credentials.revokeSession(s.scope.tenant, id);
     return this.bus.request(SessionRoutes.delete, { scope: s.scope, id }, { context: c.context });
   }
 }

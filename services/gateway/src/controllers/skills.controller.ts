@@ -13,7 +13,9 @@ import {
   SkillSourceUpdateBody,
   SkillUpdateBody,
 } from '#contracts';
+import { allows, enforcePolicy } from '#agent-tools';
 import { BUS, type Bus } from '#bus';
+import { AGENT_DIRECTORY, callerPolicy, type AgentDirectory } from '../http/agent-directory.js';
 import { CallerParam, scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
@@ -23,23 +25,34 @@ const skillName = (raw: string): string => parseInput(SkillPathName, raw);
 /**
  * Skills: the level-1 index (JSON or rendered for a prompt), level-2 bodies, level-3 resources,
  * search, reload and create. `skills/search` is declared before `skills/:name` so it is never taken for a name.
+ * As every path that acts as an agent, they hold to its policy: a skill it denies is left out of the index and search,
+ * and reading it, its files or reporting on it is FORBIDDEN.
  */
 @Controller('skills')
 export class SkillsController {
-  constructor(@Inject(BUS) private readonly bus: Bus) {}
+  constructor(
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(AGENT_DIRECTORY) private readonly agents: AgentDirectory,
+  ) {}
 
   @Get()
   async index(@CallerParam() c: Caller, @Query() query: unknown) {
     const { format, budget, installed_from, ...filters } = parseInput(SkillIndexQuery, query);
-    const request = { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...writtenFilter(filters), ...(installed_from ? { installed_from } : {}) };
+    const only = (await callerPolicy(this.agents, c)).skills;
+    const sized = budget === undefined ? {} : { budget };
+    const request = { tenant: c.scope.tenant, only, ...sized, ...writtenFilter(filters), ...(installed_from ? { installed_from } : {}) };
     const { rendered, ...index } = await this.bus.request(SkillRoutes.index, request, { context: c.context });
     if (format === 'json') return index;
     return { format, ...rendered[format], budget: index.budget };
   }
 
   @Get('search')
-  search(@CallerParam() c: Caller, @Query() query: unknown) {
-    return this.bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query: parseInput(SkillSearchQuery, query) }, { context: c.context });
+  async search(@CallerParam() c: Caller, @Query() query: unknown) {
+    const parsed = parseInput(SkillSearchQuery, query);
+    const policy = await callerPolicy(this.agents, c);
+    const found = await this.bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query: parsed }, this.opts(c));
+    const results = found.results.filter((r) => allows(policy, 'skill', r.name));
+    return { ...found, results, total: found.total - (found.results.length - results.length) };
   }
 
   @Post('reload')
@@ -89,27 +102,42 @@ export class SkillsController {
   }
 
   @Get(':name')
-  get(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: skillName(name) }, { context: c.context });
+  async get(@CallerParam() c: Caller, @Param('name') name: string) {
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name) };
+    return this.bus.request(SkillRoutes.get, request, this.opts(c));
   }
 
   /** One outcome of a use of the skill: it moves the skill in search and in the level-1 index under a budget. */
   @Post(':name/feedback')
   @HttpCode(200)
-  feedback(@CallerParam() c: Caller, @Param('name') name: string, @Body() body: unknown) {
+  async feedback(@CallerParam() c: Caller, @Param('name') name: string, @Body() body: unknown) {
     const feedback = parseInput(SkillFeedbackBody, body);
-    return this.bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: skillName(name), feedback }, { context: c.context });
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name), feedback };
+    return this.bus.request(SkillRoutes.feedback, request, this.opts(c));
   }
 
   @Get(':name/resources')
-  resources(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(SkillRoutes.resources, { tenant: c.scope.tenant, name: skillName(name) }, { context: c.context });
+  async resources(@CallerParam() c: Caller, @Param('name') name: string) {
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name) };
+    return this.bus.request(SkillRoutes.resources, request, this.opts(c));
   }
 
   /** The rest of the path, URL-decoded, may hold slashes; the registry checks containment before reading. */
   @Get(':name/resources/*')
-  resource(@CallerParam() c: Caller, @Param('name') name: string, @Param('*') path: string) {
+  async resource(@CallerParam() c: Caller, @Param('name') name: string, @Param('*') path: string) {
     const rel = parseInput(SkillResourcePath, path);
-    return this.bus.request(SkillRoutes.resource, { tenant: c.scope.tenant, name: skillName(name), path: rel }, { context: c.context });
+    const request = { tenant: c.scope.tenant, name: await this.permitted(c, name), path: rel };
+    return this.bus.request(SkillRoutes.resource, request, this.opts(c));
+  }
+
+  private opts(c: Caller) {
+    return { context: c.context };
+  }
+
+  /** The skill's name, once the caller's agent may use it (FORBIDDEN otherwise). */
+  private async permitted(c: Caller, raw: string): Promise<string> {
+    const name = skillName(raw);
+    enforcePolicy(await callerPolicy(this.agents, c), c.scope.agent, 'skill', name);
+    return name;
   }
 }

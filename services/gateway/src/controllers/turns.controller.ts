@@ -4,6 +4,7 @@ import { ConfirmBody, SessionId, TurnBody, TurnRoutes, TurnTopics, type TurnEven
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { followTurn } from '#runtime';
+import { LOGGER, type Logger } from '#logging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
@@ -22,10 +23,14 @@ function wantsJson(req: FastifyRequest, body: TurnBody, query: Record<string, un
   return accept.includes('application/json') && !accept.includes('text/event-stream');
 }
 
-/** Passes the events through; when the turn's `done` has passed, its credential is revoked. */
-async function* revokeAtDone(stream: AsyncIterable<TurnEvent>, revoke: () => void): AsyncGenerator<TurnEvent> {
+/**
+ * Passes the events through; once the turn's `done` has passed (or the worker was lost, which ends the stream with a
+ * failed `done`), its credential is revoked. Agent-runtime revokes it too, at every end of the turn: this covers the
+ * worker that died before it could.
+ */
+async function* revokeAtDone(stream: AsyncIterable<TurnEvent>, revoke: () => Promise<void>): AsyncGenerator<TurnEvent> {
   for await (const event of stream) {
-    if (event.type === 'done') revoke();
+    if (event.type === 'done') await revoke();
     yield event;
   }
 }
@@ -51,6 +56,7 @@ export class TurnsController {
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     @Inject(ScopedCredentials) private readonly credentials: ScopedCredentials,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Post(':id/turns')
@@ -67,20 +73,28 @@ export class TurnsController {
       await this.bus.request(TurnRoutes.start, { scope: c.scope, session_id: session, turn_id: turnId, message: body.message, credential }, { context: c.context });
     } catch (err) {
       events.close();
-      this.credentials.revoke(credential);
+      await this.revoke(credential);
       throw err;
     }
-    const stream = revokeAtDone(followTurn(events, turnId), () => this.credentials.revoke(credential));
+    const stream = revokeAtDone(followTurn(events, turnId), () => this.revoke(credential));
     if (wantsJson(req, body, query)) return reply.status(200).send(await collect(stream, turnId, session));
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-correlation-id': c.context.correlationId });
-    res.once('close', () => events.close());
+    // A client that disconnects does not end the turn: the events are followed to its end (or the worker's loss),
+    // when the credential is revoked, written to nobody.
     for await (const e of stream) {
-      if (res.destroyed) break;
+      if (res.destroyed) continue;
       res.write(e.type === 'heartbeat' ? ': heartbeat\n\n' : `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     }
     res.end();
+  }
+
+  /** Revokes a turn's credential; a failure (NATS away) is logged, and agent-runtime's own revocation remains. */
+  private async revoke(credential: string): Promise<void> {
+    await this.credentials
+      .revoke(credential)
+      .catch((err: unknown) => this.logger.warn({ err: String(err) }, "could not revoke a turn's credential"));
   }
 
   @Delete(':id/turns/current')

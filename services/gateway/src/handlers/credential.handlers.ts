@@ -22,11 +22,9 @@ export class CredentialHandlers extends BusHandlers {
       credential: this.credentials.mint({ tenant: p.scope.tenant, agent: p.scope.agent, session: p.session_id, turn: p.turn_id }),
     }));
     this.handle(CredentialRoutes.revoke, async (p) => {
-      const scope = this.credentials.verify(p.credential);
       // Only the tenant the credential was minted for may end it.
-      if (!scope || scope.tenant !== p.scope.tenant) return { revoked: false };
-      this.credentials.revoke(p.credential);
-      return { revoked: true };
+      if (this.credentials.scopeOf(p.credential)?.tenant !== p.scope.tenant) return { revoked: false };
+      return { revoked: (await this.credentials.revoke(p.credential)) !== undefined };
     });
   }
 }

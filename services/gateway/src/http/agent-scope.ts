@@ -1,8 +1,9 @@
 import { SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { AgentRoutes, ErrorCode, SessionRoutes } from '#contracts';
+import { ErrorCode, SessionRoutes } from '#contracts';
 import type { Bus } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
+import type { AgentDirectory } from './agent-directory.js';
 import { DEFAULT_AGENT, namedAgent, type Caller } from './caller.js';
 
 const NOT_SCOPED = 'alfred:agent-not-scoped';
@@ -11,18 +12,20 @@ const NOT_SCOPED = 'alfred:agent-not-scoped';
 export const AgentNotScoped = () => SetMetadata(NOT_SCOPED, true);
 
 /**
- * Everything an agent owns exists only for an existing agent: a request naming one in X-Alfred-Agent that does
- * not exist is a 404 saying how to create it, before any handler runs (`alfred` always exists).
+ * Everything an agent owns exists only for an existing agent: a request naming one in X-Alfred-Agent (or through a
+ * scoped credential) that does not exist is a 404 saying how to create it, before any handler runs (`alfred` always
+ * exists). The agent's policy read on the way is kept for the routes that enforce it.
  */
 export class AgentExistsGuard implements CanActivate {
-  constructor(private readonly bus: Bus) {}
+  constructor(private readonly directory: AgentDirectory) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (Reflect.getMetadata(NOT_SCOPED, ctx.getClass())) return true;
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     const agent = namedAgent(req);
     if (agent === undefined || agent === DEFAULT_AGENT) return true;
-    await this.bus.request(AgentRoutes.get, { scope: { tenant: req.alfred.tenant, agent } }, { context: { correlationId: req.alfred.correlationId } });
+    const scope = { tenant: req.alfred.tenant, agent };
+    req.alfred.policy = await this.directory.policyOf(scope, { correlationId: req.alfred.correlationId });
     return true;
   }
 }

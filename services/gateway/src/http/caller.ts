@@ -19,6 +19,8 @@ export interface AlfredRequestState {
   scoped?: CredentialScope;
   /** The API key's name (a fingerprint) when a configured key authenticated the request. */
   keyName?: string;
+  /** The policy of the agent the request names, as the agent guard read it (absent until read). */
+  policy?: AgentPolicy;
 }
 
 declare module 'fastify' {
@@ -33,7 +35,7 @@ export interface Caller {
   readonly context: MessageContext;
   /** True when the request named its agent (X-Alfred-Agent); otherwise the agent is the default or implied by a session. */
   readonly agentNamed: boolean;
-  /** The agent's policy, where a route enforces it (MCP); absent means everything is permitted. */
+  /** The agent's policy once read for this request (see callerPolicy); absent means not read yet, never "anything". */
   readonly policy?: AgentPolicy;
   /** Who writes, for the provenance of what this request stores (see #contracts' Writer). */
   readonly writer: Writer;
@@ -105,6 +107,7 @@ export function callerOf(req: FastifyRequest): Caller {
     context: { correlationId: req.alfred.correlationId, ...(req.alfred.idempotencyKey ? { idempotencyKey: req.alfred.idempotencyKey } : {}) },
     agentNamed: named !== undefined,
     writer: writerOf(req),
+    ...(req.alfred.policy ? { policy: req.alfred.policy } : {}),
   };
 }
 

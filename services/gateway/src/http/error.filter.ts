@@ -1,7 +1,7 @@
 import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
-import type { Logger } from '#logging';
+import { RepeatedLog, type Logger } from '#logging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toAlfredError } from './fastify-setup.js';
 
@@ -15,30 +15,59 @@ const HTTP_CODES: Record<number, ErrorCode> = {
   415: ErrorCode.UnsupportedMediaType,
 };
 
-/** Seconds a client should wait before retrying a 503: the error's own hint, else a short default. */
+/** Seconds to wait before retrying a 503 (or a 409 that says when): the error's own hint, else a short default. */
 function retryAfterSeconds(error: AlfredError): number {
   const hinted = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
   return typeof hinted === 'number' && hinted > 0 ? Math.ceil(hinted) : 1;
 }
 
+/** What an outage answer is about: its code and what is away (a dependency such as NATS, or a service). */
+function outageOf(error: AlfredError): string {
+  const details = (error.details ?? {}) as { dependency?: unknown; service?: unknown };
+  const named = [details.dependency, details.service].find((v): v is string => typeof v === 'string');
+  const what = named ?? '';
+  return `${error.code} ${what}`.trim();
+}
+
+/**
+ * A write that timed out (504) may have been carried out all the same: the answer says so, and how to retry safely
+ * (the same Idempotency-Key and body answer with what the first attempt made, or run it if it never landed).
+ */
+function maybeApplied(error: AlfredError, method: string): AlfredError {
+  if (error.status !== 504 || method === 'GET' || method === 'HEAD') return error;
+  const details = { ...((error.details as Record<string, unknown> | undefined) ?? {}), may_have_applied: true };
+  const advice = 'the request may have been applied; retry it with the same Idempotency-Key and body';
+  return new AlfredError(error.code, `${error.message} — ${advice}`, details, { cause: error });
+}
+
 /** The one place where every failure inside a handler becomes a status and the API's error body. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
-  constructor(private readonly logger: Logger) {}
+  private readonly outages: RepeatedLog;
+
+  constructor(
+    private readonly logger: Logger,
+    options: { outageSummaryEveryMs?: number } = {},
+  ) {
+    this.outages = new RepeatedLog(logger, { summaryEveryMs: options.outageSummaryEveryMs });
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const req = http.getRequest<FastifyRequest>();
-    const error = this.toAlfred(exception, req);
+    const error = maybeApplied(this.toAlfred(exception, req), req.method);
     this.log(error, exception, req);
-    if (error.status === 503) void reply.header('retry-after', String(retryAfterSeconds(error)));
+    const hinted = (error.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds !== undefined;
+    if (error.status === 503 || hinted) void reply.header('retry-after', String(retryAfterSeconds(error)));
     void reply.status(error.status).send(error.toBody());
   }
 
   /**
    * Expected failures are logged without a stack: a client's mistake at info, an outage of a service or the model
-   * (502/503/504) at warn. Only an internal error, a defect, is logged at error with its stack.
+   * (502/503/504) at warn — once when it starts, then a summary a minute and a line when it stops, per error code and
+   * dependency (an outage refuses every request; alfred_http_requests_total counts each). Only an internal error, a
+   * defect, is logged at error with its stack, every time.
    */
   private log(error: AlfredError, exception: unknown, req: FastifyRequest): void {
     const fields = {
@@ -49,7 +78,7 @@ export class ErrorFilter implements ExceptionFilter {
       correlationId: req.alfred?.correlationId,
     };
     if (error.status < 500) this.logger.info(fields, error.message);
-    else if (error.code !== ErrorCode.Internal) this.logger.warn(fields, error.message);
+    else if (error.code !== ErrorCode.Internal) this.outages.warn(outageOf(error), fields, error.message);
     else this.logger.error({ ...fields, err: exception }, error.message);
   }
 

@@ -25,7 +25,7 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
     req.alfred = { tenant: 'default', correlationId };
     const presented = bearer(req) ?? header(req, 'x-api-key');
     if (presented !== undefined && ScopedCredentials.looksScoped(presented)) {
-      const scope = credentials.verify(presented);
+      const scope = await credentials.verify(presented);
       if (!scope) throw new AlfredError(ErrorCode.Unauthorized, 'the scoped credential is not valid or has expired (it lasts one agent turn)');
       checkScopedAccess(req.method, req.url, scope, header(req, 'x-alfred-session'));
       req.alfred.tenant = scope.tenant;

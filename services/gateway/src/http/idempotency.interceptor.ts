@@ -16,7 +16,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /**
  * `Idempotency-Key` on every creating endpoint (POST answering 201): the first request with a key runs and its
  * answer is kept; a retry with the same key and body gets that answer again (nothing is created twice); the same
- * key with another body, or while the first is still running, is a 409. A failed request gives its key back.
+ * key with another body, or while the first is still running (then with Retry-After), is a 409. A failed request
+ * gives its key back; a gateway that died holding one loses it once its lease runs out.
  * Keys are per tenant and path, so two tenants never share one.
  */
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -46,8 +47,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw new AlfredError(ErrorCode.Conflict, 'this Idempotency-Key was used with another request body', { header: 'Idempotency-Key' });
     }
     if (reservation.kind === 'in-progress') {
+      // Retry-After: its gateway answers soon, or (died) its reservation's lease runs out and the retry takes it over.
       throw new AlfredError(ErrorCode.Conflict, 'a request with this Idempotency-Key is still running; retry after it has answered', {
         header: 'Idempotency-Key',
+        retryAfterSeconds: reservation.retryAfterSeconds,
       });
     }
     // Services that create derive their new ids from it: a retry after a crash recreates, never duplicates.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode } from '#contracts';
 import { pollUntil, startOwnNats, type OwnServer } from '#testing';
-import { NatsKvIdempotencyStore, type IdempotencyRecord } from './idempotency.store.js';
+import { LEASE_RENEW_MS, NatsKvIdempotencyStore, RESERVATION_LEASE_MS, type IdempotencyRecord } from './idempotency.store.js';
 
 const answer = (fingerprint: string): IdempotencyRecord => ({ fingerprint, reservedAt: Date.now(), status: 201, body: { id: 'mem_1' } });
 
@@ -30,7 +30,7 @@ describe('NatsKvIdempotencyStore when the bucket is out of reach (own NATS serve
   });
 
   /** A gateway's store on its own connection (reconnecting for ever, like the bus's); background retries as given. */
-  async function gatewayStore(name: string, retryFirstMs: number, url = nats.url, budgetMs = 2_500) {
+  async function gatewayStore(name: string, retryFirstMs: number, url = nats.url, budgetMs = 2_500, lease = { leaseMs: RESERVATION_LEASE_MS, renewMs: LEASE_RENEW_MS }) {
     const nc = await connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     connections.push(nc);
     let connected = true;
@@ -40,8 +40,8 @@ describe('NatsKvIdempotencyStore when the bucket is out of reach (own NATS serve
         if (s.type === 'reconnect') connected = true;
       }
     })();
-    const store = new NatsKvIdempotencyStore(nc, name, () => connected, () => undefined, 1, { budgetMs, retryFirstMs });
-    return { store, connected: () => connected };
+    const store = new NatsKvIdempotencyStore(nc, name, () => connected, () => undefined, 1, { budgetMs, retryFirstMs, ...lease });
+    return { store, connected: () => connected, nc };
   }
 
   const outage = async (during: () => Promise<void>, stores: Array<{ connected: () => boolean }>) => {
@@ -54,20 +54,22 @@ describe('NatsKvIdempotencyStore when the bucket is out of reach (own NATS serve
 
   it('a retry takes over the reservation its gateway gave up while the bucket was away, instead of "still running"', async () => {
     const name = `IDEM_TEST_${bucket++}`;
-    // Background writes that would not land within the test: only the gateway's own knowledge can answer.
-    const a = await gatewayStore(name, 600_000);
-    const b = await gatewayStore(name, 600_000);
+    // Background writes that would not land within the test: only the gateway's own knowledge can answer. Leases
+    // longer than the test: the given-up reservation does not run out meanwhile.
+    const long = { leaseMs: 120_000, renewMs: 30_000 };
+    const a = await gatewayStore(name, 600_000, nats.url, 2_500, long);
+    const b = await gatewayStore(name, 600_000, nats.url, 2_500, long);
     expect(await a.store.reserve('k1', 'body')).toEqual({ kind: 'new' });
     await outage(async () => {
       await expect(a.store.release('k1')).rejects.toThrow();
       // While NATS is away a key cannot be checked: a fast 503, not a wait.
       await expect(a.store.reserve('k1', 'body')).rejects.toMatchObject({ code: ErrorCode.ServiceUnavailable });
     }, [a, b]);
-    // Another gateway cannot know the first was given up: for it the key is still running (until it goes stale).
-    expect(await b.store.reserve('k1', 'body')).toEqual({ kind: 'in-progress' });
+    // Another gateway cannot know the first was given up: for it the key is still running (until its lease runs out).
+    expect(await b.store.reserve('k1', 'body')).toMatchObject({ kind: 'in-progress' });
     // The gateway that gave it up takes it over for the retry: it runs once more, and holds the key again.
     expect(await a.store.reserve('k1', 'body')).toEqual({ kind: 'new' });
-    expect(await b.store.reserve('k1', 'body')).toEqual({ kind: 'in-progress' });
+    expect(await b.store.reserve('k1', 'body')).toMatchObject({ kind: 'in-progress' });
     await a.store.complete('k1', answer('body'));
     expect(await b.store.reserve('k1', 'body')).toMatchObject({ kind: 'replay', status: 201, body: { id: 'mem_1' } });
   }, 60_000);
@@ -97,6 +99,28 @@ describe('NatsKvIdempotencyStore when the bucket is out of reach (own NATS serve
     await pollUntil(async () => (await b.store.reserve('answered', 'body')).kind === 'replay', 20_000, 'the answer to land');
     // The release landed: the key is free, so another gateway runs the retry.
     await pollUntil(async () => (await b.store.reserve('failed', 'body')).kind === 'new', 20_000, 'the release to land');
+  }, 60_000);
+
+  it("a reservation is its live gateway's for as long as the request runs, and a dead gateway's is taken over once its lease runs out", async () => {
+    const name = `IDEM_TEST_${bucket++}`;
+    const lease = { leaseMs: 1_000, renewMs: 250 };
+    const a = await gatewayStore(name, 600_000, nats.url, 2_500, lease);
+    const b = await gatewayStore(name, 600_000, nats.url, 2_500, lease);
+    expect(await a.store.reserve('live', 'body')).toEqual({ kind: 'new' });
+    expect(await a.store.reserve('dying', 'body')).toEqual({ kind: 'new' });
+    // Three leases long: the live owner renews, so the key stays "still running", each time with a Retry-After.
+    for (let i = 0; i < 6; i++) {
+      expect(await b.store.reserve('live', 'body')).toEqual({ kind: 'in-progress', retryAfterSeconds: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    // The owner dies (its connection gone, as with kill -9): its lease is no longer renewed and runs out.
+    await a.nc.close();
+    const died = Date.now();
+    expect(await b.store.reserve('dying', 'body')).toMatchObject({ kind: 'in-progress', retryAfterSeconds: 1 });
+    await pollUntil(async () => (await b.store.reserve('dying', 'body')).kind === 'new', 5_000, 'the dead reservation taken over');
+    expect(Date.now() - died).toBeLessThan(lease.leaseMs + 1_500);
+    await b.store.complete('dying', answer('body'));
+    expect(await b.store.reserve('dying', 'body')).toMatchObject({ kind: 'replay', status: 201 });
   }, 60_000);
 
   it('a bucket that does not answer is a 503 within the budget, not a request that waits out every timeout', async () => {

@@ -2,10 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { dependencyUnavailable, lazyKvBucket } from '#bus';
+import { ReservationLease } from './idempotency-lease.js';
 
 /** How long a key remembers its answer (a client retrying later than this makes a new request). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60_000;
-/** A reservation older than this was left by a gateway that died mid-request: another may take the key over. */
+/**
+ * How long a reservation stays its owner's without a sign of life: the gateway running the request renews it every
+ * LEASE_RENEW_MS, so one still held after this was left by a gateway that died (or lost NATS) mid-request, and a retry
+ * through another takes the key over — it runs again, and the services derive their ids from the key, so it creates
+ * nothing twice. Gateways' clocks are assumed to agree within a second or so (NTP), as the lease is a time.
+ */
+export const RESERVATION_LEASE_MS = 8_000;
+export const LEASE_RENEW_MS = 2_000;
+/** How long a gateway keeps what it knows of a key whose write to the bucket has not landed (then it gives up). */
 export const RESERVATION_STALE_MS = 3 * 60_000;
 
 /** What a key holds: the fingerprint of the request that took it, and its answer once there is one. */
@@ -14,6 +23,8 @@ export interface IdempotencyRecord {
   readonly reservedAt: number;
   /** Which reservation wrote the entry (the distributed store's mark; absent in older entries). */
   readonly owner?: string;
+  /** Until when the reservation is its owner's (renewed while its request runs); absent in older entries. */
+  readonly leaseUntil?: number;
   readonly status?: number;
   readonly body?: unknown;
 }
@@ -22,7 +33,8 @@ export type Reservation =
   | { readonly kind: 'new' }
   | { readonly kind: 'replay'; readonly status: number; readonly body: unknown }
   | { readonly kind: 'mismatch' }
-  | { readonly kind: 'in-progress' };
+  /** Still running (its owner renews its lease): retry after `retryAfterSeconds` (1 or more). */
+  | { readonly kind: 'in-progress'; readonly retryAfterSeconds: number };
 
 /** Where Idempotency-Key answers live: shared by every gateway instance (NATS KV), or in-process when embedded. */
 export interface IdempotencyStore {
@@ -37,7 +49,11 @@ export interface IdempotencyStore {
 function decide(existing: IdempotencyRecord, fingerprint: string, now: number): Reservation | 'stale' {
   if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
   if (existing.status !== undefined) return { kind: 'replay', status: existing.status, body: existing.body };
-  return now - existing.reservedAt > RESERVATION_STALE_MS ? 'stale' : { kind: 'in-progress' };
+  const until = existing.leaseUntil ?? existing.reservedAt + RESERVATION_STALE_MS;
+  if (now > until) return 'stale';
+  // A live owner answers soon; a dead one's lease runs out by `until`: never send the client away for longer.
+  const seconds = Math.ceil(Math.min(until - now, LEASE_RENEW_MS) / 1000);
+  return { kind: 'in-progress', retryAfterSeconds: Math.max(1, seconds) };
 }
 
 /** The embedded gateway's store: one process, so a map with expiry is shared by every request it serves. */
@@ -84,6 +100,23 @@ const codec = {
  */
 export const KV_BUDGET_MS = 2_500;
 
+export interface IdempotencyTiming {
+  /** How long one step on the bucket may take (KV_BUDGET_MS). */
+  readonly budgetMs: number;
+  /** First delay of a background write's retries. */
+  readonly retryFirstMs: number;
+  /** A reservation's lease, and how often its gateway renews it (RESERVATION_LEASE_MS, LEASE_RENEW_MS). */
+  readonly leaseMs: number;
+  readonly renewMs: number;
+}
+
+const DEFAULT_TIMING: IdempotencyTiming = {
+  budgetMs: KV_BUDGET_MS,
+  retryFirstMs: 250,
+  leaseMs: RESERVATION_LEASE_MS,
+  renewMs: LEASE_RENEW_MS,
+};
+
 /** Resolves like `work`, or rejects once `ms` pass (the work goes on; its outcome is the caller's to settle). */
 function withinBudget<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -95,6 +128,8 @@ function withinBudget<T>(work: Promise<T>, ms: number): Promise<T> {
 
 /** A reservation this gateway made: its owner mark tells it apart from any other of the same key and body. */
 type Reserved = IdempotencyRecord & { readonly owner: string };
+/** A reservation whose request runs here, with the lease that keeps it. */
+type Held = Reserved & { readonly lease?: ReservationLease };
 
 /**
  * A reservation this gateway gave up, or answered, whose write to the bucket has not landed yet: the gateway knows
@@ -118,7 +153,7 @@ interface Unsettled {
 export class NatsKvIdempotencyStore implements IdempotencyStore {
   /** The bucket, opened on first use; each of its requests waits at most the budget (not the connection's 5 s). */
   private readonly kv: () => Promise<KV>;
-  private readonly running = new Map<string, Reserved>();
+  private readonly running = new Map<string, Held>();
   private readonly unsettled = new Map<string, Unsettled>();
 
   constructor(
@@ -129,7 +164,7 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
     private readonly onBackgroundError: (err: unknown) => void = () => undefined,
     /** Copies of the bucket on a cluster (the bus's ALFRED_STREAM_REPLICAS). */
     replicas = 1,
-    private readonly timing: { readonly budgetMs: number; readonly retryFirstMs: number } = { budgetMs: KV_BUDGET_MS, retryFirstMs: 250 },
+    private readonly timing: IdempotencyTiming = DEFAULT_TIMING,
   ) {
     this.kv = lazyKvBucket(nc, name, { ttl: IDEMPOTENCY_TTL_MS, history: 1, replicas }, timing.budgetMs);
   }
@@ -141,12 +176,15 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
     // An answer this gateway holds is the key's answer, whether or not NATS is there to confirm it.
     if (answered) return decide(answered, fingerprint, now) as Reservation;
     if (!this.connected()) throw dependencyUnavailable('NATS', 'check the Idempotency-Key');
-    const reserved: Reserved = { fingerprint, reservedAt: now, owner: randomUUID() };
+    const leaseUntil = now + this.timing.leaseMs;
+    const reserved: Reserved = { fingerprint, reservedAt: now, owner: randomUUID(), leaseUntil };
     const attempt = this.tryReserve(key, reserved);
     try {
-      const reservation = await withinBudget(attempt, this.timing.budgetMs);
-      if (reservation.kind === 'new') this.running.set(key, reserved);
-      return reservation;
+      const { revision, ...reservation } = await withinBudget(attempt, this.timing.budgetMs);
+      if (reservation.kind === 'new') {
+        this.running.set(key, { ...reserved, lease: this.lease(key, reserved, revision!) });
+      }
+      return reservation as Reservation;
     } catch (err) {
       // The reservation may have been stored, or may still be: this request will not run, so it is given up.
       this.giveUp(key, reserved, attempt);
@@ -155,7 +193,9 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(key: string, record: IdempotencyRecord): Promise<void> {
-    const owner = this.running.get(key)?.owner ?? randomUUID();
+    const held = this.running.get(key);
+    held?.lease?.stop();
+    const owner = held?.owner ?? randomUUID();
     this.running.delete(key);
     const answer: Reserved = { ...record, owner };
     const put = async () => void (await (await this.kv()).put(key, codec.encode(answer)));
@@ -170,9 +210,11 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
   }
 
   async release(key: string): Promise<void> {
-    const reserved = this.running.get(key);
+    const held = this.running.get(key);
     this.running.delete(key);
-    if (!reserved) return;
+    if (!held) return;
+    const { lease, ...reserved } = held;
+    lease?.stop();
     try {
       await withinBudget(this.releaseIfMine(key, reserved), this.timing.budgetMs);
     } catch (err) {
@@ -237,13 +279,19 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
     attempt(this.timing.retryFirstMs);
   }
 
-  private async tryReserve(key: string, reserved: Reserved, attempt = 0): Promise<Reservation> {
+  /** Renews the reservation's lease in the bucket while its request runs here. */
+  private lease(key: string, reserved: Reserved, revision: number): ReservationLease {
+    const { leaseMs, renewMs } = this.timing;
+    const write = (leaseUntil: number) => codec.encode({ ...reserved, leaseUntil });
+    return new ReservationLease(this.kv, key, write, revision, leaseMs, renewMs);
+  }
+
+  private async tryReserve(key: string, reserved: Reserved, attempt = 0): Promise<Reservation & { revision?: number }> {
     const kv = await this.kv();
     const { fingerprint } = reserved;
     const now = reserved.reservedAt;
     try {
-      await kv.create(key, codec.encode(reserved));
-      return { kind: 'new' };
+      return { kind: 'new', revision: await kv.create(key, codec.encode(reserved)) };
     } catch (err) {
       const entry = await kv.get(key);
       if (!entry || entry.operation !== 'PUT') {
@@ -255,10 +303,9 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
       const decision = decide(held, fingerprint, now);
       const gaveUp = decision !== 'stale' && decision.kind === 'in-progress' && held.owner !== undefined && this.unsettled.get(key)?.owner === held.owner;
       if (decision !== 'stale' && !gaveUp) return decision;
-      // Take over a reservation its gateway abandoned (this one, or one gone for RESERVATION_STALE_MS); a concurrent
-      // taker loses the compare-and-set.
-      await kv.update(key, codec.encode(reserved), entry.revision);
-      return { kind: 'new' };
+      // Take over a reservation its gateway abandoned (this one, or one whose lease ran out: its gateway died or lost
+      // NATS); a concurrent taker loses the compare-and-set.
+      return { kind: 'new', revision: await kv.update(key, codec.encode(reserved), entry.revision) };
     }
   }
 }

@@ -2,7 +2,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { checkScopedAccess } from './scoped-access.js';
 
-const scope = { tenant: 't', agent: 'alfred', session: 's-1', turn: 'u-1', exp: Date.now() + 60_000 };
+const scope = { tenant: 't', agent: 'alfred', session: 's-1', turn: 'u-1', exp: Date.now() + 60_000, iat: Date.now() };
 const decide = (method: string, url: string) => {
   try {
     checkScopedAccess(method, url, scope, undefined);

@@ -1,35 +1,66 @@
 import { checkScopedAccess } from './scoped-access.js';
+import { MemoryCredentialRevocations } from './credential-revocations.js';
 import { ScopedCredentials } from './scoped-credential.js';
 
 describe(ScopedCredentials.name, () => {
   const scope = { tenant: 'acme', agent: 'jarvis', session: 'sess-1', turn: 'turn-1' };
+  const clock = (start: number) => {
+    const c = { now: start, fn: () => c.now };
+    return c;
+  };
 
-  it('should accept its own credential for exactly the scope it was minted for', () => {
+  it('should accept its own credential for exactly the scope it was minted for', async () => {
     const credentials = new ScopedCredentials(undefined, 60_000);
     const token = credentials.mint(scope);
     expect(ScopedCredentials.looksScoped(token)).toBe(true);
-    expect(credentials.verify(token)).toMatchObject(scope);
+    expect(await credentials.verify(token)).toMatchObject(scope);
   });
 
-  it('should refuse a changed claim, another secret, an expired or a revoked credential', () => {
-    let now = 1_000;
-    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, () => now);
+  it('should refuse a changed claim, another secret, an expired or a revoked credential', async () => {
+    const t = clock(1_000);
+    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, new MemoryCredentialRevocations(t.fn), t.fn);
     const token = credentials.mint(scope);
     const [prefix, claims, sig] = token.split('.');
     const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(claims!, 'base64url').toString()), tenant: 'other' })).toString('base64url');
-    expect(credentials.verify(`${prefix}.${forged}.${sig}`)).toBeUndefined();
-    expect(new ScopedCredentials('t'.repeat(32), 60_000, () => now).verify(token)).toBeUndefined();
-    expect(new ScopedCredentials('s'.repeat(32), 60_000, () => now).verify(token)).toMatchObject(scope);
-    now += 60_001;
-    expect(credentials.verify(token)).toBeUndefined();
-    now = 1_000;
-    credentials.revoke(token);
-    expect(credentials.verify(token)).toBeUndefined();
+    expect(await credentials.verify(`${prefix}.${forged}.${sig}`)).toBeUndefined();
+    expect(await new ScopedCredentials('t'.repeat(32), 60_000, undefined, t.fn).verify(token)).toBeUndefined();
+    expect(await new ScopedCredentials('s'.repeat(32), 60_000, undefined, t.fn).verify(token)).toMatchObject(scope);
+    t.now += 60_001;
+    expect(await credentials.verify(token)).toBeUndefined();
+    t.now = 1_000;
+    expect(await credentials.revoke(token)).toMatchObject(scope);
+    expect(await credentials.verify(token)).toBeUndefined();
+  });
+
+  it('should hold a revocation on every instance that shares the revocations, not only the one that revoked', async () => {
+    const shared = new MemoryCredentialRevocations();
+    const [a, b] = [new ScopedCredentials('s'.repeat(32), 60_000, shared), new ScopedCredentials('s'.repeat(32), 60_000, shared)];
+    const token = a.mint(scope);
+    expect(await b.verify(token)).toMatchObject(scope);
+    await a.revoke(token);
+    expect(await b.verify(token)).toBeUndefined();
+  });
+
+  it("should end every credential of a deleted session or agent minted until then, and none of another's or a later one", async () => {
+    const t = clock(1_000);
+    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, new MemoryCredentialRevocations(t.fn), t.fn);
+    const before = credentials.mint(scope);
+    const otherSession = credentials.mint({ ...scope, session: 'sess-2', turn: 'turn-2' });
+    t.now += 10;
+    await credentials.revokeSession('acme', 'sess-1');
+    expect(await credentials.verify(before)).toBeUndefined();
+    expect(await credentials.verify(otherSession)).toBeDefined();
+    t.now += 10;
+    // A session id can come back (a keyed create after the delete): its new credentials are not ended.
+    expect(await credentials.verify(credentials.mint(scope))).toBeDefined();
+    await credentials.revokeAgent('acme', 'jarvis');
+    expect(await credentials.verify(otherSession)).toBeUndefined();
+    expect(await credentials.verify(credentials.mint({ ...scope, tenant: 'other' }))).toBeDefined();
   });
 });
 
 describe(checkScopedAccess.name, () => {
-  const scope = { tenant: 'acme', agent: 'jarvis', session: 'sess-1', turn: 'turn-1', exp: 0 };
+  const scope = { tenant: 'acme', agent: 'jarvis', session: 'sess-1', turn: 'turn-1', exp: 0, iat: 0 };
   const allowed = (method: string, url: string, session?: string) => {
     try {
       checkScopedAccess(method, url, scope, session);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { permits } from '#agent-tools';
+import { allows } from '#agent-tools';
 import { ErrorCode, SkillRoutes, type NamePatterns, type SkillResourceContent } from '#contracts';
 import type { Bus, MessageContext } from '#bus';
 import { AlfredError } from '#errors';
@@ -76,7 +76,10 @@ export class SkillResources {
 
   async read(uri: string) {
     const { name, path } = parseSkillUri(uri);
-    if (!permits(this.only, name)) throw new AlfredError(ErrorCode.NotFound, `no skill resource ${uri} for this agent (its policy does not permit the skill)`);
+    if (!allows({ skills: this.only }, 'skill', name)) {
+      const why = 'its policy does not permit the skill';
+      throw new AlfredError(ErrorCode.NotFound, `no skill resource ${uri} for this agent (${why})`);
+    }
     const file = await this.read_(name, path);
     const body = file.encoding === 'utf8' ? { text: file.content } : { blob: file.content };
     return { contents: [{ uri, mimeType: mimeTypeOf(path, file.encoding), ...body, _meta: { sha256: sha256(file), size: file.size } }] };

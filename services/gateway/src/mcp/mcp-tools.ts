@@ -27,9 +27,8 @@ import {
   SkillRoutes,
   SkillSearchQuery,
 } from '#contracts';
-import { permits } from '#agent-tools';
+import { allows, enforcePolicy } from '#agent-tools';
 import type { Bus } from '#bus';
-import { AlfredError } from '#errors';
 import { scopedWriter, writtenFilter, type Caller } from '../http/caller.js';
 
 /** One MCP tool: its arguments are a contract schema, its work the same bus route the REST API uses. */
@@ -46,8 +45,8 @@ const tool = <S extends z.ZodType>(t: McpTool<S>): McpTool => t as unknown as Mc
 
 /** The skill, unless the calling agent's policy does not permit it (then FORBIDDEN, naming the policy). */
 export function permittedSkill(c: Caller, name: string): string {
-  if (permits(c.policy?.skills, name)) return name;
-  throw new AlfredError(ErrorCode.Forbidden, `agent ${c.scope.agent}'s policy does not permit the skill "${name}"`, { skill: name, agent: c.scope.agent });
+  enforcePolicy(c.policy, c.scope.agent, 'skill', name);
+  return name;
 }
 const opts = (c: Caller) => ({ context: c.context });
 const SLOW = (c: Caller) => ({ context: c.context, timeoutMs: 60_000 });
@@ -60,7 +59,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     input: SkillSearchQuery,
     run: async (bus, c, query) => {
       const found = await bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query }, opts(c));
-      const results = found.results.filter((r) => permits(c.policy?.skills, r.name));
+      const results = found.results.filter((r) => allows(c.policy, 'skill', r.name));
       return { ...found, results, total: found.total - (found.results.length - results.length) };
     },
   }),
@@ -91,7 +90,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'skills_feedback',
     description: 'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
     input: SkillFeedbackBody.extend({ name: SkillPathName }),
-    run: (bus, c, { name, ...feedback }) => bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name, feedback }, opts(c)),
+    run: (bus, c, { name, ...feedback }) =>
+      bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: permittedSkill(c, name), feedback }, opts(c)),
   }),
   tool({
     name: 'skills_install',

@@ -1,9 +1,9 @@
 import { All, Controller, Inject, Req, Res } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { AgentRoutes } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { LOGGER, type Logger } from '#logging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AGENT_DIRECTORY, callerPolicy, type AgentDirectory } from '../http/agent-directory.js';
 import { callerOf } from '../http/caller.js';
 import { createMcpServer } from './mcp-server.factory.js';
 
@@ -17,14 +17,15 @@ export class McpController {
   constructor(
     @Inject(BUS) private readonly bus: Bus,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(AGENT_DIRECTORY) private readonly agents: AgentDirectory,
   ) {}
 
   @All()
   async handle(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const caller = callerOf(req);
     // Called as an agent, MCP serves only the skills that agent's policy permits (the guard made sure it exists).
-    const agent = await this.bus.request(AgentRoutes.get, { scope: caller.scope }, { context: caller.context });
-    const server = createMcpServer(this.bus, { ...caller, policy: agent.policy }, this.logger);
+    const policy = await callerPolicy(this.agents, caller);
+    const server = createMcpServer(this.bus, { ...caller, policy }, this.logger);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     reply.raw.on('close', () => {

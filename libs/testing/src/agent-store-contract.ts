@@ -1,4 +1,4 @@
-import type { AgentStore } from './agent.store.js';
+import type { AgentStore } from '#agent-registry';
 
 const record = (name: string, persona = '') => ({ name, persona, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
 

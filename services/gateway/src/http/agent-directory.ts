@@ -1,0 +1,58 @@
+import { AgentRoutes, DEFAULT_AGENT_NAME, DEFAULT_AGENT_POLICY, type AgentPolicy, type Scope } from '#contracts';
+import { agentView, unknownAgent, type AgentStore } from '#agent-registry';
+import { dependencyUnavailable, type Bus, type MessageContext } from '#bus';
+import { isAlfredError } from '#errors';
+
+/**
+ * Whether an agent exists and what its policy permits, as the gateway learns it for a request acting as that agent:
+ * NOT_FOUND (saying how to create it) unless it exists; `alfred` always exists.
+ */
+export interface AgentDirectory {
+  policyOf(scope: Scope, context: MessageContext): Promise<AgentPolicy>;
+}
+
+/**
+ * Distributed: read from the agent registry (the KV bucket agent-runtime writes), so a request for a named agent does
+ * not need agent-runtime to be up. `alfred` without a record (never changed) has the default policy.
+ */
+export class RegistryAgentDirectory implements AgentDirectory {
+  constructor(
+    private readonly registry: AgentStore,
+    /** Whether the bus is connected: while NATS is away the registry cannot be read, so the request is a fast 503. */
+    private readonly connected: () => boolean,
+  ) {}
+
+  async policyOf(scope: Scope): Promise<AgentPolicy> {
+    if (!this.connected()) throw dependencyUnavailable('NATS', `read agent ${scope.agent} from the agent registry`);
+    let record;
+    try {
+      record = await this.registry.get(scope.tenant, scope.agent);
+    } catch (err) {
+      if (isAlfredError(err)) throw err;
+      throw dependencyUnavailable('NATS', `read agent ${scope.agent} from the agent registry (${String(err)})`);
+    }
+    if (record && !record.deleting) return agentView(record).policy;
+    if (scope.agent === DEFAULT_AGENT_NAME) return DEFAULT_AGENT_POLICY;
+    throw unknownAgent(scope.agent);
+  }
+}
+
+/** Embedded: agent-runtime runs in this process, so it is asked over the in-process bus. */
+export class BusAgentDirectory implements AgentDirectory {
+  constructor(private readonly bus: Bus) {}
+
+  async policyOf(scope: Scope, context: MessageContext): Promise<AgentPolicy> {
+    return (await this.bus.request(AgentRoutes.get, { scope }, { context })).policy;
+  }
+}
+
+/** The DI token of the gateway's AgentDirectory. */
+export const AGENT_DIRECTORY = Symbol('AGENT_DIRECTORY');
+
+/** The policy of the agent a request acts as: the one the guard read for a named agent, else the directory's. */
+export function callerPolicy(
+  directory: AgentDirectory,
+  c: { scope: Scope; context: MessageContext; policy?: AgentPolicy },
+): Promise<AgentPolicy> {
+  return c.policy ? Promise.resolve(c.policy) : directory.policyOf(c.scope, c.context);
+}
