@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collect } from '#testing';
 import { InProcessEventStore } from './in-process-event-store.js';
-import { JsonlLog } from './jsonl-log.js';
+import { JsonlLog } from '#files';
 import { readFile } from 'node:fs/promises';
 
 const subjects = (events: { subject: string }[]) => events.map((e) => e.subject);

@@ -88,6 +88,9 @@ export const embeddingEnv = {
   ALFRED_MEMORY_CACHE_MB: z.coerce.number().int().min(16).max(1_048_576).optional(),
 };
 
+/** The parsed embedding variables of a service's config (memory, skill-registry), with its data dir. */
+export type EmbeddingConfig = z.output<z.ZodObject<typeof embeddingEnv>> & { ALFRED_DATA_DIR: string };
+
 /** The model used when ALFRED_MODEL is unset (a current id from the SDK's model list); #llm uses it too. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
 

@@ -14,7 +14,7 @@ import type {
   SystemPrompt,
   TokenMeasure,
 } from './llm.types.js';
-import { estimateTokens } from './token-estimate.js';
+import { estimateTokens } from '#text';
 
 import { DEFAULT_MODEL } from '#config';
 

@@ -11,3 +11,4 @@ export { pointId, sparseDoc, sparseQuery } from './qdrant-mapping.js';
 export * from './bench-data.js';
 export * from './placeholder-vector.js';
 export { ResidentBudget, residentBudget, defaultResidentBytes } from './mirror/resident-budget.js';
+export * from './vector-store.providers.js';

@@ -1,6 +1,7 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
 import { AlfredError, isAlfredError } from '#errors';
-import { estimateTokens, modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
+import { modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
+import { estimateTokens } from '#text';
 import type { SessionStore } from '#sessions';
 import { planByTokens, planCompaction } from './compaction-plan.js';
 import { extractiveSummary } from './extractive-summarizer.js';

@@ -8,7 +8,7 @@ import { AlfredError } from '#errors';
 import { MemoryRoutes } from '#contracts';
 import { BusMemoryHistory } from './memory-events.js';
 import { openMemoryChanges } from './memory-changes.js';
-import type { DurableChanges } from '#bus';
+import type { DurableChanges } from '#durable';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 

@@ -7,10 +7,8 @@ import { collect, gate, pollUntil, startOwnNats, type OwnServer } from '#testing
 import lockfile from 'proper-lockfile';
 import { z } from 'zod';
 import { DurableChanges, type OutboxEvent } from './durable-changes.js';
-import { InProcessBus } from './in-process.bus.js';
-import { JsonlLog } from './jsonl-log.js';
-import { NatsBus } from './nats.bus.js';
-import type { Bus } from './bus.js';
+import { InProcessBus, NatsBus, type Bus } from '#bus';
+import { JsonlLog } from '#files';
 
 const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const noted = event('note', 'written', 'NOTES', z.object({ id: z.string(), text: z.string() }));

@@ -1,4 +1,4 @@
-import { Backoff, dependencyUnavailable } from './connection-watch.js';
+import { Backoff } from './backoff.js';
 
 describe(Backoff.name, () => {
   describe('next', () => {
@@ -23,13 +23,5 @@ describe(Backoff.name, () => {
       backoff.reset();
       expect(backoff.next()).toBeLessThanOrEqual(100);
     });
-  });
-});
-
-describe(dependencyUnavailable.name, () => {
-  it('should be a 503 naming the dependency with a retry hint', () => {
-    const err = dependencyUnavailable('NATS', 'request x');
-    expect(err.status).toBe(503);
-    expect(err.details).toMatchObject({ dependency: 'NATS', retryAfterSeconds: expect.any(Number) });
   });
 });

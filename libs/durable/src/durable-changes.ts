@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ErrorCode, type EventDef, type PayloadOf } from '#contracts';
 import { AlfredError } from '#errors';
-import type { Bus } from './bus.js';
-import type { BusLogger } from './codec.js';
-import { JsonlLog } from './jsonl-log.js';
+import type { Bus } from '#bus';
+import { JsonlLog } from '#files';
+import type { LineLogger } from '#logging';
 import { outboxContents, outboxFileName, type OutboxEvent, type OutboxRecord } from './outbox-records.js';
 
 export type { OutboxEvent } from './outbox-records.js';
@@ -70,7 +70,7 @@ export interface DurableChangesOptions {
    * holds its tables' writer locks): every file found at open is replayed, in the order written, before it serves.
    */
   readonly targets?: readonly JournalTarget[];
-  readonly logger: BusLogger & { info?(obj: object, msg: string): void };
+  readonly logger: LineLogger & { info?(obj: object, msg: string): void };
   /** How often files of dead instances are looked for (and the longest wait between relay attempts). */
   readonly sweepMs?: number;
   /** Settled transactions after which the outbox file is started afresh (its pending ones carried over). */

@@ -1,5 +1,4 @@
-import type { ContentBlock } from '#contracts';
-import type { LlmMessage, LlmTool, SystemPrompt } from './llm.types.js';
+import type { ContentBlock, SessionMessage } from '#contracts';
 
 /**
  * The estimate used when no model is configured (or as a quick pre-check), stated so callers can say so:
@@ -14,10 +13,17 @@ const CHARS_PER_TOKEN = 4;
 const MESSAGE_OVERHEAD = 4;
 const TOOL_BLOCK_OVERHEAD = 8;
 
+/** A system prompt as #llm sends it: its cached parts and what follows them uncached. */
+interface SystemText {
+  readonly stable: readonly string[];
+  readonly volatile?: string;
+}
+
+/** A request as #llm sends it (messages in the sessions' shape, tools as their JSON definitions). */
 export interface EstimateInput {
-  readonly system?: SystemPrompt | string;
-  readonly messages?: readonly LlmMessage[];
-  readonly tools?: readonly LlmTool[];
+  readonly system?: SystemText | string;
+  readonly messages?: readonly SessionMessage[];
+  readonly tools?: readonly object[];
 }
 
 function textTokens(text: string): number {
@@ -31,20 +37,20 @@ function blockTokens(block: ContentBlock): number {
   return TOOL_BLOCK_OVERHEAD + textTokens(block.tool_use_id) + textTokens(content);
 }
 
-function messageTokens(message: LlmMessage): number {
+function messageTokens(message: SessionMessage): number {
   const body = typeof message.content === 'string' ? textTokens(message.content) : message.content.reduce((n, b) => n + blockTokens(b), 0);
   return MESSAGE_OVERHEAD + body;
 }
 
-function systemTokens(system: SystemPrompt | string): number {
+function systemTokens(system: SystemText | string): number {
   const text = typeof system === 'string' ? system : [...system.stable, system.volatile ?? ''].join('');
   return text.length === 0 ? 0 : MESSAGE_OVERHEAD + textTokens(text);
 }
 
 /** Estimates tokens of a text, a message list, or a whole request (see TOKEN_ESTIMATE_RULE). */
-export function estimateTokens(input: string | readonly LlmMessage[] | EstimateInput): number {
+export function estimateTokens(input: string | readonly SessionMessage[] | EstimateInput): number {
   if (typeof input === 'string') return textTokens(input);
-  if (Array.isArray(input)) return (input as readonly LlmMessage[]).reduce((n, m) => n + messageTokens(m), 0);
+  if (Array.isArray(input)) return (input as readonly SessionMessage[]).reduce((n, m) => n + messageTokens(m), 0);
   const req = input as EstimateInput;
   const messages = (req.messages ?? []).reduce((n, m) => n + messageTokens(m), 0);
   const tools = (req.tools ?? []).reduce((n, t) => n + textTokens(JSON.stringify(t)), 0);

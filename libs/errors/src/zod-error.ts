@@ -1,5 +1,5 @@
 import { ErrorCode } from '#contracts';
-import { AlfredError } from '#errors';
+import { AlfredError } from './alfred-error.js';
 import type { z } from 'zod';
 
 const knownCodes = new Set<string>(Object.values(ErrorCode));

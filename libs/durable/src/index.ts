@@ -1,0 +1,2 @@
+export * from './durable-changes.js';
+export type { LoggedWrite } from './outbox-records.js';
