@@ -51,6 +51,11 @@ export function isAlfredError(err: unknown): err is AlfredError {
   return err instanceof AlfredError;
 }
 
+/** Whether `err` is a CONFLICT (a write that lost to a concurrent one: worth another read and try). */
+export function isConflict(err: unknown): boolean {
+  return err instanceof AlfredError && err.code === ErrorCode.Conflict;
+}
+
 /** Whether `err` is {@link AlfredError.leaseLost}'s refusal. */
 export function isLeaseLost(err: unknown): boolean {
   return err instanceof AlfredError && (err.details as { reason?: unknown } | undefined)?.reason === 'lease_lost';

@@ -1,5 +1,6 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
-import { AlfredError, isAlfredError } from '#errors';
+import { AlfredError, isConflict } from '#errors';
+import { retry } from '#retry';
 import { modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
 import { estimateTokens } from '#text';
 import type { SessionStore } from '#sessions';
@@ -33,13 +34,7 @@ export class CompactorService {
 
   async compact(scope: Scope, req: CompactRequest): Promise<CompactResult> {
     const mode = modelOrFallback(this.llm, this.options.requireModel);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.compactOnce(scope, req, mode);
-      } catch (err) {
-        if (!(isAlfredError(err) && err.code === ErrorCode.Conflict) || attempt >= ATTEMPTS) throw err;
-      }
-    }
+    return retry(() => this.compactOnce(scope, req, mode), { attempts: ATTEMPTS, retryIf: isConflict });
   }
 
   private async compactOnce(scope: Scope, req: CompactRequest, mode: 'model' | 'fallback'): Promise<CompactResult> {
