@@ -12,7 +12,9 @@ describe(dependencyUnavailable.name, () => {
 describe(classifyOutage.name, () => {
   it('should answer with the 503 of the classifier that claims the error, and nothing for other errors', () => {
     class LinkDown extends Error {}
-    registerOutageClassifier((err, subject) => (err instanceof LinkDown ? dependencyUnavailable('Link', `serve ${subject}`) : undefined));
+    registerOutageClassifier((err, subject) =>
+      err instanceof LinkDown ? dependencyUnavailable('Link', `serve ${subject}`) : undefined,
+    );
     const outage = classifyOutage(new LinkDown('gone'), 'alfred.x.v1');
     expect(outage).toBeInstanceOf(AlfredError);
     expect(outage?.message).toContain('Link is unavailable');

@@ -12,6 +12,9 @@ export function redisStates(): Array<{ purpose: string; state: RedisState }> {
   return clientStates('Redis');
 }
 
+/** Redis clients log through the process's logger (read at each line: it is set once at boot, maybe after them). */
+const warn = (fields: object, msg: string) => getProcessLogger().warn(fields, msg);
+
 /**
  * A Redis client that outlives Redis outages: it never stops reconnecting (capped exponential backoff with
  * jitter), logs every loss and return of the connection, and — once it has been connected — fails a command at
@@ -37,7 +40,7 @@ export function createRedis(url: string, purpose: string, options: RedisOptions 
   client.on('ready', () => {
     // From now on a command sent while disconnected is refused at once (the boot-time queue is no longer needed).
     client.options.enableOfflineQueue = false;
-    if (watched.state === 'reconnecting' && down > 0) getProcessLogger().warn({ redis: purpose, downMs: Date.now() - down }, 'Redis reconnected');
+    if (watched.state === 'reconnecting' && down > 0) warn({ redis: purpose, downMs: Date.now() - down }, 'Redis reconnected');
     watched.state = 'connected';
     backoff.reset();
     down = 0;
@@ -47,11 +50,11 @@ export function createRedis(url: string, purpose: string, options: RedisOptions 
     if (watched.state !== 'connected') return;
     watched.state = 'reconnecting';
     down = Date.now();
-    getProcessLogger().warn({ redis: purpose, err: lastError }, 'Redis disconnected; reconnecting');
+    warn({ redis: purpose, err: lastError }, 'Redis disconnected; reconnecting');
   });
   client.on('error', (err: Error) => {
     // ioredis emits an error per failed attempt; log the first of a run, not every retry.
-    if (String(err) !== lastError) getProcessLogger().warn({ redis: purpose, err: String(err) }, 'Redis connection error');
+    if (String(err) !== lastError) warn({ redis: purpose, err: String(err) }, 'Redis connection error');
     lastError = String(err);
   });
   client.on('end', () => {

@@ -40,7 +40,9 @@ export class ImportGraph {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
       imports: Record<string, { 'alfred-source': string }>;
     };
-    const aliases = Object.fromEntries(Object.entries(pkg.imports).map(([k, v]) => [k, relative(root, resolve(root, v['alfred-source']))]));
+    const aliases = Object.fromEntries(
+      Object.entries(pkg.imports).map(([k, v]) => [k, relative(root, resolve(root, v['alfred-source']))]),
+    );
     const compile = (path: string) =>
       transformSync(readFileSync(join(root, path), 'utf8'), {
         filename: path,
