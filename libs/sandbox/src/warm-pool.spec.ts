@@ -84,7 +84,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
     const settle = () => new Promise((resolve) => setTimeout(resolve, 400));
 
     it('should not keep a process whose run left a timer behind, so the timer never fires', async () => {
-      // The timer would burn CPU (outside every limit) between runs, as the old pool allowed.
+      // Kept warm, the process's timer would burn CPU between runs, outside every limit of a run.
       const timer = await ws.addSkill('warm-timer', `export async function execute() {
         setTimeout(() => { const end = Date.now() + 15000; while (Date.now() < end) {} }, 50);
         return { success: true };
