@@ -1,3 +1,4 @@
+import { skillsCorpusDir } from '#testing';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { client, startSystem, type Client, type TestSystem } from './harness.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const corpus = resolve(repoRoot, '..', 'shared', 'skills-corpus');
+const corpus = skillsCorpusDir(repoRoot);
 const present = existsSync(corpus);
-if (!present && process.env.CI === 'true') throw new Error(`skills corpus missing at ${corpus}`);
+if (!present && process.env.CI === 'true') throw new Error(`skills corpus missing at ${corpus} (set ALFRED_SKILLS_CORPUS_DIR)`);
 if (!present) console.warn(`[skip] skills corpus e2e: ${corpus} not found`);
 
 (present ? describe : describe.skip)('skills corpus through the API (extra roots)', () => {

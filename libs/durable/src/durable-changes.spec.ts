@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { event } from '#contracts';
@@ -237,7 +237,8 @@ describe(DurableChanges.name, () => {
       await new JsonlLog<unknown>(older).append(change('t1', 'k', 'first'));
       await new JsonlLog<unknown>(older).append({ op: 'sent', tx: 't1' });
       for (const r of [change('t2', 'k', 'second'), change('t3', 'gone', 'aborted'), { op: 'abort', tx: 't3' }]) await new JsonlLog<unknown>(newer).append(r);
-      for (const f of [older, newer]) await lockfile.lock(f, { realpath: false });
+      // A killed holder's lock: its directory, fresh (a live lockfile.lock would keep refreshing it from this process).
+      for (const f of [older, newer]) await mkdir(`${f}.lock`);
       const s = journalStore();
       await openJournaled(bus, s.target);
       expect(s.replayed).toEqual([{ id: 'k', text: 'first' }, { id: 'k', text: 'second' }]);

@@ -1,3 +1,4 @@
+import { skillsCorpusDir } from '#testing';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -5,9 +6,9 @@ import { discoverSkills, findSkillCandidates } from './skill-discovery.js';
 import { validateSkillFile } from './validate.command.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const corpus = resolve(repoRoot, '..', 'shared', 'skills-corpus');
+const corpus = skillsCorpusDir(repoRoot);
 const present = existsSync(corpus);
-if (!present && process.env.CI === 'true') throw new Error(`skills corpus missing at ${corpus}: CI needs ../shared/skills-corpus beside the repo`);
+if (!present && process.env.CI === 'true') throw new Error(`skills corpus missing at ${corpus}: CI needs ../shared/skills-corpus beside the repo or ALFRED_SKILLS_CORPUS_DIR`);
 if (!present) console.warn(`[skip] skills corpus tests: ${corpus} not found`);
 
 const roots = [

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { DEFAULT_URLS, qdrantSkipReason, tcpReachable } from './test-dependencies.js';
 
 export { QDRANT_SKIP_ENV, qdrantSkipReason, tcpReachable } from './test-dependencies.js';
@@ -33,3 +34,11 @@ export const describeWithNats = () => describeIfReachable('NATS', testServers.na
 export const describeWithRedis = () => describeIfReachable('REDIS', testServers.redisUrl, 6379);
 /** Qdrant: the run's container (test-dependencies.ts) or QDRANT_URL; skipped with the reason without either. */
 export const describeWithQdrant = () => describeIfReachable('QDRANT', testServers.qdrantUrl, 6333);
+
+/**
+ * The public skills kept beside the repository for compatibility tests: ALFRED_SKILLS_CORPUS_DIR, else
+ * `../shared/skills-corpus` next to the checkout (.ci/run sets the variable for a clone elsewhere).
+ */
+export function skillsCorpusDir(repoRoot: string): string {
+  return process.env.ALFRED_SKILLS_CORPUS_DIR ?? join(repoRoot, '..', 'shared', 'skills-corpus');
+}
