@@ -1,2 +1,1 @@
 export * from './durable-changes.js';
-export type { LoggedWrite } from './outbox-records.js';

@@ -136,7 +136,7 @@ export class LlmClient {
     }
   }
 
-  /** The model's count when configured, else the stated estimate (see TOKEN_ESTIMATE_RULE). */
+  /** The model's count when configured, else the stated estimate (#text's estimateTokens). */
   async measure(req: CountTokensRequest): Promise<TokenMeasure> {
     if (!this.isConfigured) return { tokens: estimateTokens(req), source: 'estimate' };
     return { tokens: await this.countTokens(req), source: 'model' };

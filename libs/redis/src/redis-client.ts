@@ -74,8 +74,3 @@ export function isRedisConnectionError(err: unknown): boolean {
 }
 
 registerOutageClassifier((err, subject) => (isRedisConnectionError(err) ? dependencyUnavailable('Redis', `serve ${subject}`) : undefined));
-
-/** Turns a connection failure of Redis into the 503 (with Retry-After) that callers get for any dependency outage. */
-export function redisUnavailable(err: unknown, what: string): unknown {
-  return isRedisConnectionError(err) ? dependencyUnavailable('Redis', what) : err;
-}

@@ -7,8 +7,6 @@ import type { ContentBlock, SessionMessage } from '#contracts';
  * - tool_use / tool_result blocks: their JSON (name, id, input / content) at the same 4 chars/token, +8 framing;
  * - tools: their JSON definition at 4 chars/token; a system prompt: its text plus 4.
  */
-export const TOKEN_ESTIMATE_RULE = '~4 characters per token, +4 per message, +8 per tool block';
-
 const CHARS_PER_TOKEN = 4;
 const MESSAGE_OVERHEAD = 4;
 const TOOL_BLOCK_OVERHEAD = 8;
@@ -47,7 +45,7 @@ function systemTokens(system: SystemText | string): number {
   return text.length === 0 ? 0 : MESSAGE_OVERHEAD + textTokens(text);
 }
 
-/** Estimates tokens of a text, a message list, or a whole request (see TOKEN_ESTIMATE_RULE). */
+/** Estimates tokens of a text, a message list, or a whole request (the rule above). */
 export function estimateTokens(input: string | readonly SessionMessage[] | EstimateInput): number {
   if (typeof input === 'string') return textTokens(input);
   if (Array.isArray(input)) return (input as readonly SessionMessage[]).reduce((n, m) => n + messageTokens(m), 0);

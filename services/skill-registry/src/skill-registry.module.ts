@@ -18,8 +18,6 @@ import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './skill-search.repository.js';
 
-export { skillRegistryEnvSchema, type SkillRegistryConfig } from './config.js';
-
 @Module({})
 export class SkillRegistryModule {
   static forRoot(config: SkillRegistryConfig): DynamicModule {
