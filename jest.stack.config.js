@@ -2,6 +2,7 @@
 import base from './jest.config.js';
 
 const [unit] = base.projects;
+/** @public jest's configuration of the stack test (docker/compose-e2e.sh passes it with --config). */
 export default {
   ...unit,
   displayName: 'stack',

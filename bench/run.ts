@@ -1,4 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
 import { cpus, totalmem, loadavg, hostname } from 'node:os';
 import { createLogger } from '#logging';
 import type { BenchRow } from './load.js';
@@ -18,8 +19,10 @@ import { scaleBench } from './scale.bench.js';
 import { startupBench } from './startup.bench.js';
 
 /**
- * `npm run bench`: every section in one run on this machine, printed as a table and written as JSON
- * with the machine's context. ALFRED_BENCH_QUICK=1 skips the largest sizes; ALFRED_BENCH_ONLY picks sections.
+ * `npm run bench`: every section in one run on this machine, printed as a table; each section's rows, with the
+ * machine's context, replace `bench/results/<section>.json` (the latest figures; git keeps the earlier ones, and
+ * bench/results/README.md says how each is measured). ALFRED_BENCH_QUICK=1 skips the largest sizes; ALFRED_BENCH_ONLY
+ * picks sections.
  */
 const quick = process.env.ALFRED_BENCH_QUICK === '1';
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -35,8 +38,19 @@ async function natsReachable(url: string): Promise<boolean> {
   });
 }
 
+/** The commit measured (with `+` when the checkout has changes), or undefined outside a git checkout. */
+function commitOf(): string | undefined {
+  try {
+    const run = (args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `${run(['rev-parse', '--short', 'HEAD'])}${run(['status', '--porcelain', '--untracked-files=no']) ? '+' : ''}`;
+  } catch {
+    return undefined;
+  }
+}
+
 const context = {
   at: new Date().toISOString(),
+  commit: commitOf(),
   host: hostname(),
   node: process.version,
   cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
@@ -77,8 +91,11 @@ console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — 
 console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));
 const measured = rows.filter((r) => r.metrics);
 if (measured.length > 0) console.table(measured.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, ...r.metrics })));
-await mkdir(new URL('./results/', import.meta.url), { recursive: true }).catch(() => undefined);
-const out = new URL(`../../bench/results/${context.at.replace(/[:.]/g, '-')}.json`, import.meta.url);
-await writeFile(out, JSON.stringify({ context, rows }, null, 2));
-console.log(`\nwritten to ${out.pathname}`);
+const results = new URL('../../bench/results/', import.meta.url);
+await mkdir(results, { recursive: true });
+for (const section of new Set(rows.map((r) => r.section))) {
+  const out = new URL(`${section}.json`, results);
+  await writeFile(out, `${JSON.stringify({ context, rows: rows.filter((r) => r.section === section) }, null, 2)}\n`);
+  console.log(`written to ${out.pathname}`);
+}
 process.exit(0);

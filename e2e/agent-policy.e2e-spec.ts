@@ -105,7 +105,7 @@ describe('agent policy and the tools skills declare', () => {
     const id = (await api.post('/sessions', {})).body.id as string;
     sys.model.script(call('skill_create', { id: 'dice', description: 'Rolls a die', code: CODE('4') }), call('skill_dice'), say('You rolled 4.'));
 
-    // Creating shared code asks the user first (issue 10); the test says yes.
+    // Creating shared code asks the user first; the test says yes.
     const { events } = await streamTurn(sys.url, id, 'Make a dice tool and roll it.', {}, async (e) => {
       if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
     });

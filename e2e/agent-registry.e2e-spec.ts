@@ -6,8 +6,8 @@ const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();
 
 /**
- * Issue 25.11 (and 25.7 on the distributed path): whether an agent exists and what its policy permits is read from the
- * shared agent registry, so requests acting as a named agent are served while agent-runtime is down.
+ * Whether an agent exists and what its policy permits is read from the shared agent registry, so requests acting as a
+ * named agent are served while agent-runtime is down.
  */
 describeNats('agents known without agent-runtime (NATS + Redis)', () => {
   describeRedis('with the agent registry in a KV bucket', () => {

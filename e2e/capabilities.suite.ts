@@ -255,7 +255,7 @@ export function capabilitiesSuite(mode: Mode): void {
       expect(stored.body.memories[0].tags).toContain('insight');
     });
 
-    it('should answer with the seed shape for an agent without memories', async () => {
+    it('should answer with the distill result shape for an agent without memories', async () => {
       const res = await api.post('/distill', {}, as('empty-agent'));
       expect(res.body).toMatchObject({ status: 'completed', insights_added: 0, processed_memories: 0 });
     });

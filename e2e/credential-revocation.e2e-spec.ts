@@ -21,7 +21,7 @@ const tool = (name: string, input: Record<string, unknown>): ScriptedBlock => ({
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 /**
- * Issue 25.1: a turn's bash credential ends with the turn however the turn's client behaves, on every gateway. Two
+ * A turn's bash credential ends with the turn however the turn's client behaves, on every gateway. Two
  * gateways over NATS share the signing secret; the SSE client drops the stream as soon as it has the credential.
  */
 describeNats('turn credentials revoked on every gateway (NATS + Redis, two gateways)', () => {

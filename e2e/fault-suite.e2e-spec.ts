@@ -11,7 +11,7 @@ const PER_WRITER = 250;
 const FAULT_AFTER = 200;
 const OUTAGE_MS = 5_000;
 const LONG_OUTAGE_MS = 60_000;
-/** A write whose gateway was killed under it is answered through another gateway within this (issue 25.8). */
+/** A write whose gateway was killed under it is answered through another gateway within this. */
 const RETRY_SERVED_MS = 15_000;
 /** A killed distiller's job is delivered again this long after its last beat (ALFRED_DISTILL_ACK_WAIT_MS's default). */
 const DISTILL_ACK_WAIT_MS = 10_000;

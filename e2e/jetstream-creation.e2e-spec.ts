@@ -44,7 +44,7 @@ function namesInSource(): { streams: Set<string>; buckets: Set<string> } {
 }
 
 /**
- * Issue 25.14: instances that start together (compose runs replicas) create the same streams, KV buckets and consumers
+ * Instances that start together (compose runs replicas) create the same streams, KV buckets and consumers
  * at the same moment. Several instances on a fresh NATS server of the test's own each make sure of every stream and
  * bucket the services create, at once, through the services' own code: every one must succeed.
  */

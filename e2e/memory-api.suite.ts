@@ -128,7 +128,7 @@ export function memoryApiSuite(mode: Mode): void {
         importance: 0.9,
         tags: ['personal'],
         source: 'daily',
-        // Ours, beside the seed's fields: who wrote it and the injection check's mark.
+        // Beside the memory API's fields: who wrote it and the injection check's mark.
         provenance: { tenant: 'default', agent: 'crud', key: 'open-loopback', via: 'rest', written_at: expect.any(String) },
         trust: { flagged: false, reasons: [] },
       });

@@ -38,7 +38,7 @@ describe('content safety: secrets on every write path (embedded)', () => {
     expect(fine.status).toBe(201);
   });
 
-  it('should report a batch item with a secret by its index and store the others (the seed\'s partial semantics)', async () => {
+  it('should report a batch item with a secret by its index and store the others (the batch endpoint\'s partial semantics)', async () => {
     const res = await api.post('/memories/batch', { memories: [{ content: 'likes tea' }, { content: `db is ${PG}` }, { content: '' }, { content: 'likes rain' }] }, as('batcher'));
     expect(res.status).toBe(201);
     expect(res.body.created).toBe(2);

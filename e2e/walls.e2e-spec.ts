@@ -17,8 +17,8 @@ const adder = (id: string, extra: Record<string, unknown> = {}) => ({
 });
 
 /**
- * The attacks of issue 10, black-box through the API of a gateway with two tenants: each of these passed on the old
- * main (the escapes worked, bash saw the service, skills were global) and must fail now.
+ * Attacks on the walls, black-box through the API of a gateway with two tenants: a sandbox escape, bash reaching the
+ * service, one tenant's skills seen by another. Each must fail.
  */
 describeOsSandbox('walls: sandboxes, tenancy and credentials (embedded, two tenants)', () => {
   let sys: AgentSystem;

@@ -1,12 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { ErrorBody, ErrorCode, type EventDef, type ParsedRequestOf, type RequestOf, type ResponseOf, type Route } from '#contracts';
-import { AlfredError, isAlfredError } from '#errors';
+import { AlfredError, classifyOutage, isAlfredError, zodToAlfredError } from '#errors';
 import type { z } from 'zod';
-import { RepeatedLog } from '#logging';
+import { RepeatedLog, type LineLogger } from '#logging';
 import type { EventHandler, Handler, MessageContext, RequestOptions } from './bus.js';
 import { requireTenant } from './tenancy-guard.js';
-import { zodToAlfredError } from './zod-error.js';
 import { observeRequest } from './bus-metrics.js';
 
 /** Message headers both adapters agree on. */
@@ -89,17 +88,6 @@ export function parseDeadline(header: string | undefined): number | undefined {
   return Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-/** The part of a pino logger the bus uses; pino loggers fit it as they are. */
-export interface BusLogger {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export const consoleLogger: BusLogger = {
-  error: (obj, msg) => console.error(JSON.stringify({ level: 'error', msg, ...obj })),
-  warn: (obj, msg) => console.warn(JSON.stringify({ level: 'warn', msg, ...obj })),
-};
-
 /** A reply as it crosses the wire: JSON text, and whether it is an ErrorBody. */
 export interface WireReply {
   readonly data: string;
@@ -121,31 +109,20 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.out
   return result.data;
 }
 
-/** Recognises an error of a dependency's client that means "the dependency is away" and gives the 503 to answer. */
-export type OutageClassifier = (err: unknown, subject: string) => AlfredError | undefined;
-const outageClassifiers: OutageClassifier[] = [];
-
-/** Adapters of dependencies (Redis) register how their connection failures look; a handler's such error is a 503, not a 500. */
-export function registerOutageClassifier(classify: OutageClassifier): void {
-  if (!outageClassifiers.includes(classify)) outageClassifiers.push(classify);
-}
-
 /** Per logger, the outages its handlers met: one line when one starts, a summary a minute, one when it stops. */
-const outageLogs = new WeakMap<BusLogger, RepeatedLog>();
+const outageLogs = new WeakMap<LineLogger, RepeatedLog>();
 
 /** Turns anything a handler threw into the ErrorBody sent back; unexpected errors are logged here, once. */
-export function errorBodyOf(err: unknown, subject: string, ctx: MessageContext, logger: BusLogger): ErrorBody {
+export function errorBodyOf(err: unknown, subject: string, ctx: MessageContext, logger: LineLogger): ErrorBody {
   if (isAlfredError(err)) return err.toBody();
-  for (const classify of outageClassifiers) {
-    const outage = classify(err, subject);
-    if (outage) {
-      let outages = outageLogs.get(logger);
-      if (!outages) outageLogs.set(logger, (outages = new RepeatedLog(logger)));
-      const dependency = (outage.details as { dependency?: unknown } | undefined)?.dependency;
-      const fields = { correlationId: ctx.correlationId, subject, err: String(err) };
-      outages.warn(`dependency unavailable ${String(dependency ?? '')}`.trim(), fields, 'dependency unavailable');
-      return outage.toBody();
-    }
+  const outage = classifyOutage(err, subject);
+  if (outage) {
+    let outages = outageLogs.get(logger);
+    if (!outages) outageLogs.set(logger, (outages = new RepeatedLog(logger)));
+    const dependency = (outage.details as { dependency?: unknown } | undefined)?.dependency;
+    const fields = { correlationId: ctx.correlationId, subject, err: String(err) };
+    outages.warn(`dependency unavailable ${String(dependency ?? '')}`.trim(), fields, 'dependency unavailable');
+    return outage.toBody();
   }
   logger.error(
     { correlationId: ctx.correlationId, subject, err: err instanceof Error ? err.stack : String(err) },
@@ -160,7 +137,7 @@ export async function handleRequest<R extends Route>(
   handler: Handler<R>,
   data: string,
   ctx: MessageContext,
-  logger: BusLogger,
+  logger: LineLogger,
 ): Promise<WireReply> {
   const start = process.hrtime.bigint();
   try {
@@ -217,7 +194,7 @@ export const timedOut = (route: Route, timeoutMs: number) =>
   });
 
 /** Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and skipped. */
-export function deliverEvent<E extends EventDef>(event: E, handler: EventHandler<E>, data: string, key: string, logger: BusLogger): void {
+export function deliverEvent<E extends EventDef>(event: E, handler: EventHandler<E>, data: string, key: string, logger: LineLogger): void {
   const subject = `${event.subject}.${key}`;
   let payload: unknown;
   try {

@@ -1,49 +1,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ErrorCode } from '#contracts';
-import { AlfredError } from '#errors';
-import type { BusLogger } from './codec.js';
+import { dependencyUnavailable } from '#errors';
+import type { LineLogger } from '#logging';
+import type { Backoff } from '#retry';
 
 /** Where a bus connection stands: serving, away and trying to come back, or gone for good. */
 export type ConnectionState = 'connected' | 'reconnecting' | 'closed';
-
-export interface ReconnectBackoff {
-  /** First delay before a reconnect attempt (default 250 ms). */
-  readonly baseMs?: number;
-  /** Longest delay between attempts (default 2 s): a restarted server is found within this. */
-  readonly maxMs?: number;
-}
-
-/** Seconds a client is told to wait (Retry-After) while a dependency is away. */
-export const RETRY_AFTER_SECONDS = 2;
-
-/** The error every request gets at once while a dependency is away: 503 with a retry hint, never a hang. */
-export function dependencyUnavailable(dependency: string, what: string): AlfredError {
-  return new AlfredError(ErrorCode.ServiceUnavailable, `${dependency} is unavailable (reconnecting); could not ${what}`, {
-    dependency,
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
-  });
-}
-
-/** Capped exponential backoff with full jitter (delay drawn from [max/2, max] of the current step); reset on success. */
-export class Backoff {
-  private attempt = 0;
-  private readonly baseMs: number;
-  private readonly maxMs: number;
-
-  constructor(options: ReconnectBackoff = {}) {
-    this.baseMs = options.baseMs ?? 250;
-    this.maxMs = options.maxMs ?? 2_000;
-  }
-
-  next(): number {
-    const step = Math.min(this.maxMs, this.baseMs * 2 ** Math.min(this.attempt++, 16));
-    return Math.round(step / 2 + (Math.random() * step) / 2);
-  }
-
-  reset(): void {
-    this.attempt = 0;
-  }
-}
 
 /**
  * Follows a NATS connection's lifecycle: logs every disconnect and reconnect, keeps the state that readiness and
@@ -57,7 +18,7 @@ export class ConnectionWatch {
 
   constructor(
     nc: NatsConnection,
-    private readonly logger: BusLogger,
+    private readonly logger: LineLogger,
     private readonly backoff: Backoff,
     onClosed?: (err: Error | undefined) => void,
   ) {

@@ -1,11 +1,17 @@
+import { jest } from '@jest/globals';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collect } from '#testing';
 import { InProcessEventStore } from './in-process-event-store.js';
-import { JsonlLog } from './jsonl-log.js';
+import { JsonlLog } from '#files';
 import { readFile } from 'node:fs/promises';
 
+/** Fakes only the clock: the log's file I/O and its timers run as they do. */
+const fakeClock = () =>
+  jest.useFakeTimers({
+    doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
+  });
 const subjects = (events: { subject: string }[]) => events.map((e) => e.subject);
 
 describe(InProcessEventStore.name, () => {
@@ -85,11 +91,14 @@ describe(InProcessEventStore.name, () => {
       await reopened.close();
     });
 
+    afterEach(() => jest.useRealTimers());
+
     it('should compact on append once the oldest event has expired', async () => {
+      fakeClock();
       const store = new InProcessEventStore(dir, 300);
       await store.append('MEMORY', 'alfred.memory.created.v1.a', {}, 'a');
       await store.append('MEMORY', 'alfred.memory.created.v1.b', {}, 'b');
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      jest.setSystemTime(Date.now() + 400);
       await store.append('MEMORY', 'alfred.memory.created.v1.c', {}, 'c');
       expect(subjects(await collect(store.read('MEMORY', 'alfred.memory.*.v1.*')))).toEqual(['alfred.memory.created.v1.c']);
       expect(await collect(store.read('MEMORY', 'alfred.memory.*.v1.a'))).toEqual([]);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { StoredEvent } from './bus.js';
-import { JsonlLog, type LogPosition, type PositionedRecord } from './jsonl-log.js';
+import { JsonlLog, type LogPosition, type PositionedRecord } from '#files';
 import { DUPLICATE_WINDOW_MS } from './jetstream-streams.js';
 import { sanitizeStreamName, subjectMatches } from './subject.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import type { BusLogger } from './codec.js';
-import { JsonlLog } from './jsonl-log.js';
+import type { LineLogger } from '#logging';
+import { JsonlLog } from '#files';
 import {
   checkJobPayload,
   drainJobs,
@@ -66,7 +66,7 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
   constructor(
     readonly def: QueueDef<P>,
     dir: string,
-    private readonly logger: BusLogger,
+    private readonly logger: LineLogger,
     private readonly compactAfter = QUEUE_COMPACT_AFTER,
   ) {
     this.log = new JsonlLog(join(dir, `${sanitizeStreamName(def.name)}.jsonl`));

@@ -3,7 +3,6 @@ import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route, TopicDef, Topic
 import type { z } from 'zod';
 import type { Bus, EventHandler, EventSubscription, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
 import {
-  consoleLogger,
   decodeReply,
   deliverEvent,
   envelope,
@@ -11,9 +10,9 @@ import {
   parseWith,
   timedOut,
   unavailable,
-  type BusLogger,
   type WireReply,
 } from './codec.js';
+import { consoleLogger, type LineLogger } from '#logging';
 import { observedRequest } from './bus-metrics.js';
 import { InProcessEventStore } from './in-process-event-store.js';
 import { InProcessWorkQueue } from './in-process-work-queue.js';
@@ -25,7 +24,7 @@ export interface InProcessBusOptions {
   /** Events live in `<dataDir>/events`, work queues in `<dataDir>/queues`. */
   readonly dataDir: string;
   readonly defaultTimeoutMs?: number;
-  readonly logger?: BusLogger;
+  readonly logger?: LineLogger;
   /** How long the event logs keep events (compacted to it, as JetStream's max_age); 0 or absent: for ever. */
   readonly eventsMaxAgeMs?: number;
 }
@@ -49,7 +48,7 @@ export class InProcessBus implements Bus {
   private readonly events: InProcessEventStore;
   private readonly queues = new Map<string, InProcessWorkQueue<z.ZodType>>();
   private readonly listeners = new Map<string, Set<TopicBuffer<unknown>>>();
-  private readonly logger: BusLogger;
+  private readonly logger: LineLogger;
   private readonly defaultTimeoutMs: number;
 
   constructor(private readonly options: InProcessBusOptions) {

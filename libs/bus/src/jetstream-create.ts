@@ -1,5 +1,5 @@
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { Backoff } from './connection-watch.js';
+import { retry } from '#retry';
 
 /**
  * JetStream API error codes a create gets when another instance creates the same stream, bucket or consumer at that
@@ -30,15 +30,10 @@ export interface CreateRetry {
  * race with another instance creating the same thing is tried again after a jittered backoff, when the look finds
  * what the other created and opens it. Any other failure, or a race still lost after `attempts`, is thrown.
  */
-export async function createRacing<T>(openOrCreate: () => Promise<T>, retry: CreateRetry = {}): Promise<T> {
-  const attempts = retry.attempts ?? 6;
-  const backoff = new Backoff({ baseMs: retry.baseMs ?? 50, maxMs: 800 });
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await openOrCreate();
-    } catch (err) {
-      if (attempt >= attempts || !isCreateRace(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, backoff.next()));
-    }
-  }
+export function createRacing<T>(openOrCreate: () => Promise<T>, options: CreateRetry = {}): Promise<T> {
+  return retry(openOrCreate, {
+    attempts: options.attempts ?? 6,
+    retryIf: isCreateRace,
+    backoff: { baseMs: options.baseMs ?? 50, maxMs: 800 },
+  });
 }

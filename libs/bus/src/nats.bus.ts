@@ -13,14 +13,16 @@ import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type Response
 import { AlfredError } from '#errors';
 import type { z } from 'zod';
 import type { Bus, EventHandler, EventSubscription, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
-import { BusHeader, consoleLogger, decodeReply, deliverEvent, envelope, handleRequest, parseDeadline, parseWith, timedOut, unavailable, type BusLogger } from './codec.js';
+import { consoleLogger, type LineLogger } from '#logging';
+import { Backoff, retry, type BackoffOptions } from '#retry';
+import { BusHeader, decodeReply, deliverEvent, envelope, handleRequest, parseDeadline, parseWith, timedOut, unavailable } from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
 import { observedRequest } from './bus-metrics.js';
 import type { QueueDef, WorkQueue } from './queue.js';
 import { keyedSubject, sanitizeStreamName, streamSubjectFor } from './subject.js';
 import { TopicBuffer } from './topic-subscription.js';
-import { Backoff, ConnectionWatch, type ConnectionState, type ReconnectBackoff } from './connection-watch.js';
+import { ConnectionWatch, type ConnectionState } from './connection-watch.js';
 
 export interface NatsBusOptions {
   /** One server, or every server of a cluster (a list, or one string comma-separated): the client moves between them. */
@@ -37,9 +39,9 @@ export interface NatsBusOptions {
   /** Prepended to every subject and (sanitized) to every stream name, to isolate tests or deployments. */
   readonly subjectPrefix?: string;
   readonly defaultTimeoutMs?: number;
-  readonly logger?: BusLogger;
+  readonly logger?: LineLogger;
   /** Reconnect backoff: capped exponential with full jitter; reconnect attempts are never exhausted. */
-  readonly reconnect?: ReconnectBackoff;
+  readonly reconnect?: BackoffOptions;
   /**
    * Called once when the connection is closed for good without close() having been asked for (the server refused
    * us, or the client gave up): a process should exit non-zero so that its supervisor restarts it.
@@ -53,12 +55,15 @@ export interface JetStreamContext {
   readonly js: JetStreamClient;
   readonly jsm: () => Promise<JetStreamManager>;
   readonly streams: JetStreamStreams;
-  readonly logger: BusLogger;
+  readonly logger: LineLogger;
   subject(subject: string): string;
   stream(name: string): string;
 }
 
 const encoder = new TextEncoder();
+
+/** The client's name for a publish that no stream stored (no stream listens to its subject). */
+const notStored = (err: unknown) => (err as Error | undefined)?.name === 'JetStreamNotEnabled';
 
 /** The servers of a NATS_URL: a list, or one string with the servers comma-separated. */
 export function natsServers(url: string | readonly string[]): string[] {
@@ -71,7 +76,7 @@ export class NatsBus implements Bus, JetStreamContext {
   readonly kind = 'nats' as const;
   readonly js: JetStreamClient;
   readonly streams: JetStreamStreams;
-  readonly logger: BusLogger;
+  readonly logger: LineLogger;
   private readonly served = new Set<Served>();
   private readonly queues = new Map<string, NatsWorkQueue<z.ZodType>>();
   private readonly listeners = new Set<TopicBuffer<unknown>>();
@@ -199,12 +204,15 @@ export class NatsBus implements Bus, JetStreamContext {
     const data = encoder.encode(JSON.stringify(parsed));
     try {
       await this.streams.ensure(stream);
-      await this.js.publish(subject, data, { msgID: options.msgId }).catch(async (err: unknown) => {
-        // No stream answers the subject: another instance's update of the stream took this subject away again.
-        if ((err as Error).name !== 'JetStreamNotEnabled') throw err; // the client's name for a publish nobody stored
-        await this.streams.ensure(stream, { again: true });
-        return this.js.publish(subject, data, { msgID: options.msgId });
-      });
+      // No stream answers the subject when another instance's update of the stream took it away again (instances
+      // widening one stream at once): look again, add it back, publish again — until the updates settle.
+      await retry(
+        async (attempt) => {
+          if (attempt > 1) await this.streams.ensure(stream, { again: true });
+          return this.js.publish(subject, data, { msgID: options.msgId });
+        },
+        { attempts: 5, retryIf: notStored, backoff: { baseMs: 20, maxMs: 200 } },
+      );
     } catch (err) {
       throw new AlfredError(ErrorCode.ServiceUnavailable, `could not store event ${subject} on ${event.stream}`, undefined, {
         cause: err,

@@ -2,7 +2,8 @@ import { ErrorCode } from '#contracts';
 import { AlfredError, isAlfredError } from '#errors';
 import type { z } from 'zod';
 import type { MessageContext } from './bus.js';
-import { parseWith, type BusLogger } from './codec.js';
+import type { LineLogger } from '#logging';
+import { parseWith } from './codec.js';
 import { observeJob } from './bus-metrics.js';
 
 /** A durable job queue: where jobs are stored and how failures are retried. */
@@ -115,7 +116,7 @@ export async function runJob<P extends z.ZodType>(
   handler: JobHandler<P>,
   raw: unknown,
   ctx: JobContext,
-  logger: BusLogger,
+  logger: LineLogger,
 ): Promise<JobOutcome> {
   const outcome = await judgeJob(def, handler, raw, ctx, logger);
   observeJob(def.name, ctx.attempt, outcome);
@@ -127,7 +128,7 @@ async function judgeJob<P extends z.ZodType>(
   handler: JobHandler<P>,
   raw: unknown,
   ctx: JobContext,
-  logger: BusLogger,
+  logger: LineLogger,
 ): Promise<JobOutcome> {
   let payload: z.output<P>;
   try {
@@ -154,7 +155,7 @@ export async function reportDead(
   payload: unknown,
   reason: string,
   ctx: JobContext,
-  logger: BusLogger,
+  logger: LineLogger,
 ): Promise<void> {
   logger.error({ correlationId: ctx.correlationId, reason, attempt: ctx.attempt }, 'job is dead');
   try {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { BusLogger } from './codec.js';
+import type { LineLogger } from '#logging';
 import type { TopicSubscription } from './bus.js';
 
 /**
@@ -14,7 +14,7 @@ export class TopicBuffer<P> implements TopicSubscription<P> {
   constructor(
     private readonly subject: string,
     private readonly schema: z.ZodType<P>,
-    private readonly logger: BusLogger,
+    private readonly logger: LineLogger,
     private readonly onClose: () => void,
   ) {}
 

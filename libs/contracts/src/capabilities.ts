@@ -119,7 +119,7 @@ export const CompactResult = z.object({
   tokens_saved: z.number().int(),
   summary: z.string(),
   messages_compacted: z.number().int().min(0),
-  /** `model` (count-tokens endpoint) or `estimate` (see the summary / TOKEN_ESTIMATE_RULE). */
+  /** `model` (count-tokens endpoint) or `estimate` (see the summary and #text's estimateTokens). */
   token_source: z.enum(['model', 'estimate']),
   /** The session version after compaction. */
   session_version: z.number().int().min(0),

@@ -23,7 +23,7 @@ export type Writer = z.infer<typeof Writer>;
 export const ScopedWriter = Writer.extend({ agent: z.string() });
 export type ScopedWriter = z.infer<typeof ScopedWriter>;
 
-/** Provenance as reads show it (an additional field: the seed's fields stay as they are). */
+/** Provenance as reads show it: a field beside the memory API's own, which keep their names and shapes. */
 export const Provenance = Writer.extend({ tenant: z.string(), agent: z.string(), written_at: z.string() });
 export type Provenance = z.infer<typeof Provenance>;
 

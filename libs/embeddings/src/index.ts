@@ -6,3 +6,4 @@ export * from './onnx.embedder.js';
 export * from './cached.embedder.js';
 export * from './embedder.factory.js';
 export * from './model-pull.js';
+export * from './embedder-from-config.js';

@@ -1,5 +1,6 @@
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
+import { retry } from '#retry';
 import type { Embedder } from './embedder.js';
 
 export interface OpenAiEmbedderOptions {
@@ -12,7 +13,7 @@ export interface OpenAiEmbedderOptions {
   readonly timeoutMs?: number;
   readonly batchSize?: number;
   readonly maxRetries?: number;
-  /** First backoff delay; doubles per retry unless the server sends retry-after. */
+  /** First backoff step; doubles per retry (capped, jittered) unless the server sends retry-after. */
   readonly backoffMs?: number;
 }
 
@@ -57,15 +58,22 @@ export class OpenAiEmbedder implements Embedder {
     return out;
   }
 
-  private async request(input: readonly string[]): Promise<Float32Array[]> {
-    const maxRetries = this.options.maxRetries ?? 4;
-    for (let attempt = 0; ; attempt++) {
-      const res = await this.post(input);
-      if (res.ok) return this.parse(await res.json(), input.length);
-      const detail = (await res.text().catch(() => '')).slice(0, 300);
-      if (!RETRYABLE(res.status) || attempt >= maxRetries) throw this.failure(res.status, detail, attempt);
-      await delay(this.backoff(attempt, res.headers.get('retry-after')));
-    }
+  private request(input: readonly string[]): Promise<Float32Array[]> {
+    let retryAfter: string | null = null;
+    return retry(
+      async (attempt) => {
+        const res = await this.post(input);
+        if (res.ok) return this.parse(await res.json(), input.length);
+        retryAfter = res.headers.get('retry-after');
+        throw this.failure(res.status, (await res.text().catch(() => '')).slice(0, 300), attempt);
+      },
+      {
+        attempts: (this.options.maxRetries ?? 4) + 1,
+        retryIf: (err) => RETRYABLE(((err as AlfredError).details as { status?: number } | undefined)?.status ?? 0),
+        waitFor: () => retryAfterMs(retryAfter),
+        backoff: { baseMs: this.options.backoffMs ?? 500, maxMs: MAX_RETRY_AFTER_MS },
+      },
+    );
   }
 
   private async post(input: readonly string[]): Promise<Response> {
@@ -97,20 +105,18 @@ export class OpenAiEmbedder implements Embedder {
     return [...data].sort((x, y) => x.index - y.index).map((d) => Float32Array.from(d.embedding));
   }
 
-  private backoff(attempt: number, retryAfter: string | null): number {
-    const seconds = retryAfter === null ? Number.NaN : Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
-    const base = (this.options.backoffMs ?? 500) * 2 ** attempt;
-    return base / 2 + Math.random() * (base / 2);
-  }
-
-  private failure(status: number, detail: string, attempt: number): AlfredError {
+  /** The endpoint's refusal after `attempts` tries: details carry the status that decides whether to retry it. */
+  private failure(status: number, detail: string, attempts: number): AlfredError {
     const code =
       status === 401 || status === 403 ? ErrorCode.ModelNotConfigured : status === 429 ? ErrorCode.RateLimited : ErrorCode.ModelError;
     const why = status === 401 || status === 403 ? 'rejected the API key (check ALFRED_EMBEDDINGS_API_KEY)' : `answered HTTP ${status}`;
-    const tries = attempt > 0 ? ` after ${attempt + 1} attempts` : '';
+    const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
     return new AlfredError(code, `embeddings endpoint ${this.endpoint} ${why}${tries}: ${detail}`, { embedder: this.id, status });
   }
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** The server's Retry-After in milliseconds (capped), or undefined when it named none. */
+function retryAfterMs(header: string | null): number | undefined {
+  const seconds = header === null ? Number.NaN : Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, MAX_RETRY_AFTER_MS) : undefined;
+}

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, TextBlockParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { mapLlmError, modelNotConfigured } from './llm-error.mapper.js';
 import { observeCompletion, observedStream, observeFailure } from './llm-metrics.js';
-import { isRetryable, pause, retryDelayMs } from './llm-retry.js';
+import { isRetryable, serverRetryDelayMs } from './llm-retry.js';
 import { normaliseStream, toCompletion } from './llm-stream.js';
 import type {
   Completion,
@@ -14,9 +14,9 @@ import type {
   SystemPrompt,
   TokenMeasure,
 } from './llm.types.js';
-import { estimateTokens } from './token-estimate.js';
-
 import { DEFAULT_MODEL } from '#config';
+import { Backoff, sleep } from '#retry';
+import { estimateTokens } from '#text';
 
 export { DEFAULT_MODEL };
 export const DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -31,6 +31,9 @@ export interface LlmClientOptions {
   /** Per attempt (default 120 s). */
   readonly timeoutMs?: number;
 }
+
+/** Waits between a stream's attempts when the server names none (the SDK's own: 0.5 s doubling to 8 s). */
+const RETRY_BACKOFF = { baseMs: 500, maxMs: 8_000 };
 
 // Statuses the SDK retries on its own; an error with one of these has used every attempt.
 const RETRIED_STATUSES = new Set([408, 409, 429]);
@@ -96,6 +99,7 @@ export class LlmClient {
   }
 
   private async *attempts(client: Anthropic, req: CompleteRequest, signal: AbortSignal | undefined): AsyncGenerator<LlmStreamEvent> {
+    const backoff = new Backoff(RETRY_BACKOFF);
     for (let attempt = 1; !signal?.aborted; attempt++) {
       const sdk = client.messages.stream(this.params(req), { signal, maxRetries: 0 });
       let streamed = false;
@@ -109,9 +113,9 @@ export class LlmClient {
         if (signal?.aborted) return;
         const error = mapLlmError(err, { attempts: attempt, baseUrl: this.baseUrl });
         if (streamed || attempt > this.maxRetries || !isRetryable(err)) throw error;
-        const delayMs = retryDelayMs(err, attempt);
+        const delayMs = serverRetryDelayMs(err) ?? backoff.next();
         yield { type: 'retry', attempt, maxAttempts: this.maxRetries + 1, delayMs, error: { code: error.code, message: error.message } };
-        await pause(delayMs, signal);
+        await sleep(delayMs, signal);
       }
     }
   }
@@ -132,7 +136,7 @@ export class LlmClient {
     }
   }
 
-  /** The model's count when configured, else the stated estimate (see TOKEN_ESTIMATE_RULE). */
+  /** The model's count when configured, else the stated estimate (#text's estimateTokens). */
   async measure(req: CountTokensRequest): Promise<TokenMeasure> {
     if (!this.isConfigured) return { tokens: estimateTokens(req), source: 'estimate' };
     return { tokens: await this.countTokens(req), source: 'model' };

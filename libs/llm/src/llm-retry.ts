@@ -15,27 +15,12 @@ export function isRetryable(err: unknown): boolean {
   return RETRIED_STATUSES.has(status) || status >= 500;
 }
 
-/** How long to wait before attempt `attempt + 1`: the server's retry-after when sane, else capped exponential backoff. */
-export function retryDelayMs(err: unknown, attempt: number): number {
+/** The wait the server asked for (retry-after-ms, else retry-after seconds) when it is sane; else undefined. */
+export function serverRetryDelayMs(err: unknown): number | undefined {
   const headers = err instanceof APIError ? err.headers : undefined;
   const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
   if (Number.isFinite(ms) && ms >= 0 && ms <= MAX_RETRY_AFTER_MS) return ms;
   const seconds = Number.parseFloat(headers?.get('retry-after') ?? '');
   if (Number.isFinite(seconds) && seconds >= 0 && seconds * 1000 <= MAX_RETRY_AFTER_MS) return seconds * 1000;
-  const base = Math.min(500 * 2 ** (attempt - 1), 8_000);
-  return Math.round(base * (1 - Math.random() * 0.25));
-}
-
-/** Waits, unless the signal aborts first (then resolves at once: the caller sees the signal). */
-export function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return undefined;
 }

@@ -1,4 +1,4 @@
-import type { ContentBlock, SessionMessage, TextBlock, ToolUseBlock } from '#contracts';
+import type { SessionMessage, TextBlock, ToolUseBlock } from '#contracts';
 
 /** Messages go to the model in the sessions' (Anthropic) shape. */
 export type LlmMessage = SessionMessage;
@@ -75,5 +75,3 @@ export interface TokenMeasure {
   readonly tokens: number;
   readonly source: 'model' | 'estimate';
 }
-
-export type { ContentBlock };

@@ -12,9 +12,4 @@ export function createLogger(options: { service: string; level: LevelWithSilent;
   });
 }
 
-/** A child for one class, optionally bound to the correlation id of the message being handled. */
-export function contextLogger(root: Logger, context: string, correlationId?: string): Logger {
-  return root.child(correlationId ? { context, correlationId } : { context });
-}
-
 export const LOGGER = Symbol('LOGGER');

@@ -1,1 +1,2 @@
 export * from './registry.js';
+export * from './dependency-states.js';

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil, startOwnRedis, type OwnServer } from '#testing';
-import { createRedis, isRedisConnectionError, redisStates, setRedisLogger } from './redis-client.js';
+import { setProcessLogger } from '#logging';
+import { createRedis, isRedisConnectionError, redisStates } from './redis-client.js';
 
 /** Against a redis-server of the test's own (free port, own dir): never the shared one. */
 describe(createRedis.name, () => {
@@ -13,7 +14,7 @@ describe(createRedis.name, () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-redis-client-'));
     server = await startOwnRedis(dir);
-    setRedisLogger({ warn: (_o, msg) => logs.push(msg), error: (_o, msg) => logs.push(msg) });
+    setProcessLogger({ warn: (_o, msg) => logs.push(msg), error: (_o, msg) => logs.push(msg) });
   });
   afterAll(async () => {
     await server.stop();

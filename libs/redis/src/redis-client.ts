@@ -1,27 +1,19 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { BusLogger } from '#bus';
-import { Backoff, consoleLogger, dependencyUnavailable, registerOutageClassifier } from '#bus';
+import { dependencyUnavailable, registerOutageClassifier } from '#errors';
+import { getProcessLogger } from '#logging';
+import { clientStates, trackClient, type DependencyState } from '#metrics';
+import { Backoff } from '#retry';
 
 /** Where a Redis client stands, for readiness: serving, away and trying to come back, or closed by its owner. */
-export type RedisState = 'connected' | 'reconnecting' | 'closed';
-
-interface Watched {
-  readonly purpose: string;
-  state: RedisState;
-}
-
-const clients = new Set<Watched>();
-let logger: BusLogger = consoleLogger;
-
-/** Every Redis client of this process logs through the process's logger (set once at boot). */
-export function setRedisLogger(next: BusLogger): void {
-  logger = next;
-}
+export type RedisState = DependencyState;
 
 /** The state of every Redis client this process opened (for readiness); empty when it uses none. */
 export function redisStates(): Array<{ purpose: string; state: RedisState }> {
-  return [...clients].map((c) => ({ purpose: c.purpose, state: c.state }));
+  return clientStates('Redis');
 }
+
+/** Redis clients log through the process's logger (read at each line: it is set once at boot, maybe after them). */
+const warn = (fields: object, msg: string) => getProcessLogger().warn(fields, msg);
 
 /**
  * A Redis client that outlives Redis outages: it never stops reconnecting (capped exponential backoff with
@@ -42,14 +34,13 @@ export function createRedis(url: string, purpose: string, options: RedisOptions 
   // A duplicate (e.g. a connection of its own for WATCH) starts with a queue again: it has not connected yet.
   const duplicate = client.duplicate.bind(client);
   client.duplicate = (override?: Partial<RedisOptions>) => duplicate({ enableOfflineQueue: true, ...override });
-  const watched: Watched = { purpose, state: 'reconnecting' };
-  clients.add(watched);
+  const watched = trackClient('Redis', purpose);
   let down = 0;
   let lastError: string | undefined;
   client.on('ready', () => {
     // From now on a command sent while disconnected is refused at once (the boot-time queue is no longer needed).
     client.options.enableOfflineQueue = false;
-    if (watched.state === 'reconnecting' && down > 0) logger.warn({ redis: purpose, downMs: Date.now() - down }, 'Redis reconnected');
+    if (watched.state === 'reconnecting' && down > 0) warn({ redis: purpose, downMs: Date.now() - down }, 'Redis reconnected');
     watched.state = 'connected';
     backoff.reset();
     down = 0;
@@ -59,16 +50,16 @@ export function createRedis(url: string, purpose: string, options: RedisOptions 
     if (watched.state !== 'connected') return;
     watched.state = 'reconnecting';
     down = Date.now();
-    logger.warn({ redis: purpose, err: lastError }, 'Redis disconnected; reconnecting');
+    warn({ redis: purpose, err: lastError }, 'Redis disconnected; reconnecting');
   });
   client.on('error', (err: Error) => {
     // ioredis emits an error per failed attempt; log the first of a run, not every retry.
-    if (String(err) !== lastError) logger.warn({ redis: purpose, err: String(err) }, 'Redis connection error');
+    if (String(err) !== lastError) warn({ redis: purpose, err: String(err) }, 'Redis connection error');
     lastError = String(err);
   });
   client.on('end', () => {
     watched.state = 'closed';
-    clients.delete(watched);
+    watched.untrack();
   });
   return client;
 }
@@ -83,8 +74,3 @@ export function isRedisConnectionError(err: unknown): boolean {
 }
 
 registerOutageClassifier((err, subject) => (isRedisConnectionError(err) ? dependencyUnavailable('Redis', `serve ${subject}`) : undefined));
-
-/** Turns a connection failure of Redis into the 503 (with Retry-After) that callers get for any dependency outage. */
-export function redisUnavailable(err: unknown, what: string): unknown {
-  return isRedisConnectionError(err) ? dependencyUnavailable('Redis', what) : err;
-}

@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { metricsRegistry } from '#metrics';
-import { redisStates } from '#redis';
+import { clientStates, metricsRegistry } from '#metrics';
 
 /** What a service reports about itself to liveness/readiness probes and the gateway. */
 export interface ReadinessCheck {
@@ -11,7 +10,7 @@ export interface ReadinessCheck {
 /** Ready while every Redis client of the process is connected (none: ready); a reconnecting one holds readiness. */
 export const redisReadiness: ReadinessCheck = {
   name: 'redis',
-  check: () => redisStates().every((c) => c.state === 'connected'),
+  check: () => clientStates('Redis').every((c) => c.state === 'connected'),
 };
 
 export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, boolean> }> {

@@ -4,6 +4,5 @@ export * from './service-host.js';
 export * from './process.js';
 export * from './shutdown-deadline.js';
 export * from './standalone.js';
-export * from './embedding.providers.js';
 export * from './turn-events.js';
 export * from './fair-slots.js';

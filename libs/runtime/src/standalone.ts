@@ -3,8 +3,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { baseEnv, busSettings, ConfigError, parseEnv } from '#config';
 import { NatsBus } from '#bus';
-import { createLogger, type Logger } from '#logging';
-import { setRedisLogger } from '#redis';
+import { createLogger, setProcessLogger, type Logger } from '#logging';
 import { redisReadiness, startHealthServer, type ReadinessCheck } from './health.js';
 import { exitOnConfigError, logProcessFailures, onShutdown } from './process.js';
 import { hostService, type ServiceDefinition } from './service-host.js';
@@ -43,7 +42,7 @@ export async function connectProcess(name: string, base: BaseConfig): Promise<Co
     );
     process.exit(1);
   }
-  setRedisLogger(logger);
+  setProcessLogger(logger);
   const bus = await NatsBus.connect({
     url: base.NATS_URL,
     ...busSettings(base),

@@ -1,12 +1,8 @@
 export * from './address-policy.js';
 export * from './fetch-guard.js';
-export { sandboxArgv } from './sandbox-command.js';
 export * from './os/os-sandbox.js';
-export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-protocol.js';
 export * from './skill-digest.js';
 export * from './skill-runner.js';
-export { WarmPool, type WarmPoolOptions } from './warm-pool.js';
 export * from './bash/bash-sandbox.js';
-export { startApiProxy, type ApiProxy } from './bash/api-proxy.js';
 export { announceOsSandbox } from './os/announce.js';
 export * from './quota/disk-quota.js';

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SkillRunner } from './skill-runner.js';
-import { SANDBOX_MODE } from '#testing';
+import { pollUntil, SANDBOX_MODE } from '#testing';
 import { SANDBOX_TEST_TIMEOUT_MS, SkillWorkspace, TEST_CALLER } from './testing/skill-fixtures.js';
 
 const LEAKY = `export async function execute(args: { n: number }, ctx: { log(m: string): void }) {
@@ -81,10 +81,12 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
   describe('nothing between executions (kernel-enforced, not by the skill\'s good will)', () => {
     const alive = (pid: number | undefined) => pid !== undefined && readFile(`/proc/${pid}/stat`, 'utf8').then(() => true, () => false);
     const state = async (pid: number) => (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[0];
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 400));
+    /** SIGSTOP is delivered asynchronously; once delivered, every idle process stays stopped. */
+    const frozen = (pids: ReadonlyArray<number | undefined>) =>
+      pollUntil(async () => (await Promise.all(pids.map((pid) => state(pid!)))).every((s) => s === 'T'), 5_000, 'idle stops');
 
     it('should not keep a process whose run left a timer behind, so the timer never fires', async () => {
-      // The timer would burn CPU (outside every limit) between runs, as the old pool allowed.
+      // Kept warm, the process's timer would burn CPU between runs, outside every limit of a run.
       const timer = await ws.addSkill('warm-timer', `export async function execute() {
         setTimeout(() => { const end = Date.now() + 15000; while (Date.now() < end) {} }, 50);
         return { success: true };
@@ -94,7 +96,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
       expect(run.result).toEqual({ success: true });
       const kept = runner.warmProcesses();
       expect(kept.map((p) => p.pid)).toEqual(idleBefore);
-      await settle();
+      await frozen(kept.map((p) => p.pid));
       for (const p of kept) expect(await state(p.pid!)).toBe('T');
       // No process was kept for this skill: the idle ones are all the earlier tests' (frozen, state T).
       const fresh = await runner.execute(timer.dir, timer.manifest, {}, TEST_CALLER);
@@ -131,8 +133,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
       expect(run.result).toEqual({ success: true });
       const pid = (run.record as { pid?: number }).pid;
       expect(runner.warmProcesses().filter((p) => !before.has(p.pid))).toEqual([]);
-      await settle();
-      if (pid !== undefined) expect(await alive(pid)).toBe(false);
+      if (pid !== undefined) await pollUntil(async () => !(await alive(pid)), 5_000, 'the hog to be killed');
     }, SANDBOX_TEST_TIMEOUT_MS);
 
     it('should freeze a kept process while idle and keep warm runs of two tenants apart', async () => {
@@ -144,8 +145,7 @@ describe(`${SkillRunner.name} with a warm pool`, () => {
       expect(b.result).toEqual({ success: true, result: { seen: null } });
       const again = await runner.execute(shared.dir, shared.manifest, {}, { tenant: 'tenant-a', agent: 'x' });
       expect(again.result).toEqual({ success: true, result: { seen: 'left by t' } });
-      // SIGSTOP is delivered asynchronously; once delivered, every idle process stays stopped.
-      await settle();
+      await frozen(runner.warmProcesses().map((p) => p.pid));
       for (const p of runner.warmProcesses()) expect(await state(p.pid!)).toBe('T');
     }, SANDBOX_TEST_TIMEOUT_MS);
   });

@@ -10,3 +10,4 @@ export * from './skill.types.js';
 export * from './skill.validator.js';
 export * from './skill.writer.js';
 export * from './validate.command.js';
+export { skillsCliEnv } from './skills-remote.command.js';

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,13 +7,13 @@ import { SkillCatalog } from './skill.catalog.js';
 import type { SkillRoot } from './skill-discovery.js';
 import { writeSkill } from './skill-fixtures.util.js';
 
-async function until<T>(probe: () => T | undefined, deadlineMs = 5000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 20));
+/** Waits for the watching catalog's reloads (its `change` events) until `probe` holds. */
+async function until(watching: SkillCatalog, probe: () => boolean, deadlineMs = 5000): Promise<void> {
+  const deadline = AbortSignal.timeout(deadlineMs);
+  try {
+    while (!probe()) await once(watching, 'change', { signal: deadline });
+  } catch (err) {
+    throw deadline.aborted ? new Error('condition not met before the deadline') : err;
   }
 }
 
@@ -65,10 +66,10 @@ describe(SkillCatalog.name, () => {
       catalog.on('change', (c) => events.push(c));
       catalog.watch();
       await writeSkill(join(bundled.dir, '.curated'), 'fresh', 'fresh');
-      await until(() => (catalog.has('fresh') ? true : undefined));
+      await until(catalog, () => catalog.has('fresh'));
       const before = catalog.getBody('alpha').version;
       await writeFile(join(bundled.dir, 'alpha', 'ref.md'), 'new resource');
-      await until(() => (catalog.getBody('alpha').version !== before ? true : undefined));
+      await until(catalog, () => catalog.getBody('alpha').version !== before);
       expect(events).toContainEqual({ added: ['fresh'], removed: [], changed: [] });
     });
 
@@ -80,12 +81,12 @@ describe(SkillCatalog.name, () => {
       const text = await readFile(file, 'utf8');
       await writeFile(`${file}.tmp`, text.replace('First.', 'Renamed over.'));
       await rename(`${file}.tmp`, file);
-      await until(() => (catalog.getBody('alpha').description === 'Renamed over.' ? true : undefined));
+      await until(catalog, () => catalog.getBody('alpha').description === 'Renamed over.');
       // The old inode is gone: only a watch on the folder sees these.
       await writeFile(file, text.replace('First.', 'Edited in place.'));
-      await until(() => (catalog.getBody('alpha').description === 'Edited in place.' ? true : undefined));
+      await until(catalog, () => catalog.getBody('alpha').description === 'Edited in place.');
       await writeFile(file, text.replace('First.', 'Edited again.'));
-      await until(() => (catalog.getBody('alpha').description === 'Edited again.' ? true : undefined));
+      await until(catalog, () => catalog.getBody('alpha').description === 'Edited again.');
     });
 
     it('should start watching a root that only appears later, after a reload', async () => {
@@ -93,7 +94,7 @@ describe(SkillCatalog.name, () => {
       await writeSkill(project.dir, 'first', 'first');
       await catalog.reload();
       await writeSkill(project.dir, 'second', 'second');
-      await until(() => (catalog.has('second') ? true : undefined));
+      await until(catalog, () => catalog.has('second'));
     });
 
     it('should notice a root that appears later without any reload', async () => {
@@ -104,9 +105,9 @@ describe(SkillCatalog.name, () => {
         await late.reload();
         late.watch();
         await writeSkill(deep.dir, 'arrived', 'arrived');
-        await until(() => (late.has('arrived') ? true : undefined));
+        await until(late, () => late.has('arrived'));
         await writeSkill(deep.dir, 'second', 'second');
-        await until(() => (late.has('second') ? true : undefined));
+        await until(late, () => late.has('second'));
       } finally {
         await late.close();
       }

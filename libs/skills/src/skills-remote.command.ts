@@ -13,9 +13,12 @@ import { ExitCode, type CommandIo } from './validate.command.js';
 
 /** What the skills commands read from the environment: where Alfred runs and who they act as. */
 export const skillsCliEnv = z.object({
-  ALFRED_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:8080'),
-  ALFRED_API_KEY: z.string().min(1).optional(),
-  ALFRED_AGENT: z.string().min(1).default('alfred'),
+  ALFRED_URL: z
+    .url({ protocol: /^https?$/ })
+    .default('http://127.0.0.1:8080')
+    .describe('the Alfred the `alfred skills` commands talk to'),
+  ALFRED_API_KEY: z.string().min(1).optional().describe('the API key `alfred skills` sends (when keys are required)'),
+  ALFRED_AGENT: z.string().min(1).default('alfred').describe('the agent the `alfred skills` commands act for'),
 });
 
 /** The commands' io: the launcher's, plus the environment it hands over (read once, here). */

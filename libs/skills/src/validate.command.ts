@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import type { SkillProblem, SkillValidationReport } from '#contracts';
 import { parseSkillFile } from './frontmatter.parser.js';
 import { settle } from './path-containment.js';
@@ -65,11 +66,18 @@ function formatProblem(p: SkillProblem, cwd: string): string {
 
 /** `alfred skills validate <dir...> [--json]`: exit 1 when any skill has an error, 2 on usage errors. */
 export async function runValidateCommand(args: string[], io: CommandIo): Promise<number> {
-  const json = args.includes('--json');
-  const unknown = args.filter((a) => a.startsWith('-') && a !== '--json');
-  const targets = args.filter((a) => !a.startsWith('-'));
-  if (unknown.length > 0 || targets.length === 0) {
-    io.err(unknown.length > 0 ? `unknown option ${unknown.join(', ')}` : 'no directory given');
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    io.err((err as Error).message);
+    io.err(USAGE);
+    return ExitCode.Usage;
+  }
+  const json = parsed.values.json === true;
+  const targets = parsed.positionals;
+  if (targets.length === 0) {
+    io.err('no directory given');
     io.err(USAGE);
     return ExitCode.Usage;
   }

@@ -14,7 +14,7 @@ import {
   type ScriptedReply,
 } from './anthropic-loopback-wire.js';
 
-export type { ScriptedBlock, ScriptedError, ScriptedMessage, ScriptedReply, ScriptedUsage } from './anthropic-loopback-wire.js';
+export type { ScriptedBlock, ScriptedError, ScriptedMessage, ScriptedReply } from './anthropic-loopback-wire.js';
 
 /** One request the loopback received, as it arrived. */
 export interface RecordedRequest {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { event, route, Scope, ServiceName, topic } from '#contracts';
 import { AlfredError } from '#errors';
-import { PermanentError, queueDef, type Bus, type BusLogger, type StoredEvent } from '#bus';
+import type { LineLogger } from '#logging';
+import { PermanentError, queueDef, type Bus, type StoredEvent } from '#bus';
 import { z } from 'zod';
 import { gate, pollUntil } from './poll.js';
 
@@ -61,7 +62,7 @@ async function caught(promise: Promise<unknown>): Promise<AlfredError> {
  * The bus port's behaviour, run against every adapter: the in-process bus in unit tests, NATS in
  * integration tests. `create` gets a logger that records what the adapter logs.
  */
-export function busContract(create: (logger: BusLogger) => Promise<BusFixture>): void {
+export function busContract(create: (logger: LineLogger) => Promise<BusFixture>): void {
   let fixture: BusFixture;
   let bus: Bus;
   let logs: LogLine[];

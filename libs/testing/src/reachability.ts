@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DEFAULT_URLS, qdrantSkipReason, tcpReachable } from './test-dependencies.js';
 
-export { QDRANT_SKIP_ENV, qdrantSkipReason, tcpReachable } from './test-dependencies.js';
+export { qdrantSkipReason, tcpReachable } from './test-dependencies.js';
 
 /**
  * Where integration tests find their servers, and whether they must be there. Read when a suite loads: after the

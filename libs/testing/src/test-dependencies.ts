@@ -203,6 +203,7 @@ function skip(dependencies: readonly Dependency[], reason: string, log: (line: s
 /**
  * jest's globalSetup for the int and e2e projects (jest.config.js). Jest keeps this process's globals for the teardown
  * (jest-dependencies.teardown.ts), and the workers it starts next inherit the URLs in process.env.
+ * @public (named in jest.config.js)
  */
 export default async function setup(): Promise<void> {
   const log = (line: string) => process.stdout.write(`[test containers] ${line}\n`);

@@ -1,1 +1,2 @@
 export * from './analyser.js';
+export * from './token-estimate.js';

@@ -1,3 +1,4 @@
+import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -77,13 +78,19 @@ describe('LanceDbStore writer lock', () => {
     const onError = (err: unknown) => compromised.push(err);
     process.on('uncaughtException', onError);
     try {
+      // The lock's refresh timer is faked; its file I/O runs as it does.
+      jest.useFakeTimers({ doNotFake: ['Date', 'nextTick', 'setImmediate', 'queueMicrotask', 'hrtime'] });
       const lock = await LanceDbWriterLock.acquire(dir, 'memories', 0);
       await rm(dir, { recursive: true, force: true });
-      // Past proper-lockfile's next update (2.5 s), which finds the lock file gone.
-      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      // Past proper-lockfile's next refresh (every 2.5 s), which finds the lock file gone.
+      await jest.advanceTimersByTimeAsync(3_000);
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      for (let turns = 0; !lock.folderGone && turns < 10_000; turns++) await turn();
+      expect(lock.folderGone).toBe(true);
       expect(compromised).toEqual([]);
       await lock.release();
     } finally {
+      jest.useRealTimers();
       process.off('uncaughtException', onError);
     }
   });

@@ -16,7 +16,14 @@ const UPDATE_MS = 2_500;
  * nothing, and a crashed holder's lock goes stale after STALE_MS.
  */
 /** Locks this process holds, by lock path: stores of one process share them (the lock guards against other processes). */
-const held = new Map<string, { release: Promise<() => Promise<void>>; users: number }>();
+const held = new Map<string, HeldLock>();
+
+interface HeldLock {
+  readonly release: Promise<() => Promise<void>>;
+  users: number;
+  /** The table's folder was removed under the lock: nothing is left to protect, so the lock is let go quietly. */
+  folderGone: boolean;
+}
 
 export class LanceDbWriterLock {
   private released = false;
@@ -31,7 +38,8 @@ export class LanceDbWriterLock {
       mine.users++;
       return new LanceDbWriterLock(target);
     }
-    const entry = { release: take(dir, table, target, waitMs), users: 1 };
+    const gone = () => void (entry.folderGone = true);
+    const entry: HeldLock = { release: take(dir, table, target, waitMs, gone), users: 1, folderGone: false };
     held.set(target, entry);
     try {
       await entry.release;
@@ -40,6 +48,11 @@ export class LanceDbWriterLock {
       throw err;
     }
     return new LanceDbWriterLock(target);
+  }
+
+  /** Whether the table's folder was removed while this process held the lock (it was let go, quietly). */
+  get folderGone(): boolean {
+    return held.get(this.target)?.folderGone ?? false;
   }
 
   async release(): Promise<void> {
@@ -52,7 +65,13 @@ export class LanceDbWriterLock {
   }
 }
 
-async function take(dir: string, table: string, target: string, waitMs: number): Promise<() => Promise<void>> {
+async function take(
+  dir: string,
+  table: string,
+  target: string,
+  waitMs: number,
+  onFolderGone: () => void,
+): Promise<() => Promise<void>> {
   await mkdir(dir, { recursive: true });
   const retries = Math.max(0, Math.ceil(waitMs / 500));
   try {
@@ -64,7 +83,7 @@ async function take(dir: string, table: string, target: string, waitMs: number):
       onCompromised: (err) => {
         // The folder itself was removed: there is nothing left to protect. (proper-lockfile reports a vanished lock
         // file as ECOMPROMISED, so the folder is looked at rather than the error's code.)
-        if (!existsSync(dir)) return;
+        if (!existsSync(dir)) return onFolderGone();
         // Another process may be writing now: going on would corrupt what both see. End loudly.
         throw new Error(`lost the LanceDB writer lock of ${table} in ${dir}: ${err.message}`);
       },

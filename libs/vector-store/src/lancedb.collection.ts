@@ -2,6 +2,7 @@ import { Index, type Table } from '@lancedb/lancedb';
 import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { Metrics } from '#metrics';
+import { Backoff } from '#retry';
 import type { Schema } from 'apache-arrow';
 import { assertSortable, assertValidCondition, assertValidDoc } from './collection-spec.js';
 import { decodeWrite, encodeWrite, type CollectionWrite, type JournaledWrites, type PreparedWrite } from './collection-write.js';
@@ -57,7 +58,8 @@ export class LanceDbCollection implements Collection {
   /** A flush queued and not started yet: it will take everything pending when it starts. */
   private queuedFlush: Promise<void> | undefined;
   private flushTimer: NodeJS.Timeout | undefined;
-  private retryMs = 100;
+  /** Waits before a failed flush is tried again: 100 ms doubling to 5 s. */
+  private readonly flushBackoff = new Backoff({ baseMs: 100, maxMs: 5_000 });
   private closed = false;
   /** The last failed flush or compaction (journaled writes stay pending and are retried; see `flushSoon`). */
   lastMaintenanceError: unknown;
@@ -290,11 +292,10 @@ export class LanceDbCollection implements Collection {
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
       this.flush().then(
-        () => (this.retryMs = 100),
+        () => this.flushBackoff.reset(),
         (err: unknown) => {
           this.lastMaintenanceError = err;
-          this.flushSoon(this.retryMs);
-          this.retryMs = Math.min(this.retryMs * 2, 5_000);
+          this.flushSoon(this.flushBackoff.next());
         },
       );
     }, ms);

@@ -24,8 +24,6 @@ import { TurnCoordinator } from './turns/turn-coordinator.js';
 import { TurnRunner } from './turns/turn-runner.js';
 import { MemoryTurnStateStore, type TurnStateStore } from './turns/turn-state.store.js';
 
-export { agentRuntimeEnvSchema, type AgentRuntimeConfig } from './config.js';
-
 const AGENT_STORE = Symbol('AGENT_STORE');
 const AGENT_FILE_STORE = Symbol('AGENT_FILE_STORE');
 const TURN_STATE = Symbol('TURN_STATE');

@@ -12,8 +12,6 @@ import { RedisChannelStore } from './store/redis-channel.store.js';
 import { botIdOf, type TelegramConfig } from './telegram/bot-identity.js';
 import type { TelegramChannel } from './telegram/telegram-channel.js';
 
-export { channelsEnvSchema, type ChannelsConfig } from './config.js';
-
 function telegramConfig(config: ChannelsConfig): TelegramConfig | undefined {
   return config.TELEGRAM_BOT_TOKEN ? (config as TelegramConfig) : undefined;
 }

@@ -30,42 +30,53 @@ const allowList = z.string().transform((raw, ctx) => {
 
 /** Variables of the channels service (besides the base and Redis ones). */
 export const channelsEnv = {
-  /** The bot token from @BotFather. Never logged, never put in a URL that is logged. Unset: Telegram is off. */
   TELEGRAM_BOT_TOKEN: z
     .string()
     .regex(/^\d{1,20}:[A-Za-z0-9_-]{20,100}$/, 'a bot token looks like 123456789:AA… (as @BotFather gives it)')
-    .optional(),
-  /** The Bot API server (a local Bot API server, or a test's loopback). */
-  TELEGRAM_API_URL: envHelpers.url(/^https?$/).default('https://api.telegram.org'),
-  ALFRED_TELEGRAM_ALLOW: allowList.optional(),
-  /** The agent a new chat talks to (a user allowed only for other agents starts with the first of those). */
-  ALFRED_TELEGRAM_DEFAULT_AGENT: AgentName.default(DEFAULT_AGENT_NAME),
-  /** The tenant every chat of this bot belongs to. */
-  ALFRED_TELEGRAM_TENANT: TenantId.default('default'),
-  /**
-   * The gateway's public https base URL: set, Telegram delivers updates by webhook to
-   * `<url>/channels/telegram/<tenant>/webhook`; unset, the service long-polls.
-   */
+    .optional()
+    .describe(
+      'the bot token from @BotFather: the Telegram channel is off without it (never logged) — see ' +
+        '`services/channels/README.md`',
+    ),
+  TELEGRAM_API_URL: envHelpers.url(/^https?$/)
+    .default('https://api.telegram.org')
+    .describe('the Bot API server (a local Bot API server instead of Telegram\'s)'),
+  ALFRED_TELEGRAM_ALLOW: allowList
+    .optional()
+    .describe(
+      '`agent:id,id;agent2:id`: which Telegram users may talk to which agent (nobody by default: strangers ' +
+        'get their id to add)',
+    ),
+  ALFRED_TELEGRAM_DEFAULT_AGENT: AgentName.default(DEFAULT_AGENT_NAME).describe(
+    'the agent a new chat talks to (a user allowed only for other agents starts with the first of those)',
+  ),
+  ALFRED_TELEGRAM_TENANT: TenantId.default('default').describe('the tenant every chat of this bot belongs to'),
   ALFRED_TELEGRAM_WEBHOOK_URL: z
     .string()
     .refine((v) => /^https:\/\//i.test(v), 'Telegram delivers webhooks to https:// URLs only; put Alfred behind a TLS proxy (or unset it to long-poll)')
     .pipe(envHelpers.url(/^https$/))
-    .optional(),
-  /** Long-poll wait per getUpdates call, seconds. */
-  ALFRED_TELEGRAM_POLL_TIMEOUT_S: int(0, 50, 25),
-  /** Least time between two edits of a streaming reply (Telegram allows about one message per second per chat). */
-  ALFRED_TELEGRAM_EDIT_INTERVAL_MS: int(100, 60_000, 1_200),
-  /**
-   * The longest a reply's first message waits for its first sentence ("typing…" shows meanwhile): the first
-   * message is what the phone's notification shows, so it should say something.
-   */
-  ALFRED_TELEGRAM_FIRST_MESSAGE_MS: int(0, 30_000, 2_000),
-  /** The longest flood-control wait (429 retry_after) one call sits out before it fails. */
-  ALFRED_TELEGRAM_MAX_RETRY_AFTER_S: int(1, 3_600, 120),
-  /** Updates handled at once (a turn holds its update until the reply is out). */
-  ALFRED_CHANNELS_CONCURRENCY: int(2, 1_000, 32),
-  /** How long a stored update may go unacknowledged before another instance takes it over (a crashed one). */
-  ALFRED_CHANNELS_ACK_WAIT_MS: int(1_000, 600_000, 30_000),
+    .optional()
+    .describe(
+      'the gateway\'s public https base URL: set, Telegram delivers updates by webhook to ' +
+        '`<url>/channels/telegram/<tenant>/webhook`; unset, the service long-polls',
+    ),
+  ALFRED_TELEGRAM_POLL_TIMEOUT_S: int(0, 50, 25).describe('long-poll wait of one getUpdates call, in seconds'),
+  ALFRED_TELEGRAM_EDIT_INTERVAL_MS: int(100, 60_000, 1_200).describe(
+    'least time between two edits of a streaming reply (Telegram allows about one message per second per chat)',
+  ),
+  ALFRED_TELEGRAM_FIRST_MESSAGE_MS: int(0, 30_000, 2_000).describe(
+    'the longest a reply\'s first message waits for its first sentence ("typing…" shows meanwhile): the phone\'s ' +
+      'notification shows that message',
+  ),
+  ALFRED_TELEGRAM_MAX_RETRY_AFTER_S: int(1, 3_600, 120).describe(
+    'the longest flood-control wait (429 retry_after) one call sits out before it fails',
+  ),
+  ALFRED_CHANNELS_CONCURRENCY: int(2, 1_000, 32).describe(
+    'updates handled at once (a turn holds its update until the reply is out)',
+  ),
+  ALFRED_CHANNELS_ACK_WAIT_MS: int(1_000, 600_000, 30_000).describe(
+    'how long a stored update may go unacknowledged before another instance takes it over (a crashed one\'s)',
+  ),
 };
 
 export const channelsEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...channelsEnv });

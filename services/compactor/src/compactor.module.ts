@@ -12,8 +12,13 @@ export const compactorEnvSchema = z.object({
   ...baseEnv,
   ...redisEnv,
   ...llmEnv,
-  /** Recent messages kept verbatim when a request does not say. */
-  ALFRED_COMPACT_PRESERVE_RECENT: z.coerce.number().int().min(0).max(10_000).default(10),
+  ALFRED_COMPACT_PRESERVE_RECENT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(10)
+    .describe('recent messages a compaction keeps verbatim when its request does not say'),
 });
 export type CompactorConfig = z.output<typeof compactorEnvSchema>;
 

@@ -1,6 +1,8 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
-import { AlfredError, isAlfredError } from '#errors';
-import { estimateTokens, modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
+import { AlfredError, isConflict } from '#errors';
+import { retry } from '#retry';
+import { modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
+import { estimateTokens } from '#text';
 import type { SessionStore } from '#sessions';
 import { planByTokens, planCompaction } from './compaction-plan.js';
 import { extractiveSummary } from './extractive-summarizer.js';
@@ -32,13 +34,7 @@ export class CompactorService {
 
   async compact(scope: Scope, req: CompactRequest): Promise<CompactResult> {
     const mode = modelOrFallback(this.llm, this.options.requireModel);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.compactOnce(scope, req, mode);
-      } catch (err) {
-        if (!(isAlfredError(err) && err.code === ErrorCode.Conflict) || attempt >= ATTEMPTS) throw err;
-      }
-    }
+    return retry(() => this.compactOnce(scope, req, mode), { attempts: ATTEMPTS, retryIf: isConflict });
   }
 
   private async compactOnce(scope: Scope, req: CompactRequest, mode: 'model' | 'fallback'): Promise<CompactResult> {

@@ -24,18 +24,40 @@ export const distillerEnvSchema = z.object({
   ...baseEnv,
   ...redisEnv,
   ...llmEnv,
-  /** How long POST /distill waits for its job before answering 202 with the job id. */
-  ALFRED_DISTILL_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
-  /** Deliveries of a job before it fails, the first included. */
-  ALFRED_DISTILL_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
-  /** Delay before retry n (the last entry repeats). */
-  ALFRED_DISTILL_BACKOFF_MS: msList.default([1_000, 5_000, 30_000, 120_000]),
-  ALFRED_DISTILL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
-  /**
-   * How soon after its worker's last heartbeat a job is delivered again (its worker was killed or cut off): running
-   * jobs heartbeat every third of it, and show `stalled` once two beats are missed.
-   */
-  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
+  ALFRED_DISTILL_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30_000)
+    .default(2_000)
+    .describe('how long `POST /distill` waits for its job before answering 202 with the job id'),
+  ALFRED_DISTILL_MAX_ATTEMPTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .default(5)
+    .describe('deliveries of a distill job before it fails, the first included'),
+  ALFRED_DISTILL_BACKOFF_MS: msList
+    .default([1_000, 5_000, 30_000, 120_000])
+    .describe('delays before the retries of a failed distill job, comma-separated (the last repeats)'),
+  ALFRED_DISTILL_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(16)
+    .default(2)
+    .describe('distill jobs one distiller runs at once'),
+  ALFRED_DISTILL_ACK_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(600_000)
+    .default(10_000)
+    .describe(
+      'how soon after its last heartbeat a killed distiller\'s job is delivered again (running jobs beat every third ' +
+        'of it; `stalled` after two missed)',
+    ),
 });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 

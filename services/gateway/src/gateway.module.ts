@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { BUS, NatsBus, type Bus } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
-import type { GatewayConfig } from './config.js';
+import { credentialTtlMsOf, type GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
 import { AgentsController } from './controllers/agents.controller.js';
 import { ChannelsController } from './controllers/channels.controller.js';
@@ -126,7 +126,7 @@ export async function createGatewayApp(
     logger: false,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const ttlMs = config.ALFRED_CREDENTIAL_TTL_MS;
+  const ttlMs = credentialTtlMsOf(config);
   const revocations = credentialRevocations(deps.bus, ttlMs);
   const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, ttlMs, revocations);
   const agents = agentDirectory(deps.bus);

@@ -16,8 +16,12 @@ export const learnerEnvSchema = z.object({
   ...redisEnv,
   ...llmEnv,
   ...contentSafetyEnv,
-  /** Observations with a lower confidence are recorded as pending memories without changing the file. */
-  ALFRED_LEARN_MIN_CONFIDENCE: z.coerce.number().min(0).max(1).default(0.5),
+  ALFRED_LEARN_MIN_CONFIDENCE: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe('observations with a lower confidence are kept as pending memories without changing USER.md / SOUL.md'),
 });
 export type LearnerConfig = z.output<typeof learnerEnvSchema>;
 

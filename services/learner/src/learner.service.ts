@@ -1,7 +1,8 @@
-import { agentFileName, ErrorCode, MemoryRoutes, type AgentFileKind, type LearnBody, type LearnResult, type Scope } from '#contracts';
+import { agentFileName, MemoryRoutes, type AgentFileKind, type LearnBody, type LearnResult, type Scope } from '#contracts';
 import type { AgentFileStore } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
-import { isAlfredError } from '#errors';
+import { isConflict } from '#errors';
+import { retry } from '#retry';
 import { SecretGuard } from '#content-safety';
 import { modelOrFallback, type LlmClient } from '#llm';
 import { appendObservation, OBSERVATIONS_HEADER } from './agent-file-editor.js';
@@ -19,6 +20,7 @@ export interface LearnerOptions {
 /** Tag of the memories that hold observations held back for low confidence. */
 export const PENDING_TAG = 'pending-observation';
 
+/** Tries of a learn whose write lost to a concurrent one (each reads the file again). */
 const ATTEMPTS = 3;
 
 /** Updates USER.md / SOUL.md from observations, keeping every version. */
@@ -37,13 +39,7 @@ export class LearnerService {
     const confidence = req.confidence ?? 1;
     if (confidence < this.options.minConfidence) return this.holdBack(scope, req, confidence, context);
     const mode = modelOrFallback(this.llm, this.options.requireModel);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.learnOnce(scope, req.target, req.observation, mode);
-      } catch (err) {
-        if (!(isAlfredError(err) && err.code === ErrorCode.Conflict) || attempt >= ATTEMPTS) throw err;
-      }
-    }
+    return retry(() => this.learnOnce(scope, req.target, req.observation, mode), { attempts: ATTEMPTS, retryIf: isConflict });
   }
 
   private async learnOnce(scope: Scope, target: 'user' | 'soul', observation: string, mode: 'model' | 'fallback'): Promise<LearnResult> {

@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
-import { BUS, type Bus, type DurableChanges } from '#bus';
+import type { DurableChanges } from '#durable';
+import { BUS, type Bus } from '#bus';
 import { LOGGER, type Logger } from '#logging';
 import { VECTOR_STORE, type Collection, type VectorStore } from '#vector-store';
 import { CheckpointRepository } from './checkpoints/checkpoint.repository.js';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { CheckpointEvents, MemoryEvents, RemediationEvents, type EventDef, type Scope } from '#contracts';
-import { DurableChanges, type Bus, type DurableChangesOptions, type JournalTarget, type OutboxEvent } from '#bus';
+import { DurableChanges, type DurableChangesOptions, type JournalTarget, type OutboxEvent } from '#durable';
+import { type Bus } from '#bus';
 
 /** The stores the memory service's changes land in, as the outbox asks them after a crash. */
 export interface ChangeStores {

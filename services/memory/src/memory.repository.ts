@@ -1,5 +1,5 @@
 import type { Memory, MemoryListQuery, MemorySource, Scope } from '#contracts';
-import type { StoreWrite } from '#bus';
+import type { StoreWrite } from '#durable';
 import type { Collection, CollectionSpec, CollectionWrite, Condition, Doc, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
 import { PROVENANCE_FIELDS, provenanceConditions, provenanceFields, provenanceView, writtenByOf, type ProvenanceQuery, type WrittenBy } from './provenance/provenance-fields.js';
 

@@ -6,9 +6,10 @@ import { HashingEmbedder } from '#embeddings';
 import { LanceDbStore } from '#vector-store';
 import { AlfredError } from '#errors';
 import { MemoryRoutes } from '#contracts';
+import { gate } from '#testing';
 import { BusMemoryHistory } from './memory-events.js';
 import { openMemoryChanges } from './memory-changes.js';
-import type { DurableChanges } from '#bus';
+import type { DurableChanges } from '#durable';
 import { MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
 
@@ -53,8 +54,10 @@ describe(MemoryService.name, () => {
     it('should abandon, not commit, a create whose caller gave up while it was embedding (deadline across the bus)', async () => {
       let embedded!: () => void;
       const done = new Promise<void>((resolve) => (embedded = resolve));
+      // The embedding finishes only once the caller has given up: its deadline has passed by then.
+      const callerGaveUp = gate();
       const slow = { id: embedder.id, dimension: embedder.dimension, embed: async (texts: string[]) => {
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await callerGaveUp.promise;
         embedded();
         return embedder.embed(texts);
       } } as unknown as HashingEmbedder;
@@ -62,6 +65,7 @@ describe(MemoryService.name, () => {
       const served = bus.serve(MemoryRoutes.create, (p) => patient.create(p.scope, p.memory, p.source));
       const call = bus.request(MemoryRoutes.create, { scope, memory: { content: 'too late' } }, { timeoutMs: 300 });
       await expect(call).rejects.toMatchObject({ code: 'SERVICE_TIMEOUT' });
+      callerGaveUp.open();
       await done;
       await served.drain();
       expect((await service.list(scope, listAll)).pagination.total).toBe(0);

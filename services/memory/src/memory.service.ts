@@ -11,7 +11,8 @@ import {
   type Writer,
 } from '#contracts';
 import { AlfredError } from '#errors';
-import { assertBeforeDeadline, currentRequest, type ChangeEvent, type ChangeWriter } from '#bus';
+import type { ChangeEvent, ChangeWriter } from '#durable';
+import { assertBeforeDeadline, currentRequest } from '#bus';
 import type { Embedder } from '#embeddings';
 import { createHash, randomUUID } from 'node:crypto';
 import { conversationContexts, messageContent } from './conversation-context.js';

@@ -1,5 +1,4 @@
-import { DEFAULT_MODEL, pullModel } from '#embeddings';
-import { modelDirOf } from '#runtime';
+import { DEFAULT_MODEL, modelDirOf, pullModel } from '#embeddings';
 import { loadMemoryConfig } from './config.js';
 
 interface Io {

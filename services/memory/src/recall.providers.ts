@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
-import { BUS, type Bus, type DurableChanges } from '#bus';
+import type { DurableChanges } from '#durable';
+import { BUS, type Bus } from '#bus';
 import { MEMORY_CHANGES } from './memory-changes.providers.js';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';

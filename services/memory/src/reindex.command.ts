@@ -1,5 +1,6 @@
 import { createLogger } from '#logging';
-import { createEmbedderFromConfig, createVectorStoreFromConfig } from '#runtime';
+import { createEmbedderFromConfig } from '#embeddings';
+import { createVectorStoreFromConfig } from '#vector-store';
 import { loadMemoryConfig } from './config.js';
 import { Reindexer } from './reindexer.js';
 

@@ -25,20 +25,43 @@ export const skillRegistryEnvSchema = z.object({
   ...executableSkillsEnv,
   ...skillInstallEnv,
   ...contentSafetyEnv,
-  /** The project whose `.alfred/skills`, `.agents/skills` and `.claude/skills` are the highest-precedence roots. */
-  ALFRED_PROJECT_DIR: z.string().default(() => process.cwd()),
-  /** Where the global roots `~/.alfred/skills` and `~/.agents/skills` are looked for. */
-  ALFRED_HOME_DIR: z.string().default(() => homedir()),
-  /** The bundled skills; the repo's `skills/` folder by default. */
-  ALFRED_SKILLS_BUNDLED_DIR: z.string().default(defaultBundledDir),
-  /** More roots, lowest precedence, separated like PATH. */
-  ALFRED_SKILLS_EXTRA_ROOTS: pathList.default([]),
-  /** Largest rendered level-1 index in characters (descriptions are shortened first); 0 means no budget. */
-  ALFRED_SKILLS_INDEX_BUDGET: z.coerce.number().int().min(0).default(16_000),
-  /** Watch the roots and pick up changes without POST /skills/reload. */
-  ALFRED_SKILLS_WATCH: envHelpers.bool.default(true),
-  /** Largest level-3 resource file served. */
-  ALFRED_SKILLS_RESOURCE_MAX_BYTES: z.coerce.number().int().min(1).max(64 * 1024 * 1024).default(1024 * 1024),
+  ALFRED_PROJECT_DIR: z
+    .string()
+    .default(() => process.cwd())
+    .meta({
+      description:
+        'the project whose `.alfred/skills`, `.agents/skills` and `.claude/skills` are the highest-precedence ' +
+        'skill roots',
+      shownDefault: 'the working directory',
+    }),
+  ALFRED_HOME_DIR: z
+    .string()
+    .default(() => homedir())
+    .meta({
+      description: 'where the global roots `~/.alfred/skills` and `~/.agents/skills` are looked for',
+      shownDefault: 'the home directory',
+    }),
+  ALFRED_SKILLS_BUNDLED_DIR: z
+    .string()
+    .default(defaultBundledDir)
+    .meta({ description: 'the bundled skills', shownDefault: 'the package\'s `skills/`' }),
+  ALFRED_SKILLS_EXTRA_ROOTS: pathList.default([]).describe('more skill roots, lowest precedence, separated like PATH'),
+  ALFRED_SKILLS_INDEX_BUDGET: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(16_000)
+    .describe('largest rendered skill index in characters (descriptions are shortened first); 0: no budget'),
+  ALFRED_SKILLS_WATCH: envHelpers.bool
+    .default(true)
+    .describe('watch the skill roots and pick up changes without `POST /skills/reload`'),
+  ALFRED_SKILLS_RESOURCE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024)
+    .describe('largest skill resource file served'),
 });
 export type SkillRegistryConfig = z.output<typeof skillRegistryEnvSchema>;
 

@@ -4,11 +4,11 @@ import { BUS, sharedCounters, type Bus } from '#bus';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
-import { embeddingProviders, type ServiceDefinition } from '#runtime';
+import type { ServiceDefinition } from '#runtime';
+import { embeddingProviders, VECTOR_STORE, type VectorStore } from '#vector-store';
 import { SkillCatalog } from '#skills';
 import { SecretGuard } from '#content-safety';
 import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
-import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
 import { executableSkillProviders } from './executable/executable-skills.module.js';
 import { InstallRecordsRepository } from './install/install-records.repository.js';
@@ -17,8 +17,6 @@ import { SkillProvenanceRepository } from './records/skill-provenance.repository
 import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './skill-search.repository.js';
-
-export { skillRegistryEnvSchema, type SkillRegistryConfig } from './config.js';
 
 @Module({})
 export class SkillRegistryModule {

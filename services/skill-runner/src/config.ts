@@ -36,21 +36,46 @@ const grants = z
 export const skillRunnerEnvSchema = z.object({
   ...baseEnv,
   ...osSandboxEnv,
-  /** The only source of the values skills may receive as environment variables (manifest `permissions.env`). */
-  ALFRED_SKILL_SECRETS: secrets.default({}),
-  /** Which tenants get each secret: `NAME=tenant1|tenant2,NAME2=*`. A secret granted to no tenant reaches no skill. */
-  ALFRED_SKILL_SECRET_GRANTS: grants.default({}),
-  /** Warm processes kept per skill version (same id and digest only); 0 starts every run cold. */
-  ALFRED_SKILL_WARM_POOL: z.coerce.number().int().min(0).max(16).default(4),
-  /** Executions one runner instance runs at once; more wait their turn (scale out with more instances). */
-  ALFRED_SKILL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
-  /**
-   * Of those, how many one tenant may hold (default: half, at least 1), so a tenant flooding the runner leaves slots
-   * for the others; waiting executions are served round-robin across tenants.
-   */
-  ALFRED_SKILL_TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
-  /** Disk one tenant's skill data (every `self` and `shared/<name>` root) may hold (MiB); past it ctx.writeFile throws. */
-  ALFRED_TENANT_SKILL_DATA_QUOTA_MB: z.coerce.number().int().min(1).max(1_048_576).default(1024),
+  ALFRED_SKILL_SECRETS: secrets
+    .default({})
+    .describe(
+      '`NAME=value,NAME2=value` (or a JSON object): the only source of the values skills may receive as environment ' +
+        'variables (manifest `permissions.env`)',
+    ),
+  ALFRED_SKILL_SECRET_GRANTS: grants
+    .default({})
+    .describe(
+      '`NAME=tenant1|tenant2,NAME2=*`: which tenants\' skills may receive each secret (a secret granted to none ' +
+        'reaches none)',
+    ),
+  ALFRED_SKILL_WARM_POOL: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(16)
+    .default(4)
+    .describe('warm processes kept per skill version (same id and digest only); 0 starts every run cold'),
+  ALFRED_SKILL_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(8)
+    .describe('executions a skill-runner runs at once; more wait, taking turns by tenant (scale out with more runners)'),
+  ALFRED_SKILL_TENANT_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .optional()
+    .meta({ description: 'of those, how many one tenant may hold', shownDefault: 'half, at least 1' }),
+  ALFRED_TENANT_SKILL_DATA_QUOTA_MB: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_048_576)
+    .default(1024)
+    .describe('disk one tenant\'s skill data (`self`, `shared/*`) may hold; past it `ctx.writeFile` throws'),
 });
 export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
 

@@ -55,8 +55,6 @@ export interface BashOutcome extends Captured {
   readonly quotaNote?: string;
 }
 
-export type { BashStop };
-
 const RELAY = fileURLToPath(
   new URL(`../child/loopback-relay${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 );

@@ -1,7 +1,8 @@
 import { CompactorRoutes, ErrorCode, type SessionMessage } from '#contracts';
 import type { Bus } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
-import { estimateTokens, type Completion, type CompleteRequest, type LlmClient } from '#llm';
+import type { Completion, CompleteRequest, LlmClient } from '#llm';
+import { estimateTokens } from '#text';
 import type { SessionStore } from '#sessions';
 import { streamCompletion } from './model-call.js';
 import { buildTurnRequest } from './turn-request.js';

@@ -1,6 +1,6 @@
 import { CredentialRoutes, ErrorCode, TurnTopics, type Scope, type TurnControl, type TurnEvent } from '#contracts';
-import { dependencyUnavailable, type Bus, type TopicSubscription } from '#bus';
-import { AlfredError, isAlfredError } from '#errors';
+import { type Bus, type TopicSubscription } from '#bus';
+import { AlfredError, dependencyUnavailable, isAlfredError } from '#errors';
 import { modelNotConfigured, type LlmClient } from '#llm';
 import type { Logger } from '#logging';
 import { FairSlots } from '#runtime';

@@ -11,7 +11,7 @@ import { ReplyStream } from '../telegram/reply-stream.js';
 import type { Confirmations } from './confirmations.js';
 import type { Conversation, Conversations } from './conversations.js';
 import { Typing } from './typing.js';
-import { sleep } from '../sleep.js';
+import { sleep } from '#retry';
 
 /** One chat message that becomes an agent turn. */
 export interface TurnRequest {

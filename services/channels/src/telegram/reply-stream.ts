@@ -1,5 +1,5 @@
 import type { Api } from 'grammy';
-import { sleep } from '../sleep.js';
+import { sleep } from '#retry';
 import { type ChatRef, threadParams } from './chat-ref.js';
 import { renderMarkdown, type FormattedText } from './formatted-text.js';
 import { sameFormatted, splitFormatted, TELEGRAM_TEXT_LIMIT } from './split.js';

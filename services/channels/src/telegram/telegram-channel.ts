@@ -1,6 +1,7 @@
 import type { Bot } from 'grammy';
 import type { Bus } from '#bus';
 import type { Logger } from '#logging';
+import { retry } from '#retry';
 import { AccessList } from '../chat/access.js';
 import { installBotHandlers } from '../chat/bot-handlers.js';
 import { BOT_COMMANDS, Commands } from '../chat/commands.js';
@@ -8,7 +9,6 @@ import { Confirmations } from '../chat/confirmations.js';
 import { Conversations } from '../chat/conversations.js';
 import { TurnRelay } from '../chat/turn-relay.js';
 import type { ChannelStore } from '../store/channel.store.js';
-import { sleep } from '../sleep.js';
 import { botIdOf, webhookSecretOf, type TelegramConfig } from './bot-identity.js';
 import { createBot, createPollingApi, describeTelegramError } from './telegram-client.js';
 import { ALLOWED_UPDATES } from './update-chat.js';
@@ -19,7 +19,8 @@ import { UpdateWorker } from './update-worker.js';
 /** The path the gateway serves Telegram's webhook calls on. */
 export const webhookPath = (tenant: string) => `/channels/telegram/${encodeURIComponent(tenant)}/webhook`;
 
-const RETRY_START_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+/** Waits between attempts to connect: 1 s doubling to 30 s, jittered. */
+const CONNECT_BACKOFF = { baseMs: 1_000, maxMs: 30_000 };
 
 /**
  * One Telegram bot connected to the agents: receives updates (long polling, or webhook calls forwarded by the
@@ -78,24 +79,28 @@ export class TelegramChannel {
   }
 
   private async connect(): Promise<void> {
+    const signal = this.stopping.signal;
     let working = false;
-    for (let attempt = 0; !this.stopping.signal.aborted; attempt++) {
-      try {
-        if (!this.bot.isInited()) await this.bot.init();
-        // Telegram's command menu (the "/" button) lists these; without it a user must know them by heart.
-        await this.bot.api.setMyCommands(BOT_COMMANDS.map(({ command, description }) => ({ command, description: description.slice(0, 256) })));
-        if (!working) await this.worker.start();
-        working = true;
-        await this.receive();
-        this.connected = true;
-        this.logger.info({ bot: this.bot.botInfo.username, mode: this.config.ALFRED_TELEGRAM_WEBHOOK_URL ? 'webhook' : 'long polling' }, 'Telegram channel connected');
-        return;
-      } catch (err) {
-        const wait = RETRY_START_MS[Math.min(attempt, RETRY_START_MS.length - 1)]!;
-        this.logger.warn({ err: describeTelegramError(err, this.config.TELEGRAM_BOT_TOKEN), retryInMs: wait }, 'could not connect to Telegram; retrying');
-        await sleep(wait, this.stopping.signal);
-      }
-    }
+    const connectOnce = async () => {
+      if (!this.bot.isInited()) await this.bot.init();
+      // Telegram's command menu (the "/" button) lists these; without it a user must know them by heart.
+      await this.bot.api.setMyCommands(BOT_COMMANDS.map(({ command, description }) => ({ command, description: description.slice(0, 256) })));
+      if (!working) await this.worker.start();
+      working = true;
+      await this.receive();
+      this.connected = true;
+      this.logger.info({ bot: this.bot.botInfo.username, mode: this.config.ALFRED_TELEGRAM_WEBHOOK_URL ? 'webhook' : 'long polling' }, 'Telegram channel connected');
+    };
+    await retry(connectOnce, {
+      attempts: Infinity,
+      backoff: CONNECT_BACKOFF,
+      signal,
+      onRetry: (err, _attempt, retryInMs) =>
+        this.logger.warn({ err: describeTelegramError(err, this.config.TELEGRAM_BOT_TOKEN), retryInMs }, 'could not connect to Telegram; retrying'),
+    }).catch((err: unknown) => {
+      // Stopped while connecting: nothing to report.
+      if (!signal.aborted) throw err;
+    });
   }
 
   /** Webhook behind the gateway when a public URL is set; otherwise long polling (which needs the webhook removed). */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GrammyError, type Api } from 'grammy';
 import type { Logger } from '#logging';
+import { Backoff, sleep } from '#retry';
 import type { ChannelStore } from '../store/channel.store.js';
-import { sleep } from '../sleep.js';
 import { describeTelegramError } from './telegram-client.js';
 import { ALLOWED_UPDATES } from './update-chat.js';
 import type { UpdateIntake } from './update-intake.js';
@@ -12,7 +12,6 @@ export interface PollerOptions {
   readonly token: string;
 }
 
-const BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
 
 /**
  * Long polling done so no update is lost: each batch is stored on the durable queue first, and only then
@@ -25,6 +24,8 @@ export class UpdatePoller {
   private loop?: Promise<void>;
   private offset?: number;
   private failures = 0;
+  /** Waits after a failed poll: 0.5 s doubling to 30 s, jittered, unless Telegram names one. */
+  private readonly backoff = new Backoff({ baseMs: 500, maxMs: 30_000 });
 
   constructor(
     private readonly api: Api,
@@ -61,11 +62,12 @@ export class UpdatePoller {
         }
         await this.pollOnce(signal);
         this.failures = 0;
+        this.backoff.reset();
       } catch (err) {
         if (signal.aborted) return;
         this.failures += 1;
         this.logger.warn({ err: describeTelegramError(err, this.options.token), failures: this.failures }, conflictHint(err));
-        await sleep(backoff(err, this.failures), signal);
+        await sleep(retryAfterMs(err) ?? this.backoff.next(), signal);
       }
     }
   }
@@ -81,10 +83,10 @@ export class UpdatePoller {
   }
 }
 
-function backoff(err: unknown, failures: number): number {
+/** The wait Telegram asked for (flood control's retry_after), or undefined. */
+function retryAfterMs(err: unknown): number | undefined {
   const retryAfter = err instanceof GrammyError ? err.parameters.retry_after : undefined;
-  if (retryAfter !== undefined) return retryAfter * 1_000;
-  return BACKOFF_MS[Math.min(failures - 1, BACKOFF_MS.length - 1)]!;
+  return retryAfter === undefined ? undefined : retryAfter * 1_000;
 }
 
 function conflictHint(err: unknown): string {

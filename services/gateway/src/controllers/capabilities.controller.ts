@@ -29,7 +29,7 @@ function sessionOf(bodyId: string | undefined, header: string | undefined): stri
 export class CapabilitiesController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}
 
-  /** 200 with the seed's fields when the job finished within the short wait, else 202 with its job id. */
+  /** 200 with the distill result's fields when the job finished within the short wait, else 202 with its job id. */
   @Post('distill')
   async distill(@CallerParam() c: Caller, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const request = parseInput(DistillBody, body ?? {});

@@ -1,7 +1,7 @@
 import { AgentRoutes, DEFAULT_AGENT_NAME, DEFAULT_AGENT_POLICY, type AgentPolicy, type Scope } from '#contracts';
 import { agentView, unknownAgent, type AgentStore } from '#agent-registry';
-import { dependencyUnavailable, type Bus, type MessageContext } from '#bus';
-import { isAlfredError } from '#errors';
+import { type Bus, type MessageContext } from '#bus';
+import { dependencyUnavailable, isAlfredError } from '#errors';
 
 /**
  * Whether an agent exists and what its policy permits, as the gateway learns it for a request acting as that agent:

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { dependencyUnavailable, lazyKvBucket } from '#bus';
+import { dependencyUnavailable } from '#errors';
+import { lazyKvBucket } from '#bus';
 
 /** What ends a credential before its expiry: its own turn, or everything minted for a session or agent until then. */
 export type Revocation =

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { dependencyUnavailable, lazyKvBucket } from '#bus';
+import { dependencyUnavailable } from '#errors';
+import { lazyKvBucket } from '#bus';
 import { ReservationLease } from './idempotency-lease.js';
 
 /** How long a key remembers its answer (a client retrying later than this makes a new request). */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { zodToAlfredError } from '#bus';
+import { zodToAlfredError } from '#errors';
 
 /** Validates HTTP input with a contract schema; a failure becomes the API's error (400/422), nothing runs. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {

@@ -10,8 +10,8 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode } from '#contracts';
-import { zodToAlfredError, type Bus } from '#bus';
-import { AlfredError } from '#errors';
+import { type Bus } from '#bus';
+import { AlfredError, zodToAlfredError } from '#errors';
 import type { Logger } from '#logging';
 import type { Caller } from '../http/caller.js';
 import { API_VERSION } from '../api-info.js';

@@ -1,5 +1,5 @@
 import type { Checkpoint, CheckpointListQuery, Scope } from '#contracts';
-import type { StoreWrite } from '#bus';
+import type { StoreWrite } from '#durable';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
 import { storeWrite } from '../memory.repository.js';

@@ -14,7 +14,8 @@ import {
   type SessionView,
   type Writer,
 } from '#contracts';
-import type { Bus, ChangeWriter, MessageContext } from '#bus';
+import type { ChangeWriter } from '#durable';
+import type { Bus, MessageContext } from '#bus';
 import type { Embedder } from '#embeddings';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,6 @@
 import type { FeedbackCounts, Scope } from '#contracts';
-import { addMirrored, counterKey, type Counters, type StoreWrite } from '#bus';
+import type { StoreWrite } from '#durable';
+import { addMirrored, counterKey, type Counters } from '#bus';
 import { storeWrite } from '../memory.repository.js';
 import { purgeScope } from '../scope-purge.js';
 import { placeholderVector, type Collection, type CollectionSpec, type StoredDoc } from '#vector-store';

@@ -7,7 +7,7 @@ import {
   type Memory,
   type Scope,
 } from '#contracts';
-import type { ChangeEvent, ChangeWriter } from '#bus';
+import type { ChangeEvent, ChangeWriter } from '#durable';
 import { ScopedCache } from '../memory-cache.js';
 import type { MemoryService } from '../memory.service.js';
 import { KeyedLock } from './keyed-lock.js';

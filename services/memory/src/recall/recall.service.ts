@@ -6,7 +6,7 @@ import {
   type Scope,
 } from '#contracts';
 import type { Bus, MessageContext } from '#bus';
-import { estimateTokens } from '#llm';
+import { estimateTokens } from '#text';
 import type { MemorySearch } from '../search/memory-search.js';
 import type { RemediationService } from '../remediations/remediation.service.js';
 import { fillBudget } from './recall-budget.js';

@@ -1,5 +1,5 @@
 import type { Remediation, Scope } from '#contracts';
-import type { StoreWrite } from '#bus';
+import type { StoreWrite } from '#durable';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
 import { storeWrite } from '../memory.repository.js';

@@ -10,7 +10,7 @@ import {
   type Scope,
   type Writer,
 } from '#contracts';
-import type { ChangeWriter } from '#bus';
+import type { ChangeWriter } from '#durable';
 import type { Embedder } from '#embeddings';
 import { AlfredError } from '#errors';
 import { randomUUID } from 'node:crypto';

@@ -3,9 +3,9 @@ import { SecretDetectedError, SecretGuard } from '#content-safety';
 
 /**
  * The memory service's secret check: every text a write would store passes it first, so a refused write changes
- * nothing. Texts of one request are checked together (the scanner scans concurrent checks in one pass). Batches keep
- * the seed's partial semantics (an item with a secret is reported by its index like any invalid item, the others are
- * stored); a conversation is one unit.
+ * nothing. Texts of one request are checked together (the scanner scans concurrent checks in one pass). A batch is
+ * partial, as the batch endpoint is for any invalid item (an item with a secret is reported by its index, the others
+ * are stored); a conversation is one unit.
  */
 export class MemoryWriteGuard {
   constructor(private readonly secrets: SecretGuard = new SecretGuard()) {}

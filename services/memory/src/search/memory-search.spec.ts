@@ -9,7 +9,7 @@ import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from '../feedb
 import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { BusMemoryHistory } from '../memory-events.js';
 import { openMemoryChanges } from '../memory-changes.js';
-import type { DurableChanges } from '#bus';
+import type { DurableChanges } from '#durable';
 import { MemoryRepository, memoryCollectionSpec } from '../memory.repository.js';
 import { MemoryService } from '../memory.service.js';
 import { MemorySearch } from './memory-search.js';

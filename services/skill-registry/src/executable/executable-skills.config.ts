@@ -3,8 +3,13 @@ import { z } from 'zod';
 
 /** Environment variables of executable skills, spread into the skill-registry's env schema. */
 export const executableSkillsEnv = {
-  /** The managed root where skills created through the API live; `<ALFRED_DATA_DIR>/executable-skills` by default. */
-  ALFRED_EXEC_SKILLS_DIR: z.string().optional(),
+  ALFRED_EXEC_SKILLS_DIR: z
+    .string()
+    .optional()
+    .meta({
+      description: 'where executable skills created through the API live',
+      shownDefault: '`$ALFRED_DATA_DIR/executable-skills`',
+    }),
 };
 
 /** What the executable-skills module reads from the registry's config. */

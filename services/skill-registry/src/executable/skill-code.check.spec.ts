@@ -20,7 +20,7 @@ describe(checkSkillCode.name, () => {
   });
 });
 
-describe(`${checkSkillCode.name} (the escapes of the old textual check)`, () => {
+describe(`${checkSkillCode.name} (escapes a textual check would miss)`, () => {
   it('should refuse CommonJS with a clear error, even when a comment mentions an execute export', () => {
     const cjs = "// export function execute() {}\nmodule.exports.execute = async () => module.constructor.registerHooks({});";
     expect(checkSkillCode(cjs)).toMatch(/must be an ES module.*CommonJS.*not supported/);

@@ -11,43 +11,56 @@ const hostList = z.string().transform((raw) =>
 
 /** Environment variables of installs from git, spread into the skill-registry's env schema. */
 export const skillInstallEnv = {
-  /** `file://` URLs and absolute local paths as sources (the registry's own disk): off unless set. */
-  ALFRED_SKILLS_INSTALL_LOCAL: envHelpers.bool.default(false),
-  /** A private key for `ssh://` sources; without it ssh sources are refused. */
-  ALFRED_SKILLS_INSTALL_SSH_KEY: z.string().min(1).optional(),
-  /** The known_hosts file ssh checks host keys against (required with the key: unknown hosts are refused). */
-  ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS: z.string().min(1).optional(),
-  /** Extra certificate authorities (PEM) for `https://` sources, e.g. an internal git server's. */
-  ALFRED_SKILLS_INSTALL_CA_FILE: z.string().min(1).optional(),
-  /** Hosts that may resolve to private, loopback or link-local addresses (an internal git server); none by default. */
-  ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS: hostList.default([]),
-  /** Time limit for fetching one source (resolve, fetch, read). */
+  ALFRED_SKILLS_INSTALL_LOCAL: envHelpers.bool
+    .default(false)
+    .describe('skills from git: `file://` and local paths (the registry\'s own disk) as sources'),
+  ALFRED_SKILLS_INSTALL_SSH_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('skills from git: a private key for `ssh://` sources (refused without it)'),
+  ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'skills from git: the known_hosts file `ssh://` host keys are checked against (unknown hosts are refused)',
+    ),
+  ALFRED_SKILLS_INSTALL_CA_FILE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('skills from git: extra certificate authorities (PEM) for `https://` sources'),
+  ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS: hostList
+    .default([])
+    .describe(
+      'skills from git: hosts allowed to resolve to private, loopback or link-local addresses (comma-separated)',
+    ),
   ALFRED_SKILLS_INSTALL_TIMEOUT_MS: z.coerce
     .number()
     .int()
     .min(1000)
     .max(SKILL_INSTALL_GIT_TIMEOUT_MAX_MS)
-    .default(120_000),
-  /** Largest repository data fetched for one source (the shallow pack); larger is refused (413). */
+    .default(120_000)
+    .describe('skills from git: time limit of one source\'s fetch (resolve, fetch, read)'),
   ALFRED_SKILLS_INSTALL_MAX_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .default(100 * 1024 * 1024),
-  /** Largest single file of an installed skill; a skill holding a larger one is refused. */
+    .default(100 * 1024 * 1024)
+    .describe('skills from git: largest repository data fetched for one source (413 above)'),
   ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES: z.coerce
     .number()
     .int()
     .min(1)
-    .default(1024 * 1024),
-  /** Largest skill folder (all its files). */
+    .default(1024 * 1024)
+    .describe('skills from git: largest file of an installed skill'),
   ALFRED_SKILLS_INSTALL_MAX_SKILL_BYTES: z.coerce
     .number()
     .int()
     .min(1)
-    .default(8 * 1024 * 1024),
-  /** The git binary. */
-  ALFRED_SKILLS_INSTALL_GIT: z.string().min(1).default('git'),
+    .default(8 * 1024 * 1024)
+    .describe('skills from git: largest skill folder (all its files)'),
 };
 
 export interface SkillInstallConfig {
@@ -61,5 +74,4 @@ export interface SkillInstallConfig {
   readonly ALFRED_SKILLS_INSTALL_MAX_BYTES: number;
   readonly ALFRED_SKILLS_INSTALL_MAX_FILE_BYTES: number;
   readonly ALFRED_SKILLS_INSTALL_MAX_SKILL_BYTES: number;
-  readonly ALFRED_SKILLS_INSTALL_GIT: string;
 }

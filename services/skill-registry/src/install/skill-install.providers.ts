@@ -41,7 +41,7 @@ export function skillInstallProviders(config: SkillInstallConfig): Provider[] {
         provenance: SkillProvenanceRepository,
       ) => {
         const git = new GitClient({
-          binary: config.ALFRED_SKILLS_INSTALL_GIT,
+          binary: 'git',
           workDir: resolve(dir, 'tmp'),
           timeoutMs: config.ALFRED_SKILLS_INSTALL_TIMEOUT_MS,
           maxBytes: config.ALFRED_SKILLS_INSTALL_MAX_BYTES,

@@ -1,0 +1,3 @@
+export * from './backoff.js';
+export * from './retry.js';
+export * from './sleep.js';
