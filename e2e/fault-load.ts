@@ -21,6 +21,8 @@ export interface Tally {
   readonly ackTimes: number[];
   /** The longest a write took from its first error to its acknowledgement (ms): how long its retries waited. */
   slowestRecoveryMs: number;
+  /** When each error was answered (ms since epoch). */
+  readonly errorTimes: number[];
 }
 
 export const newTally = (): Tally => ({
@@ -32,6 +34,7 @@ export const newTally = (): Tally => ({
   acked: new Map(),
   ackTimes: [],
   slowestRecoveryMs: 0,
+  errorTimes: [],
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -81,6 +84,7 @@ async function write(
       via.at++;
     }
     tally.errors[status] = (tally.errors[status] ?? 0) + 1;
+    tally.errorTimes.push(Date.now());
     if (erred === undefined) tally.writesWithErrors++;
     erred ??= Date.now();
     await sleep(retryAfterMs);

@@ -99,6 +99,26 @@ describe(DurableChanges.name, () => {
     expect(await texts(bus)).toEqual(['first', 'behind']);
   });
 
+  it('should answer a writer whose publish stalls after publishWaitMs, and publish its event when the broker answers', async () => {
+    const bus = inProcess();
+    const held = gate();
+    const stalling = new Proxy(bus, {
+      get(target, prop) {
+        if (prop !== 'publish') return Reflect.get(target, prop, target) as unknown;
+        return async (...args: Parameters<Bus['publish']>) => (await held.promise, target.publish(...args));
+      },
+    });
+    const changes = await DurableChanges.open({ bus: stalling, dir: join(dir, 'outbox'), events: [noted], landed: async () => true, logger: quiet, publishWaitMs: 200 });
+    opened.push(changes);
+    const started = Date.now();
+    await changes.apply([note('s', 'stalled')], async () => void store.set('s', 'stalled'));
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(changes.waiting).toBe(1);
+    held.open();
+    await pollUntil(() => changes.waiting === 0, 5_000, 'the stalled publish to finish');
+    expect(await texts(bus)).toEqual(['stalled']);
+  });
+
   it('should refuse a change whose event it does not know, before writing anything', async () => {
     const changes = await open(inProcess());
     const other = event('note', 'erased', 'NOTES', z.object({ id: z.string() }));

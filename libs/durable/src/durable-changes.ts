@@ -77,6 +77,12 @@ export interface DurableChangesOptions {
   readonly rotateAfter?: number;
   /** File size (bytes) after which the outbox file is started afresh. */
   readonly rotateAfterBytes?: number;
+  /**
+   * The longest a writer waits for its change's events to be published before it is answered anyway (the change is
+   * durable; the relay publishes them in order). A broker that stalls (a JetStream leader being elected) then delays
+   * answers by this much instead of failing them at the caller's timeout.
+   */
+  readonly publishWaitMs?: number;
 }
 
 /** proper-lockfile: a holder refreshes its lock every UPDATE_MS; one not refreshed for STALE_MS belongs to a dead process. */
@@ -264,7 +270,11 @@ export class DurableChanges implements ChangeWriter {
   private async published(tx: string): Promise<void> {
     const sent = new Promise<void>((resolve) => this.onSent.set(tx, resolve));
     void this.relay();
-    await sent;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.publishWaitMs ?? 1_000)));
+    await Promise.race([sent, stalled]);
+    clearTimeout(timer);
+    this.onSent.delete(tx);
   }
 
   private toStored(e: ChangeEvent, tx: string, i: number): OutboxEvent {
