@@ -12,3 +12,4 @@ export * from './durable-changes.js';
 export type { LoggedWrite } from './outbox-records.js';
 export * from './counters.js';
 export * from './kv-bucket.js';
+export * from './nats-kv.store.js';

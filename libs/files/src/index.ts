@@ -1,1 +1,2 @@
 export * from './atomic-file.js';
+export * from './file-kv.store.js';

@@ -10,3 +10,4 @@ export * from './own-servers.js';
 export * from './functional-env.js';
 export * from './git-loopback.js';
 export * from './agent-store-contract.js';
+export * from './kv-store-contract.js';
