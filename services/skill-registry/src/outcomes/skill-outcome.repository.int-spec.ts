@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
-import { NatsBus, NatsKvCounters } from '#bus';
+import { NatsBus, KvCounters, NatsKvStore } from '#bus';
 import { describeWithNats, testServers } from '#testing';
 import { LanceDbStore } from '#vector-store';
 import { openSkillOutcomes, SkillOutcomeRepository } from './skill-outcome.repository.js';
@@ -32,7 +32,7 @@ describeNats(`${SkillOutcomeRepository.name} with shared counters`, () => {
   });
 
   it('should count every one of 40 concurrent outcomes recorded through two instances', async () => {
-    const [a, b] = await Promise.all(nats.map(async (n) => new SkillOutcomeRepository(await openSkillOutcomes(store), new NatsKvCounters(n.nc, bucket))));
+    const [a, b] = await Promise.all(nats.map(async (n) => new SkillOutcomeRepository(await openSkillOutcomes(store), new KvCounters(new NatsKvStore(n.nc, bucket)))));
     const at = new Date().toISOString();
 
     await Promise.all(Array.from({ length: 20 }, (_, i) => [a!.add('t1', 'pdf', { success: 1, failure: 0 }, at), b!.add('t1', 'pdf', { success: i < 5 ? 1 : 0, failure: i < 5 ? 0 : 1 }, at)]).flat());
