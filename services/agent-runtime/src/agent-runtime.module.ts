@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { createAgentFileStore, type AgentFileStore } from '#agent-files';
-import { BUS, NatsBus, type Bus } from '#bus';
-import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore, type AgentStore } from '#agent-registry';
+import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
+import { AGENT_REGISTRY_BUCKET, KvAgentStore, type AgentStore } from '#agent-registry';
+import { FileKvStore } from '#files';
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
 import { Metrics } from '#metrics';
@@ -10,7 +12,7 @@ import { announceOsSandbox, BashSandbox, DiskQuota } from '#sandbox';
 import { drainWindowMs, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { AgentService } from './agents/agent.service.js';
-import { FileAgentStore } from './agents/file-agent.store.js';
+import { moveFileAgents } from './agents/file-agents.migration.js';
 import { moveRedisAgents } from './agents/redis-agents.migration.js';
 import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspaceQuotaOf, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
@@ -41,11 +43,16 @@ const closer = (token: symbol) => ({
 
 /**
  * Where agents live: distributed, the registry bucket every gateway also reads (agents an earlier version kept in
- * Redis are moved there first); embedded, files under the data dir.
+ * Redis are moved there first); embedded, files under the data dir (moved from an earlier version's layout first).
  */
 async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger): Promise<AgentStore> {
-  if (!(bus instanceof NatsBus)) return new FileAgentStore(config.ALFRED_DATA_DIR);
-  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas);
+  if (!(bus instanceof NatsBus)) {
+    const files = new KvAgentStore(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'agents')));
+    const moved = await moveFileAgents(config.ALFRED_DATA_DIR, files);
+    if (moved > 0) logger.info({ moved }, 'agents moved into the key-value layout of the data dir');
+    return files;
+  }
+  const registry = new KvAgentStore(new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas }));
   if (config.REDIS_URL) {
     try {
       const moved = await moveRedisAgents(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, registry);

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { BUS, NatsBus, type Bus } from '#bus';
+import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import type { GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
@@ -44,7 +44,7 @@ import {
   RegistryAgentDirectory,
   type AgentDirectory,
 } from './http/agent-directory.js';
-import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore } from '#agent-registry';
+import { AGENT_REGISTRY_BUCKET, KvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
 export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
@@ -68,7 +68,8 @@ export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
 /** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process, embedded. */
 export function agentDirectory(bus: Bus): AgentDirectory {
   if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
-  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS);
+  const kv = new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas, timeoutMs: REGISTRY_READ_MS });
+  const registry = new KvAgentStore(kv);
   return new RegistryAgentDirectory(registry, () => bus.isConnected());
 }
 
