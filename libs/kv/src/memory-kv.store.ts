@@ -15,6 +15,8 @@ interface Held {
 export class MemoryKvStore implements KvStore {
   private readonly entries = new Map<string, Held>();
   private readonly hub = new KvChangeHub();
+  /** When expired entries nobody reads again are next dropped (a long-lived process must not keep them). */
+  private nextSweep = 0;
 
   constructor(private readonly options: KvBucketOptions = {}) {}
 
@@ -30,6 +32,7 @@ export class MemoryKvStore implements KvStore {
     const revision = nextRevision(current?.revision ?? 0);
     const expiresAt = this.options.ttlMs === undefined ? undefined : Date.now() + this.options.ttlMs;
     this.entries.set(key, { value, revision, expiresAt });
+    this.sweep();
     this.hub.emit({ key, entry: { key, value, revision } });
     return revision;
   }
@@ -65,6 +68,13 @@ export class MemoryKvStore implements KvStore {
 
   async close(): Promise<void> {
     this.hub.clear();
+  }
+
+  private sweep(): void {
+    const { ttlMs } = this.options;
+    if (ttlMs === undefined || Date.now() < this.nextSweep) return;
+    this.nextSweep = Date.now() + Math.max(ttlMs, 1_000);
+    for (const key of [...this.entries.keys()]) this.live(key);
   }
 
   private live(key: string): KvEntry | undefined {

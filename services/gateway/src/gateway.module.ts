@@ -30,11 +30,7 @@ import { installBodyLimit } from './http/body-limit.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
-import {
-  MemoryCredentialRevocations,
-  NatsKvCredentialRevocations,
-  type CredentialRevocations,
-} from './http/credential-revocations.js';
+import { KvCredentialRevocations, memoryRevocations, type CredentialRevocations } from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
@@ -57,9 +53,10 @@ export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
 
 /** Credential revocations: in a KV bucket every gateway instance checks over NATS; in the process when embedded. */
 export function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
-  if (!(bus instanceof NatsBus)) return new MemoryCredentialRevocations();
-  const name = bus.stream(CREDENTIAL_REVOCATIONS_BUCKET);
-  return new NatsKvCredentialRevocations(bus.nc, name, ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
+  if (!(bus instanceof NatsBus)) return memoryRevocations(ttlMs);
+  const options = { ttlMs, replicas: bus.replicas, timeoutMs: REGISTRY_READ_MS };
+  const kv = new NatsKvStore(bus.nc, bus.stream(CREDENTIAL_REVOCATIONS_BUCKET), options);
+  return new KvCredentialRevocations(kv, { connected: () => bus.isConnected() });
 }
 
 /** The bucket of credential revocations (before the bus's subject prefix). */
