@@ -33,7 +33,7 @@ import { ScopedCredentials } from './http/scoped-credential.js';
 import { KvCredentialRevocations, memoryRevocations, type CredentialRevocations } from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
-import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+import { IDEMPOTENCY_TTL_MS, KV_BUDGET_MS, KvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
 import {
   AGENT_DIRECTORY,
   BusAgentDirectory,
@@ -44,10 +44,11 @@ import { AGENT_REGISTRY_BUCKET, KvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
 export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
-  if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
-  return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
+  if (!(bus instanceof NatsBus)) return KvIdempotencyStore.inMemory();
+  const options = { ttlMs: IDEMPOTENCY_TTL_MS, replicas: bus.replicas, timeoutMs: KV_BUDGET_MS };
+  const kv = new NatsKvStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), options);
+  return new KvIdempotencyStore(kv, () => bus.isConnected(), (err) =>
     logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
-    bus.replicas,
   );
 }
 
