@@ -10,10 +10,11 @@ import { drainWindowMs, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
 import { DistillJobs, distillQueue } from './distill-jobs.js';
 import { DistillerService } from './distiller.service.js';
-import { FileJobRepository } from './file-job.repository.js';
+import { jobBuckets } from './job-buckets.js';
+import { moveFileJobs, moveRedisJobs } from './job.migration.js';
 import { DistillerHandlers } from './handlers/distiller.handlers.js';
 import { JOB_REPOSITORY, type JobRepository } from './job.repository.js';
-import { RedisJobRepository } from './redis-job.repository.js';
+import { KvJobRepository } from './kv-job.repository.js';
 
 const msList = z
   .string()
@@ -42,6 +43,20 @@ export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 const AGENT_FILES = Symbol('AGENT_FILES');
 const SESSIONS = Symbol('SESSIONS');
 
+/** Jobs in key-value buckets (Redis or the data dir), with what an earlier version kept in its own layout moved in. */
+async function jobRepository(config: DistillerConfig, logger: Logger): Promise<JobRepository> {
+  const buckets = jobBuckets(config);
+  const move = config.REDIS_URL
+    ? moveRedisJobs(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, buckets)
+    : moveFileJobs(config.ALFRED_DATA_DIR, buckets);
+  const moved = await move.catch((err: unknown) => {
+    logger.warn({ err: String(err) }, 'jobs kept by an earlier version could not be moved yet; the next start tries again');
+    return 0;
+  });
+  if (moved > 0) logger.info({ moved }, 'jobs moved into the key-value layout');
+  return new KvJobRepository(buckets);
+}
+
 /** The distiller service: insights into MEMORY.md and memories, as durable jobs. */
 @Module({})
 export class DistillerModule {
@@ -53,8 +68,8 @@ export class DistillerModule {
         { provide: SESSIONS, useFactory: () => createSessionStore(config) },
         {
           provide: JOB_REPOSITORY,
-          useFactory: (): JobRepository =>
-            config.REDIS_URL ? new RedisJobRepository(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new FileJobRepository(config.ALFRED_DATA_DIR),
+          inject: [LOGGER],
+          useFactory: (logger: Logger): Promise<JobRepository> => jobRepository(config, logger),
         },
         {
           provide: DistillJobs,
