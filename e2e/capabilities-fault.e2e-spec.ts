@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DistillerRoutes, MemoryRoutes, type ServiceName } from '#contracts';
-import { RedisAgentFileStore } from '#agent-files';
+import { createAgentFileStore } from '#agent-files';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
@@ -90,7 +90,7 @@ describeNats('distill jobs over NATS and Redis', () => {
       expect(Date.now() - stoppedAt).toBeLessThan(30_000); // the queue's ack wait is 60 s: this was a hand-back
       expect(model.messageRequests).toHaveLength(2);
 
-      const files = new RedisAgentFileStore({ redis: testServers.redisUrl, keyPrefix: `${prefix}:` });
+      const files = await createAgentFileStore({ REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `${prefix}:`, ALFRED_DATA_DIR: '/nonexistent' });
       const memoryFile = await files.read(scope, 'memory');
       await files.close();
       expect(memoryFile.content.match(/Releases ship on Fridays/g)).toHaveLength(1);
