@@ -5,6 +5,8 @@ import { createAgentFileStore, type AgentFileStore } from '#agent-files';
 import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
 import { AGENT_REGISTRY_BUCKET, KvAgentStore, type AgentStore } from '#agent-registry';
 import { FileKvStore } from '#files';
+import { MemoryKvStore } from '#kv';
+import { RedisKvStore } from '#redis';
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
 import { Metrics } from '#metrics';
@@ -21,10 +23,9 @@ import { TurnHandlers } from './handlers/turn.handlers.js';
 import { UsageHandlers, WORKSPACE_QUOTA, WORKSPACES_DIR } from './handlers/usage.handlers.js';
 import { ExecutableSkillToolProvider } from './tools/executable-skill.provider.js';
 import type { ToolProvider } from './tools/tool.types.js';
-import { RedisTurnStateStore } from './turns/redis-turn-state.store.js';
 import { TurnCoordinator } from './turns/turn-coordinator.js';
 import { TurnRunner } from './turns/turn-runner.js';
-import { MemoryTurnStateStore, type TurnStateStore } from './turns/turn-state.store.js';
+import { KvTurnStateStore, TURN_STATE_TTL_MS, type TurnStateStore } from './turns/turn-state.store.js';
 
 export { agentRuntimeEnvSchema, type AgentRuntimeConfig } from './config.js';
 
@@ -83,8 +84,11 @@ export class AgentRuntimeModule {
         },
         {
           provide: TURN_STATE,
-          useFactory: (): TurnStateStore =>
-            config.REDIS_URL ? new RedisTurnStateStore(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new MemoryTurnStateStore(),
+          useFactory: (): TurnStateStore => {
+            const options = { keyPrefix: config.ALFRED_REDIS_PREFIX, ttlMs: TURN_STATE_TTL_MS };
+            const kv = config.REDIS_URL ? new RedisKvStore(config.REDIS_URL, 'turn-state', options) : new MemoryKvStore(options);
+            return new KvTurnStateStore(kv);
+          },
         },
         closer(SESSION_STORE),
         closer(AGENT_FILE_STORE),
