@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { RedisKvStore } from '#redis';
 import { deleteRedisKeysWithPrefix, describeWithRedis, pollUntil, testServers } from '#testing';
 import { channelStoreContract } from './channel-store.contract.js';
-import { RedisChannelStore } from './redis-channel.store.js';
+import { KvChannelStore } from './kv-channel.store.js';
 
 const describeRedis = await describeWithRedis();
 
 const fixture = async () => {
   const prefix = `test-${randomUUID().slice(0, 8)}:`;
-  const store = new RedisChannelStore(testServers.redisUrl, prefix, '123');
-  const peer = new RedisChannelStore(testServers.redisUrl, prefix, '123');
+  const open = () => {
+    const kv = new RedisKvStore(testServers.redisUrl, 'channels', { keyPrefix: prefix });
+    return new KvChannelStore(kv, kv, '123');
+  };
+  const store = open();
+  const peer = open();
   return {
     store,
     peer,
@@ -20,9 +25,9 @@ const fixture = async () => {
   };
 };
 
-channelStoreContract(RedisChannelStore.name, describeRedis, fixture);
+channelStoreContract(`${KvChannelStore.name} on Redis`, describeRedis, fixture);
 
-describeRedis(`${RedisChannelStore.name} poller lease`, () => {
+describeRedis(`${KvChannelStore.name} on Redis: poller lease`, () => {
   it('should give the lease to one owner at a time, and to another once released or lapsed', async () => {
     const fx = await fixture();
     try {
