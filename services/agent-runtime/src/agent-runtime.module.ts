@@ -3,6 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { createAgentFileStore, type AgentFileStore } from '#agent-files';
 import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
+import { SecretGuard } from '#content-safety';
 import { AGENT_REGISTRY_BUCKET, KvAgentStore, type AgentStore } from '#agent-registry';
 import { FileKvStore } from '#files';
 import { MemoryKvStore } from '#kv';
@@ -13,10 +14,12 @@ import { Metrics } from '#metrics';
 import { announceOsSandbox, BashSandbox, DiskQuota } from '#sandbox';
 import { drainWindowMs, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
+import { AgentFileEdits } from './agents/agent-file-edits.js';
 import { AgentService } from './agents/agent.service.js';
 import { moveFileAgents } from './agents/file-agents.migration.js';
 import { moveRedisAgents } from './agents/redis-agents.migration.js';
 import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspaceQuotaOf, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
+import { AGENT_FILE_STORE, AgentFileHandlers } from './handlers/agent-file.handlers.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
 import { TurnHandlers } from './handlers/turn.handlers.js';
@@ -30,7 +33,6 @@ import { KvTurnStateStore, TURN_STATE_TTL_MS, type TurnStateStore } from './turn
 export { agentRuntimeEnvSchema, type AgentRuntimeConfig } from './config.js';
 
 const AGENT_STORE = Symbol('AGENT_STORE');
-const AGENT_FILE_STORE = Symbol('AGENT_FILE_STORE');
 const TURN_STATE = Symbol('TURN_STATE');
 const LLM = Symbol('LLM');
 /** Tools beyond the core ones (executable skills plug in here). */
@@ -66,7 +68,7 @@ async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger):
   return registry;
 }
 
-/** The agent-runtime service: sessions, named agents and the agent loop, any instance serving any session. */
+/** The agent-runtime service: sessions, agent files, named agents and the agent loop, any instance serving any of them. */
 @Module({})
 export class AgentRuntimeModule {
   static forRoot(config: AgentRuntimeConfig, toolProviders: readonly ToolProvider[] = []): DynamicModule {
@@ -142,7 +144,13 @@ export class AgentRuntimeModule {
             }, log);
           },
         },
+        {
+          provide: AgentFileEdits,
+          inject: [AGENT_FILE_STORE],
+          useFactory: (files: AgentFileStore) => new AgentFileEdits(files, new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
+        },
         SessionHandlers,
+        AgentFileHandlers,
         AgentHandlers,
         TurnHandlers,
         { provide: WORKSPACE_QUOTA, useValue: quota },

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { baseEnv, envHelpers, llmEnv, osSandboxEnv, parseEnv, redisEnv } from '#config';
+import { baseEnv, contentSafetyEnv, envHelpers, llmEnv, osSandboxEnv, parseEnv, redisEnv } from '#config';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 
@@ -43,7 +43,7 @@ export const agentEnv = {
   ALFRED_SKILL_INDEX_TTL_MS: int(0, 600_000, 2_000),
 };
 
-export const agentRuntimeEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv, ...agentEnv, ...osSandboxEnv });
+export const agentRuntimeEnvSchema = z.object({ ...baseEnv, ...redisEnv, ...llmEnv, ...agentEnv, ...osSandboxEnv, ...contentSafetyEnv });
 export type AgentRuntimeConfig = z.output<typeof agentRuntimeEnvSchema>;
 
 export function loadAgentRuntimeConfig(env: NodeJS.ProcessEnv): AgentRuntimeConfig {

@@ -1,7 +1,7 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
 import { AlfredError, isAlfredError } from '#errors';
 import { estimateTokens, modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
-import type { SessionStore } from '#sessions';
+import type { SessionAccess } from '#sessions';
 import { planByTokens, planCompaction } from './compaction-plan.js';
 import { extractiveSummary } from './extractive-summarizer.js';
 import { modelSummary } from './model-summarizer.js';
@@ -25,7 +25,7 @@ const ATTEMPTS = 3;
 /** Folds a session's older messages into one summary message; recent messages and skill loads stay verbatim. */
 export class CompactorService {
   constructor(
-    private readonly sessions: SessionStore,
+    private readonly sessions: Pick<SessionAccess, 'get' | 'replace'>,
     private readonly llm: LlmClient,
     private readonly options: CompactorOptions,
   ) {}

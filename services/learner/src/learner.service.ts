@@ -1,5 +1,5 @@
 import { agentFileName, ErrorCode, MemoryRoutes, type AgentFileKind, type LearnBody, type LearnResult, type Scope } from '#contracts';
-import type { AgentFileStore } from '#agent-files';
+import type { AgentFileAccess } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
 import { isAlfredError } from '#errors';
 import { SecretGuard } from '#content-safety';
@@ -24,7 +24,7 @@ const ATTEMPTS = 3;
 /** Updates USER.md / SOUL.md from observations, keeping every version. */
 export class LearnerService {
   constructor(
-    private readonly files: AgentFileStore,
+    private readonly files: AgentFileAccess,
     private readonly llm: LlmClient,
     private readonly bus: Bus,
     private readonly options: LearnerOptions,
