@@ -1,24 +1,36 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BUS, sharedCounters, type Bus } from '#bus';
+import { BUS, KvCounters, NatsBus, NatsKvStore, sharedCounters, type Bus } from '#bus';
+import { FileKvStore } from '#files';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
 import { embeddingProviders, type ServiceDefinition } from '#runtime';
 import { SkillCatalog } from '#skills';
 import { SecretGuard } from '#content-safety';
-import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
+import { moveSkillOutcomeRows, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import { VECTOR_STORE, type VectorStore } from '#vector-store';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
 import { executableSkillProviders } from './executable/executable-skills.module.js';
 import { InstallRecordsRepository } from './install/install-records.repository.js';
 import { skillInstallProviders } from './install/skill-install.providers.js';
-import { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
+import { moveSkillProvenanceRows } from './records/skill-provenance.migration.js';
+import { SKILL_PROVENANCE_BUCKET, SkillProvenanceRepository } from './records/skill-provenance.repository.js';
 import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './skill-search.repository.js';
 
 export { skillRegistryEnvSchema, type SkillRegistryConfig } from './config.js';
+
+/** Runs a move of what an earlier version kept in the vector store; a failure is logged and tried at the next start. */
+async function moved(logger: Logger, what: string, move: () => Promise<number>): Promise<void> {
+  try {
+    const count = await move();
+    if (count > 0) logger.info({ moved: count }, `${what} moved from the vector store into the key-value layout`);
+  } catch (err) {
+    logger.warn({ err: String(err) }, `${what} kept in the vector store by an earlier version could not be moved yet; the next start tries again`);
+  }
+}
 
 @Module({})
 export class SkillRegistryModule {
@@ -30,13 +42,27 @@ export class SkillRegistryModule {
         ...executableSkillProviders(config),
         ...skillInstallProviders(config),
         {
-          // Distributed, outcome counts are incremented in a KV bucket every instance shares (compare-and-set).
+          // Outcome counts: distributed, the counters bucket every instance increments (compare-and-set); embedded, files.
           provide: SkillOutcomeRepository,
-          inject: [VECTOR_STORE, BUS],
-          useFactory: async (store: VectorStore, bus: Bus) =>
-            new SkillOutcomeRepository(await openSkillOutcomes(store), sharedCounters(bus)),
+          inject: [VECTOR_STORE, BUS, LOGGER],
+          useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
+            const counters = sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'counters')));
+            await moved(logger, 'skill outcome counts', () => moveSkillOutcomeRows(store, counters));
+            return new SkillOutcomeRepository(counters);
+          },
         },
-        { provide: SkillProvenanceRepository, inject: [VECTOR_STORE], useFactory: (store: VectorStore) => SkillProvenanceRepository.open(store) },
+        {
+          provide: SkillProvenanceRepository,
+          inject: [VECTOR_STORE, BUS, LOGGER],
+          useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
+            const kv = bus instanceof NatsBus
+              ? new NatsKvStore(bus.nc, bus.stream(SKILL_PROVENANCE_BUCKET), { replicas: bus.replicas })
+              : new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'skill-provenance'));
+            const repo = new SkillProvenanceRepository(kv);
+            await moved(logger, 'skill provenance', () => moveSkillProvenanceRows(store, repo));
+            return repo;
+          },
+        },
         {
           provide: SkillSearchRepository,
           inject: [VECTOR_STORE, EMBEDDER],
