@@ -34,4 +34,21 @@ describe(FileKvStore.name, () => {
     await writeFile(join(dir, 'k', '.0b1c.tmp'), '{"r":9,"v":"half');
     expect(await store.list('k.')).toEqual([{ key: 'k.one', value: 'kept', revision: expect.any(Number) }]);
   });
+
+  it('should leave no folder emptied by a delete behind, and lose no write racing the removal of its folder', async () => {
+    const store = new FileKvStore(dir);
+    await store.put('t.a.1', 'x');
+    await store.put('t.b.1', 'y');
+    await store.delete('t.a.1');
+    expect(await readdir(join(dir, 't'))).toEqual(['b']);
+
+    // Writers of new keys in a folder while its last key is deleted, over and over.
+    for (let round = 0; round < 20; round++) {
+      await store.put('r.f.gone', 'x');
+      await Promise.all([store.delete('r.f.gone'), store.put(`r.f.k${round}`, 'kept')]);
+      await store.delete(`r.f.k${round}`);
+    }
+    expect(await store.keys('r.')).toEqual([]);
+    expect(await readdir(dir)).toEqual(['t']);
+  });
 });

@@ -1,5 +1,5 @@
-import { readdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { readdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import {
   checkExpected,
   checkKey,
@@ -62,7 +62,7 @@ export class FileKvStore implements KvStore {
       checkExpected(key, current, options);
       const r = nextRevision(current?.revision ?? 0);
       const stored: Stored = { r, v: value, ...(this.options.ttlMs === undefined ? {} : { e: Date.now() + this.options.ttlMs }) };
-      await writeFileAtomic(path, JSON.stringify(stored));
+      await this.write(path, JSON.stringify(stored));
       return r;
     });
     this.hub.emit({ key, entry: { key, value, revision } });
@@ -127,7 +127,25 @@ export class FileKvStore implements KvStore {
   private async remove(path: string): Promise<void> {
     await rm(path, { force: true });
     // Without a sync of its folder a removed file can come back after a crash.
-    await syncDir(resolve(path, '..')).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+    await syncDir(dirname(path)).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+    // Folders left empty go too (a deleted agent or tenant leaves none behind); one that is not empty stops the climb.
+    for (let dir = dirname(path); dir.startsWith(`${this.dir}/`); dir = dirname(dir)) {
+      if (!(await rmdir(dir).then(() => true, () => false))) break;
+    }
+  }
+
+  /**
+   * Writes the key's file; a folder that another key's delete removed as empty between this write's mkdir and its
+   * temp file is made again.
+   */
+  private async write(path: string, data: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await writeFileAtomic(path, data);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw err;
+      }
+    }
   }
 
   private path(key: string): string {

@@ -18,12 +18,17 @@ const MAX_ATTEMPTS = 100;
  * the last lease's token, so a holder that stopped between writing its lease and raising the fence gives no token twice.
  */
 export class KvSessionLeases {
-  constructor(private readonly kv: KvStore) {}
+  constructor(
+    /** The sessions' records (their fence). */
+    private readonly kv: KvStore,
+    /** Where the leases are: the same store distributed; the process's memory embedded (a lease ends with its process). */
+    private readonly leases: KvStore = kv,
+  ) {}
 
   async acquire(scope: Scope, id: string, owner: string, ttlMs: number): Promise<SessionLease | undefined> {
     const key = leaseKey(scope, id);
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const entry = await this.kv.get(key);
+      const entry = await this.leases.get(key);
       const held = entry && (JSON.parse(entry.value) as StoredLease);
       const live = held !== undefined && held.expiresAt > Date.now();
       if (live && held.owner !== owner) return undefined;
@@ -33,7 +38,7 @@ export class KvSessionLeases {
       const token = live ? held.token : Math.max(fence, held?.token ?? 0) + 1;
       const lease: StoredLease = { owner, token, expiresAt: Date.now() + ttlMs };
       try {
-        await this.kv.put(key, JSON.stringify(lease), { expected: entry?.revision ?? 0 });
+        await this.leases.put(key, JSON.stringify(lease), { expected: entry?.revision ?? 0 });
       } catch (err) {
         if (isKvConflict(err)) continue;
         throw err;
@@ -46,11 +51,11 @@ export class KvSessionLeases {
 
   async renew(scope: Scope, id: string, owner: string, ttlMs: number): Promise<boolean> {
     const key = leaseKey(scope, id);
-    const entry = await this.kv.get(key);
+    const entry = await this.leases.get(key);
     const held = entry && (JSON.parse(entry.value) as StoredLease);
     if (!entry || !held || held.owner !== owner || held.expiresAt <= Date.now()) return false;
     try {
-      await this.kv.put(key, JSON.stringify({ ...held, expiresAt: Date.now() + ttlMs }), { expected: entry.revision });
+      await this.leases.put(key, JSON.stringify({ ...held, expiresAt: Date.now() + ttlMs }), { expected: entry.revision });
       return true;
     } catch (err) {
       // Another owner took it over meanwhile (it had lapsed): not ours to renew any more.
@@ -61,15 +66,20 @@ export class KvSessionLeases {
 
   async release(scope: Scope, id: string, owner: string): Promise<boolean> {
     const key = leaseKey(scope, id);
-    const entry = await this.kv.get(key);
+    const entry = await this.leases.get(key);
     const held = entry && (JSON.parse(entry.value) as StoredLease);
     if (!entry || !held || held.owner !== owner || held.expiresAt <= Date.now()) return false;
     try {
-      return await this.kv.delete(key, { expected: entry.revision });
+      return await this.leases.delete(key, { expected: entry.revision });
     } catch (err) {
       if (isKvConflict(err)) return false;
       throw err;
     }
+  }
+
+  /** Deletes the session's lease (with the session). */
+  async forget(scope: Scope, id: string): Promise<void> {
+    await this.leases.delete(leaseKey(scope, id));
   }
 
   /** Raises the session's fence to `token` (compare-and-set), so from now on older tokens' writes are refused. */

@@ -8,11 +8,12 @@ import { KvSessionStore } from './kv-session.store.js';
 import { moveFileSessions } from './session.migration.js';
 import { sessionStoreContract } from './session-store.contract.js';
 
-sessionStoreContract(`${KvSessionStore.name} on files`, describe, async () => {
+sessionStoreContract(`${KvSessionStore.name} on files, leases in memory (embedded)`, describe, async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-sessions-'));
+  const leases = new MemoryKvStore();
   return {
-    store: new KvSessionStore(new FileKvStore(dataDir)),
-    peer: new KvSessionStore(new FileKvStore(dataDir)),
+    store: new KvSessionStore(new FileKvStore(dataDir), leases),
+    peer: new KvSessionStore(new FileKvStore(dataDir), leases),
     cleanup: () => rm(dataDir, { recursive: true, force: true }),
   };
 });

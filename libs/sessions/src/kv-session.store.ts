@@ -1,7 +1,7 @@
 import { ErrorCode, SessionView, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens } from '#contracts';
 import { AlfredError } from '#errors';
 import { isKvConflict, type KvEntry, type KvStore } from '#kv';
-import { agentPrefix, leaseKey, ownerKey, sessionKey } from './kv-session.keys.js';
+import { agentPrefix, ownerKey, sessionKey } from './kv-session.keys.js';
 import { KvSessionLeases } from './kv-session.leases.js';
 import { checkSessionId, firstMessageText, newSession, page, summaryOf, versionConflict } from './session-record.js';
 import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
@@ -21,8 +21,12 @@ export class KvSessionStore implements SessionStore {
   /** This instance's writes of each session, in the order they were made (a lost race must not reorder them). */
   private readonly lanes = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly kv: KvStore) {
-    this.leases = new KvSessionLeases(kv);
+  constructor(
+    private readonly kv: KvStore,
+    /** Where leases live: the same store distributed; the process's memory embedded (a lease ends with its process). */
+    leases: KvStore = kv,
+  ) {
+    this.leases = new KvSessionLeases(kv, leases);
   }
 
   async create(scope: Scope, options: CreateSessionOptions = {}): Promise<SessionView> {
@@ -81,7 +85,7 @@ export class KvSessionStore implements SessionStore {
   async delete(scope: Scope, id: string): Promise<boolean> {
     checkSessionId(id);
     const existed = await this.kv.delete(sessionKey(scope, id));
-    await this.kv.delete(leaseKey(scope, id));
+    await this.leases.forget(scope, id);
     // Only the owner's entry goes: a same-id session of another agent (impossible with minted UUIDs) keeps its own.
     const owner = await this.kv.get(ownerKey(scope.tenant, id));
     if (owner?.value === scope.agent) await this.kv.delete(ownerKey(scope.tenant, id), { expected: owner.revision }).catch(ignoreConflict);

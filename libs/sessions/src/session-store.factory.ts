@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { FileKvStore } from '#files';
+import { MemoryKvStore } from '#kv';
 import { createRedis, RedisKvStore } from '#redis';
 import { KvSessionStore } from './kv-session.store.js';
 import { moveFileSessions, moveRedisSessions } from './session.migration.js';
@@ -24,7 +25,8 @@ export async function createSessionStore(config: SessionStoreConfig): Promise<Se
   if (!config.REDIS_URL) {
     const kv = new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', SESSIONS_BUCKET));
     await moveFileSessions(config.ALFRED_DATA_DIR, kv);
-    return new KvSessionStore(kv);
+    // One process: a lease lives as long as the process that holds it (a restart is not kept out by its own old lease).
+    return new KvSessionStore(kv, new MemoryKvStore());
   }
   const keyPrefix = config.ALFRED_REDIS_PREFIX ?? 'alfred:';
   const redis = createRedis(config.REDIS_URL, 'sessions');
