@@ -21,13 +21,15 @@ export interface RedisKvOptions extends KvBucketOptions {
 /**
  * A bucket in Redis: one hash per key (`<prefix>kv:<bucket>:<key>`: value and revision) written by Lua scripts that
  * compare and set in one step, a sorted set of the bucket's keys for listing by prefix (lexicographic range), and a
- * pub/sub channel that each write names its key on, for watches. A bucket TTL is each key's expiry.
+ * pub/sub channel that each write names its key on, for watches. A bucket TTL is each key's expiry; a sorted set of
+ * the keys by expiry lets writes drop expired keys from the index as they go.
  */
 export class RedisKvStore implements KvStore {
   private readonly redis: Redis;
   private readonly owned: boolean;
   private readonly base: string;
   private readonly index: string;
+  private readonly expiry: string;
   private readonly channel: string;
 
   constructor(
@@ -41,6 +43,7 @@ export class RedisKvStore implements KvStore {
     const prefix = options.keyPrefix ?? 'alfred:';
     this.base = `${prefix}kv:${bucket}:`;
     this.index = `${prefix}kv-index:${bucket}`;
+    this.expiry = `${prefix}kv-expiry:${bucket}`;
     this.channel = `${prefix}kv-changes:${bucket}`;
   }
 
@@ -52,8 +55,8 @@ export class RedisKvStore implements KvStore {
 
   async put(key: string, value: string, options: KvWriteOptions = {}): Promise<number> {
     checkKey(key);
-    const args = [key, value, options.expected ?? '', this.options.ttlMs ?? '', this.channel];
-    const [revision, actual] = (await this.redis.eval(lua.PUT, 2, this.base + key, this.index, ...args)) as [string | number, string?];
+    const args = [key, value, options.expected ?? '', this.options.ttlMs ?? '', this.channel, this.base];
+    const [revision, actual] = (await this.redis.eval(lua.PUT, 3, this.base + key, this.index, this.expiry, ...args)) as [string | number, string?];
     if (Number(revision) === -1) throw new KvConflictError(key, options.expected!, Number(actual));
     return Number(revision);
   }
@@ -61,7 +64,7 @@ export class RedisKvStore implements KvStore {
   async delete(key: string, options: KvWriteOptions = {}): Promise<boolean> {
     checkKey(key);
     const args = [key, options.expected ?? '', this.channel];
-    const [done, actual] = (await this.redis.eval(lua.DELETE, 2, this.base + key, this.index, ...args)) as [number, string?];
+    const [done, actual] = (await this.redis.eval(lua.DELETE, 3, this.base + key, this.index, this.expiry, ...args)) as [number, string?];
     if (done === -1) throw new KvConflictError(key, options.expected!, Number(actual));
     return done === 1;
   }
