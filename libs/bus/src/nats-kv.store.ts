@@ -36,7 +36,8 @@ export class NatsKvStore implements KvStore {
   private readonly kv: () => Promise<KV>;
 
   constructor(nc: NatsConnection, bucket: string, options: NatsKvOptions = {}) {
-    const config = { history: 1, replicas: options.replicas ?? 1, ...(options.ttlMs === undefined ? {} : { ttl: options.ttlMs }) };
+    const ttl = options.ttlMs === undefined ? {} : { ttl: options.ttlMs };
+    const config = { history: 1, replicas: options.replicas ?? 1, ...ttl };
     this.kv = lazyKvBucket(nc, bucket, config, options.timeoutMs);
   }
 
@@ -65,7 +66,9 @@ export class NatsKvStore implements KvStore {
     for (let attempt = 1; ; attempt++) {
       const entry = await kv.get(key);
       const revision = live(entry) ? entry.revision : 0;
-      if (options.expected !== undefined && options.expected !== revision) throw new KvConflictError(key, options.expected, revision);
+      if (options.expected !== undefined && options.expected !== revision) {
+        throw new KvConflictError(key, options.expected, revision);
+      }
       if (revision === 0) return false;
       try {
         // On the revision just read: a write in between is not deleted unseen (the delete is tried on the newer one).

@@ -61,7 +61,8 @@ export class FileKvStore implements KvStore {
       const current = await this.read(key);
       checkExpected(key, current, options);
       const r = nextRevision(current?.revision ?? 0);
-      const stored: Stored = { r, v: value, ...(this.options.ttlMs === undefined ? {} : { e: Date.now() + this.options.ttlMs }) };
+      const { ttlMs } = this.options;
+      const stored: Stored = { r, v: value, ...(ttlMs === undefined ? {} : { e: Date.now() + ttlMs }) };
       await this.write(path, JSON.stringify(stored));
       return r;
     });
@@ -127,7 +128,9 @@ export class FileKvStore implements KvStore {
   private async remove(path: string): Promise<void> {
     await rm(path, { force: true });
     // Without a sync of its folder a removed file can come back after a crash.
-    await syncDir(dirname(path)).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+    await syncDir(dirname(path)).catch((err: NodeJS.ErrnoException) =>
+      err.code === 'ENOENT' ? undefined : Promise.reject(err),
+    );
     // Folders left empty go too (a deleted agent or tenant leaves none behind); one that is not empty stops the climb.
     for (let dir = dirname(path); dir.startsWith(`${this.dir}/`); dir = dirname(dir)) {
       if (!(await rmdir(dir).then(() => true, () => false))) break;

@@ -5,7 +5,9 @@ const TOKEN = /^[-/_=a-zA-Z0-9]+$/;
 /** Throws KvKeyError unless `key` is dot-separated tokens of the port's alphabet. */
 export function checkKey(key: string): void {
   if (key.length === 0) throw new KvKeyError(key, 'empty');
-  for (const token of key.split('.')) if (!TOKEN.test(token)) throw new KvKeyError(key, 'each dot-separated token must be letters, digits, -, _, = or /');
+  for (const token of key.split('.')) {
+    if (!TOKEN.test(token)) throw new KvKeyError(key, 'each dot-separated token must be letters, digits, -, _, = or /');
+  }
 }
 
 /** Throws KvKeyError unless `prefix` is empty or whole tokens ending with a dot. */

@@ -1,6 +1,14 @@
 import { checkKey, checkPrefix, nextRevision } from './kv-key.js';
 import { KvChangeHub } from './kv-change-hub.js';
-import { KvConflictError, type KvBucketOptions, type KvChange, type KvEntry, type KvStore, type KvWatch, type KvWriteOptions } from './kv-store.js';
+import {
+  KvConflictError,
+  type KvBucketOptions,
+  type KvChange,
+  type KvEntry,
+  type KvStore,
+  type KvWatch,
+  type KvWriteOptions,
+} from './kv-store.js';
 
 interface Held {
   readonly value: string;

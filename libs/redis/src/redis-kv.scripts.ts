@@ -35,7 +35,10 @@ redis.call('PUBLISH', ARGV[5], ARGV[1])
 return {rev}
 `;
 
-/** KEYS: entry, index, expiry index. ARGV: key, expected revision or '', change channel. Returns {1|0} or {-1, actual}. */
+/**
+ * KEYS: entry, index, expiry index. ARGV: key, expected revision or '', change channel.
+ * Returns {1} (deleted), {0} (nothing there) or {-1, actual revision}.
+ */
 export const DELETE = `
 local cur = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
 if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= cur then return {-1, string.format('%.0f', cur)} end

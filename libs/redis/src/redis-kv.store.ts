@@ -56,7 +56,8 @@ export class RedisKvStore implements KvStore {
   async put(key: string, value: string, options: KvWriteOptions = {}): Promise<number> {
     checkKey(key);
     const args = [key, value, options.expected ?? '', this.options.ttlMs ?? '', this.channel, this.base];
-    const [revision, actual] = (await this.redis.eval(lua.PUT, 3, this.base + key, this.index, this.expiry, ...args)) as [string | number, string?];
+    const keys = [this.base + key, this.index, this.expiry];
+    const [revision, actual] = (await this.redis.eval(lua.PUT, 3, ...keys, ...args)) as [string | number, string?];
     if (Number(revision) === -1) throw new KvConflictError(key, options.expected!, Number(actual));
     return Number(revision);
   }
@@ -64,7 +65,8 @@ export class RedisKvStore implements KvStore {
   async delete(key: string, options: KvWriteOptions = {}): Promise<boolean> {
     checkKey(key);
     const args = [key, options.expected ?? '', this.channel];
-    const [done, actual] = (await this.redis.eval(lua.DELETE, 3, this.base + key, this.index, this.expiry, ...args)) as [number, string?];
+    const keys = [this.base + key, this.index, this.expiry];
+    const [done, actual] = (await this.redis.eval(lua.DELETE, 3, ...keys, ...args)) as [number, string?];
     if (done === -1) throw new KvConflictError(key, options.expected!, Number(actual));
     return done === 1;
   }
@@ -75,7 +77,8 @@ export class RedisKvStore implements KvStore {
 
   async list(prefix: string): Promise<KvEntry[]> {
     checkPrefix(prefix);
-    const keys = prefix === '' ? await this.redis.zrangebylex(this.index, '-', '+') : await this.redis.zrangebylex(this.index, `[${prefix}`, `[${prefix}\xff`);
+    const [from, to] = prefix === '' ? ['-', '+'] : [`[${prefix}`, `[${prefix}\xff`];
+    const keys = await this.redis.zrangebylex(this.index, from, to);
     if (keys.length === 0) return [];
     const pipe = this.redis.pipeline();
     for (const key of keys) pipe.hmget(this.base + key, 'v', 'r');
@@ -124,7 +127,9 @@ export class RedisKvStore implements KvStore {
 
   /** Removes index entries whose key expired, unless it was written again meanwhile. */
   private async dropExpired(keys: readonly string[]): Promise<void> {
-    const script = `for i, k in ipairs(ARGV) do if redis.call('EXISTS', KEYS[1] .. k) == 0 then redis.call('ZREM', KEYS[2], k) end end`;
+    const script = `for i, k in ipairs(ARGV) do
+      if redis.call('EXISTS', KEYS[1] .. k) == 0 then redis.call('ZREM', KEYS[2], k) end
+    end`;
     await this.redis.eval(script, 2, this.base, this.index, ...keys).catch(() => undefined);
   }
 }

@@ -8,7 +8,7 @@ export interface KvBucketFixture {
 }
 
 /** Conditions are waited on, never slept for. */
-async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -31,7 +31,11 @@ async function increment(store: KvStore, key: string): Promise<void> {
 }
 
 /** What every key-value adapter must do; each adapter's spec runs it against a real bucket. */
-export function kvStoreContract(name: string, describeFn: jest.Describe, bucket: (options: KvBucketOptions) => Promise<KvBucketFixture>): void {
+export function kvStoreContract(
+  name: string,
+  describeFn: jest.Describe,
+  bucket: (options: KvBucketOptions) => Promise<KvBucketFixture>,
+): void {
   describeFn(`${name} (key-value contract)`, () => {
     let fx: KvBucketFixture;
     beforeEach(async () => (fx = await bucket({})));
@@ -88,7 +92,7 @@ export function kvStoreContract(name: string, describeFn: jest.Describe, bucket:
       expect(await fx.peer.keys('nothing.')).toEqual([]);
     });
 
-    it('should take keys made of any string, and refuse keys outside its alphabet before touching anything', async () => {
+    it('should take keys made of any string, and refuse keys outside its alphabet with nothing written', async () => {
       const key = kvKey('tenant.with dots/and ü', '', 'agent');
       await fx.store.put(key, 'ok');
       expect((await fx.peer.get(key))?.value).toBe('ok');
