@@ -10,6 +10,7 @@ import { hostService, type HostedService, type ServiceDefinition } from '#runtim
 import { AnthropicLoopback, deleteStreamsWithPrefix, describeWithNats, describeWithRedis, pollUntil, testServers } from '#testing';
 import { memoryService } from '../services/memory/src/memory.module.js';
 import { distillerService } from '../services/distiller/src/distiller.module.js';
+import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 
 const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();
@@ -65,6 +66,8 @@ describeNats('distill jobs over NATS and Redis', () => {
 
     it('should complete exactly once on a new instance after the first is stopped mid-job', async () => {
       await host(memoryService);
+      // The sessions and agent files a distillation reads and writes are agent-runtime's.
+      await host(agentRuntimeService);
       const first = await host(distillerService);
       const api = await connect('test-client');
       await api.request(MemoryRoutes.create, { scope, memory: { content: 'Ships releases on Fridays', importance: 0.8 } });
