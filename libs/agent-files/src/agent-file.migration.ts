@@ -2,13 +2,8 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { agentFileName, AgentFileKind, type AgentFileHistoryEntry } from '#contracts';
-import { isKvConflict, type KvStore } from '#kv';
+import { putIfAbsent, type KvStore } from '#kv';
 import { contentKey, indexKey } from './kv-agent-file.store.js';
-
-/** Stores the value unless the key has one (written since by this version, which wins). */
-async function putIfAbsent(kv: KvStore, key: string, value: string): Promise<void> {
-  await kv.put(key, value, { expected: 0 }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
-}
 
 /** Stores one file's versions (contents first, then the index that names them). */
 async function adopt(kv: KvStore, scope: { tenant: string; agent: string }, file: AgentFileKind, versions: Array<{ entry: AgentFileHistoryEntry; content: string }>): Promise<void> {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { FileKvStore } from '#files';
-import { MemoryKvStore } from '#kv';
+import { MemoryKvStore, moveEarlierData, type MoveLog } from '#kv';
 import { createRedis, RedisKvStore } from '#redis';
 import { KvSessionStore } from './kv-session.store.js';
 import { moveFileSessions, moveRedisSessions } from './session.migration.js';
@@ -21,16 +21,16 @@ export const SESSIONS_BUCKET = 'sessions';
  * The session store a service's config asks for: Redis when REDIS_URL is set, else files under the data dir. What an
  * earlier version kept in its own layout is moved in first (every opener may do so at once: each session lands once).
  */
-export async function createSessionStore(config: SessionStoreConfig): Promise<SessionStore> {
+export async function createSessionStore(config: SessionStoreConfig, log?: MoveLog): Promise<SessionStore> {
   if (!config.REDIS_URL) {
     const kv = new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', SESSIONS_BUCKET));
-    await moveFileSessions(config.ALFRED_DATA_DIR, kv);
+    await moveEarlierData(log, 'sessions', () => moveFileSessions(config.ALFRED_DATA_DIR, kv));
     // One process: a lease lives as long as the process that holds it (a restart is not kept out by its own old lease).
     return new KvSessionStore(kv, new MemoryKvStore());
   }
   const keyPrefix = config.ALFRED_REDIS_PREFIX ?? 'alfred:';
   const redis = createRedis(config.REDIS_URL, 'sessions');
-  await moveRedisSessions(redis, keyPrefix, new RedisKvStore(redis, SESSIONS_BUCKET, { keyPrefix }));
-  await redis.quit();
+  await moveEarlierData(log, 'sessions', () => moveRedisSessions(redis, keyPrefix, new RedisKvStore(redis, SESSIONS_BUCKET, { keyPrefix })));
+  await redis.quit().catch(() => redis.disconnect());
   return new KvSessionStore(new RedisKvStore(config.REDIS_URL, SESSIONS_BUCKET, { keyPrefix }));
 }

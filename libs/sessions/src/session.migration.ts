@@ -1,13 +1,19 @@
 import { readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { isKvConflict, type KvStore } from '#kv';
+import { putIfAbsent, type KvStore } from '#kv';
+import type { Scope, SessionView } from '#contracts';
 import { leaseKey, ownerKey, sessionKey } from './kv-session.keys.js';
+import { SessionMessages } from './kv-session.messages.js';
 import { firstMessageText } from './session-record.js';
 
-/** Stores the value unless the key has one (written since by this version, which wins). */
-async function putIfAbsent(kv: KvStore, key: string, value: string): Promise<void> {
-  await kv.put(key, value, { expected: 0 }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
+/** Stores an earlier version's session as a record and one chunk of its messages, unless it was stored already. */
+async function adopt(kv: KvStore, scope: Scope, view: SessionView & { fence?: number }): Promise<void> {
+  if (await kv.get(sessionKey(scope, view.id))) return;
+  const { messages, ...summary } = view;
+  const chunks = messages.length === 0 ? [] : [await new SessionMessages(kv).write(scope, view.id, messages)];
+  await putIfAbsent(kv, ownerKey(scope.tenant, view.id), scope.agent);
+  await putIfAbsent(kv, sessionKey(scope, view.id), JSON.stringify({ ...summary, first_message: firstMessageText(messages[0]), chunks }));
 }
 
 const glob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
@@ -36,15 +42,13 @@ export async function moveRedisSessions(redis: Redis, prefix: string, kv: KvStor
         .smembers(`${base}:skills`).get(`${base}:lease`).pttl(`${base}:lease`).exec())!.map(([, v]) => v) as
         [Record<string, string>, string[], string[], string | null, number];
       if (Object.keys(m).length > 0) {
-        const parsed = messages.map((text) => JSON.parse(text) as { role: 'user'; content: string });
-        const record = {
+        const parsed = messages.map((text) => JSON.parse(text) as SessionView['messages'][number]);
+        await adopt(kv, scope, {
           id, agent, version: Number(m.version ?? 0), message_count: parsed.length,
           active_skill: json(m.active_skill, null), loaded_skills: [...skills].sort(), metadata: json(m.metadata, {}),
-          tokens: json(m.tokens, null), first_message: firstMessageText(parsed[0]), created_at: m.created_at,
-          updated_at: m.updated_at, messages: parsed, fence: Number(m.fence ?? 0),
-        };
-        await putIfAbsent(kv, ownerKey(scope.tenant, id), agent);
-        await putIfAbsent(kv, sessionKey(scope, id), JSON.stringify(record));
+          tokens: json(m.tokens, null), first_message: null, created_at: m.created_at!,
+          updated_at: m.updated_at!, messages: parsed, fence: Number(m.fence ?? 0),
+        });
         const held = lease && /^(\d+):(.*)$/.exec(lease);
         if (held && ttl > 0) {
           const stored = { owner: held[2], token: Number(held[1]), expiresAt: Date.now() + ttl };
@@ -75,10 +79,14 @@ export async function moveFileSessions(dataDir: string, kv: KvStore): Promise<nu
       for (const name of (await list(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.'))) {
         const text = await readFile(join(dir, name), 'utf8').catch(() => undefined);
         if (text === undefined) continue;
-        const scope = { tenant: decodeURIComponent(segment), agent };
-        const id = name.slice(0, -'.json'.length);
-        await putIfAbsent(kv, ownerKey(scope.tenant, id), agent);
-        await putIfAbsent(kv, sessionKey(scope, id), text);
+        let view: SessionView;
+        try {
+          view = JSON.parse(text) as SessionView;
+        } catch {
+          // A corrupt file stays where it is (it was unreadable before, too); the others move.
+          continue;
+        }
+        await adopt(kv, { tenant: decodeURIComponent(segment), agent }, { ...view, id: name.slice(0, -'.json'.length) });
         await rm(join(dir, name), { force: true });
         moved++;
       }

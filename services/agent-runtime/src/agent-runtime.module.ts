@@ -6,7 +6,7 @@ import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
 import { SecretGuard } from '#content-safety';
 import { AGENT_REGISTRY_BUCKET, KvAgentStore, type AgentStore } from '#agent-registry';
 import { FileKvStore } from '#files';
-import { MemoryKvStore } from '#kv';
+import { MemoryKvStore, moveEarlierData } from '#kv';
 import { RedisKvStore } from '#redis';
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
@@ -51,8 +51,7 @@ const closer = (token: symbol) => ({
 async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger): Promise<AgentStore> {
   if (!(bus instanceof NatsBus)) {
     const files = new KvAgentStore(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'agents')));
-    const moved = await moveFileAgents(config.ALFRED_DATA_DIR, files);
-    if (moved > 0) logger.info({ moved }, 'agents moved into the key-value layout of the data dir');
+    await moveEarlierData(logger, 'agents', () => moveFileAgents(config.ALFRED_DATA_DIR, files));
     return files;
   }
   const registry = new KvAgentStore(new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas }));
@@ -77,8 +76,8 @@ export class AgentRuntimeModule {
     return {
       module: AgentRuntimeModule,
       providers: [
-        { provide: SESSION_STORE, useFactory: () => createSessionStore(config) },
-        { provide: AGENT_FILE_STORE, useFactory: () => createAgentFileStore(config) },
+        { provide: SESSION_STORE, inject: [LOGGER], useFactory: (logger: Logger) => createSessionStore(config, logger) },
+        { provide: AGENT_FILE_STORE, inject: [LOGGER], useFactory: (logger: Logger) => createAgentFileStore(config, logger) },
         {
           provide: AGENT_STORE,
           inject: [BUS, LOGGER],

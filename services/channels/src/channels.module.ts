@@ -3,7 +3,7 @@ import { Inject, Module, type BeforeApplicationShutdown, type DynamicModule, typ
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { FileKvStore } from '#files';
-import { MemoryKvStore } from '#kv';
+import { MemoryKvStore, moveEarlierData } from '#kv';
 import { createRedis, RedisKvStore } from '#redis';
 import { LOGGER, type Logger } from '#logging';
 import type { ServiceDefinition } from '#runtime';
@@ -46,21 +46,18 @@ class ChannelLifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
  * A bot's state on the key-value port: Redis when REDIS_URL is set, else files under the data dir (the poller lease
  * in the process's memory there). What an earlier version kept in its own layout is moved in first.
  */
-async function channelStore(config: ChannelsConfig, bot: string): Promise<ChannelStore> {
+async function channelStore(config: ChannelsConfig, bot: string, log: Logger): Promise<ChannelStore> {
   const ttlMs = UPDATE_RETENTION_MS;
   if (!config.REDIS_URL) {
     const kv = new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'channels'), { ttlMs });
-    await moveFileChannels(config.ALFRED_DATA_DIR, bot, kv, ttlMs);
+    await moveEarlierData(log, 'channel state', () => moveFileChannels(config.ALFRED_DATA_DIR, bot, kv, ttlMs));
     return new KvChannelStore(kv, new MemoryKvStore(), bot);
   }
   const keyPrefix = config.ALFRED_REDIS_PREFIX;
   const kv = new RedisKvStore(config.REDIS_URL, 'channels', { keyPrefix });
   const redis = createRedis(config.REDIS_URL, 'channels-migration');
-  try {
-    await moveRedisChannels(redis, keyPrefix, bot, kv);
-  } finally {
-    await redis.quit().catch(() => redis.disconnect());
-  }
+  await moveEarlierData(log, 'channel state', () => moveRedisChannels(redis, keyPrefix, bot, kv));
+  await redis.quit().catch(() => redis.disconnect());
   return new KvChannelStore(kv, kv, bot);
 }
 
@@ -75,7 +72,9 @@ export class ChannelsModule {
       providers: [
         {
           provide: CHANNEL_STORE,
-          useFactory: (): Promise<ChannelStore | undefined> => (botId ? channelStore(config, botId) : Promise.resolve(undefined)),
+          inject: [LOGGER],
+          useFactory: (logger: Logger): Promise<ChannelStore | undefined> =>
+            botId ? channelStore(config, botId, logger) : Promise.resolve(undefined),
         },
         {
           provide: TELEGRAM_CHANNEL,

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
 import { BusAgentFiles } from '#agent-files';
+import { moveEarlierData } from '#kv';
 import { BUS, type Bus } from '#bus';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import { createLlmClient } from '#llm';
@@ -44,14 +45,9 @@ export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 /** Jobs in key-value buckets (Redis or the data dir), with what an earlier version kept in its own layout moved in. */
 async function jobRepository(config: DistillerConfig, logger: Logger): Promise<JobRepository> {
   const buckets = jobBuckets(config);
-  const move = config.REDIS_URL
-    ? moveRedisJobs(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, buckets)
-    : moveFileJobs(config.ALFRED_DATA_DIR, buckets);
-  const moved = await move.catch((err: unknown) => {
-    logger.warn({ err: String(err) }, 'jobs kept by an earlier version could not be moved yet; the next start tries again');
-    return 0;
-  });
-  if (moved > 0) logger.info({ moved }, 'jobs moved into the key-value layout');
+  await moveEarlierData(logger, 'jobs', () =>
+    config.REDIS_URL ? moveRedisJobs(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, buckets) : moveFileJobs(config.ALFRED_DATA_DIR, buckets),
+  );
   return new KvJobRepository(buckets);
 }
 

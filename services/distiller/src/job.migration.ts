@@ -1,6 +1,6 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isKvConflict, keyToken, type KvStore } from '#kv';
+import { keyToken, putIfAbsent, type KvStore } from '#kv';
 import { createRedis } from '#redis';
 import type { JobRecord } from './job.repository.js';
 import { jobKey, lastKey, type JobBuckets } from './kv-job.repository.js';
@@ -8,11 +8,6 @@ import { jobKey, lastKey, type JobBuckets } from './kv-job.repository.js';
 /** Writes an earlier version's job state where absent (a newer record wins), keeping its fencing token. */
 async function adopt(buckets: JobBuckets, job: JobRecord, fence: number): Promise<void> {
   await putIfAbsent(buckets.jobs, jobKey(job.job_id), JSON.stringify({ ...job, fence: Math.max(fence, job.fence ?? 0) }));
-}
-
-/** Stores the value unless the key has one already (written since by this version, which wins). */
-async function putIfAbsent(kv: KvStore, key: string, value: string): Promise<void> {
-  await kv.put(key, value, { expected: 0 }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
 }
 
 /**

@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BUS, KvCounters, NatsBus, NatsKvStore, sharedCounters, type Bus } from '#bus';
 import { FileKvStore } from '#files';
+import { moveEarlierData } from '#kv';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
@@ -22,16 +23,6 @@ import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './
 
 export { skillRegistryEnvSchema, type SkillRegistryConfig } from './config.js';
 
-/** Runs a move of what an earlier version kept in the vector store; a failure is logged and tried at the next start. */
-async function moved(logger: Logger, what: string, move: () => Promise<number>): Promise<void> {
-  try {
-    const count = await move();
-    if (count > 0) logger.info({ moved: count }, `${what} moved from the vector store into the key-value layout`);
-  } catch (err) {
-    logger.warn({ err: String(err) }, `${what} kept in the vector store by an earlier version could not be moved yet; the next start tries again`);
-  }
-}
-
 @Module({})
 export class SkillRegistryModule {
   static forRoot(config: SkillRegistryConfig): DynamicModule {
@@ -47,7 +38,7 @@ export class SkillRegistryModule {
           inject: [VECTOR_STORE, BUS, LOGGER],
           useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
             const counters = sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'counters')));
-            await moved(logger, 'skill outcome counts', () => moveSkillOutcomeRows(store, counters));
+            await moveEarlierData(logger, 'skill outcome counts', () => moveSkillOutcomeRows(store, counters));
             return new SkillOutcomeRepository(counters);
           },
         },
@@ -59,7 +50,7 @@ export class SkillRegistryModule {
               ? new NatsKvStore(bus.nc, bus.stream(SKILL_PROVENANCE_BUCKET), { replicas: bus.replicas })
               : new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'skill-provenance'));
             const repo = new SkillProvenanceRepository(kv);
-            await moved(logger, 'skill provenance', () => moveSkillProvenanceRows(store, repo));
+            await moveEarlierData(logger, 'skill provenance', () => moveSkillProvenanceRows(store, repo));
             return repo;
           },
         },

@@ -1,15 +1,10 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { isKvConflict, type KvStore } from '#kv';
+import { putIfAbsent, type KvStore } from '#kv';
 import { safeSegment } from '#sessions';
 import type { ChatState, UpdateRecord } from './channel.store.js';
 import { channelKeys } from './kv-channel.store.js';
-
-/** Stores the value unless the key has one (written since by this version, which wins). */
-async function putIfAbsent(kv: KvStore, key: string, value: string): Promise<void> {
-  await kv.put(key, value, { expected: 0 }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
-}
 
 const glob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
 

@@ -1,6 +1,6 @@
 import { ErrorCode, writerConditions, type Provenance, type ScopedWriter, type WriterQuery } from '#contracts';
 import { AlfredError } from '#errors';
-import { isKvConflict, keyToken, type KvStore } from '#kv';
+import { keyToken, putIfAbsent, type KvStore } from '#kv';
 
 /** The two kinds of runtime-created skill: a SKILL.md skill (by name) and an executable skill (by id). */
 export type SkillKind = 'skill' | 'executable';
@@ -82,7 +82,7 @@ export class SkillProvenanceRepository {
 
   /** Stores a record an earlier version kept elsewhere, unless one was recorded since (the migration's write). */
   async adopt(tenant: string, kind: SkillKind, name: string, stored: Stored): Promise<void> {
-    await this.kv.put(keyOf(tenant, kind, name), JSON.stringify(stored), { expected: 0 }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
+    await putIfAbsent(this.kv, keyOf(tenant, kind, name), JSON.stringify(stored));
   }
 
   private stored(w: ScopedWriter): Stored {
