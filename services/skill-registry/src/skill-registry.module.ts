@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BUS, KvCounters, NatsBus, NatsKvStore, sharedCounters, type Bus } from '#bus';
+import { BUS, KvCounters, sharedCounters, type Bus } from '#bus';
 import { FileKvStore } from '#files';
 import { moveEarlierData } from '#kv';
 import { ServiceName } from '#contracts';
@@ -16,7 +16,8 @@ import { executableSkillProviders } from './executable/executable-skills.module.
 import { InstallRecordsRepository } from './install/install-records.repository.js';
 import { skillInstallProviders } from './install/skill-install.providers.js';
 import { moveSkillProvenanceRows } from './records/skill-provenance.migration.js';
-import { SKILL_PROVENANCE_BUCKET, SkillProvenanceRepository } from './records/skill-provenance.repository.js';
+import { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
+import { skillProvenanceRepository } from './records/skill-provenance.store.js';
 import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './skill-search.repository.js';
@@ -46,10 +47,7 @@ export class SkillRegistryModule {
           provide: SkillProvenanceRepository,
           inject: [VECTOR_STORE, BUS, LOGGER],
           useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
-            const kv = bus instanceof NatsBus
-              ? new NatsKvStore(bus.nc, bus.stream(SKILL_PROVENANCE_BUCKET), { replicas: bus.replicas })
-              : new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'skill-provenance'));
-            const repo = new SkillProvenanceRepository(kv);
+            const repo = skillProvenanceRepository(bus, config.ALFRED_DATA_DIR);
             await moveEarlierData(logger, 'skill provenance', () => moveSkillProvenanceRows(store, repo));
             return repo;
           },
