@@ -1,4 +1,7 @@
 import { Redis } from 'ioredis';
+import { fromKeyToken } from '#kv';
+import { RedisKvStore } from '#redis';
+import { KvSessionStore, SESSIONS_BUCKET } from '#sessions';
 import { describeWithNats, describeWithRedis, deleteRedisKeysWithPrefix, testServers } from '#testing';
 import { client, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
@@ -35,11 +38,12 @@ describeNats('session lease fencing (NATS + Redis, loopback model)', () => {
 
       const { events } = await streamTurn(sys.url, id, 'slow question', {}, async (e) => {
         if (e.event !== 'started') return;
-        // What a second worker's acquire does once the first's lease lapsed: a newer token, and the lease is its own.
-        const [lease] = await redis.keys(`${sys.env.ALFRED_REDIS_PREFIX}session:*{${id}}:lease`);
-        const meta = lease!.replace(/:lease$/, ':meta');
-        const token = await redis.hincrby(meta, 'fence', 1);
-        await redis.set(lease!, `${token}:intruder`, 'PX', 60_000);
+        // A second worker's acquire once the first's lease lapsed (its key gone): a newer token, the lease its own.
+        const kv = new RedisKvStore(redis, SESSIONS_BUCKET, { keyPrefix: sys.env.ALFRED_REDIS_PREFIX });
+        const lease = (await kv.keys('l.')).find((key) => key.endsWith(`.${id}`))!;
+        const [, tenant, agent] = lease.split('.') as [string, string, string];
+        await kv.delete(lease);
+        expect(await new KvSessionStore(kv).acquireLease({ tenant: fromKeyToken(tenant), agent }, id, 'intruder', 60_000)).toMatchObject({ token: 2 });
       });
 
       expect(named(events, 'done')[0].status).toBe('failed');

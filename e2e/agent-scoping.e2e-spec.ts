@@ -1,5 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keyToken } from '#kv';
+import { SESSIONS_BUCKET } from '#sessions';
 import { deleteRedisKeysWithPrefix, describeWithNats, describeWithRedis, testServers } from '#testing';
 import { client, startSystem, type Client, type Mode, type TestSystem } from './harness.js';
 
@@ -73,6 +75,6 @@ describe.each<Mode>(MODES)('agent scoping (%s)', (mode) => {
     expect((await api.get('/remediations/search?q=EADDRINUSE', as('temp'))).body.results).toEqual([]);
     expect((await api.get('/sessions', as('temp'))).body.sessions).toEqual([]);
     expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain('alfred keeps this');
-    if (mode === 'embedded') expect(await readdir(join(system.dataDir, 'sessions', 'default'))).not.toContain('temp');
+    if (mode === 'embedded') expect(await readdir(join(system.dataDir, 'kv', SESSIONS_BUCKET, 's', keyToken('default')))).not.toContain('temp');
   });
 });

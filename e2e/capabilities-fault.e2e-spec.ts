@@ -3,13 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DistillerRoutes, MemoryRoutes, type ServiceName } from '#contracts';
-import { RedisAgentFileStore } from '#agent-files';
+import { createAgentFileStore } from '#agent-files';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
 import { AnthropicLoopback, deleteStreamsWithPrefix, describeWithNats, describeWithRedis, pollUntil, testServers } from '#testing';
 import { memoryService } from '../services/memory/src/memory.module.js';
 import { distillerService } from '../services/distiller/src/distiller.module.js';
+import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 
 const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();
@@ -65,6 +66,8 @@ describeNats('distill jobs over NATS and Redis', () => {
 
     it('should complete exactly once on a new instance after the first is stopped mid-job', async () => {
       await host(memoryService);
+      // The sessions and agent files a distillation reads and writes are agent-runtime's.
+      await host(agentRuntimeService);
       const first = await host(distillerService);
       const api = await connect('test-client');
       await api.request(MemoryRoutes.create, { scope, memory: { content: 'Ships releases on Fridays', importance: 0.8 } });
@@ -90,7 +93,7 @@ describeNats('distill jobs over NATS and Redis', () => {
       expect(Date.now() - stoppedAt).toBeLessThan(30_000); // the queue's ack wait is 60 s: this was a hand-back
       expect(model.messageRequests).toHaveLength(2);
 
-      const files = new RedisAgentFileStore({ redis: testServers.redisUrl, keyPrefix: `${prefix}:` });
+      const files = await createAgentFileStore({ REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `${prefix}:`, ALFRED_DATA_DIR: '/nonexistent' });
       const memoryFile = await files.read(scope, 'memory');
       await files.close();
       expect(memoryFile.content.match(/Releases ship on Fridays/g)).toHaveLength(1);

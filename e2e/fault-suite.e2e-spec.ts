@@ -200,11 +200,13 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
       return job;
     };
     let redeliveredAfterMs = Number.POSITIVE_INFINITY;
+    // The job is mid-call to the model, and a second instance is in the queue group, before the write load starts: the
+    // kill then lands under the load however long the job took to reach the model, and its redelivery waits for no
+    // start-up.
+    await pollUntil(() => model.messageRequests.length >= 1, 30_000, 'the distiller to call the model');
+    const standby = launchDistiller();
+    await standby.waitFor(/service started/);
     const r = await memoryCase('distiller kill -9 mid-job', async () => {
-      await pollUntil(() => model.messageRequests.length >= 1, 30_000, 'the distiller to call the model');
-      // A second instance in the queue group, up before the first dies: the job's redelivery waits for no start-up.
-      const standby = launchDistiller();
-      await standby.waitFor(/service started/);
       await distiller.kill();
       const killedAt = Date.now();
       distiller = standby;

@@ -10,6 +10,7 @@ import { startOwnNats, type OwnServer } from '#testing';
 import { distillQueue } from '../services/distiller/src/distill-jobs.js';
 import { updateQueue } from '../services/channels/src/telegram/update-intake.js';
 import { agentDirectory, credentialRevocations, idempotencyStore } from '../services/gateway/src/gateway.module.js';
+import { skillProvenanceRepository } from '../services/skill-registry/src/records/skill-provenance.store.js';
 import { repo } from './process-harness.js';
 
 const INSTANCES = 4;
@@ -80,6 +81,7 @@ describe('every JetStream stream and bucket, created by several instances at onc
     consumeAndStop(updateQueue(bus, 30_000)),
     idempotencyStore(bus, logger).reserve(`key-${i}`, 'body'),
     sharedCounters(bus)!.add('outcomes.t.skill', { success: 1 }),
+    skillProvenanceRepository(bus, dir).matching('t', 'skill', undefined),
     agentDirectory(bus).policyOf({ tenant: 't', agent: 'alfred' }, { correlationId: `c-${i}` }),
     // Gateways configured with different credential TTLs (one being upgraded): the bucket differs in its max age.
     credentialRevocations(bus, 660_000 + i * 60_000).isRevoked({

@@ -54,9 +54,9 @@ describeNats('operating the distributed shape', () => {
   afterEach(() => deleteStreamsWithPrefix(testServers.natsUrl, prefix));
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it('should refuse to start the compactor without REDIS_URL instead of using a file store of its own', async () => {
-    await expect(launch('dist/services/compactor/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'compactor') }, /never/)).rejects.toThrow(
-      /exited with 1[\s\S]*REDIS_URL: required when compactor runs as its own process/,
+  it('should refuse to start the distiller without REDIS_URL instead of using a file store of its own', async () => {
+    await expect(launch('dist/services/distiller/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'distiller') }, /never/)).rejects.toThrow(
+      /exited with 1[\s\S]*REDIS_URL: required when distiller runs as its own process/,
     );
   }, 30_000);
 

@@ -29,7 +29,7 @@ describe('nest-cli.json', () => {
  * kernel imports nothing above it. `testing` is test support: anything may be below it, no production file above it.
  */
 const LAYERS = {
-  kernel: ['contracts', 'errors', 'logging', 'retry', 'config', 'metrics', 'text', 'files', 'ranking'],
+  kernel: ['contracts', 'errors', 'logging', 'retry', 'config', 'metrics', 'text', 'kv', 'files', 'ranking'],
   transport: ['bus', 'redis'],
   platform: [
     'durable',

@@ -43,8 +43,3 @@ export function versionNotFound(file: AgentFileKind, version: number): AlfredErr
 export function restoreReason(version: number): string {
   return `restore of version ${version}`;
 }
-
-/** A file- and key-safe form of a tenant id: percent-encoding, with dots encoded too (no `..`). */
-export function safeSegment(value: string): string {
-  return encodeURIComponent(value).replace(/\./g, '%2E');
-}

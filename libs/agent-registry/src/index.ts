@@ -1,2 +1,2 @@
 export * from './agent-store.js';
-export * from './nats-kv-agent.store.js';
+export * from './kv-agent.store.js';

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import { describeWithNats, testServers } from '#testing';
-import { addMirrored, counterKey, NatsKvCounters } from './counters.js';
+import { addMirrored, counterKey, KvCounters } from './counters.js';
+import { NatsKvStore } from './nats-kv.store.js';
 import { NatsBus } from './nats.bus.js';
 
 const describeNats = await describeWithNats();
 const quiet = { error: () => undefined, warn: () => undefined };
 
-describeNats(NatsKvCounters.name, () => {
+describeNats(`${KvCounters.name} on NATS KV`, () => {
   let buses: NatsBus[];
   let bucket: string;
   beforeEach(async () => {
@@ -21,7 +22,7 @@ describeNats(NatsKvCounters.name, () => {
 
   describe('add', () => {
     it('should count every one of 80 concurrent increments from two connections', async () => {
-      const [a, b] = buses.map((bus) => new NatsKvCounters(bus.nc, bucket)) as [NatsKvCounters, NatsKvCounters];
+      const [a, b] = buses.map((bus) => new KvCounters(new NatsKvStore(bus.nc, bucket))) as [KvCounters, KvCounters];
       const key = counterKey('tenant', 'agent', 'memory-1');
 
       await Promise.all(Array.from({ length: 40 }, (_, i) => [a.add(key, { up: 1 }), b.add(key, { up: 1, down: i % 2 })]).flat());
@@ -30,7 +31,7 @@ describeNats(NatsKvCounters.name, () => {
     });
 
     it('should start a new key from its seed and read the seed only then', async () => {
-      const counters = new NatsKvCounters(buses[0]!.nc, bucket);
+      const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
       let seeds = 0;
       const seed = async () => (seeds++, { up: 5 });
 
@@ -44,7 +45,7 @@ describeNats(NatsKvCounters.name, () => {
 
   describe('deletePrefix', () => {
     it('should take the deltas back when the mirror of the totals fails, and keep them when it succeeds', async () => {
-      const counters = new NatsKvCounters(buses[0]!.nc, bucket);
+      const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
       const key = counterKey('t', 'mirrored');
       const mirrored: Array<Record<string, number>> = [];
       await addMirrored(counters, key, { up: 2 }, async () => undefined, async (totals) => void mirrored.push(totals));
@@ -59,7 +60,7 @@ describeNats(NatsKvCounters.name, () => {
     });
 
     it('should drop the keys under the prefix only, and count a dropped key afresh', async () => {
-      const counters = new NatsKvCounters(buses[0]!.nc, bucket);
+      const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
       await counters.add(counterKey('t', 'alfred', 'm1'), { up: 2 });
       await counters.add(counterKey('t', 'jarvis', 'm1'), { up: 3 });
 

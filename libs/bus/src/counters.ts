@@ -1,8 +1,7 @@
-import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { lazyKvBucket } from './kv-bucket.js';
+import { isKvConflict, type KvStore } from '#kv';
 import type { Bus } from './bus.js';
 import { NatsBus } from './nats.bus.js';
+import { NatsKvStore } from './nats-kv.store.js';
 
 /** Named integer counters under one key, e.g. `{ helpful: 3, unhelpful: 1 }`. */
 export type CounterValues = Record<string, number>;
@@ -29,8 +28,7 @@ export function counterKey(...segments: string[]): string {
 }
 
 const MAX_CAS_ATTEMPTS = 64;
-const encode = (v: CounterValues) => new TextEncoder().encode(JSON.stringify(v));
-const decode = (data: Uint8Array) => JSON.parse(new TextDecoder().decode(data)) as CounterValues;
+const decode = (value: string) => JSON.parse(value) as CounterValues;
 
 function sum(base: CounterValues, deltas: CounterValues): CounterValues {
   const out: CounterValues = { ...base };
@@ -38,61 +36,38 @@ function sum(base: CounterValues, deltas: CounterValues): CounterValues {
   return out;
 }
 
-/** A lost compare-and-set (another instance wrote the key since it was read): read again and retry. */
-function isCasConflict(err: unknown): boolean {
-  return /wrong last sequence|key exists/i.test(String((err as Error)?.message ?? err));
-}
-
 /**
- * Counters in a JetStream KV bucket (history 1): each add reads the entry and writes the new totals only if the entry's
- * revision has not moved (compare-and-set), retrying on a lost race, so no instance's increment overwrites another's.
+ * Counters in a key-value bucket: each add reads the entry and writes the new totals only if its revision has not
+ * moved (compare-and-set), retrying on a lost race, so no instance's increment overwrites another's.
  */
-export class NatsKvCounters implements Counters {
-  /** The bucket, opened on first use. */
-  private readonly kv: () => Promise<KV>;
-
-  constructor(
-    nc: NatsConnection,
-    name: string,
-    /** Copies of the bucket (ALFRED_STREAM_REPLICAS, as every stream and bucket). */
-    replicas = 1,
-  ) {
-    this.kv = lazyKvBucket(nc, name, { history: 1, replicas });
-  }
+export class KvCounters implements Counters {
+  constructor(private readonly kv: KvStore) {}
 
   async add(key: string, deltas: CounterValues, seed?: () => Promise<CounterValues | undefined>): Promise<CounterValues> {
-    const kv = await this.kv();
     for (let attempt = 1; ; attempt++) {
-      const entry = await kv.get(key);
-      const live = entry !== null && entry.operation === 'PUT';
-      const next = sum(live ? decode(entry.value) : ((await seed?.()) ?? {}), deltas);
+      const entry = await this.kv.get(key);
+      const next = sum(entry ? decode(entry.value) : ((await seed?.()) ?? {}), deltas);
       try {
-        if (live) await kv.update(key, encode(next), entry.revision);
-        else await kv.create(key, encode(next));
+        await this.kv.put(key, JSON.stringify(next), { expected: entry?.revision ?? 0 });
         return next;
       } catch (err) {
-        if (!isCasConflict(err) || attempt >= MAX_CAS_ATTEMPTS) throw err;
+        if (!isKvConflict(err) || attempt >= MAX_CAS_ATTEMPTS) throw err;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 2)));
       }
     }
   }
 
   async get(keys: readonly string[]): Promise<Map<string, CounterValues>> {
-    const kv = await this.kv();
-    const entries = await Promise.all([...new Set(keys)].map(async (key) => [key, await kv.get(key)] as const));
-    return new Map(entries.flatMap(([key, e]) => (e && e.operation === 'PUT' ? [[key, decode(e.value)] as const] : [])));
+    const entries = await Promise.all([...new Set(keys)].map(async (key) => [key, await this.kv.get(key)] as const));
+    return new Map(entries.flatMap(([key, e]) => (e ? [[key, decode(e.value)] as const] : [])));
   }
 
   async delete(keys: readonly string[]): Promise<void> {
-    const kv = await this.kv();
-    await Promise.all(keys.map((key) => kv.purge(key)));
+    await Promise.all(keys.map((key) => this.kv.delete(key)));
   }
 
   async deletePrefix(...segments: string[]): Promise<void> {
-    const kv = await this.kv();
-    const keys: string[] = [];
-    for await (const key of await kv.keys(`${counterKey(...segments)}.>`)) keys.push(key);
-    await this.delete(keys);
+    await this.delete(await this.kv.keys(`${counterKey(...segments)}.`));
   }
 }
 
@@ -101,7 +76,8 @@ export class NatsKvCounters implements Counters {
  * stream replicas); embedded (one process) none, and the caller keeps its counts in its own rows.
  */
 export function sharedCounters(bus: Bus): Counters | undefined {
-  return bus instanceof NatsBus ? new NatsKvCounters(bus.nc, bus.stream('ALFRED_COUNTERS'), bus.replicas) : undefined;
+  if (!(bus instanceof NatsBus)) return undefined;
+  return new KvCounters(new NatsKvStore(bus.nc, bus.stream('ALFRED_COUNTERS'), { replicas: bus.replicas }));
 }
 
 /**

@@ -9,3 +9,4 @@ export * from './stream-cleanup.js';
 export * from './connection-watch.js';
 export * from './counters.js';
 export * from './kv-bucket.js';
+export * from './nats-kv.store.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileVersionView, AgentFileView, AgentFileWriteBody, AgentFileWritten, EditableAgentFile } from './agent-files.js';
+import { AGENT_FILE_MAX, AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileVersionView, AgentFileView, AgentFileWriteBody, AgentFileWritten, EditableAgentFile } from './agent-files.js';
 import { AgentName, IsoTimestamp, Scope, TenantId } from './common.js';
 import { route, ServiceName } from './route.js';
 import { Writer } from './provenance.js';
@@ -10,6 +10,7 @@ import {
   SessionList,
   SessionMessage,
   SessionMetadata,
+  SessionTokens,
   SessionView,
 } from './sessions.js';
 
@@ -143,6 +144,18 @@ export const SessionRoutes = {
   delete: route(ServiceName.AgentRuntime, 'session-delete', scoped({ id: SessionId }), SessionDeleted),
   /** The agent a session of the tenant belongs to (a session implies its agent); NOT_FOUND when none has it. */
   locate: route(ServiceName.AgentRuntime, 'session-locate', z.object({ tenant: TenantId, id: SessionId }), z.object({ agent: AgentName })),
+  /** Replaces the messages (compaction) if the session is still at `expected_version`; CONFLICT when it moved. */
+  replace: route(
+    ServiceName.AgentRuntime,
+    'session-replace',
+    scoped({
+      id: SessionId,
+      messages: z.array(SessionMessage),
+      expected_version: z.number().int().min(0),
+      tokens: SessionTokens.omit({ at_version: true }).optional(),
+    }),
+    z.object({ version: z.number().int().min(1) }),
+  ),
   list: route(
     ServiceName.AgentRuntime,
     'session-list',
@@ -177,20 +190,37 @@ export const DistillerRoutes = {
 
 const fileRef = scoped({ file: AgentFileKind });
 
-/** Learning and the versioned agent files, served by the learner. */
+/** Learning, served by the learner (it reads and writes the agent files through AgentFileRoutes). */
 export const LearnerRoutes = {
   learn: route(ServiceName.Learner, 'learn', scoped({ request: LearnBody }), LearnResult),
-  fileGet: route(ServiceName.Learner, 'file-get', fileRef, AgentFileView),
-  fileHistory: route(ServiceName.Learner, 'file-history', fileRef, AgentFileHistory),
-  fileVersion: route(ServiceName.Learner, 'file-version', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileVersionView),
-  fileRestore: route(
-    ServiceName.Learner,
+} as const;
+
+/** The versioned agent files, owned by agent-runtime: the gateway, the learner and the distiller reach them here. */
+export const AgentFileRoutes = {
+  get: route(ServiceName.AgentRuntime, 'file-get', fileRef, AgentFileView),
+  history: route(ServiceName.AgentRuntime, 'file-history', fileRef, AgentFileHistory),
+  version: route(ServiceName.AgentRuntime, 'file-version', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileVersionView),
+  restore: route(
+    ServiceName.AgentRuntime,
     'file-restore',
     scoped({ file: AgentFileKind, version: z.number().int().min(1), expected_version: z.number().int().min(0).optional(), writer: Writer.optional() }),
     AgentFileRestored,
   ),
   /** A person's edit: refused with CONFLICT (details carry the current text) when the file moved past expected_version. */
-  fileWrite: route(ServiceName.Learner, 'file-write', scoped({ file: EditableAgentFile, request: AgentFileWriteBody, writer: Writer }), AgentFileWritten),
+  edit: route(ServiceName.AgentRuntime, 'file-edit', scoped({ file: EditableAgentFile, request: AgentFileWriteBody, writer: Writer }), AgentFileWritten),
+  /** A service's write (learning, distillation): a new version with its reason; CONFLICT when expected_version moved. */
+  write: route(
+    ServiceName.AgentRuntime,
+    'file-write',
+    scoped({
+      file: AgentFileKind,
+      content: z.string().max(AGENT_FILE_MAX),
+      reason: z.string().max(1_000),
+      expected_version: z.number().int().min(0).optional(),
+      writer: Writer.optional(),
+    }),
+    z.object({ version: z.number().int().min(1) }),
+  ),
 } as const;
 
 /** GET /sessions query. */

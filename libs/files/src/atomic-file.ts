@@ -20,6 +20,11 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await rm(tmp, { force: true });
     throw err;
   }
+  await syncDir(dir);
+}
+
+/** Fsyncs a folder, so that a rename or removal in it survives a crash. */
+export async function syncDir(dir: string): Promise<void> {
   const dh = await open(dir, 'r');
   try {
     await dh.sync();

@@ -1,1 +1,2 @@
 export * from './redis-client.js';
+export * from './redis-kv.store.js';

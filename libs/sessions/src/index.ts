@@ -1,5 +1,5 @@
 export * from './session-store.js';
-export * from './redis-session.store.js';
-export * from './file-session.store.js';
+export * from './kv-session.store.js';
 export { safeSegment } from './session-record.js';
 export * from './session-store.factory.js';
+export * from './bus-sessions.js';

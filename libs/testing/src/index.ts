@@ -11,3 +11,4 @@ export * from './functional-env.js';
 export * from './git-loopback.js';
 export * from './agent-store-contract.js';
 export * from './import-graph.js';
+export * from './kv-store-contract.js';

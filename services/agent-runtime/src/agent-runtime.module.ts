@@ -1,31 +1,36 @@
+import { join } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { createAgentFileStore, type AgentFileStore } from '#agent-files';
-import { BUS, NatsBus, type Bus } from '#bus';
-import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore, type AgentStore } from '#agent-registry';
+import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
+import { SecretGuard } from '#content-safety';
+import { AGENT_REGISTRY_BUCKET, KvAgentStore, type AgentStore } from '#agent-registry';
+import { FileKvStore } from '#files';
+import { MemoryKvStore, moveEarlierData } from '#kv';
+import { RedisKvStore } from '#redis';
 import { createLlmClient, type LlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
 import { Metrics } from '#metrics';
 import { announceOsSandbox, BashSandbox, DiskQuota } from '#sandbox';
 import { drainWindowMs, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { createSessionStore, type SessionStore } from '#sessions';
+import { AgentFileEdits } from './agents/agent-file-edits.js';
 import { AgentService } from './agents/agent.service.js';
-import { FileAgentStore } from './agents/file-agent.store.js';
+import { moveFileAgents } from './agents/file-agents.migration.js';
 import { moveRedisAgents } from './agents/redis-agents.migration.js';
 import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspaceQuotaOf, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
+import { AGENT_FILE_STORE, AgentFileHandlers } from './handlers/agent-file.handlers.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
 import { TurnHandlers } from './handlers/turn.handlers.js';
 import { UsageHandlers, WORKSPACE_QUOTA, WORKSPACES_DIR } from './handlers/usage.handlers.js';
 import { ExecutableSkillToolProvider } from './tools/executable-skill.provider.js';
 import type { ToolProvider } from './tools/tool.types.js';
-import { RedisTurnStateStore } from './turns/redis-turn-state.store.js';
 import { TurnCoordinator } from './turns/turn-coordinator.js';
 import { TurnRunner } from './turns/turn-runner.js';
-import { MemoryTurnStateStore, type TurnStateStore } from './turns/turn-state.store.js';
+import { KvTurnStateStore, TURN_STATE_TTL_MS, type TurnStateStore } from './turns/turn-state.store.js';
 
 const AGENT_STORE = Symbol('AGENT_STORE');
-const AGENT_FILE_STORE = Symbol('AGENT_FILE_STORE');
 const TURN_STATE = Symbol('TURN_STATE');
 const LLM = Symbol('LLM');
 /** Tools beyond the core ones (executable skills plug in here). */
@@ -39,11 +44,15 @@ const closer = (token: symbol) => ({
 
 /**
  * Where agents live: distributed, the registry bucket every gateway also reads (agents an earlier version kept in
- * Redis are moved there first); embedded, files under the data dir.
+ * Redis are moved there first); embedded, files under the data dir (moved from an earlier version's layout first).
  */
 async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger): Promise<AgentStore> {
-  if (!(bus instanceof NatsBus)) return new FileAgentStore(config.ALFRED_DATA_DIR);
-  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas);
+  if (!(bus instanceof NatsBus)) {
+    const files = new KvAgentStore(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'agents')));
+    await moveEarlierData(logger, 'agents', () => moveFileAgents(config.ALFRED_DATA_DIR, files));
+    return files;
+  }
+  const registry = new KvAgentStore(new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas }));
   if (config.REDIS_URL) {
     try {
       const moved = await moveRedisAgents(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, registry);
@@ -56,7 +65,7 @@ async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger):
   return registry;
 }
 
-/** The agent-runtime service: sessions, named agents and the agent loop, any instance serving any session. */
+/** The agent-runtime service: sessions, agent files, named agents and the agent loop, any instance serving any of them. */
 @Module({})
 export class AgentRuntimeModule {
   static forRoot(config: AgentRuntimeConfig, toolProviders: readonly ToolProvider[] = []): DynamicModule {
@@ -65,8 +74,8 @@ export class AgentRuntimeModule {
     return {
       module: AgentRuntimeModule,
       providers: [
-        { provide: SESSION_STORE, useFactory: () => createSessionStore(config) },
-        { provide: AGENT_FILE_STORE, useFactory: () => createAgentFileStore(config) },
+        { provide: SESSION_STORE, inject: [LOGGER], useFactory: (logger: Logger) => createSessionStore(config, logger) },
+        { provide: AGENT_FILE_STORE, inject: [LOGGER], useFactory: (logger: Logger) => createAgentFileStore(config, logger) },
         {
           provide: AGENT_STORE,
           inject: [BUS, LOGGER],
@@ -74,8 +83,11 @@ export class AgentRuntimeModule {
         },
         {
           provide: TURN_STATE,
-          useFactory: (): TurnStateStore =>
-            config.REDIS_URL ? new RedisTurnStateStore(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new MemoryTurnStateStore(),
+          useFactory: (): TurnStateStore => {
+            const options = { keyPrefix: config.ALFRED_REDIS_PREFIX, ttlMs: TURN_STATE_TTL_MS };
+            const kv = config.REDIS_URL ? new RedisKvStore(config.REDIS_URL, 'turn-state', options) : new MemoryKvStore(options);
+            return new KvTurnStateStore(kv);
+          },
         },
         closer(SESSION_STORE),
         closer(AGENT_FILE_STORE),
@@ -129,7 +141,13 @@ export class AgentRuntimeModule {
             }, log);
           },
         },
+        {
+          provide: AgentFileEdits,
+          inject: [AGENT_FILE_STORE],
+          useFactory: (files: AgentFileStore) => new AgentFileEdits(files, new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
+        },
         SessionHandlers,
+        AgentFileHandlers,
         AgentHandlers,
         TurnHandlers,
         { provide: WORKSPACE_QUOTA, useValue: quota },

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { baseEnv, envHelpers, llmEnv, osSandboxEnv, parseEnv, redisEnv, turnEnv } from '#config';
+import { baseEnv, contentSafetyEnv, envHelpers, llmEnv, osSandboxEnv, parseEnv, redisEnv, turnEnv } from '#config';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 
@@ -81,6 +81,7 @@ export const agentRuntimeEnvSchema = z.object({
   ...turnEnv,
   ...agentEnv,
   ...osSandboxEnv,
+  ...contentSafetyEnv,
 });
 export type AgentRuntimeConfig = z.output<typeof agentRuntimeEnvSchema>;
 

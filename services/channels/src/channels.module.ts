@@ -1,14 +1,18 @@
+import { join } from 'node:path';
 import { Inject, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
+import { FileKvStore } from '#files';
+import { MemoryKvStore, moveEarlierData } from '#kv';
+import { createRedis, RedisKvStore } from '#redis';
 import { LOGGER, type Logger } from '#logging';
 import type { ServiceDefinition } from '#runtime';
 import { CHANNEL_STORE, CHANNELS_GRACE_MS, CHANNELS_TENANT, TELEGRAM_CHANNEL } from './channels.tokens.js';
 import { channelsEnvSchema, loadChannelsConfig, type ChannelsConfig } from './config.js';
 import { WebhookHandlers } from './handlers/webhook.handlers.js';
-import type { ChannelStore } from './store/channel.store.js';
-import { FileChannelStore } from './store/file-channel.store.js';
-import { RedisChannelStore } from './store/redis-channel.store.js';
+import { UPDATE_RETENTION_MS, type ChannelStore } from './store/channel.store.js';
+import { moveFileChannels, moveRedisChannels } from './store/channel.migration.js';
+import { KvChannelStore } from './store/kv-channel.store.js';
 import { botIdOf, type TelegramConfig } from './telegram/bot-identity.js';
 import type { TelegramChannel } from './telegram/telegram-channel.js';
 
@@ -36,6 +40,25 @@ class ChannelLifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 }
 
+/**
+ * A bot's state on the key-value port: Redis when REDIS_URL is set, else files under the data dir (the poller lease
+ * in the process's memory there). What an earlier version kept in its own layout is moved in first.
+ */
+async function channelStore(config: ChannelsConfig, bot: string, log: Logger): Promise<ChannelStore> {
+  const ttlMs = UPDATE_RETENTION_MS;
+  if (!config.REDIS_URL) {
+    const kv = new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'channels'), { ttlMs });
+    await moveEarlierData(log, 'channel state', () => moveFileChannels(config.ALFRED_DATA_DIR, bot, kv, ttlMs));
+    return new KvChannelStore(kv, new MemoryKvStore(), bot);
+  }
+  const keyPrefix = config.ALFRED_REDIS_PREFIX;
+  const kv = new RedisKvStore(config.REDIS_URL, 'channels', { keyPrefix });
+  const redis = createRedis(config.REDIS_URL, 'channels-migration');
+  await moveEarlierData(log, 'channel state', () => moveRedisChannels(redis, keyPrefix, bot, kv));
+  await redis.quit().catch(() => redis.disconnect());
+  return new KvChannelStore(kv, kv, bot);
+}
+
 /** The channels service: chat platforms connected to agents through the bus contracts (Telegram first). */
 @Module({})
 export class ChannelsModule {
@@ -47,10 +70,9 @@ export class ChannelsModule {
       providers: [
         {
           provide: CHANNEL_STORE,
-          useFactory: (): ChannelStore | undefined => {
-            if (!botId) return undefined;
-            return config.REDIS_URL ? new RedisChannelStore(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, botId) : new FileChannelStore(config.ALFRED_DATA_DIR, botId);
-          },
+          inject: [LOGGER],
+          useFactory: (logger: Logger): Promise<ChannelStore | undefined> =>
+            botId ? channelStore(config, botId, logger) : Promise.resolve(undefined),
         },
         {
           provide: TELEGRAM_CHANNEL,

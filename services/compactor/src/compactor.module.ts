@@ -1,16 +1,16 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
+import { baseEnv, llmEnv, parseEnv } from '#config';
 import { createLlmClient } from '#llm';
 import type { ServiceDefinition } from '#runtime';
-import { createSessionStore, type SessionStore } from '#sessions';
+import { BUS, type Bus } from '#bus';
+import { BusSessions } from '#sessions';
 import { CompactorService } from './compactor.service.js';
 import { CompactorHandlers } from './handlers/compactor.handlers.js';
 
 export const compactorEnvSchema = z.object({
   ...baseEnv,
-  ...redisEnv,
   ...llmEnv,
   ALFRED_COMPACT_PRESERVE_RECENT: z.coerce
     .number()
@@ -22,8 +22,6 @@ export const compactorEnvSchema = z.object({
 });
 export type CompactorConfig = z.output<typeof compactorEnvSchema>;
 
-const SESSION_STORE = Symbol('SESSION_STORE');
-
 /** The compactor service: session compaction with Claude, or an extractive summary without a model. */
 @Module({})
 export class CompactorModule {
@@ -31,20 +29,15 @@ export class CompactorModule {
     return {
       module: CompactorModule,
       providers: [
-        { provide: SESSION_STORE, useFactory: () => createSessionStore(config) },
         {
           provide: CompactorService,
-          inject: [SESSION_STORE],
-          useFactory: (store: SessionStore) =>
-            new CompactorService(store, createLlmClient(config), {
+          inject: [BUS],
+          // Sessions are agent-runtime's: read and replaced through its routes.
+          useFactory: (bus: Bus) =>
+            new CompactorService(new BusSessions(bus), createLlmClient(config), {
               defaultPreserveRecent: config.ALFRED_COMPACT_PRESERVE_RECENT,
               requireModel: config.ALFRED_REQUIRE_MODEL,
             }),
-        },
-        {
-          provide: 'SESSION_STORE_CLOSER',
-          inject: [SESSION_STORE],
-          useFactory: (store: SessionStore) => ({ onApplicationShutdown: () => store.close() }),
         },
         CompactorHandlers,
       ],

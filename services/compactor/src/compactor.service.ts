@@ -1,9 +1,9 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
-import { AlfredError, isConflict } from '#errors';
+import { AlfredError, isAlfredError, isConflict } from '#errors';
 import { retry } from '#retry';
 import { modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
 import { estimateTokens } from '#text';
-import type { SessionStore } from '#sessions';
+import type { SessionAccess } from '#sessions';
 import { planByTokens, planCompaction } from './compaction-plan.js';
 import { extractiveSummary } from './extractive-summarizer.js';
 import { modelSummary } from './model-summarizer.js';
@@ -27,7 +27,7 @@ const ATTEMPTS = 3;
 /** Folds a session's older messages into one summary message; recent messages and skill loads stay verbatim. */
 export class CompactorService {
   constructor(
-    private readonly sessions: SessionStore,
+    private readonly sessions: Pick<SessionAccess, 'get' | 'replace'>,
     private readonly llm: LlmClient,
     private readonly options: CompactorOptions,
   ) {}

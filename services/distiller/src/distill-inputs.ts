@@ -1,6 +1,6 @@
 import { MemoryRoutes, type Scope } from '#contracts';
 import type { Bus, MessageContext } from '#bus';
-import type { SessionStore } from '#sessions';
+import type { SessionAccess } from '#sessions';
 import type { DistillItem } from './insight-clustering.js';
 
 const PAGE = 100;
@@ -40,7 +40,7 @@ export async function storedInsightIds(bus: Bus, scope: Scope, context?: Message
 }
 
 /** What the user said in the agent's recent sessions (text of user messages), from `since` on. */
-export async function readSessions(store: SessionStore, scope: Scope, since: string | undefined): Promise<DistillItem[]> {
+export async function readSessions(store: Pick<SessionAccess, 'list' | 'get'>, scope: Scope, since: string | undefined): Promise<DistillItem[]> {
   const { sessions } = await store.list(scope, { limit: MAX_SESSIONS });
   const out: DistillItem[] = [];
   for (const summary of sessions) {

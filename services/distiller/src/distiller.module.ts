@@ -1,19 +1,21 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { createAgentFileStore, type AgentFileStore } from '#agent-files';
+import { BusAgentFiles } from '#agent-files';
+import { moveEarlierData } from '#kv';
 import { BUS, type Bus } from '#bus';
 import { baseEnv, llmEnv, parseEnv, redisEnv } from '#config';
 import { createLlmClient } from '#llm';
 import { LOGGER, type Logger } from '#logging';
 import { drainWindowMs, type ServiceDefinition } from '#runtime';
-import { createSessionStore, type SessionStore } from '#sessions';
+import { BusSessions } from '#sessions';
 import { DistillJobs, distillQueue } from './distill-jobs.js';
 import { DistillerService } from './distiller.service.js';
-import { FileJobRepository } from './file-job.repository.js';
+import { jobBuckets } from './job-buckets.js';
+import { moveFileJobs, moveRedisJobs } from './job.migration.js';
 import { DistillerHandlers } from './handlers/distiller.handlers.js';
 import { JOB_REPOSITORY, type JobRepository } from './job.repository.js';
-import { RedisJobRepository } from './redis-job.repository.js';
+import { KvJobRepository } from './kv-job.repository.js';
 
 const msList = z
   .string()
@@ -61,8 +63,15 @@ export const distillerEnvSchema = z.object({
 });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
-const AGENT_FILES = Symbol('AGENT_FILES');
-const SESSIONS = Symbol('SESSIONS');
+
+/** Jobs in key-value buckets (Redis or the data dir), with what an earlier version kept in its own layout moved in. */
+async function jobRepository(config: DistillerConfig, logger: Logger): Promise<JobRepository> {
+  const buckets = jobBuckets(config);
+  await moveEarlierData(logger, 'jobs', () =>
+    config.REDIS_URL ? moveRedisJobs(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, buckets) : moveFileJobs(config.ALFRED_DATA_DIR, buckets),
+  );
+  return new KvJobRepository(buckets);
+}
 
 /** The distiller service: insights into MEMORY.md and memories, as durable jobs. */
 @Module({})
@@ -71,18 +80,17 @@ export class DistillerModule {
     return {
       module: DistillerModule,
       providers: [
-        { provide: AGENT_FILES, useFactory: () => createAgentFileStore(config) },
-        { provide: SESSIONS, useFactory: () => createSessionStore(config) },
         {
           provide: JOB_REPOSITORY,
-          useFactory: (): JobRepository =>
-            config.REDIS_URL ? new RedisJobRepository(config.REDIS_URL, config.ALFRED_REDIS_PREFIX) : new FileJobRepository(config.ALFRED_DATA_DIR),
+          inject: [LOGGER],
+          useFactory: (logger: Logger): Promise<JobRepository> => jobRepository(config, logger),
         },
         {
           provide: DistillJobs,
-          inject: [BUS, AGENT_FILES, SESSIONS, JOB_REPOSITORY, LOGGER],
-          useFactory: async (bus: Bus, files: AgentFileStore, sessions: SessionStore, repo: JobRepository, logger: Logger) => {
-            const distiller = new DistillerService(bus, files, sessions, createLlmClient(config), config.ALFRED_REQUIRE_MODEL);
+          inject: [BUS, JOB_REPOSITORY, LOGGER],
+          useFactory: async (bus: Bus, repo: JobRepository, logger: Logger) => {
+            // Sessions and agent files are agent-runtime's: reached through its routes.
+            const distiller = new DistillerService(bus, new BusAgentFiles(bus), new BusSessions(bus), createLlmClient(config), config.ALFRED_REQUIRE_MODEL);
             const options = {
               waitMs: config.ALFRED_DISTILL_WAIT_MS,
               maxAttempts: config.ALFRED_DISTILL_MAX_ATTEMPTS,
@@ -97,12 +105,12 @@ export class DistillerModule {
         },
         {
           provide: 'DISTILLER_CLOSER',
-          inject: [DistillJobs, AGENT_FILES, SESSIONS, JOB_REPOSITORY],
-          useFactory: (jobs: DistillJobs, files: AgentFileStore, sessions: SessionStore, repo: JobRepository) => ({
+          inject: [DistillJobs, JOB_REPOSITORY],
+          useFactory: (jobs: DistillJobs, repo: JobRepository) => ({
             // Until the shutdown deadline, less the time to hand back what cannot finish and close the stores.
             beforeApplicationShutdown: () => jobs.stop(drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS)),
             onApplicationShutdown: async () => {
-              await Promise.all([files.close(), sessions.close(), repo.close()]);
+              await repo.close();
             },
           }),
         },

@@ -1,9 +1,9 @@
 import { MemoryRoutes, type DistillBody, type DistillCompleted, type Scope } from '#contracts';
-import type { AgentFileStore } from '#agent-files';
+import type { AgentFileAccess } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
 import { modelOrFallback, type LlmClient } from '#llm';
 import { redactSecrets, scanSecrets } from '#content-safety';
-import type { SessionStore } from '#sessions';
+import type { SessionAccess } from '#sessions';
 import { readMemories, readSessions, storedInsightIds } from './distill-inputs.js';
 import { distillByClustering, type DistillItem, type Insight } from './insight-clustering.js';
 import { distillWithModel } from './model-distiller.js';
@@ -24,8 +24,8 @@ export interface DistillRun {
 export class DistillerService {
   constructor(
     private readonly bus: Bus,
-    private readonly files: AgentFileStore,
-    private readonly sessions: SessionStore,
+    private readonly files: AgentFileAccess,
+    private readonly sessions: Pick<SessionAccess, 'list' | 'get'>,
     private readonly llm: LlmClient,
     private readonly requireModel: boolean,
   ) {}

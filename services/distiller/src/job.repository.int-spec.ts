@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode } from '#contracts';
 import { deleteRedisKeysWithPrefix, describeWithRedis, testServers } from '#testing';
-import { FileJobRepository } from './file-job.repository.js';
+import { FileKvStore } from '#files';
+import { MemoryKvStore } from '#kv';
+import { RedisKvStore } from '#redis';
 import type { JobRecord, JobRepository } from './job.repository.js';
-import { RedisJobRepository } from './redis-job.repository.js';
+import { KvJobRepository } from './kv-job.repository.js';
 
 const describeRedis = await describeWithRedis();
 
@@ -92,17 +94,22 @@ function contract(name: string, open: () => Promise<{ repo: JobRepository; clean
   });
 }
 
-contract(FileJobRepository.name, async () => {
+contract(`${KvJobRepository.name} on files`, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'alfred-jobs-'));
-  return { repo: new FileJobRepository(dir), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  const buckets = { jobs: new FileKvStore(join(dir, 'jobs')), active: new FileKvStore(join(dir, 'active')), last: new FileKvStore(join(dir, 'last')) };
+  return { repo: new KvJobRepository(buckets), cleanup: () => rm(dir, { recursive: true, force: true }) };
+});
+
+contract(`${KvJobRepository.name} in memory`, async () => {
+  const buckets = { jobs: new MemoryKvStore(), active: new MemoryKvStore(), last: new MemoryKvStore() };
+  return { repo: new KvJobRepository(buckets), cleanup: async () => undefined };
 });
 
 describeRedis('with Redis', () => {
-  contract(RedisJobRepository.name, async () => {
-    const prefix = `it-${randomUUID().slice(0, 8)}:`;
-    const cleanup = async () => {
-      await deleteRedisKeysWithPrefix(testServers.redisUrl, prefix);
-    };
-    return { repo: new RedisJobRepository(testServers.redisUrl, prefix), cleanup };
+  contract(`${KvJobRepository.name} on Redis`, async () => {
+    const keyPrefix = `it-${randomUUID().slice(0, 8)}:`;
+    const open = (bucket: string) => new RedisKvStore(testServers.redisUrl, bucket, { keyPrefix });
+    const repo = new KvJobRepository({ jobs: open('jobs'), active: open('active'), last: open('last') });
+    return { repo, cleanup: () => deleteRedisKeysWithPrefix(testServers.redisUrl, keyPrefix) };
   });
 });

@@ -5,7 +5,7 @@ export interface JobRecord extends JobView {
   readonly tenant: string;
   readonly dedupe_key: string;
   readonly error_code?: ErrorCode | null;
-  /** The newest fencing token handed out for the job (file store only; Redis keeps it beside the record). */
+  /** The newest fencing token handed out for the job (kept in the record, so a claim and a write compare one value). */
   readonly fence?: number;
 }
 

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { BUS, NatsBus, type Bus } from '#bus';
+import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import { credentialTtlMsOf, type GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
@@ -30,36 +30,34 @@ import { installBodyLimit } from './http/body-limit.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
-import {
-  MemoryCredentialRevocations,
-  NatsKvCredentialRevocations,
-  type CredentialRevocations,
-} from './http/credential-revocations.js';
+import { KvCredentialRevocations, memoryRevocations, type CredentialRevocations } from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
-import { MemoryIdempotencyStore, NatsKvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+import { IDEMPOTENCY_TTL_MS, KV_BUDGET_MS, KvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
 import {
   AGENT_DIRECTORY,
   BusAgentDirectory,
   RegistryAgentDirectory,
   type AgentDirectory,
 } from './http/agent-directory.js';
-import { AGENT_REGISTRY_BUCKET, NatsKvAgentStore } from '#agent-registry';
+import { AGENT_REGISTRY_BUCKET, KvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
 export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
-  if (!(bus instanceof NatsBus)) return new MemoryIdempotencyStore();
-  return new NatsKvIdempotencyStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), () => bus.isConnected(), (err) =>
+  if (!(bus instanceof NatsBus)) return KvIdempotencyStore.inMemory();
+  const options = { ttlMs: IDEMPOTENCY_TTL_MS, replicas: bus.replicas, timeoutMs: KV_BUDGET_MS };
+  const kv = new NatsKvStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), options);
+  return new KvIdempotencyStore(kv, () => bus.isConnected(), (err) =>
     logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
-    bus.replicas,
   );
 }
 
 /** Credential revocations: in a KV bucket every gateway instance checks over NATS; in the process when embedded. */
 export function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevocations {
-  if (!(bus instanceof NatsBus)) return new MemoryCredentialRevocations();
-  const name = bus.stream(CREDENTIAL_REVOCATIONS_BUCKET);
-  return new NatsKvCredentialRevocations(bus.nc, name, ttlMs, () => bus.isConnected(), bus.replicas, REGISTRY_READ_MS);
+  if (!(bus instanceof NatsBus)) return memoryRevocations(ttlMs);
+  const options = { ttlMs, replicas: bus.replicas, timeoutMs: REGISTRY_READ_MS };
+  const kv = new NatsKvStore(bus.nc, bus.stream(CREDENTIAL_REVOCATIONS_BUCKET), options);
+  return new KvCredentialRevocations(kv, { connected: () => bus.isConnected() });
 }
 
 /** The bucket of credential revocations (before the bus's subject prefix). */
@@ -68,7 +66,8 @@ export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
 /** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process, embedded. */
 export function agentDirectory(bus: Bus): AgentDirectory {
   if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
-  const registry = new NatsKvAgentStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), bus.replicas, REGISTRY_READ_MS);
+  const kv = new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas, timeoutMs: REGISTRY_READ_MS });
+  const registry = new KvAgentStore(kv);
   return new RegistryAgentDirectory(registry, () => bus.isConnected());
 }
 

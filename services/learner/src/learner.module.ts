@@ -1,19 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { z } from 'zod';
 import { ServiceName } from '#contracts';
-import { createAgentFileStore, type AgentFileStore } from '#agent-files';
+import { BusAgentFiles } from '#agent-files';
 import { BUS, type Bus } from '#bus';
-import { baseEnv, contentSafetyEnv, llmEnv, parseEnv, redisEnv } from '#config';
+import { baseEnv, contentSafetyEnv, llmEnv, parseEnv } from '#config';
 import { SecretGuard } from '#content-safety';
 import { createLlmClient } from '#llm';
 import type { ServiceDefinition } from '#runtime';
-import { AGENT_FILE_STORE, LearnerHandlers } from './handlers/learner.handlers.js';
-import { AgentFileEdits } from './agent-file-edits.js';
+import { LearnerHandlers } from './handlers/learner.handlers.js';
 import { LearnerService } from './learner.service.js';
 
 export const learnerEnvSchema = z.object({
   ...baseEnv,
-  ...redisEnv,
   ...llmEnv,
   ...contentSafetyEnv,
   ALFRED_LEARN_MIN_CONFIDENCE: z.coerce
@@ -25,33 +23,23 @@ export const learnerEnvSchema = z.object({
 });
 export type LearnerConfig = z.output<typeof learnerEnvSchema>;
 
-/** The learner service: USER.md / SOUL.md updates (Claude, or an appended observation without a model) and file versions. */
+/** The learner service: USER.md / SOUL.md updates (Claude, or an appended observation without a model). */
 @Module({})
 export class LearnerModule {
   static forRoot(config: LearnerConfig): DynamicModule {
     return {
       module: LearnerModule,
       providers: [
-        { provide: AGENT_FILE_STORE, useFactory: () => createAgentFileStore(config) },
         {
           provide: LearnerService,
-          inject: [AGENT_FILE_STORE, BUS],
-          useFactory: (files: AgentFileStore, bus: Bus) =>
-            new LearnerService(files, createLlmClient(config), bus, {
+          inject: [BUS],
+          // The agent files are agent-runtime's: read and written through its routes.
+          useFactory: (bus: Bus) =>
+            new LearnerService(new BusAgentFiles(bus), createLlmClient(config), bus, {
               minConfidence: config.ALFRED_LEARN_MIN_CONFIDENCE,
               requireModel: config.ALFRED_REQUIRE_MODEL,
               secrets: new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS),
             }),
-        },
-        {
-          provide: AgentFileEdits,
-          inject: [AGENT_FILE_STORE],
-          useFactory: (files: AgentFileStore) => new AgentFileEdits(files, new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
-        },
-        {
-          provide: 'AGENT_FILE_STORE_CLOSER',
-          inject: [AGENT_FILE_STORE],
-          useFactory: (files: AgentFileStore) => ({ onApplicationShutdown: () => files.close() }),
         },
         LearnerHandlers,
       ],

@@ -1,5 +1,5 @@
-import { agentFileName, MemoryRoutes, type AgentFileKind, type LearnBody, type LearnResult, type Scope } from '#contracts';
-import type { AgentFileStore } from '#agent-files';
+import { agentFileName, ErrorCode, MemoryRoutes, type AgentFileKind, type LearnBody, type LearnResult, type Scope } from '#contracts';
+import type { AgentFileAccess } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
 import { isConflict } from '#errors';
 import { retry } from '#retry';
@@ -26,7 +26,7 @@ const ATTEMPTS = 3;
 /** Updates USER.md / SOUL.md from observations, keeping every version. */
 export class LearnerService {
   constructor(
-    private readonly files: AgentFileStore,
+    private readonly files: AgentFileAccess,
     private readonly llm: LlmClient,
     private readonly bus: Bus,
     private readonly options: LearnerOptions,

@@ -1,6 +1,8 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BUS, sharedCounters, type Bus } from '#bus';
+import { BUS, KvCounters, sharedCounters, type Bus } from '#bus';
+import { FileKvStore } from '#files';
+import { moveEarlierData } from '#kv';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { LOGGER, type Logger } from '#logging';
@@ -8,12 +10,14 @@ import type { ServiceDefinition } from '#runtime';
 import { embeddingProviders, VECTOR_STORE, type VectorStore } from '#vector-store';
 import { SkillCatalog } from '#skills';
 import { SecretGuard } from '#content-safety';
-import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
+import { moveSkillOutcomeRows, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
 import { executableSkillProviders } from './executable/executable-skills.module.js';
 import { InstallRecordsRepository } from './install/install-records.repository.js';
 import { skillInstallProviders } from './install/skill-install.providers.js';
+import { moveSkillProvenanceRows } from './records/skill-provenance.migration.js';
 import { SkillProvenanceRepository } from './records/skill-provenance.repository.js';
+import { skillProvenanceRepository } from './records/skill-provenance.store.js';
 import { SkillRegistryHandlers } from './handlers/skill-registry.handlers.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SKILL_COLLECTION, SkillSearchRepository } from './skill-search.repository.js';
@@ -28,13 +32,24 @@ export class SkillRegistryModule {
         ...executableSkillProviders(config),
         ...skillInstallProviders(config),
         {
-          // Distributed, outcome counts are incremented in a KV bucket every instance shares (compare-and-set).
+          // Outcome counts: distributed, the counters bucket every instance increments (compare-and-set); embedded, files.
           provide: SkillOutcomeRepository,
-          inject: [VECTOR_STORE, BUS],
-          useFactory: async (store: VectorStore, bus: Bus) =>
-            new SkillOutcomeRepository(await openSkillOutcomes(store), sharedCounters(bus)),
+          inject: [VECTOR_STORE, BUS, LOGGER],
+          useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
+            const counters = sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'counters')));
+            await moveEarlierData(logger, 'skill outcome counts', () => moveSkillOutcomeRows(store, counters));
+            return new SkillOutcomeRepository(counters);
+          },
         },
-        { provide: SkillProvenanceRepository, inject: [VECTOR_STORE], useFactory: (store: VectorStore) => SkillProvenanceRepository.open(store) },
+        {
+          provide: SkillProvenanceRepository,
+          inject: [VECTOR_STORE, BUS, LOGGER],
+          useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
+            const repo = skillProvenanceRepository(bus, config.ALFRED_DATA_DIR);
+            await moveEarlierData(logger, 'skill provenance', () => moveSkillProvenanceRows(store, repo));
+            return repo;
+          },
+        },
         {
           provide: SkillSearchRepository,
           inject: [VECTOR_STORE, EMBEDDER],

@@ -1,13 +1,15 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { KvCounters } from '#bus';
 import { HashingEmbedder, type Embedder } from '#embeddings';
+import { FileKvStore } from '#files';
 import { SkillCatalog, type SkillRoot } from '#skills';
 import { LanceDbStore } from '#vector-store';
 import { defaultBundledDir } from './config.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { openSkillCollection, SkillSearchRepository } from './skill-search.repository.js';
-import { openSkillOutcomes, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
+import { SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
 
 async function writeSkill(root: string, name: string, description: string): Promise<void> {
   await mkdir(join(root, name), { recursive: true });
@@ -44,7 +46,7 @@ describe(SkillRegistryService.name, () => {
     const repo = new SkillSearchRepository(await openSkillCollection(store, embedder.id, embedder.dimension));
     const service = new SkillRegistryService(new SkillCatalog({ roots }), repo, embedder, {
       projectSkillsDir: project.dir,
-      outcomes: options.outcomes ?? new SkillOutcomeRepository(await openSkillOutcomes(store)),
+      outcomes: options.outcomes ?? new SkillOutcomeRepository(new KvCounters(new FileKvStore(join(tmp, 'kv')))),
       ...(options.budget !== undefined ? { indexBudget: options.budget } : {}),
     });
     services.push(service);
@@ -129,7 +131,7 @@ describe(SkillRegistryService.name, () => {
           return super.add(...args);
         }
       }
-      const outcomes = new CountedWrites(await openSkillOutcomes(store));
+      const outcomes = new CountedWrites(new KvCounters(new FileKvStore(join(tmp, 'kv'))));
       const service = await start(new HashingEmbedder({ dimension: 64 }), { outcomes });
       const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => service.executed('t', 'ship-steady', i % 4 !== 0)));
       expect((await service.get('t', 'ship-steady')).outcomes).toMatchObject({ success: 30, failure: 10 });

@@ -207,7 +207,7 @@ export class SkillRegistryService {
     const key = `${tenant}\u0000${skill}`;
     let lane = this.outcomeLanes.get(key);
     if (lane === undefined) this.outcomeLanes.set(key, (lane = { last: Promise.resolve() }));
-    const batch = lane.waiting ?? this.nextBatch(key, lane, (counts) => repo.add(tenant, skill, counts, new Date().toISOString()));
+    const batch = lane.waiting ?? this.nextBatch(key, lane, (counts) => repo.add(tenant, skill, counts));
     if (success) batch.counts.success++;
     else batch.counts.failure++;
     const outcomes = await batch.written;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
-import { NatsKvAgentStore } from '#agent-registry';
+import { KvAgentStore } from '#agent-registry';
+import { NatsKvStore } from '#bus';
 import { deleteRedisKeysWithPrefix, describeWithNats, describeWithRedis, testServers } from '#testing';
 import { moveRedisAgents } from './redis-agents.migration.js';
 
@@ -34,7 +35,7 @@ describeNats('moveRedisAgents', () => {
     });
 
     it("should move every tenant's agents once, keep a record the registry already has, and empty Redis", async () => {
-      const registry = new NatsKvAgentStore(nc, bucket);
+      const registry = new KvAgentStore(new NatsKvStore(nc, bucket));
       await redis.hset(
         `${prefix}agents:{${encodeURIComponent('acme.corp')}}`,
         'jarvis',

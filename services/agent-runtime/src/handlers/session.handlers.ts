@@ -10,8 +10,8 @@ import { AgentService } from '../agents/agent.service.js';
 export const SESSION_STORE = Symbol('SESSION_STORE');
 
 /**
- * Sessions on the bus: every agent-runtime instance serves any session (state lives in the store). A session
- * is created only for an existing agent.
+ * Sessions on the bus: agent-runtime owns them (the compactor and the distiller reach them through these routes), and
+ * every instance serves any session (state lives in the store). A session is created only for an existing agent.
  */
 @Injectable()
 export class SessionHandlers extends BusHandlers {
@@ -33,6 +33,9 @@ export class SessionHandlers extends BusHandlers {
     });
     this.handle(SessionRoutes.get, (p) => s.get(p.scope, p.id));
     this.handle(SessionRoutes.append, (p) => s.append(p.scope, p.id, p.messages));
+    this.handle(SessionRoutes.replace, async (p) => ({
+      version: await s.replace(p.scope, p.id, { messages: p.messages, expectedVersion: p.expected_version, tokens: p.tokens }),
+    }));
     this.handle(SessionRoutes.list, (p) => s.list(p.scope, { limit: p.limit, offset: p.offset }));
     this.handle(SessionRoutes.delete, async (p) => {
       if (!(await s.delete(p.scope, p.id))) throw AlfredError.notFound('session', p.id);

@@ -1,5 +1,5 @@
 import {
-  LearnerRoutes,
+  AgentFileRoutes,
   MemoryRoutes,
   SkillRoutes,
   type AgentFileKind,
@@ -23,7 +23,7 @@ export interface TurnContext {
  * Flagged memories (content addressed to the model) are left out of the automatic recall: the agent sees them
  * only when it searches for them itself (GET /search shows each result's trust mark).
  *
- * Loads agent files (learner), relevant memories (memory search) and the level-1 index (skill registry) in
+ * Loads agent files (agent-runtime's own routes), relevant memories (memory search) and the level-1 index (skill registry) in
  * parallel. A capability that does not answer costs its section of the prompt, not the turn (logged).
  */
 export async function loadTurnContext(
@@ -42,7 +42,7 @@ export async function loadTurnContext(
       return fallback;
     }
   };
-  const file = (f: AgentFileKind) => soft(`file ${f}`, '', async () => (await bus.request(LearnerRoutes.fileGet, { scope, file: f })).content);
+  const file = (f: AgentFileKind) => soft(`file ${f}`, '', async () => (await bus.request(AgentFileRoutes.get, { scope, file: f })).content);
   const [soul, user, memory, memories, index] = await Promise.all([
     file('soul'),
     file('user'),

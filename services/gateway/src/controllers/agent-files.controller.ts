@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put } from '@nestjs/common';
-import { AgentFileRestoreBody, AgentFileWriteBody, AgentName, EditableAgentFile, AgentRoutes, agentFileName, ErrorCode, LearnerRoutes, type AgentFileKind, type Scope } from '#contracts';
+import { AgentFileRestoreBody, AgentFileWriteBody, AgentName, EditableAgentFile, AgentFileRoutes, AgentRoutes, agentFileName, ErrorCode, type AgentFileKind, type Scope } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { AgentNotScoped } from '../http/agent-scope.js';
@@ -28,13 +28,13 @@ export class AgentFilesController {
   @Get()
   async get(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string) {
     const kind = fileKind(file);
-    return this.bus.request(LearnerRoutes.fileGet, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
+    return this.bus.request(AgentFileRoutes.get, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
   }
 
   @Get('history')
   async history(@CallerParam() c: Caller, @Param('agent') agent: string, @Param('file') file: string) {
     const kind = fileKind(file);
-    return this.bus.request(LearnerRoutes.fileHistory, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
+    return this.bus.request(AgentFileRoutes.history, { scope: await this.scope(c, agent), file: kind }, { context: c.context });
   }
 
   @Get('history/:version')
@@ -42,7 +42,7 @@ export class AgentFilesController {
     const kind = fileKind(file);
     const version = Number(raw);
     if (!/^[1-9]\d{0,8}$/.test(raw)) throw new AlfredError(ErrorCode.NotFound, `${agentFileName[kind]} has no version ${raw}`, { file: kind, version: raw });
-    return this.bus.request(LearnerRoutes.fileVersion, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
+    return this.bus.request(AgentFileRoutes.version, { scope: await this.scope(c, agent), file: kind, version }, { context: c.context });
   }
 
   @Post('restore')
@@ -51,7 +51,7 @@ export class AgentFilesController {
     const { version, expected_version } = parseInput(AgentFileRestoreBody, body);
     const kind = fileKind(file);
     const scope = await this.scope(c, agent);
-    return this.bus.request(LearnerRoutes.fileRestore, { scope, file: kind, version, expected_version, writer: c.writer }, { context: c.context });
+    return this.bus.request(AgentFileRoutes.restore, { scope, file: kind, version, expected_version, writer: c.writer }, { context: c.context });
   }
 
   /** A person's edit of USER.md or SOUL.md, saved only over the version it started from. */
@@ -60,7 +60,7 @@ export class AgentFilesController {
     const kind = parseInput(EditableAgentFile, fileKind(file));
     const request = parseInput(AgentFileWriteBody, body);
     const scope = await this.scope(c, agent);
-    return this.bus.request(LearnerRoutes.fileWrite, { scope, file: kind, request, writer: c.writer }, { context: c.context });
+    return this.bus.request(AgentFileRoutes.edit, { scope, file: kind, request, writer: c.writer }, { context: c.context });
   }
 
   /** The path's agent, which must exist (its files go with it). */

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { NatsKvStore } from '#bus';
 import { describeWithNats, testServers } from '#testing';
-import { NatsKvCredentialRevocations } from './credential-revocations.js';
+import { KvCredentialRevocations } from './credential-revocations.js';
 import { ScopedCredentials } from './scoped-credential.js';
 
 const describeNats = await describeWithNats();
@@ -10,7 +11,7 @@ const SECRET = 's'.repeat(32);
 const scope = { tenant: 'acme', agent: 'jarvis', session: 'sess-1', turn: 'turn-1' };
 
 /** Two gateway instances (their own connections, one secret, one revocations bucket): what one revokes, both refuse. */
-describeNats('NatsKvCredentialRevocations across gateway instances', () => {
+describeNats(`${KvCredentialRevocations.name} on NATS KV across gateway instances`, () => {
   const bucket = `revocations-test-${randomUUID().slice(0, 8)}`;
   let connections: NatsConnection[];
   let connected = true;
@@ -21,7 +22,7 @@ describeNats('NatsKvCredentialRevocations across gateway instances', () => {
     connections = await Promise.all([1, 2].map(() => connect({ servers: testServers.natsUrl })));
     [a, b] = connections.map(
       (nc) =>
-        new ScopedCredentials(SECRET, 60_000, new NatsKvCredentialRevocations(nc, bucket, 60_000, () => connected)),
+        new ScopedCredentials(SECRET, 60_000, new KvCredentialRevocations(new NatsKvStore(nc, bucket, { ttlMs: 60_000 }), { connected: () => connected })),
     );
   });
   afterAll(async () => {

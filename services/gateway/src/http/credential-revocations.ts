@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { dependencyUnavailable } from '#errors';
-import { lazyKvBucket } from '#bus';
+import { isKvConflict, MemoryKvStore, type KvStore } from '#kv';
 
 /** What ends a credential before its expiry: its own turn, or everything minted for a session or agent until then. */
 export type Revocation =
@@ -49,70 +47,54 @@ const keysOf = (q: RevocationQuery) => ({
   ],
 });
 
-/** Embedded: one process, one map; entries are dropped once what they end has expired. */
-export class MemoryCredentialRevocations implements CredentialRevocations {
-  private readonly entries = new Map<string, { at: number; until: number }>();
+const MAX_CAS_ATTEMPTS = 20;
 
-  constructor(private readonly now: () => number = Date.now) {}
-
-  async revoke(revocation: Revocation, at: number, until: number): Promise<void> {
-    const key = revocationKey(revocation);
-    this.entries.set(key, {
-      at: Math.max(at, this.entries.get(key)?.at ?? 0),
-      until: Math.max(until, this.entries.get(key)?.until ?? 0),
-    });
-    const now = this.now();
-    for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
-  }
-
-  async isRevoked(q: RevocationQuery): Promise<boolean> {
-    const { turn, scopes } = keysOf(q);
-    return this.entries.has(turn) || scopes.some((k) => (this.entries.get(k)?.at ?? -1) >= q.iat);
-  }
+export interface KvRevocationsOptions {
+  /** Whether the store can be reached now (the bus's connection): while it cannot, a check is a fast 503. */
+  readonly connected?: () => boolean;
+  /** What the store is, in the 503 (default NATS). */
+  readonly dependency?: string;
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
 /**
- * Distributed: a KV bucket whose entries expire after the credentials' TTL (nothing it could still end outlives that).
- * A turn's revocation is a key of its own; a session's or agent's holds the time it was revoked, and ends every
- * credential minted before. Each check reads the bucket (a revocation made through another gateway counts at once);
- * what this instance found revoked is remembered until it expires. While NATS is away a credential cannot be checked,
- * so its request is a fast 503, never accepted unchecked.
+ * Revocations in a key-value bucket whose entries expire after the credentials' TTL (nothing it could still end
+ * outlives that): distributed, a NATS KV bucket every gateway instance checks; embedded, the process's memory. A turn's
+ * revocation is a key of its own; a session's or agent's holds the time it was revoked (the latest of its
+ * revocations), and ends every credential minted before. Each check reads the bucket (a revocation made through another
+ * gateway counts at once); what this instance found revoked is remembered until it expires. While the store is away a
+ * credential cannot be checked, so its request is a fast 503, never accepted unchecked.
  */
-export class NatsKvCredentialRevocations implements CredentialRevocations {
-  private readonly kv: () => Promise<KV>;
+export class KvCredentialRevocations implements CredentialRevocations {
   private readonly known = new Map<string, number>();
 
   constructor(
-    nc: NatsConnection,
-    name: string,
-    ttlMs: number,
-    private readonly connected: () => boolean,
-    replicas = 1,
-    timeoutMs = 2_500,
-  ) {
-    this.kv = lazyKvBucket(nc, name, { history: 1, ttl: ttlMs, replicas }, timeoutMs);
-  }
+    private readonly kv: KvStore,
+    private readonly options: KvRevocationsOptions = {},
+  ) {}
 
   async revoke(revocation: Revocation, at: number, until: number): Promise<void> {
     const key = revocationKey(revocation);
     if (revocation.kind === 'turn') this.remember(key, until);
-    await this.reach(
-      'record a credential revocation',
-      async (kv) => void (await kv.put(key, encoder.encode(String(at)))),
-    );
+    await this.reach('record a credential revocation', async () => {
+      for (let attempt = 1; ; attempt++) {
+        const entry = await this.kv.get(key);
+        const latest = Math.max(at, entry ? Number(entry.value) : 0);
+        try {
+          await this.kv.put(key, String(latest), { expected: entry?.revision ?? 0 });
+          return;
+        } catch (err) {
+          if (!isKvConflict(err) || attempt >= MAX_CAS_ATTEMPTS) throw err;
+        }
+      }
+    });
   }
 
   async isRevoked(q: RevocationQuery): Promise<boolean> {
     const { turn, scopes } = keysOf(q);
     if (this.known.has(turn)) return true;
-    const entries = await this.reach('check the credential', (kv) =>
-      Promise.all([turn, ...scopes].map((k) => kv.get(k))),
-    );
-    const live = entries.map((e) => (e && e.operation === 'PUT' ? Number(decoder.decode(e.value)) : undefined));
-    const revoked = live[0] !== undefined || live.slice(1).some((at) => at !== undefined && at >= q.iat);
+    const entries = await this.reach('check the credential', () => Promise.all([turn, ...scopes].map((k) => this.kv.get(k))));
+    const times = entries.map((e) => (e ? Number(e.value) : undefined));
+    const revoked = times[0] !== undefined || times.slice(1).some((at) => at !== undefined && at >= q.iat);
     if (revoked) this.remember(turn, q.exp);
     return revoked;
   }
@@ -123,12 +105,18 @@ export class NatsKvCredentialRevocations implements CredentialRevocations {
     for (const [k, u] of this.known) if (u <= now) this.known.delete(k);
   }
 
-  private async reach<T>(what: string, op: (kv: KV) => Promise<T>): Promise<T> {
-    if (!this.connected()) throw dependencyUnavailable('NATS', what);
+  private async reach<T>(what: string, op: () => Promise<T>): Promise<T> {
+    const dependency = this.options.dependency ?? 'NATS';
+    if (this.options.connected && !this.options.connected()) throw dependencyUnavailable(dependency, what);
     try {
-      return await op(await this.kv());
+      return await op();
     } catch (err) {
-      throw dependencyUnavailable('NATS', `${what} (${String(err)})`);
+      throw dependencyUnavailable(dependency, `${what} (${String(err)})`);
     }
   }
+}
+
+/** The embedded shape's revocations: one process, so its memory, entries dropped after the credentials' TTL. */
+export function memoryRevocations(ttlMs: number): CredentialRevocations {
+  return new KvCredentialRevocations(new MemoryKvStore({ ttlMs }));
 }

@@ -1,4 +1,4 @@
-import type { KV } from '@nats-io/kv';
+import { isKvConflict, type KvStore } from '#kv';
 
 /**
  * Keeps a reservation its gateway holds alive while the request runs: every `everyMs` the entry is written again with
@@ -11,9 +11,9 @@ export class ReservationLease {
   private stopped = false;
 
   constructor(
-    private readonly kv: () => Promise<KV>,
+    private readonly kv: KvStore,
     private readonly key: string,
-    private readonly write: (leaseUntil: number) => Uint8Array,
+    private readonly write: (leaseUntil: number) => string,
     private revision: number,
     private readonly leaseMs: number,
     everyMs: number,
@@ -29,11 +29,11 @@ export class ReservationLease {
 
   private async renew(): Promise<void> {
     try {
-      const revision = await (await this.kv()).update(this.key, this.write(Date.now() + this.leaseMs), this.revision);
+      const revision = await this.kv.put(this.key, this.write(Date.now() + this.leaseMs), { expected: this.revision });
       if (!this.stopped) this.revision = revision;
     } catch (err) {
       // Another gateway took the key over (or the answer was written): nothing of ours to renew any more.
-      if (/wrong last sequence/i.test(String((err as Error)?.message ?? err))) this.stop();
+      if (isKvConflict(err)) this.stop();
     }
   }
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode } from '#contracts';
 import { pollUntil, startOwnNats, type OwnServer } from '#testing';
-import { LEASE_RENEW_MS, NatsKvIdempotencyStore, RESERVATION_LEASE_MS, type IdempotencyRecord } from './idempotency.store.js';
+import { NatsKvStore } from '#bus';
+import { IDEMPOTENCY_TTL_MS, KvIdempotencyStore, LEASE_RENEW_MS, RESERVATION_LEASE_MS, type IdempotencyRecord } from './idempotency.store.js';
 
 const answer = (fingerprint: string): IdempotencyRecord => ({ fingerprint, reservedAt: Date.now(), status: 201, body: { id: 'mem_1' } });
 
@@ -12,7 +13,7 @@ const answer = (fingerprint: string): IdempotencyRecord => ({ fingerprint, reser
  * The distributed Idempotency-Key store on a NATS server of the test's own, which the test stops and starts: what a
  * client retrying with its key is told when the gateway's release or answer could not reach the bucket.
  */
-describe('NatsKvIdempotencyStore when the bucket is out of reach (own NATS server)', () => {
+describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach (own NATS server)`, () => {
   let dir: string;
   let nats: OwnServer;
   const connections: NatsConnection[] = [];
@@ -40,7 +41,8 @@ describe('NatsKvIdempotencyStore when the bucket is out of reach (own NATS serve
         if (s.type === 'reconnect') connected = true;
       }
     })();
-    const store = new NatsKvIdempotencyStore(nc, name, () => connected, () => undefined, 1, { budgetMs, retryFirstMs, ...lease });
+    const kv = new NatsKvStore(nc, name, { ttlMs: IDEMPOTENCY_TTL_MS, timeoutMs: budgetMs });
+    const store = new KvIdempotencyStore(kv, () => connected, () => undefined, { budgetMs, retryFirstMs, ...lease });
     return { store, connected: () => connected, nc };
   }
 

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { dependencyUnavailable } from '#errors';
-import { lazyKvBucket } from '#bus';
+import { MemoryKvStore, type KvStore } from '#kv';
 import { ReservationLease } from './idempotency-lease.js';
 
 /** How long a key remembers its answer (a client retrying later than this makes a new request). */
@@ -37,7 +35,7 @@ export type Reservation =
   /** Still running (its owner renews its lease): retry after `retryAfterSeconds` (1 or more). */
   | { readonly kind: 'in-progress'; readonly retryAfterSeconds: number };
 
-/** Where Idempotency-Key answers live: shared by every gateway instance (NATS KV), or in-process when embedded. */
+/** Where Idempotency-Key answers live: shared by every gateway instance (NATS KV), or in the process when embedded. */
 export interface IdempotencyStore {
   /** Takes the key for this request, or says why not (its answer to replay, another body, still running). */
   reserve(key: string, fingerprint: string): Promise<Reservation>;
@@ -57,41 +55,9 @@ function decide(existing: IdempotencyRecord, fingerprint: string, now: number): 
   return { kind: 'in-progress', retryAfterSeconds: Math.max(1, seconds) };
 }
 
-/** The embedded gateway's store: one process, so a map with expiry is shared by every request it serves. */
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records = new Map<string, IdempotencyRecord>();
-
-  async reserve(key: string, fingerprint: string): Promise<Reservation> {
-    const now = Date.now();
-    this.expire(now);
-    const existing = this.records.get(key);
-    if (existing) {
-      const decision = decide(existing, fingerprint, now);
-      if (decision !== 'stale') return decision;
-    }
-    this.records.set(key, { fingerprint, reservedAt: now });
-    return { kind: 'new' };
-  }
-
-  async complete(key: string, record: IdempotencyRecord): Promise<void> {
-    this.records.set(key, record);
-  }
-
-  async release(key: string): Promise<void> {
-    this.records.delete(key);
-  }
-
-  private expire(now: number): void {
-    for (const [key, r] of this.records) {
-      if (now - r.reservedAt < IDEMPOTENCY_TTL_MS) break;
-      this.records.delete(key);
-    }
-  }
-}
-
 const codec = {
-  encode: (r: IdempotencyRecord) => new TextEncoder().encode(JSON.stringify(r)),
-  decode: (data: Uint8Array) => JSON.parse(new TextDecoder().decode(data)) as IdempotencyRecord,
+  encode: (r: IdempotencyRecord) => JSON.stringify(r),
+  decode: (text: string) => JSON.parse(text) as IdempotencyRecord,
 };
 
 /**
@@ -145,29 +111,29 @@ interface Unsettled {
 }
 
 /**
- * The distributed store: a JetStream KV bucket (entries expire after IDEMPOTENCY_TTL_MS). `create` is atomic, so
- * of two gateways that get the same key at once exactly one runs the request. Each reservation carries an owner mark
- * of its own; when a release or an answer cannot be written (NATS away, a bucket leader being elected), the gateway
- * keeps what it knows until the write lands in the background: a retry reaching it replays the answer, or takes over
- * the reservation it gave up, instead of finding its own key "still running" for minutes.
+ * Idempotency-Key reservations and answers in a key-value bucket whose entries expire after IDEMPOTENCY_TTL_MS:
+ * distributed, a NATS KV bucket every gateway shares; embedded, the process's memory. A create is a compare-and-set on
+ * an absent key, so of two gateways that get the same key at once exactly one runs the request. Each reservation
+ * carries an owner mark of its own; when a release or an answer cannot be written (NATS away, a bucket leader being
+ * elected), the gateway keeps what it knows until the write lands in the background: a retry reaching it replays the
+ * answer, or takes over the reservation it gave up, instead of finding its own key "still running" for minutes.
  */
-export class NatsKvIdempotencyStore implements IdempotencyStore {
-  /** The bucket, opened on first use; each of its requests waits at most the budget (not the connection's 5 s). */
-  private readonly kv: () => Promise<KV>;
+export class KvIdempotencyStore implements IdempotencyStore {
   private readonly running = new Map<string, Held>();
   private readonly unsettled = new Map<string, Unsettled>();
 
   constructor(
-    nc: NatsConnection,
-    name: string,
+    /** The bucket; each of its requests should wait at most the budget (not a connection's 5 s). */
+    private readonly kv: KvStore,
     /** Whether the bus is connected: while NATS is away a key cannot be checked, so the request is a fast 503. */
     private readonly connected: () => boolean,
     private readonly onBackgroundError: (err: unknown) => void = () => undefined,
-    /** Copies of the bucket on a cluster (the bus's ALFRED_STREAM_REPLICAS). */
-    replicas = 1,
     private readonly timing: IdempotencyTiming = DEFAULT_TIMING,
-  ) {
-    this.kv = lazyKvBucket(nc, name, { ttl: IDEMPOTENCY_TTL_MS, history: 1, replicas }, timing.budgetMs);
+  ) {}
+
+  /** The embedded gateway's store: one process, so its memory is shared by every request it serves. */
+  static inMemory(): KvIdempotencyStore {
+    return new KvIdempotencyStore(new MemoryKvStore({ ttlMs: IDEMPOTENCY_TTL_MS }), () => true);
   }
 
   async reserve(key: string, fingerprint: string): Promise<Reservation> {
@@ -199,7 +165,7 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
     const owner = held?.owner ?? randomUUID();
     this.running.delete(key);
     const answer: Reserved = { ...record, owner };
-    const put = async () => void (await (await this.kv()).put(key, codec.encode(answer)));
+    const put = async () => void (await this.kv.put(key, codec.encode(answer)));
     try {
       await withinBudget(put(), this.timing.budgetMs);
     } catch (err) {
@@ -248,13 +214,12 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
 
   /** Deletes the key only while it still holds this reservation (compare-and-set on its revision). */
   private async releaseIfMine(key: string, reserved: Reserved): Promise<void> {
-    const kv = await this.kv();
-    const entry = await kv.get(key);
-    if (!entry || entry.operation !== 'PUT') return;
+    const entry = await this.kv.get(key);
+    if (!entry) return;
     const held = codec.decode(entry.value);
     const same = held.fingerprint === reserved.fingerprint && held.reservedAt === reserved.reservedAt && held.owner === reserved.owner;
     if (!same || held.status !== undefined) return;
-    await kv.delete(key, { previousSeq: entry.revision });
+    await this.kv.delete(key, { expected: entry.revision });
   }
 
   /**
@@ -288,14 +253,13 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
   }
 
   private async tryReserve(key: string, reserved: Reserved, attempt = 0): Promise<Reservation & { revision?: number }> {
-    const kv = await this.kv();
     const { fingerprint } = reserved;
     const now = reserved.reservedAt;
     try {
-      return { kind: 'new', revision: await kv.create(key, codec.encode(reserved)) };
+      return { kind: 'new', revision: await this.kv.put(key, codec.encode(reserved), { expected: 0 }) };
     } catch (err) {
-      const entry = await kv.get(key);
-      if (!entry || entry.operation !== 'PUT') {
+      const entry = await this.kv.get(key);
+      if (!entry) {
         // Released between our create and get: try again, a few times (then the store's failure is the answer).
         if (attempt < 3) return this.tryReserve(key, reserved, attempt + 1);
         throw err;
@@ -306,7 +270,7 @@ export class NatsKvIdempotencyStore implements IdempotencyStore {
       if (decision !== 'stale' && !gaveUp) return decision;
       // Take over a reservation its gateway abandoned (this one, or one whose lease ran out: its gateway died or lost
       // NATS); a concurrent taker loses the compare-and-set.
-      return { kind: 'new', revision: await kv.update(key, codec.encode(reserved), entry.revision) };
+      return { kind: 'new', revision: await this.kv.put(key, codec.encode(reserved), { expected: entry.revision }) };
     }
   }
 }

@@ -1,5 +1,5 @@
 import { checkScopedAccess } from './scoped-access.js';
-import { MemoryCredentialRevocations } from './credential-revocations.js';
+import { memoryRevocations } from './credential-revocations.js';
 import { ScopedCredentials } from './scoped-credential.js';
 
 describe(ScopedCredentials.name, () => {
@@ -18,7 +18,7 @@ describe(ScopedCredentials.name, () => {
 
   it('should refuse a changed claim, another secret, an expired or a revoked credential', async () => {
     const t = clock(1_000);
-    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, new MemoryCredentialRevocations(t.fn), t.fn);
+    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, memoryRevocations(60_000), t.fn);
     const token = credentials.mint(scope);
     const [prefix, claims, sig] = token.split('.');
     const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(claims!, 'base64url').toString()), tenant: 'other' })).toString('base64url');
@@ -33,7 +33,7 @@ describe(ScopedCredentials.name, () => {
   });
 
   it('should hold a revocation on every instance that shares the revocations, not only the one that revoked', async () => {
-    const shared = new MemoryCredentialRevocations();
+    const shared = memoryRevocations(60_000);
     const [a, b] = [new ScopedCredentials('s'.repeat(32), 60_000, shared), new ScopedCredentials('s'.repeat(32), 60_000, shared)];
     const token = a.mint(scope);
     expect(await b.verify(token)).toMatchObject(scope);
@@ -43,7 +43,7 @@ describe(ScopedCredentials.name, () => {
 
   it("should end every credential of a deleted session or agent minted until then, and none of another's or a later one", async () => {
     const t = clock(1_000);
-    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, new MemoryCredentialRevocations(t.fn), t.fn);
+    const credentials = new ScopedCredentials('s'.repeat(32), 60_000, memoryRevocations(60_000), t.fn);
     const before = credentials.mint(scope);
     const otherSession = credentials.mint({ ...scope, session: 'sess-2', turn: 'turn-2' });
     t.now += 10;

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { MemoryCredentialRevocations, type CredentialRevocations } from './credential-revocations.js';
+import { memoryRevocations, type CredentialRevocations } from './credential-revocations.js';
 
 /** What a scoped credential lets its holder be: one agent of one tenant, in one session, until it expires. */
 export const CredentialScope = z.object({
@@ -30,7 +30,7 @@ export class ScopedCredentials {
   constructor(
     secret: string | undefined,
     private readonly ttlMs: number,
-    private readonly revocations: CredentialRevocations = new MemoryCredentialRevocations(),
+    private readonly revocations: CredentialRevocations = memoryRevocations(ttlMs),
     private readonly now: () => number = Date.now,
   ) {
     this.secret = secret ? Buffer.from(secret, 'utf8') : randomBytes(32);

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
-import { InProcessBus, NatsBus, NatsKvCounters } from '#bus';
+import { InProcessBus, NatsBus, KvCounters, NatsKvStore } from '#bus';
 import { HashingEmbedder } from '#embeddings';
 import { describeWithNats, testServers } from '#testing';
 import { LanceDbStore } from '#vector-store';
@@ -52,7 +52,7 @@ describeNats(`${MemoryFeedbackService.name} with shared counters`, () => {
     const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [memoryRepo.collection.journal!]);
     outboxes.push(changes);
     const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
-    const counters = new NatsKvCounters(nc.nc, bucket);
+    const counters = new KvCounters(new NatsKvStore(nc.nc, bucket));
     const repo = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)), counters);
     return { memories, repo, feedback: new MemoryFeedbackService(memories, repo, changes) };
   }

@@ -1,7 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FileKvStore } from '#files';
 import { LanceDbStore } from '#vector-store';
+import { moveSkillProvenanceRows } from './skill-provenance.migration.js';
 import { SkillProvenanceRepository } from './skill-provenance.repository.js';
 
 describe(SkillProvenanceRepository.name, () => {
@@ -16,7 +18,7 @@ describe(SkillProvenanceRepository.name, () => {
   beforeEach(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'alfred-skill-provenance-'));
     store = new LanceDbStore({ dir: tmp });
-    repo = await SkillProvenanceRepository.open(store);
+    repo = new SkillProvenanceRepository(new FileKvStore(join(tmp, 'kv')));
   });
   afterEach(async () => {
     await store.close();
@@ -58,6 +60,25 @@ describe(SkillProvenanceRepository.name, () => {
       expect([...(await repo.matching('t', 'executable', { written_via: 'tool:skill_update' }))]).toEqual(['c']);
       await repo.forget('t', 'executable', 'c');
       expect([...(await repo.matching('t', 'executable', { written_via: 'tool:skill_update' }))]).toEqual([]);
+    });
+  });
+
+  describe(moveSkillProvenanceRows.name, () => {
+    it("should move an earlier version's provenance rows into the bucket, keep a record written since, and drop the rows", async () => {
+      const fields = { kind: 'string', name: 'string', writer_agent: 'string', session: 'string', turn: 'string', key: 'string', via: 'string', source: 'string', written_at: 'string' } as const;
+      const legacy = await store.open({ name: 'skill_provenance', embedderId: 'placeholder', dimension: 8, fields });
+      const row = (kind: string, name: string, via: string) => ({
+        id: `${kind}:${name}`, tenant: 't', agent: '_skill_provenance', text: name, vector: new Float32Array(8).fill(0.3),
+        fields: { kind, name, writer_agent: 'alice', session: null, turn: null, key: 'key-a', via, source: null, written_at: '2026-01-01T00:00:00.000Z' },
+      });
+      await legacy.upsert([row('skill', 'old', 'rest'), row('executable', 'adder', 'rest')]);
+      await repo.around('t', 'executable', 'adder', bob, async () => undefined);
+
+      expect(await moveSkillProvenanceRows(store, repo)).toBe(2);
+
+      expect((await shown('t', 'skill', 'old')).provenance).toEqual({ tenant: 't', agent: 'alice', key: 'key-a', via: 'rest', written_at: '2026-01-01T00:00:00.000Z' });
+      expect((await shown('t', 'executable', 'adder')).provenance).toMatchObject({ agent: 'bob' });
+      expect(await store.describe('skill_provenance')).toBeUndefined();
     });
   });
 });

@@ -1,0 +1,5 @@
+export * from './kv-store.js';
+export * from './kv-key.js';
+export * from './kv-change-hub.js';
+export * from './memory-kv.store.js';
+export * from './kv-move.js';
