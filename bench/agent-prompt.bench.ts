@@ -23,13 +23,35 @@ interface System {
 async function start(logger: Logger, extra: Record<string, string> = {}): Promise<System> {
   const model = await AnthropicLoopback.start({ promptCache: { minTokens: 1024 } });
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-prompt-'));
-  const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: model.apiKey, ALFRED_SKILLS_WATCH: 'false', ALFRED_MAX_TOOL_ROUNDS: '50', ...extra };
+  const env = {
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'silent',
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: model.apiKey,
+    ALFRED_SKILLS_WATCH: 'false',
+    ALFRED_MAX_TOOL_ROUNDS: '50',
+    ...extra,
+  };
   const alfred = await startEmbedded({ env, gateway: loadGatewayConfig(env), logger, port: 0 });
-  const post = async (path: string, body: unknown) => (await fetch(`${alfred.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body) })).json();
-  return { alfred, model, post, stop: async () => (await alfred.stop(), await model.close(), await rm(dataDir, { recursive: true, force: true })) };
+  const post = async (path: string, body: unknown) =>
+    (
+      await fetch(`${alfred.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json();
+  return {
+    alfred,
+    model,
+    post,
+    stop: async () => (await alfred.stop(), await model.close(), await rm(dataDir, { recursive: true, force: true })),
+  };
 }
 
-const turnCalls = (model: AnthropicLoopback) => model.messageRequests.filter((r) => String(r.body.system?.[0]?.text ?? '').startsWith('You are '));
+const turnCalls = (model: AnthropicLoopback) =>
+  model.messageRequests.filter((r) => String(r.body.system?.[0]?.text ?? '').startsWith('You are '));
 
 /** The same requests through a fresh cache with only the system prompt's breakpoint: the layout before this change. */
 function systemOnlyShare(requests: readonly RecordedRequest[]): number {
@@ -37,7 +59,9 @@ function systemOnlyShare(requests: readonly RecordedRequest[]): number {
   let read = 0;
   let total = 0;
   for (const r of requests) {
-    const messages = (r.body.messages as any[]).map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.map(({ cache_control: _c, ...b }: any) => b) }));
+    const messages = (r.body.messages as any[]).map((m) =>
+      typeof m.content === 'string' ? m : { ...m, content: m.content.map(({ cache_control: _c, ...b }: any) => b) },
+    );
     const u = cache.usage({ ...r.body, messages });
     read += u.cache_read_input_tokens;
     total += u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
@@ -52,10 +76,21 @@ async function cacheShare(logger: Logger): Promise<BenchRow> {
     await sys.post('/memories', { content: 'User prefers concise answers with the commands to run' });
     const session = (await sys.post('/sessions', {})).id as string;
     for (let i = 0; i < ROUNDS; i++) {
-      sys.model.script({ content: [{ type: 'tool_use', name: 'bash', input: { command: `echo "step ${i}: $(printf 'log line %.0s' $(seq 1 40))"` } }], stopReason: 'tool_use' });
+      sys.model.script({
+        content: [
+          {
+            type: 'tool_use',
+            name: 'bash',
+            input: { command: `echo "step ${i}: $(printf 'log line %.0s' $(seq 1 40))"` },
+          },
+        ],
+        stopReason: 'tool_use',
+      });
     }
     sys.model.reply('All twenty steps ran.');
-    const result = await sys.post(`/sessions/${session}/turns`, { message: 'Run the twenty steps of the checklist, one command each.' });
+    const result = await sys.post(`/sessions/${session}/turns`, {
+      message: 'Run the twenty steps of the checklist, one command each.',
+    });
     const u = result.usage;
     const input = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
     const share = u.cache_read_input_tokens / input;
@@ -93,14 +128,39 @@ async function toolCost(logger: Logger): Promise<BenchRow[]> {
     let schemas = 0;
     for (let i = 0; i < EXEC_SKILLS; i++) {
       const id = `bench-tool-${i}`;
-      const created = await sys.post('/executable-skills', { id, description: `Benchmark tool number ${i}: converts a value of kind ${i} into its canonical form.`, parameters: { value: { type: 'string', required: true, description: 'The value to convert' } }, code: CODE });
-      schemas += Math.ceil(JSON.stringify({ name: created.tool_name, description: created.description, input_schema: created.input_schema }).length / 4);
+      const created = await sys.post('/executable-skills', {
+        id,
+        description: `Benchmark tool number ${i}: converts a value of kind ${i} into its canonical form.`,
+        parameters: { value: { type: 'string', required: true, description: 'The value to convert' } },
+        code: CODE,
+      });
+      schemas += Math.ceil(
+        JSON.stringify({
+          name: created.tool_name,
+          description: created.description,
+          input_schema: created.input_schema,
+        }).length / 4,
+      );
     }
     const after = await tokensOfTools();
-    const row = (name: string, tokens: number, note: string): BenchRow => ({ section: SECTION, name, mode: 'embedded', connections: 1, rps: 0, p50: tokens, p99: 0, errors: 0, note });
+    const row = (name: string, tokens: number, note: string): BenchRow => ({
+      section: SECTION,
+      name,
+      mode: 'embedded',
+      connections: 1,
+      rps: 0,
+      p50: tokens,
+      p99: 0,
+      errors: 0,
+      note,
+    });
     return [
       row('tools tokens/turn, 0 executable skills', before, 'core, skill and management tools'),
-      row(`tools tokens/turn, ${EXEC_SKILLS} executable skills`, after, `flat: ${after - before} more; offering every one as a tool would add ~${schemas}`),
+      row(
+        `tools tokens/turn, ${EXEC_SKILLS} executable skills`,
+        after,
+        `flat: ${after - before} more; offering every one as a tool would add ~${schemas}`,
+      ),
     ];
   } finally {
     await sys.stop();

@@ -49,11 +49,13 @@ async function turn(url: string, session: string): Promise<{ ok: boolean; ms: nu
     body: JSON.stringify({ message: 'What is next on my list?' }),
   });
   const body = (await res.json()) as { status?: string };
-  if (process.env.ALFRED_BENCH_DEBUG && !(res.status === 200 && body.status === 'completed')) console.log(res.status, JSON.stringify(body));
+  if (process.env.ALFRED_BENCH_DEBUG && !(res.status === 200 && body.status === 'completed'))
+    console.log(res.status, JSON.stringify(body));
   return { ok: res.status === 200 && body.status === 'completed', ms: performance.now() - start };
 }
 
-const percentile = (sorted: number[], p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
+const percentile = (sorted: number[], p: number) =>
+  Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
 
 /**
  * 1, 2, 4… agent-runtime workers (each its own NATS connection, one queue group, state in Redis) against the
@@ -61,7 +63,11 @@ const percentile = (sorted: number[], p: number) => Math.round(sorted[Math.min(s
  * one model call each), and the turns finishing inside a steady-state window are counted. Turns/s should grow
  * with the workers while the model's latency dominates.
  */
-export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts: TurnScalingOptions): Promise<TurnScalingRow[]> {
+export async function measureTurnScaling(
+  natsUrl: string,
+  redisUrl: string,
+  opts: TurnScalingOptions,
+): Promise<TurnScalingRow[]> {
   const logger = createLogger({ service: 'bench', level: 'silent' });
   const model = await AnthropicLoopback.start({ latencyMs: opts.modelLatencyMs });
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-agents-'));
@@ -78,7 +84,15 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
     ALFRED_MEMORY_CONTEXT_LIMIT: '0',
     ALFRED_BUS_TIMEOUT_MS: '30000',
   };
-  const alfred: RunningAlfred = await startOverNats({ env, gateway: loadGatewayConfig(env), logger, port: 0, natsUrl, subjectPrefix, ephemeral: true });
+  const alfred: RunningAlfred = await startOverNats({
+    env,
+    gateway: loadGatewayConfig(env),
+    logger,
+    port: 0,
+    natsUrl,
+    subjectPrefix,
+    ephemeral: true,
+  });
   const sys = { url: alfred.url, model };
   const workers: Array<{ stop(): Promise<void>; started: () => number }> = [];
   const startWorker = async (name: string) => {
@@ -87,8 +101,17 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
     let started = 0;
     const serve = bus.serve.bind(bus);
     bus.serve = ((route, handler, options) =>
-      serve(route, route.subject === TurnRoutes.start.subject ? (p, ctx) => ((started += 1), handler(p, ctx)) : handler, options)) as typeof bus.serve;
-    const hosted = await hostService(agentRuntimeService, agentRuntimeService.loadConfig(env), { service: agentRuntimeService.name, instance: name, bus, logger });
+      serve(
+        route,
+        route.subject === TurnRoutes.start.subject ? (p, ctx) => ((started += 1), handler(p, ctx)) : handler,
+        options,
+      )) as typeof bus.serve;
+    const hosted = await hostService(agentRuntimeService, agentRuntimeService.loadConfig(env), {
+      service: agentRuntimeService.name,
+      instance: name,
+      bus,
+      logger,
+    });
     return { stop: async () => (await hosted.stop(), await bus.close(2_000)), started: () => started };
   };
   try {
@@ -97,14 +120,22 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
     workers.push(await startWorker(`bench-worker-0-${randomUUID().slice(0, 4)}`));
     const sessions: string[] = [];
     for (let i = 0; i < opts.sessions; i++) {
-      const res = await fetch(`${sys.url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${sys.url}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       sessions.push(((await res.json()) as { id: string }).id);
     }
     const rows: TurnScalingRow[] = [];
     for (const count of opts.workers) {
-      while (workers.length < count) workers.push(await startWorker(`bench-worker-${workers.length}-${randomUUID().slice(0, 4)}`));
+      while (workers.length < count)
+        workers.push(await startWorker(`bench-worker-${workers.length}-${randomUUID().slice(0, 4)}`));
       // More replies than the phase can use (an upper bound from the slots and the latency); the rest is cleared.
-      const bound = Math.ceil(((count * opts.perWorker * 1000) / opts.modelLatencyMs) * (opts.warmupMs + opts.windowMs + 5_000) / 1000) + opts.sessions;
+      const bound =
+        Math.ceil(
+          (((count * opts.perWorker * 1000) / opts.modelLatencyMs) * (opts.warmupMs + opts.windowMs + 5_000)) / 1000,
+        ) + opts.sessions;
       for (let i = 0; i < bound; i++) sys.model.reply('Next is the quarterly report.');
       const before = workers.map((w) => w.started());
       const latencies: number[] = [];
@@ -128,7 +159,16 @@ export async function measureTurnScaling(natsUrl: string, redisUrl: string, opts
       sys.model.clear();
       latencies.sort((a, b) => a - b);
       const seconds = opts.windowMs / 1000;
-      rows.push({ workers: count, turns: counted, seconds, turnsPerSecond: Math.round((counted / seconds) * 10) / 10, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, startedPerWorker: workers.map((w, i) => w.started() - (before[i] ?? 0)) });
+      rows.push({
+        workers: count,
+        turns: counted,
+        seconds,
+        turnsPerSecond: Math.round((counted / seconds) * 10) / 10,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        errors,
+        startedPerWorker: workers.map((w, i) => w.started() - (before[i] ?? 0)),
+      });
     }
     return rows;
   } finally {

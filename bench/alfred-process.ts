@@ -19,13 +19,22 @@ export async function startAlfredProcess(dataDir: string, env: NodeJS.ProcessEnv
   const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, ['--disable-sigusr1', entry], {
-    env: { PATH: process.env.PATH, ALFRED_DATA_DIR: dataDir, ALFRED_API_PORT: String(port), ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH,
+      ALFRED_DATA_DIR: dataDir,
+      ALFRED_API_PORT: String(port),
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`alfred exited with ${code}: ${stderr}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`alfred exited with ${code}: ${stderr}`))),
+  );
   await Promise.race([healthy(url), exited]);
   const startMs = Math.round(performance.now() - started);
   return {
@@ -59,7 +68,10 @@ function freePort(): Promise<number> {
 
 async function healthy(url: string): Promise<void> {
   for (;;) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 50));
   }

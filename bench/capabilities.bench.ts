@@ -19,7 +19,11 @@ function conversation(n: number): unknown[] {
 }
 
 async function call(url: string, path: string, body: unknown, agent: string): Promise<any> {
-  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-alfred-agent': agent }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-alfred-agent': agent },
+    body: JSON.stringify(body),
+  });
   const json = await res.json();
   if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
@@ -55,11 +59,35 @@ export async function capabilitiesBench(options: { logger: Logger }): Promise<Be
         await call(alfred.url, '/compact', { session_id: sessions[i], preserve_recent: 4 }, 'bench');
       });
       const learn = await timeSequential(TIMES, async (i) => {
-        model?.reply(JSON.stringify({ status: 'updated', content: `# USER.md\n\n- Preference number ${i}`, changes: [`added: preference ${i}`] }));
-        await call(alfred.url, '/learn', { target: 'user', observation: `Preference number ${i}: likes option ${i * 7}`, confidence: 0.9 }, 'bench');
+        model?.reply(
+          JSON.stringify({
+            status: 'updated',
+            content: `# USER.md\n\n- Preference number ${i}`,
+            changes: [`added: preference ${i}`],
+          }),
+        );
+        await call(
+          alfred.url,
+          '/learn',
+          { target: 'user', observation: `Preference number ${i}: likes option ${i * 7}`, confidence: 0.9 },
+          'bench',
+        );
       });
-      for (const [name, t] of [['POST /compact (40 messages)', compact], ['POST /learn', learn]] as const) {
-        rows.push({ section: SECTION, name, mode, connections: 1, rps: Math.round(1000 / t.mean), p50: t.p50, p99: t.p99, errors: 0, note: 'target < 100 ms' });
+      for (const [name, t] of [
+        ['POST /compact (40 messages)', compact],
+        ['POST /learn', learn],
+      ] as const) {
+        rows.push({
+          section: SECTION,
+          name,
+          mode,
+          connections: 1,
+          rps: Math.round(1000 / t.mean),
+          p50: t.p50,
+          p99: t.p99,
+          errors: 0,
+          note: 'target < 100 ms',
+        });
       }
     } finally {
       await alfred.stop();

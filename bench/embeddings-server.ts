@@ -5,7 +5,9 @@ import { HashingEmbedder } from '#embeddings';
  * A loopback OpenAI-compatible embeddings endpoint (POST /v1/embeddings) serving the hashing embedder's
  * vectors, so Alfred and mem0 embed with the same model through the same wire protocol.
  */
-export async function startEmbeddingsServer(dimension = 384): Promise<{ url: string; model: string; close(): Promise<void> }> {
+export async function startEmbeddingsServer(
+  dimension = 384,
+): Promise<{ url: string; model: string; close(): Promise<void> }> {
   const embedder = new HashingEmbedder({ dimension });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -17,12 +19,22 @@ export async function startEmbeddingsServer(dimension = 384): Promise<{ url: str
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { input: string | string[]; model: string };
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
-      const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: Array.from(embedder.embedOne(text)) }));
+      const data = inputs.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: Array.from(embedder.embedOne(text)),
+      }));
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      res.end(
+        JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, model: embedder.id, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    model: embedder.id,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -9,7 +9,6 @@ import type { BenchRow } from './load.js';
 /** The fault suites whose figures this section reports (the cluster suite only where it exists in this checkout). */
 const SUITES = ['e2e/fault-suite.e2e-spec.ts', 'e2e/fault-cluster.e2e-spec.ts'];
 
-
 /** What a fault case measured (e2e/fault-load.ts builds it; it lives here because the image builds bench/, not e2e/). */
 export interface FaultReport {
   readonly fault: string;
@@ -28,7 +27,9 @@ export interface FaultReport {
  * Redis server of its own), writing its report to ALFRED_FAULT_REPORT; one row per fault. Takes several minutes.
  */
 export async function faultsBench(): Promise<BenchRow[]> {
-  const root = [fileURLToPath(new URL('../..', import.meta.url)), fileURLToPath(new URL('..', import.meta.url))].find((d) => existsSync(join(d, 'jest.config.js')))!;
+  const root = [fileURLToPath(new URL('../..', import.meta.url)), fileURLToPath(new URL('..', import.meta.url))].find(
+    (d) => existsSync(join(d, 'jest.config.js')),
+  )!;
   const dir = await mkdtemp(join(tmpdir(), 'alfred-bench-faults-'));
   const rows: BenchRow[] = [];
   try {
@@ -67,7 +68,18 @@ export async function faultsBench(): Promise<BenchRow[]> {
           },
         });
       }
-      if (reports.length === 0) rows.push({ section: 'faults', name: suite, mode: 'nats', connections: 0, rps: 0, p50: 0, p99: 0, errors: 1, note: `no report (exit ${code})` });
+      if (reports.length === 0)
+        rows.push({
+          section: 'faults',
+          name: suite,
+          mode: 'nats',
+          connections: 0,
+          rps: 0,
+          p50: 0,
+          p99: 0,
+          errors: 1,
+          note: `no report (exit ${code})`,
+        });
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

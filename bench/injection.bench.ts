@@ -17,7 +17,10 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
  */
 export async function injectionBench(): Promise<BenchRow[]> {
   // From dist/bench (npm run bench) or from the sources.
-  const file = [new URL('../../bench/data/injection-set.json', import.meta.url), new URL('./data/injection-set.json', import.meta.url)].find((u) => existsSync(u))!;
+  const file = [
+    new URL('../../bench/data/injection-set.json', import.meta.url),
+    new URL('./data/injection-set.json', import.meta.url),
+  ].find((u) => existsSync(u))!;
   const set = JSON.parse(await readFile(file, 'utf8')) as InjectionSet;
   const flagged = (t: string) => detectInjection(t).length > 0;
   const falsePositives = set.benign.filter(flagged);
@@ -52,7 +55,10 @@ export async function injectionBench(): Promise<BenchRow[]> {
       p50: 0,
       p99: 0,
       errors: 0,
-      note: fp === 0 ? 'no benign memory flagged' : `benign flagged: ${falsePositives.map((t) => t.slice(0, 50)).join(' | ')}`,
+      note:
+        fp === 0
+          ? 'no benign memory flagged'
+          : `benign flagged: ${falsePositives.map((t) => t.slice(0, 50)).join(' | ')}`,
       metrics: {
         precision: round(tp / Math.max(1, tp + fp)),
         recall: round(tp / Math.max(1, tp + fn)),
@@ -64,6 +70,16 @@ export async function injectionBench(): Promise<BenchRow[]> {
         ms_per_memory_baseline_copy: round(baseline),
       },
     },
-    ...missed.map((text) => ({ section: 'injection', name: 'missed', mode: 'in-process', connections: 0, rps: 0, p50: 0, p99: 0, errors: 0, note: text })),
+    ...missed.map((text) => ({
+      section: 'injection',
+      name: 'missed',
+      mode: 'in-process',
+      connections: 0,
+      rps: 0,
+      p50: 0,
+      p99: 0,
+      errors: 0,
+      note: text,
+    })),
   ];
 }

@@ -44,7 +44,10 @@ export async function load(
 }
 
 /** Sequential timing of an async call, for latency where a load generator adds noise. */
-export async function timeSequential(times: number, fn: (i: number) => Promise<unknown>): Promise<{ p50: number; p99: number; mean: number }> {
+export async function timeSequential(
+  times: number,
+  fn: (i: number) => Promise<unknown>,
+): Promise<{ p50: number; p99: number; mean: number }> {
   const samples: number[] = [];
   for (let i = 0; i < times; i++) {
     const t = performance.now();
@@ -53,7 +56,11 @@ export async function timeSequential(times: number, fn: (i: number) => Promise<u
   }
   samples.sort((a, b) => a - b);
   const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
-  return { p50: round(at(0.5)), p99: round(at(0.99)), mean: round(samples.reduce((a, b) => a + b, 0) / samples.length) };
+  return {
+    p50: round(at(0.5)),
+    p99: round(at(0.99)),
+    mean: round(samples.reduce((a, b) => a + b, 0) / samples.length),
+  };
 }
 
 export const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -72,7 +79,11 @@ export async function sequentialHttp(
   const pool = new Pool(target.origin, { connections: 1, pipelining: 1 });
   let errors = 0;
   const once = async (i: number) => {
-    const res = await pool.request({ method: 'GET', path: options.path?.(i) ?? `${target.pathname}${target.search}`, headers: options.headers ?? {} });
+    const res = await pool.request({
+      method: 'GET',
+      path: options.path?.(i) ?? `${target.pathname}${target.search}`,
+      headers: options.headers ?? {},
+    });
     await res.body.dump();
     if (res.statusCode >= 300) errors++;
   };
@@ -95,6 +106,10 @@ export function withOverhead(row: BenchRow, baseline: BenchRow): BenchRow {
 
 /** Creates a named agent (memories belong to agents that exist); one that already exists is fine. */
 export async function createAgent(url: string, name: string): Promise<void> {
-  const res = await fetch(`${url}/agents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const res = await fetch(`${url}/agents`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
   if (!res.ok && res.status !== 409) throw new Error(`POST /agents ${name}: ${res.status} ${await res.text()}`);
 }

@@ -36,7 +36,11 @@ export function locomoDir(env: NodeJS.ProcessEnv = process.env): string {
 export function loadLocomo(dir = locomoDir()): { conversations: Conversation[] } | { skipped: string } {
   const file = join(dir, 'locomo-dev.json');
   if (!existsSync(file)) return { skipped: `LoCoMo not found at ${file} (set ALFRED_LOCOMO_DIR)` };
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as Array<{ sample_id: string; conversation: Record<string, unknown>; qa: RawQa[] }>;
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as Array<{
+    sample_id: string;
+    conversation: Record<string, unknown>;
+    qa: RawQa[];
+  }>;
   return { conversations: raw.map(parseConversation) };
 }
 
@@ -51,7 +55,11 @@ interface RawQa {
   category: number;
 }
 
-function parseConversation(item: { sample_id: string; conversation: Record<string, unknown>; qa: RawQa[] }): Conversation {
+function parseConversation(item: {
+  sample_id: string;
+  conversation: Record<string, unknown>;
+  qa: RawQa[];
+}): Conversation {
   const c = item.conversation;
   const sessions = Object.keys(c)
     .filter((k) => /^session_\d+$/.test(k))
@@ -66,13 +74,28 @@ function parseConversation(item: { sample_id: string; conversation: Record<strin
     .filter((q) => q.category !== 5)
     .map((q) => ({
       q: q.question,
-      evidence: [...new Set((q.evidence ?? []).flatMap((e) => String(e).split(/[;,\s]+/)).map((e) => e.replace(/^D:/, 'D')))].filter((e) => ids.has(e)),
+      evidence: [
+        ...new Set((q.evidence ?? []).flatMap((e) => String(e).split(/[;,\s]+/)).map((e) => e.replace(/^D:/, 'D'))),
+      ].filter((e) => ids.has(e)),
     }))
     .filter((q) => q.evidence.length > 0);
   return { id: item.sample_id, turns, questions };
 }
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** "1:56 pm on 8 May, 2023" → 2023-05-08T13:56:00.000Z (taken as UTC). */
 export function parseSessionTime(text: string): string | undefined {

@@ -10,11 +10,25 @@ async function handle(cmd) {
   switch (cmd.op) {
     case 'init': {
       const { Memory } = await import('mem0ai/oss');
-      const embedder = { provider: 'openai', config: { apiKey: 'loopback', model: cmd.model, baseURL: `${cmd.embeddingsUrl}/v1`, embeddingDims: cmd.dimension } };
+      const embedder = {
+        provider: 'openai',
+        config: {
+          apiKey: 'loopback',
+          model: cmd.model,
+          baseURL: `${cmd.embeddingsUrl}/v1`,
+          embeddingDims: cmd.dimension,
+        },
+      };
       memory = new Memory({
         embedder,
-        vectorStore: { provider: 'memory', config: { collectionName: 'bench', dimension: cmd.dimension, dbPath: ':memory:' } },
-        llm: { provider: 'openai', config: { apiKey: 'loopback', model: 'unused', baseURL: `${cmd.embeddingsUrl}/v1` } },
+        vectorStore: {
+          provider: 'memory',
+          config: { collectionName: 'bench', dimension: cmd.dimension, dbPath: ':memory:' },
+        },
+        llm: {
+          provider: 'openai',
+          config: { apiKey: 'loopback', model: 'unused', baseURL: `${cmd.embeddingsUrl}/v1` },
+        },
         disableHistory: true,
       });
       return { ok: true };

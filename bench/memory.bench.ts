@@ -21,7 +21,9 @@ async function bareHandler(): Promise<BenchRow[]> {
   const url = `http://127.0.0.1:${port}/memories/${memory.id}`;
   try {
     return [
-      await sequentialHttp({ section: SECTION, name: 'bare fastify GET', mode: 'none', note: 'baseline' }, url, { times: 2_000 }),
+      await sequentialHttp({ section: SECTION, name: 'bare fastify GET', mode: 'none', note: 'baseline' }, url, {
+        times: 2_000,
+      }),
       await load(SECTION, 'bare fastify GET', 'none', { url, connections: 16 }),
     ];
   } finally {
@@ -30,18 +32,37 @@ async function bareHandler(): Promise<BenchRow[]> {
 }
 
 /** Alfred in one mode with the bench's agent created. */
-async function start(mode: 'embedded' | 'nats', dataDir: string, logger: Logger, natsUrl?: string): Promise<RunningAlfred> {
-  const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_BUS_TIMEOUT_MS: '30000' };
+async function start(
+  mode: 'embedded' | 'nats',
+  dataDir: string,
+  logger: Logger,
+  natsUrl?: string,
+): Promise<RunningAlfred> {
+  const env = {
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'silent',
+    ALFRED_BUS_TIMEOUT_MS: '30000',
+  };
   const options = { env, gateway: loadGatewayConfig(env), logger, port: 0 };
   const alfred = await (mode === 'embedded'
     ? startEmbedded(options)
-    : startOverNats({ ...options, natsUrl: natsUrl!, subjectPrefix: `bench-${randomUUID().slice(0, 8)}.`, ephemeral: true }));
+    : startOverNats({
+        ...options,
+        natsUrl: natsUrl!,
+        subjectPrefix: `bench-${randomUUID().slice(0, 8)}.`,
+        ephemeral: true,
+      }));
   await createAgent(alfred.url, 'bench');
   return alfred;
 }
 
 async function post(url: string, body: unknown, agent = 'bench') {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-alfred-agent': agent }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-alfred-agent': agent },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<any>;
 }
@@ -49,18 +70,31 @@ async function post(url: string, body: unknown, agent = 'bench') {
 const SEARCHES = ['topic 12 memory', 'seed memory about topic 3', 'memory 42', 'topic 30 seed'];
 
 /** GET by id, POST and search through the gateway in one mode; 1-connection rows are sequential, with the overhead over `bare`. */
-async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, bare: BenchRow, natsUrl?: string): Promise<BenchRow[]> {
+async function gatewayRows(
+  mode: 'embedded' | 'nats',
+  logger: Logger,
+  bare: BenchRow,
+  natsUrl?: string,
+): Promise<BenchRow[]> {
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-bench-${mode}-`));
   const alfred = await start(mode, dataDir, logger, natsUrl);
   try {
     const seeded = await post(`${alfred.url}/memories/batch`, {
-      memories: Array.from({ length: 500 }, (_, i) => ({ content: `seed memory ${i} about topic ${i % 37}`, importance: (i % 10) / 10 })),
+      memories: Array.from({ length: 500 }, (_, i) => ({
+        content: `seed memory ${i} about topic ${i % 37}`,
+        importance: (i % 10) / 10,
+      })),
     });
     const id = seeded.memories[0].id as string;
     const headers = { 'content-type': 'application/json', 'x-alfred-agent': 'bench' };
     const rows: BenchRow[] = [];
     const byId = `${alfred.url}/memories/${id}`;
-    rows.push(withOverhead(await sequentialHttp({ section: SECTION, name: 'GET /memories/{id}', mode }, byId, { times: 2_000, headers }), bare));
+    rows.push(
+      withOverhead(
+        await sequentialHttp({ section: SECTION, name: 'GET /memories/{id}', mode }, byId, { times: 2_000, headers }),
+        bare,
+      ),
+    );
     rows.push(await load(SECTION, 'GET /memories/{id}', mode, { url: byId, headers, connections: 16 }));
     rows.push(
       await load(SECTION, 'POST /memories', mode, {
@@ -72,10 +106,16 @@ async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, bare: Benc
       }),
     );
     const search = (i: number) => `/search?q=${encodeURIComponent(SEARCHES[i % SEARCHES.length]!)}`;
-    const total = (await (await fetch(`${alfred.url}/memories?limit=1`, { headers })).json()) as { pagination: { total: number } };
+    const total = (await (await fetch(`${alfred.url}/memories?limit=1`, { headers })).json()) as {
+      pagination: { total: number };
+    };
     rows.push(
       withOverhead(
-        await sequentialHttp({ section: SECTION, name: `GET /search (${total.pagination.total} memories)`, mode }, alfred.url, { times: 300, headers, path: search, warmup: 20 }),
+        await sequentialHttp(
+          { section: SECTION, name: `GET /search (${total.pagination.total} memories)`, mode },
+          alfred.url,
+          { times: 300, headers, path: search, warmup: 20 },
+        ),
         bare,
       ),
     );
@@ -91,7 +131,19 @@ async function gatewayRows(mode: 'embedded' | 'nats', logger: Logger, bare: Benc
  * questions have, as counts per length (mean 5.6; "What did Caroline research?" has 2).
  */
 const QUESTION_TERMS: ReadonlyArray<readonly [terms: number, questions: number]> = [
-  [1, 1], [2, 13], [3, 70], [4, 137], [5, 173], [6, 157], [7, 96], [8, 60], [9, 32], [10, 12], [11, 7], [13, 1], [14, 1],
+  [1, 1],
+  [2, 13],
+  [3, 70],
+  [4, 137],
+  [5, 173],
+  [6, 157],
+  [7, 96],
+  [8, 60],
+  [9, 32],
+  [10, 12],
+  [11, 7],
+  [13, 1],
+  [14, 1],
 ];
 
 /** A query of generated words whose length follows QUESTION_TERMS. */
@@ -118,7 +170,10 @@ async function searchScale(logger: Logger, sizes: readonly number[], bare: Bench
       const started = performance.now();
       while (stored < size) {
         const n = Math.min(500, size - stored);
-        const memories = Array.from({ length: n }, () => ({ content: generatedText(random), importance: Math.round(random() * 10) / 10 }));
+        const memories = Array.from({ length: n }, () => ({
+          content: generatedText(random),
+          importance: Math.round(random() * 10) / 10,
+        }));
         await post(`${alfred.url}/memories/batch`, { memories });
         stored += n;
       }
@@ -129,12 +184,16 @@ async function searchScale(logger: Logger, sizes: readonly number[], bare: Bench
       // through it for a while first measures the steady state rather than the rebuild.
       const warmup = size >= 100_000 ? 1500 : 100;
       const note = `filled in ${fill} ms; LoCoMo-length questions; ${warmup} warm-up queries${size >= 100_000 ? '; target p50 ≤ 3 ms, p99 ≤ 10 ms' : ''}`;
-      const measured = await sequentialHttp({ section: SECTION, name: `GET /search at ${size} memories`, mode: 'embedded', note }, alfred.url, {
-        times: 500,
-        headers: { 'x-alfred-agent': 'bench' },
-        path,
-        warmup,
-      });
+      const measured = await sequentialHttp(
+        { section: SECTION, name: `GET /search at ${size} memories`, mode: 'embedded', note },
+        alfred.url,
+        {
+          times: 500,
+          headers: { 'x-alfred-agent': 'bench' },
+          path,
+          warmup,
+        },
+      );
       rows.push(withOverhead(measured, bare));
     }
     return rows;

@@ -27,13 +27,28 @@ export async function qualityBench(ctx: { logger: Logger }): Promise<BenchRow[]>
   const rows = await qualityRun('hash (offline default)', { ALFRED_EMBEDDER: 'hash' }, data.conversations, ctx.logger);
   const url = process.env.ALFRED_EMBEDDINGS_URL;
   if (url) {
-    const env = { ALFRED_EMBEDDER: 'openai', ALFRED_EMBEDDINGS_URL: url, ...pick('ALFRED_EMBEDDINGS_MODEL', 'ALFRED_EMBEDDINGS_API_KEY') };
-    rows.push(...(await qualityRun(`openai-compatible (${process.env.ALFRED_EMBEDDINGS_MODEL ?? 'default model'})`, env, data.conversations, ctx.logger)));
-  } else console.log('quality with an OpenAI-compatible embedder: skipped — set ALFRED_EMBEDDINGS_URL (and _MODEL, _API_KEY) to measure it');
+    const env = {
+      ALFRED_EMBEDDER: 'openai',
+      ALFRED_EMBEDDINGS_URL: url,
+      ...pick('ALFRED_EMBEDDINGS_MODEL', 'ALFRED_EMBEDDINGS_API_KEY'),
+    };
+    rows.push(
+      ...(await qualityRun(
+        `openai-compatible (${process.env.ALFRED_EMBEDDINGS_MODEL ?? 'default model'})`,
+        env,
+        data.conversations,
+        ctx.logger,
+      )),
+    );
+  } else
+    console.log(
+      'quality with an OpenAI-compatible embedder: skipped — set ALFRED_EMBEDDINGS_URL (and _MODEL, _API_KEY) to measure it',
+    );
   return rows;
 }
 
-const pick = (...names: string[]) => Object.fromEntries(names.flatMap((n) => (process.env[n] ? [[n, process.env[n]!]] : [])));
+const pick = (...names: string[]) =>
+  Object.fromEntries(names.flatMap((n) => (process.env[n] ? [[n, process.env[n]!]] : [])));
 
 interface Tally {
   alfred: number;
@@ -43,7 +58,12 @@ interface Tally {
   latencies: number[];
 }
 
-async function qualityRun(mode: string, env: Record<string, string>, conversations: readonly Conversation[], logger: Logger): Promise<BenchRow[]> {
+async function qualityRun(
+  mode: string,
+  env: Record<string, string>,
+  conversations: readonly Conversation[],
+  logger: Logger,
+): Promise<BenchRow[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-quality-'));
   const fullEnv = { ALFRED_DATA_DIR: dataDir, ALFRED_LOG_LEVEL: 'silent', ALFRED_BUS_TIMEOUT_MS: '60000', ...env };
   const alfred = await startEmbedded({ env: fullEnv, gateway: loadGatewayConfig(fullEnv), logger, port: 0 });
@@ -79,9 +99,18 @@ async function measureConversation(alfred: RunningAlfred, c: Conversation): Prom
     const started = performance.now();
     const plain = await search(alfred.url, plainAgent, q.q);
     tally.latencies.push(performance.now() - started);
-    tally.alfred += recallOf(q, plain.flatMap((id) => plainIds.get(id) ?? []));
-    tally.conversation += recallOf(q, (await search(alfred.url, convAgent, q.q)).flatMap((id) => convIds.get(id) ?? []));
-    tally.bm25 += recallOf(q, bm25.top(q.q, K).map((i) => c.turns[i]!.id));
+    tally.alfred += recallOf(
+      q,
+      plain.flatMap((id) => plainIds.get(id) ?? []),
+    );
+    tally.conversation += recallOf(
+      q,
+      (await search(alfred.url, convAgent, q.q)).flatMap((id) => convIds.get(id) ?? []),
+    );
+    tally.bm25 += recallOf(
+      q,
+      bm25.top(q.q, K).map((i) => c.turns[i]!.id),
+    );
   }
   return tally;
 }
@@ -91,7 +120,9 @@ async function storePlain(url: string, agent: string, turns: readonly Turn[]): P
   const ids = new Map<string, string>();
   for (let i = 0; i < turns.length; i += BATCH) {
     const batch = turns.slice(i, i + BATCH);
-    const res = await post(`${url}/memories/batch`, agent, { memories: batch.map((t) => ({ content: turnContent(t) })) });
+    const res = await post(`${url}/memories/batch`, agent, {
+      memories: batch.map((t) => ({ content: turnContent(t) })),
+    });
     (res.memories as Array<{ id: string }>).forEach((m, j) => ids.set(m.id, batch[j]!.id));
   }
   return ids;
@@ -118,13 +149,19 @@ async function storeConversation(url: string, agent: string, c: Conversation): P
 const sessionLength = (turns: readonly Turn[], first: Turn) => turns.filter((t) => t.time === first.time).length;
 
 async function search(url: string, agent: string, q: string): Promise<string[]> {
-  const res = await fetch(`${url}/search?q=${encodeURIComponent(q)}&limit=${K}`, { headers: { 'x-alfred-agent': agent } });
+  const res = await fetch(`${url}/search?q=${encodeURIComponent(q)}&limit=${K}`, {
+    headers: { 'x-alfred-agent': agent },
+  });
   if (!res.ok) throw new Error(`search: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { results: Array<{ id: string }> }).results.map((r) => r.id);
 }
 
 async function post(url: string, agent: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-alfred-agent': agent }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-alfred-agent': agent },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
   return (await res.json()) as Record<string, unknown>;
 }

@@ -41,7 +41,8 @@ async function natsReachable(url: string): Promise<boolean> {
 /** The commit measured (with `+` when the checkout has changes), or undefined outside a git checkout. */
 function commitOf(): string | undefined {
   try {
-    const run = (args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const run = (args: string[]) =>
+      execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return `${run(['rev-parse', '--short', 'HEAD'])}${run(['status', '--porcelain', '--untracked-files=no']) ? '+' : ''}`;
   } catch {
     return undefined;
@@ -82,15 +83,30 @@ const sections: Record<string, () => Promise<BenchRow[]>> = {
   faults: () => faultsBench(),
 };
 // ALFRED_BENCH_ONLY=memory,skills runs some sections; every section runs by default.
-const only = process.env.ALFRED_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+const only = process.env.ALFRED_BENCH_ONLY?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const rows: BenchRow[] = [];
 for (const [name, run] of Object.entries(sections)) if (!only || only.includes(name)) rows.push(...(await run()));
 
 context.loadavg_at_end = loadavg().map((l) => Math.round(l * 100) / 100);
 console.log(`\nAlfred benchmarks — ${context.at} — node ${context.node} — ${context.cpus}, ${context.memory_gb} GB\n`);
-console.table(rows.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, conns: r.connections, 'req/s': r.rps, 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, note: r.note ?? '' })));
+console.table(
+  rows.map((r) => ({
+    section: r.section,
+    scenario: r.name,
+    mode: r.mode,
+    conns: r.connections,
+    'req/s': r.rps,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    errors: r.errors,
+    note: r.note ?? '',
+  })),
+);
 const measured = rows.filter((r) => r.metrics);
-if (measured.length > 0) console.table(measured.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, ...r.metrics })));
+if (measured.length > 0)
+  console.table(measured.map((r) => ({ section: r.section, scenario: r.name, mode: r.mode, ...r.metrics })));
 const results = new URL('../../bench/results/', import.meta.url);
 await mkdir(results, { recursive: true });
 for (const section of new Set(rows.map((r) => r.section))) {

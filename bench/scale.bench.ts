@@ -34,7 +34,16 @@ async function fill(dataDir: string, memories: number, agents: number, random: (
       const agent = agentName(i % agents, agents);
       return {
         agent,
-        record: { id: randomUUID(), content: generatedText(random), date: timestamp.slice(0, 10), timestamp, importance: 0.5, tags: [], source: 'daily', version: 1 },
+        record: {
+          id: randomUUID(),
+          content: generatedText(random),
+          date: timestamp.slice(0, 10),
+          timestamp,
+          importance: 0.5,
+          tags: [],
+          source: 'daily',
+          version: 1,
+        },
       };
     });
     const vectors = await embedder.embed(records.map((r) => r.record.content));
@@ -44,17 +53,29 @@ async function fill(dataDir: string, memories: number, agents: number, random: (
 }
 
 /** One growth-table row: what a start on this data costs, and how searches of its agents answer. */
-async function measure(dataDir: string, memories: number, agents: number, empty: { startMs: number; rssMb: number }, random: () => number): Promise<BenchRow[]> {
+async function measure(
+  dataDir: string,
+  memories: number,
+  agents: number,
+  empty: { startMs: number; rssMb: number },
+  random: () => number,
+): Promise<BenchRow[]> {
   // Agents exist through the API (their records are the agent service's), made once on a first start.
   let alfred = await startAlfredProcess(dataDir);
-  for (let i = 0; i < agents && agents > 1; i += 16) await Promise.all(Array.from({ length: Math.min(16, agents - i) }, (_, k) => createAgent(alfred.url, agentName(i + k, agents))));
+  for (let i = 0; i < agents && agents > 1; i += 16)
+    await Promise.all(
+      Array.from({ length: Math.min(16, agents - i) }, (_, k) => createAgent(alfred.url, agentName(i + k, agents))),
+    );
   await alfred.stop();
   alfred = await startAlfredProcess(dataDir);
   const rows: BenchRow[] = [];
   try {
     const idle = await alfred.rssMb();
     const label = `${memories.toLocaleString('en')} memories, ${agents.toLocaleString('en')} agent${agents > 1 ? 's' : ''}`;
-    const search = (agent: string) => fetch(`${alfred.url}/search?q=${encodeURIComponent(locomoLengthQuery(random))}`, { headers: { 'x-alfred-agent': agent } }).then((r) => r.arrayBuffer());
+    const search = (agent: string) =>
+      fetch(`${alfred.url}/search?q=${encodeURIComponent(locomoLengthQuery(random))}`, {
+        headers: { 'x-alfred-agent': agent },
+      }).then((r) => r.arrayBuffer());
     const cold = await timeSequential(Math.min(50, agents), (i) => search(agentName(i, agents)));
     const warmAgent = agentName(0, agents);
     for (let i = 0; i < 200; i++) await search(warmAgent);
@@ -69,7 +90,15 @@ async function measure(dataDir: string, memories: number, agents: number, empty:
       p99: warm.p99,
       errors: 0,
       note: `start ${round(alfred.startMs / empty.startMs)}× empty, idle RSS ${round(idle / empty.rssMb)}× empty; cold first search of an agent (${memories / agents} memories) p50 ${cold.p50} ms; warm p50/p99 above`,
-      metrics: { start_ms: alfred.startMs, idle_rss_mb: idle, cold_first_search_p50_ms: cold.p50, cold_first_search_p99_ms: cold.p99, warm_p50_ms: warm.p50, warm_p99_ms: warm.p99, data_mb: Math.round(duBytes(dataDir) / 2 ** 20) },
+      metrics: {
+        start_ms: alfred.startMs,
+        idle_rss_mb: idle,
+        cold_first_search_p50_ms: cold.p50,
+        cold_first_search_p99_ms: cold.p99,
+        warm_p50_ms: warm.p50,
+        warm_p99_ms: warm.p99,
+        data_mb: Math.round(duBytes(dataDir) / 2 ** 20),
+      },
     });
   } finally {
     await alfred.stop();
@@ -78,13 +107,21 @@ async function measure(dataDir: string, memories: number, agents: number, empty:
 }
 
 /** Every agent searched in turn with a small budget: RSS samples against the budget plus the empty start's RSS. */
-async function inTurn(dataDir: string, agents: number, budgetMb: number, emptyRss: number, random: () => number): Promise<BenchRow> {
+async function inTurn(
+  dataDir: string,
+  agents: number,
+  budgetMb: number,
+  emptyRss: number,
+  random: () => number,
+): Promise<BenchRow> {
   const alfred = await startAlfredProcess(dataDir, { ALFRED_MEMORY_CACHE_MB: String(budgetMb) });
   let peak = 0;
   const started = performance.now();
   try {
     for (let i = 0; i < agents; i++) {
-      await fetch(`${alfred.url}/search?q=${encodeURIComponent(locomoLengthQuery(random))}`, { headers: { 'x-alfred-agent': agentName(i, agents) } }).then((r) => r.arrayBuffer());
+      await fetch(`${alfred.url}/search?q=${encodeURIComponent(locomoLengthQuery(random))}`, {
+        headers: { 'x-alfred-agent': agentName(i, agents) },
+      }).then((r) => r.arrayBuffer());
       if (i % 250 === 0) peak = Math.max(peak, await alfred.rssMb());
     }
     peak = Math.max(peak, await alfred.rssMb());
@@ -120,18 +157,42 @@ export async function scaleBench(ctx: { quick: boolean }): Promise<BenchRow[]> {
   await emptyProcess.stop();
   await rm(emptyDir, { recursive: true, force: true });
   const rows: BenchRow[] = [
-    { section: SECTION, name: 'empty data folder', mode: 'embedded', connections: 0, rps: 0, p50: 0, p99: 0, errors: 0, note: 'baseline', metrics: { start_ms: empty.startMs, idle_rss_mb: empty.rssMb } },
+    {
+      section: SECTION,
+      name: 'empty data folder',
+      mode: 'embedded',
+      connections: 0,
+      rps: 0,
+      p50: 0,
+      p99: 0,
+      errors: 0,
+      note: 'baseline',
+      metrics: { start_ms: empty.startMs, idle_rss_mb: empty.rssMb },
+    },
   ];
   const grid: Array<[memories: number, agents: number]> = ctx.quick
-    ? [[10_000, 1], [100_000, 1], [100_000, 1_000]]
-    : [[10_000, 1], [10_000, 1_000], [100_000, 1], [100_000, 1_000], [100_000, 10_000], [1_000_000, 1_000], [1_000_000, 10_000]];
+    ? [
+        [10_000, 1],
+        [100_000, 1],
+        [100_000, 1_000],
+      ]
+    : [
+        [10_000, 1],
+        [10_000, 1_000],
+        [100_000, 1],
+        [100_000, 1_000],
+        [100_000, 10_000],
+        [1_000_000, 1_000],
+        [1_000_000, 10_000],
+      ];
   for (const [memories, agents] of grid) {
     const dir = await mkdtemp(join(tmpdir(), 'alfred-bench-scale-'));
     try {
       await fill(dir, memories, agents, random);
       rows.push(...(await measure(dir, memories, agents, empty, random)));
       // Two budgets: what RSS adds beyond the budget is the fixed overhead when it is the same for both.
-      if (agents >= 1_000 && memories === (ctx.quick ? 100_000 : 1_000_000)) for (const mb of [64, 256]) rows.push(await inTurn(dir, agents, mb, empty.rssMb, random));
+      if (agents >= 1_000 && memories === (ctx.quick ? 100_000 : 1_000_000))
+        for (const mb of [64, 256]) rows.push(await inTurn(dir, agents, mb, empty.rssMb, random));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

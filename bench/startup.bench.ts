@@ -23,14 +23,24 @@ async function freePort(): Promise<number> {
 async function timeToHealth(command: string, args: readonly string[]): Promise<number> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-startup-'));
-  const env = { ...process.env, ALFRED_API_PORT: String(port), ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'warn' };
+  const env = {
+    ...process.env,
+    ALFRED_API_PORT: String(port),
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'warn',
+  };
   const started = performance.now();
   // Its own process group: npm's children stop with it.
   const child = spawn(command, args, { cwd: ROOT, env, stdio: 'ignore', detached: true });
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${command} ${args.join(' ')} exited with ${child.exitCode} before /health answered`);
-      const answered = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0);
+      if (child.exitCode !== null)
+        throw new Error(`${command} ${args.join(' ')} exited with ${child.exitCode} before /health answered`);
+      const answered = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (answered === 200 || answered === 503) return performance.now() - started;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -60,7 +70,8 @@ export async function startupBench(): Promise<BenchRow[]> {
     return [];
   }
   // Everything built once first, so every `npm start` below measures the nothing-changed case.
-  if (spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('build failed');
+  if (spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'inherit' }).status !== 0)
+    throw new Error('build failed');
   const direct: number[] = [];
   const npmStart: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -78,10 +89,19 @@ export async function startupBench(): Promise<BenchRow[]> {
     p99: round(Math.max(...xs)),
     errors: 0,
     ...(note ? { note } : {}),
-    metrics: { runs: xs.length, min_ms: round(Math.min(...xs)), median_ms: round(median(xs)), max_ms: round(Math.max(...xs)) },
+    metrics: {
+      runs: xs.length,
+      min_ms: round(Math.min(...xs)),
+      median_ms: round(median(xs)),
+      max_ms: round(Math.max(...xs)),
+    },
   });
   return [
     row('node dist/services/main.js to /health', direct),
-    row('npm start (nothing changed) to /health', npmStart, `median ${ratio}x the direct start (bound ${BOUND}x): ${ratio <= BOUND ? 'within' : 'OVER'}`),
+    row(
+      'npm start (nothing changed) to /health',
+      npmStart,
+      `median ${ratio}x the direct start (bound ${BOUND}x): ${ratio <= BOUND ? 'within' : 'OVER'}`,
+    ),
   ];
 }

@@ -30,7 +30,11 @@ async function fsyncRate(dir: string, times = 2_000): Promise<{ perSecond: numbe
 }
 
 async function post(url: string, body: unknown, agent = 'bench'): Promise<void> {
-  const res = await fetch(url, { method: 'POST', headers: { ...HEADERS, 'x-alfred-agent': agent }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...HEADERS, 'x-alfred-agent': agent },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
   await res.arrayBuffer();
 }
@@ -40,19 +44,34 @@ const duBytes = (dir: string) => Number(execFileSync('du', ['-sb', dir]).toStrin
 /** Runs `tasks` with `concurrency` at a time. */
 async function pooled(tasks: ReadonlyArray<() => Promise<void>>, concurrency: number): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < tasks.length) await tasks[next++]!();
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < tasks.length) await tasks[next++]!();
+    }),
+  );
 }
 
 /** Memories per second of batch writes, with the data folder's largest size while they ran (sampled). */
-async function batches(alfred: AlfredProcess, dataDir: string, plan: Array<{ agent: string; size: number }>, random: () => number) {
+async function batches(
+  alfred: AlfredProcess,
+  dataDir: string,
+  plan: Array<{ agent: string; size: number }>,
+  random: () => number,
+) {
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, duBytes(dataDir))), 1_000);
   const started = performance.now();
   try {
     await pooled(
-      plan.map(({ agent, size }) => () => post(`${alfred.url}/memories/batch`, { memories: Array.from({ length: size }, () => ({ content: generatedText(random) })) }, agent)),
+      plan.map(
+        ({ agent, size }) =>
+          () =>
+            post(
+              `${alfred.url}/memories/batch`,
+              { memories: Array.from({ length: size }, () => ({ content: generatedText(random) })) },
+              agent,
+            ),
+      ),
       4,
     );
   } finally {
@@ -63,7 +82,16 @@ async function batches(alfred: AlfredProcess, dataDir: string, plan: Array<{ age
   return { perSecond: Math.round(memories / seconds), memories, peak: Math.max(peak, duBytes(dataDir)) };
 }
 
-function row(name: string, mode: string, connections: number, rps: number, p50: number, p99: number, note: string, metrics?: Record<string, number | string>): BenchRow {
+function row(
+  name: string,
+  mode: string,
+  connections: number,
+  rps: number,
+  p50: number,
+  p99: number,
+  note: string,
+  metrics?: Record<string, number | string>,
+): BenchRow {
   return { section: SECTION, name, mode, connections, rps, p50, p99, errors: 0, note, ...(metrics ? { metrics } : {}) };
 }
 
@@ -77,17 +105,42 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
   const random = prng(11);
   const rows: BenchRow[] = [];
   const disk = await fsyncRate(dataDir);
-  rows.push(row('append 200 B + fdatasync (this disk)', 'none', 1, disk.perSecond, disk.p50, disk.p99, 'baseline: the floor of one durable write'));
+  rows.push(
+    row(
+      'append 200 B + fdatasync (this disk)',
+      'none',
+      1,
+      disk.perSecond,
+      disk.p50,
+      disk.p99,
+      'baseline: the floor of one durable write',
+    ),
+  );
   let alfred = await startAlfredProcess(dataDir);
   try {
     await createAgent(alfred.url, 'bench');
     const emptyRss = await alfred.rssMb();
     let i = 0;
-    const one = () => post(`${alfred.url}/memories`, { content: `The user likes espresso number ${i++} in the morning`, importance: 0.6, tags: ['coffee'] });
+    const one = () =>
+      post(`${alfred.url}/memories`, {
+        content: `The user likes espresso number ${i++} in the morning`,
+        importance: 0.6,
+        tags: ['coffee'],
+      });
     for (let w = 0; w < 200; w++) await one();
     const seq = await timeSequential(2_000, one);
     const target1 = Math.max(3, round(6 * disk.p50));
-    rows.push(row('POST /memories', 'embedded', 1, Math.round(1000 / seq.mean), seq.p50, seq.p99, `p50 = ${round(seq.p50 / disk.p50)} fsyncs; target p50 ≤ max(3 ms, 6 fsyncs) = ${target1} ms`));
+    rows.push(
+      row(
+        'POST /memories',
+        'embedded',
+        1,
+        Math.round(1000 / seq.mean),
+        seq.p50,
+        seq.p99,
+        `p50 = ${round(seq.p50 / disk.p50)} fsyncs; target p50 ≤ max(3 ms, 6 fsyncs) = ${target1} ms`,
+      ),
+    );
     const sixteen = await load(SECTION, 'POST /memories', 'embedded', {
       url: `${alfred.url}/memories`,
       method: 'POST',
@@ -96,15 +149,51 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
       connections: 16,
       duration: 10,
     });
-    rows.push({ ...sixteen, note: `${round(sixteen.rps / disk.perSecond)}× this disk's fsyncs/s; target ≥ 0.5× = ${Math.round(disk.perSecond / 2)}/s` });
+    rows.push({
+      ...sixteen,
+      note: `${round(sixteen.rps / disk.perSecond)}× this disk's fsyncs/s; target ≥ 0.5× = ${Math.round(disk.perSecond / 2)}/s`,
+    });
 
     const total = ctx.quick ? 20_000 : 100_000;
-    const one500 = await batches(alfred, dataDir, Array.from({ length: total / 500 }, () => ({ agent: 'bench', size: 500 })), random);
-    rows.push(row('POST /memories/batch (500), one agent', 'embedded', 4, one500.perSecond, 0, 0, `${one500.memories} memories; target ≥ 5,000/s`));
+    const one500 = await batches(
+      alfred,
+      dataDir,
+      Array.from({ length: total / 500 }, () => ({ agent: 'bench', size: 500 })),
+      random,
+    );
+    rows.push(
+      row(
+        'POST /memories/batch (500), one agent',
+        'embedded',
+        4,
+        one500.perSecond,
+        0,
+        0,
+        `${one500.memories} memories; target ≥ 5,000/s`,
+      ),
+    );
     const agents = Array.from({ length: 1_000 }, (_, k) => `agent-${k}`);
-    await pooled(agents.map((a) => () => createAgent(alfred.url, a)), 8);
-    const spread = await batches(alfred, dataDir, agents.map((agent) => ({ agent, size: total / 1_000 })), random);
-    rows.push(row(`POST /memories/batch (${total / 1_000}), 1,000 agents`, 'embedded', 4, spread.perSecond, 0, 0, `${spread.memories} memories; target ≥ 3,000/s`));
+    await pooled(
+      agents.map((a) => () => createAgent(alfred.url, a)),
+      8,
+    );
+    const spread = await batches(
+      alfred,
+      dataDir,
+      agents.map((agent) => ({ agent, size: total / 1_000 })),
+      random,
+    );
+    rows.push(
+      row(
+        `POST /memories/batch (${total / 1_000}), 1,000 agents`,
+        'embedded',
+        4,
+        spread.perSecond,
+        0,
+        0,
+        `${spread.memories} memories; target ≥ 3,000/s`,
+      ),
+    );
 
     const written = i + sixteen.rps * 10 + one500.memories + spread.memories;
     const burstRss = await alfred.rssMb();
@@ -114,17 +203,27 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
     alfred = await startAlfredProcess(dataDir);
     const restartIdle = await alfred.rssMb();
     // The same indexes resident as after the burst: one search per agent that was written.
-    for (const a of ['bench', ...agents]) await fetch(`${alfred.url}/search?q=morning`, { headers: { 'x-alfred-agent': a } }).then((r) => r.arrayBuffer());
+    for (const a of ['bench', ...agents])
+      await fetch(`${alfred.url}/search?q=morning`, { headers: { 'x-alfred-agent': a } }).then((r) => r.arrayBuffer());
     const restartWarm = await alfred.rssMb();
     rows.push(
-      row('RSS after the burst vs after a restart', 'embedded', 0, 0, 0, 0, `target burst ≤ 1.5× restart with the same indexes loaded`, {
-        memories: written,
-        empty_start_mb: emptyRss,
-        after_burst_mb: burstRss,
-        restart_idle_mb: restartIdle,
-        restart_indexes_loaded_mb: restartWarm,
-        ratio: round(burstRss / restartWarm),
-      }),
+      row(
+        'RSS after the burst vs after a restart',
+        'embedded',
+        0,
+        0,
+        0,
+        0,
+        `target burst ≤ 1.5× restart with the same indexes loaded`,
+        {
+          memories: written,
+          empty_start_mb: emptyRss,
+          after_burst_mb: burstRss,
+          restart_idle_mb: restartIdle,
+          restart_indexes_loaded_mb: restartWarm,
+          ratio: round(burstRss / restartWarm),
+        },
+      ),
     );
     rows.push(
       row('data folder per memory', 'embedded', 0, 0, 0, 0, 'target ≤ 8 KB during and after', {
@@ -144,8 +243,21 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
 /** Gateway → NATS → memory (on the embedded store) in one process: the same write path across the broker. */
 async function distributed(logger: Logger, natsUrl: string, fsyncs: number): Promise<BenchRow> {
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-writes-nats-'));
-  const env = { ALFRED_DATA_DIR: dataDir, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'silent', ALFRED_BUS_TIMEOUT_MS: '30000' };
-  const alfred = await startOverNats({ env, gateway: loadGatewayConfig(env), logger, port: 0, natsUrl, subjectPrefix: `bench-${randomUUID().slice(0, 8)}.`, ephemeral: true });
+  const env = {
+    ALFRED_DATA_DIR: dataDir,
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'silent',
+    ALFRED_BUS_TIMEOUT_MS: '30000',
+  };
+  const alfred = await startOverNats({
+    env,
+    gateway: loadGatewayConfig(env),
+    logger,
+    port: 0,
+    natsUrl,
+    subjectPrefix: `bench-${randomUUID().slice(0, 8)}.`,
+    ephemeral: true,
+  });
   try {
     await createAgent(alfred.url, 'bench');
     const r = await load(SECTION, 'POST /memories', 'nats', {
@@ -156,7 +268,10 @@ async function distributed(logger: Logger, natsUrl: string, fsyncs: number): Pro
       connections: 16,
       duration: 10,
     });
-    return { ...r, note: `gateway + NATS + memory in one process; ${round(r.rps / fsyncs)}× this disk's fsyncs/s; target ≥ 1,000/s` };
+    return {
+      ...r,
+      note: `gateway + NATS + memory in one process; ${round(r.rps / fsyncs)}× this disk's fsyncs/s; target ≥ 1,000/s`,
+    };
   } finally {
     await alfred.stop();
     await rm(dataDir, { recursive: true, force: true });

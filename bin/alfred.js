@@ -22,7 +22,8 @@ const COMMANDS = [
     words: ['skills', 'add'],
     module: 'dist/libs/skills/src/skills-remote.command.js',
     run: 'runSkillsAddCommand',
-    summary: 'install the skills of a git repository into the running Alfred: alfred skills add <source> [--ref] [--path] [--skill]...',
+    summary:
+      'install the skills of a git repository into the running Alfred: alfred skills add <source> [--ref] [--path] [--skill]...',
   },
   {
     words: ['skills', 'update'],
@@ -34,7 +35,8 @@ const COMMANDS = [
     words: ['skills', 'remove'],
     module: 'dist/libs/skills/src/skills-remote.command.js',
     run: 'runSkillsRemoveCommand',
-    summary: 'remove installed skills: alfred skills remove <name>... [--yes] (ALFRED_URL, ALFRED_API_KEY, ALFRED_AGENT)',
+    summary:
+      'remove installed skills: alfred skills remove <name>... [--yes] (ALFRED_URL, ALFRED_API_KEY, ALFRED_AGENT)',
   },
   {
     words: ['reindex'],
@@ -60,12 +62,16 @@ function ensureNode() {
     });
     process.exit(child.status ?? 1);
   }
-  process.stderr.write(`alfred needs Node ${MIN_NODE}+ (this is ${process.version}); run \`npm install\` in ${repo} or use nvm.\n`);
+  process.stderr.write(
+    `alfred needs Node ${MIN_NODE}+ (this is ${process.version}); run \`npm install\` in ${repo} or use nvm.\n`,
+  );
   process.exit(2);
 }
 
 function usage(stream) {
-  stream.write(`usage: alfred <command> [args]\n\ncommands:\n${COMMANDS.map((c) => `  ${c.words.join(' ')}  ${c.summary}`).join('\n')}\n`);
+  stream.write(
+    `usage: alfred <command> [args]\n\ncommands:\n${COMMANDS.map((c) => `  ${c.words.join(' ')}  ${c.summary}`).join('\n')}\n`,
+  );
 }
 
 async function main(argv) {
@@ -87,7 +93,12 @@ async function main(argv) {
   }
   const mod = await import(pathToFileURL(modulePath).href);
   // The environment is handed to the command, which reads what it needs through its own schema.
-  const io = { cwd: process.cwd(), env: process.env, out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) };
+  const io = {
+    cwd: process.cwd(),
+    env: process.env,
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  };
   return mod[command.run](argv.slice(command.words.length), io);
 }
 

@@ -48,7 +48,10 @@ export function exporterConfig(env) {
     return value;
   };
   const monitorPort = port('ALFRED_NATS_MONITOR_PORT', 8222);
-  const servers = (env.NATS_URL ?? 'nats://127.0.0.1:4222').split(',').map((s) => s.trim()).filter(Boolean);
+  const servers = (env.NATS_URL ?? 'nats://127.0.0.1:4222')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const monitors = servers.map((server) => {
     const url = new URL(server.includes('://') ? server : `nats://${server}`);
     return { server: `${url.hostname}:${url.port || 4222}`, url: `http://${url.hostname}:${monitorPort}` };
@@ -80,7 +83,10 @@ async function readServer({ server, url }) {
 }
 
 const escape = (value) => String(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-const labels = (pairs) => `{${Object.entries(pairs).map(([k, v]) => `${k}="${escape(v)}"`).join(',')}}`;
+const labels = (pairs) =>
+  `{${Object.entries(pairs)
+    .map(([k, v]) => `${k}="${escape(v)}"`)
+    .join(',')}}`;
 
 /** The Prometheus text exposition of every server's state. */
 export function render(states) {
@@ -99,9 +105,21 @@ export function render(states) {
   family('nats_healthy', 'gauge', 'Whether /healthz (JetStream included) reports the server healthy', healthy);
   const info = read.map((s) => [{ ...server(s), server_name: s.varz.server_name, version: s.varz.version }, 1]);
   family('nats_server_info', 'gauge', 'The server name and version (value 1)', info);
-  for (const [name, type, help, pick] of VARZ) family(name, type, help, read.map((s) => [server(s), pick(s.varz)]));
+  for (const [name, type, help, pick] of VARZ)
+    family(
+      name,
+      type,
+      help,
+      read.map((s) => [server(s), pick(s.varz)]),
+    );
   const js = read.filter((s) => s.jsz);
-  for (const [name, type, help, pick] of JSZ) family(name, type, help, js.map((s) => [server(s), pick(s.jsz)]));
+  for (const [name, type, help, pick] of JSZ)
+    family(
+      name,
+      type,
+      help,
+      js.map((s) => [server(s), pick(s.jsz)]),
+    );
   return `${out.join('\n')}\n`;
 }
 

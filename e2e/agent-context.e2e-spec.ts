@@ -5,8 +5,14 @@ import { client, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
 
 const WINDOW = 8_000;
-const bash = (command: string): ScriptedReply => ({ content: [{ type: 'tool_use', name: 'bash', input: { command } }], stopReason: 'tool_use' });
-const tokensOf = (body: unknown) => Math.ceil(JSON.stringify([(body as any).system ?? '', (body as any).messages ?? [], (body as any).tools ?? []]).length / 4);
+const bash = (command: string): ScriptedReply => ({
+  content: [{ type: 'tool_use', name: 'bash', input: { command } }],
+  stopReason: 'tool_use',
+});
+const tokensOf = (body: unknown) =>
+  Math.ceil(
+    JSON.stringify([(body as any).system ?? '', (body as any).messages ?? [], (body as any).tools ?? []]).length / 4,
+  );
 const isTurnCall = (body: any) => String(body.system?.[0]?.text ?? '').startsWith('You are ');
 
 /** Turns through the loopback model with an 8k window, which refuses longer prompts as the API does. */
@@ -15,11 +21,24 @@ describe('a turn never jams on context (8k window)', () => {
   let api: Client;
 
   beforeAll(async () => {
-    sys = await startAgentSystem('embedded', { ALFRED_CONTEXT_WINDOW: String(WINDOW), ALFRED_COMPACT_THRESHOLD: '0.7', ALFRED_MAX_TOOL_ROUNDS: '30', ALFRED_MEMORY_CONTEXT_LIMIT: '0' }, { contextWindow: WINDOW });
+    sys = await startAgentSystem(
+      'embedded',
+      {
+        ALFRED_CONTEXT_WINDOW: String(WINDOW),
+        ALFRED_COMPACT_THRESHOLD: '0.7',
+        ALFRED_MAX_TOOL_ROUNDS: '30',
+        ALFRED_MEMORY_CONTEXT_LIMIT: '0',
+      },
+      { contextWindow: WINDOW },
+    );
     api = client(sys.url);
     sys.model.answer(
       (b) => String(b.system?.[0]?.text ?? '').startsWith('You compact the earlier part'),
-      () => ({ content: [{ type: 'text', text: JSON.stringify({ summary: 'You printed blocks of x characters, round after round.' }) }] }),
+      () => ({
+        content: [
+          { type: 'text', text: JSON.stringify({ summary: 'You printed blocks of x characters, round after round.' }) },
+        ],
+      }),
     );
   }, 60_000);
   afterAll(() => sys?.stop());
@@ -30,7 +49,10 @@ describe('a turn never jams on context (8k window)', () => {
 
   it('should fold finished rounds inside one long turn and keep every call inside the window', async () => {
     const id = await session();
-    sys.model.script(...Array.from({ length: 16 }, (_, i) => bash(`printf 'round ${i} '; printf 'x%.0s' $(seq 1 1500)`)), { content: [{ type: 'text', text: 'All printed.' }] });
+    sys.model.script(
+      ...Array.from({ length: 16 }, (_, i) => bash(`printf 'round ${i} '; printf 'x%.0s' $(seq 1 1500)`)),
+      { content: [{ type: 'text', text: 'All printed.' }] },
+    );
 
     const { events } = await streamTurn(sys.url, id, 'Print sixteen blocks.');
 
@@ -59,7 +81,13 @@ describe('a turn never jams on context (8k window)', () => {
   it('should compact a session of a few huge messages for real, not just announce it', async () => {
     const id = await session();
     const huge = (role: string, i: number) => ({ role, content: `Part ${i}: ${'lorem ipsum dolor '.repeat(700)}` });
-    expect((await api.post(`/sessions/${id}/messages`, { messages: [huge('user', 1), huge('assistant', 2), huge('user', 3), huge('assistant', 4)] })).status).toBe(200);
+    expect(
+      (
+        await api.post(`/sessions/${id}/messages`, {
+          messages: [huge('user', 1), huge('assistant', 2), huge('user', 3), huge('assistant', 4)],
+        })
+      ).status,
+    ).toBe(200);
     sys.model.reply('Continuing.');
 
     const { events } = await streamTurn(sys.url, id, 'Go on.');
@@ -72,7 +100,10 @@ describe('a turn never jams on context (8k window)', () => {
 
   it('should compact and retry once when the model answers "prompt is too long"', async () => {
     const id = await session();
-    const talk = Array.from({ length: 8 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Message ${i}: ${'plan detail '.repeat(120)}` }));
+    const talk = Array.from({ length: 8 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `Message ${i}: ${'plan detail '.repeat(120)}`,
+    }));
     expect((await api.post(`/sessions/${id}/messages`, { messages: talk })).status).toBe(200);
     sys.model.fail(400, { message: 'prompt is too long: 210000 tokens > 200000 maximum' }).reply('Fits now.');
 
@@ -84,12 +115,17 @@ describe('a turn never jams on context (8k window)', () => {
     expect(retried!.body.messages.length).toBeLessThan(refused!.body.messages.length);
     // The session is usable afterwards: the next turn simply runs.
     sys.model.reply('Still fine.');
-    expect((await api.post(`/sessions/${id}/turns`, { message: 'and now?', stream: false })).body).toMatchObject({ status: 'completed', text: 'Still fine.' });
+    expect((await api.post(`/sessions/${id}/turns`, { message: 'and now?', stream: false })).body).toMatchObject({
+      status: 'completed',
+      text: 'Still fine.',
+    });
   });
 
   it('should fail clearly, not loop, when the model refuses even the folded prompt', async () => {
     const id = await session();
-    sys.model.fail(400, { message: 'prompt is too long: 9000 tokens > 8000 maximum' }).fail(400, { message: 'prompt is too long: 9000 tokens > 8000 maximum' });
+    sys.model
+      .fail(400, { message: 'prompt is too long: 9000 tokens > 8000 maximum' })
+      .fail(400, { message: 'prompt is too long: 9000 tokens > 8000 maximum' });
 
     const { events } = await streamTurn(sys.url, id, 'Hello.');
 

@@ -2,7 +2,14 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { describeWithNats, describeWithRedis, pollUntil } from '#testing';
 import { client, type Client } from './harness.js';
-import { named, startAgentSystem, startWorker, stopBuiltInWorker, streamTurn, type AgentSystem } from './agent-harness.js';
+import {
+  named,
+  startAgentSystem,
+  startWorker,
+  stopBuiltInWorker,
+  streamTurn,
+  type AgentSystem,
+} from './agent-harness.js';
 
 const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();
@@ -10,8 +17,17 @@ const repo = new URL('..', import.meta.url).pathname;
 
 /** The built agent-runtime as its own process (a real process, so it can be killed mid-turn). */
 function spawnWorker(sys: AgentSystem, name: string): Promise<ChildProcess> {
-  const env = { ...sys.env, PATH: process.env.PATH, NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222', ALFRED_SUBJECT_PREFIX: sys.subjectPrefix!, ALFRED_LOG_LEVEL: 'info' };
-  const child = spawn(process.execPath, [join(repo, 'dist/services/agent-runtime/src/main.js')], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    ...sys.env,
+    PATH: process.env.PATH,
+    NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    ALFRED_SUBJECT_PREFIX: sys.subjectPrefix!,
+    ALFRED_LOG_LEVEL: 'info',
+  };
+  const child = spawn(process.execPath, [join(repo, 'dist/services/agent-runtime/src/main.js')], {
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} not ready:\n${output}`)), 30_000);
@@ -51,7 +67,13 @@ describeNats('agent turns across workers (NATS + Redis, loopback model)', () => 
       const seen: Array<{ turnWorker: string; confirmWorker: string }> = [];
       for (let i = 0; i < 12 && !seen.some((s) => s.turnWorker !== s.confirmWorker); i++) {
         const id = (await api.post('/sessions', {})).body.id;
-        sys.model.script({ content: [{ type: 'tool_use', name: 'activate_skill', input: { name: 'recall' } }], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'done' }] });
+        sys.model.script(
+          {
+            content: [{ type: 'tool_use', name: 'activate_skill', input: { name: 'recall' } }],
+            stopReason: 'tool_use',
+          },
+          { content: [{ type: 'text', text: 'done' }] },
+        );
         let turnWorker = '';
         const { events } = await streamTurn(sys.url, id, 'activate recall', {}, async (e) => {
           if (e.event === 'started') turnWorker = e.data.worker;
@@ -82,36 +104,53 @@ describeNats('agent turns across workers (NATS + Redis, loopback model)', () => 
       const running = new Promise<void>((resolve) => (started = resolve));
       const first = streamTurn(sys.url, id, 'one', {}, (e) => void (e.event === 'started' && started()));
       await running;
-      const answers = await Promise.all([1, 2, 3].map(() => api.post(`/sessions/${id}/turns`, { message: 'again', stream: false })));
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => api.post(`/sessions/${id}/turns`, { message: 'again', stream: false })),
+      );
       expect(answers.map((a) => a.status)).toEqual([409, 409, 409]);
       expect(named((await first).events, 'done')[0].status).toBe('completed');
       sys.model.reply('second');
-      expect((await api.post(`/sessions/${id}/turns`, { message: 'now', stream: false })).body.status).toBe('completed');
+      expect((await api.post(`/sessions/${id}/turns`, { message: 'now', stream: false })).body.status).toBe(
+        'completed',
+      );
       expect((await api.get(`/sessions/${id}`)).body.message_count).toBe(4);
     }, 30_000);
 
     it('should report a turn failed when its worker is killed, write nothing, and free the session after the lease', async () => {
-      execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')], { stdio: 'inherit' });
+      execFileSync(
+        process.execPath,
+        [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')],
+        { stdio: 'inherit' },
+      );
       const child = await spawnWorker(sys, 'doomed');
       for (const w of workers.splice(0)) await w.stop();
       try {
         const id = (await api.post('/sessions', {})).body.id;
-        sys.model.script({ content: [{ type: 'tool_use', name: 'bash', input: { command: 'echo one' } }], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'never' }], delayMs: 30_000 });
+        sys.model.script(
+          { content: [{ type: 'tool_use', name: 'bash', input: { command: 'echo one' } }], stopReason: 'tool_use' },
+          { content: [{ type: 'text', text: 'never' }], delayMs: 30_000 },
+        );
         const { events } = await streamTurn(sys.url, id, 'work', {}, (e) => {
           if (e.event === 'tool_result') child.kill('SIGKILL');
         });
         expect(named(events, 'error')[0].error.code).toBe('TURN_LOST');
         expect(named(events, 'done')[0].status).toBe('failed');
-        workers.push(await startWorker(sys, 'worker-d', { ALFRED_TURN_HEARTBEAT_MS: '200', ALFRED_TURN_LEASE_MS: '1500' }));
+        workers.push(
+          await startWorker(sys, 'worker-d', { ALFRED_TURN_HEARTBEAT_MS: '200', ALFRED_TURN_LEASE_MS: '1500' }),
+        );
         expect((await api.get(`/sessions/${id}`)).body).toMatchObject({ version: 0, message_count: 0 });
         sys.model.clear();
         sys.model.reply('fresh start');
         let res = await api.post(`/sessions/${id}/turns`, { message: 'retry', stream: false });
-        await pollUntil(async () => {
-          if (res.status !== 409) return true;
-          res = await api.post(`/sessions/${id}/turns`, { message: 'retry', stream: false });
-          return res.status !== 409;
-        }, 5_000, 'the dead worker lease to expire');
+        await pollUntil(
+          async () => {
+            if (res.status !== 409) return true;
+            res = await api.post(`/sessions/${id}/turns`, { message: 'retry', stream: false });
+            return res.status !== 409;
+          },
+          5_000,
+          'the dead worker lease to expire',
+        );
         expect(res.body).toMatchObject({ status: 'completed', text: 'fresh start' });
         expect((await api.get(`/sessions/${id}`)).body.message_count).toBe(2);
       } finally {

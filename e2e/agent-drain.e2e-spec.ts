@@ -1,6 +1,13 @@
 import { describeWithNats, describeWithRedis } from '#testing';
 import { client } from './harness.js';
-import { named, startAgentSystem, startWorker, stopBuiltInWorker, streamTurn, type AgentSystem } from './agent-harness.js';
+import {
+  named,
+  startAgentSystem,
+  startWorker,
+  stopBuiltInWorker,
+  streamTurn,
+  type AgentSystem,
+} from './agent-harness.js';
 
 const describeNats = await describeWithNats();
 const describeRedis = await describeWithRedis();

@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { createLogger } from '#logging';
 import { NatsBus } from '#bus';
 import { hostService } from '#runtime';
-import { AnthropicLoopback, FUNCTIONAL_TIMEOUTS, SANDBOX_MODE, testServers, type AnthropicLoopbackOptions } from '#testing';
+import {
+  AnthropicLoopback,
+  FUNCTIONAL_TIMEOUTS,
+  SANDBOX_MODE,
+  testServers,
+  type AnthropicLoopbackOptions,
+} from '#testing';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
 import { startEmbedded, startOverNats, type RunningAlfred } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
@@ -30,12 +36,19 @@ export interface AgentSystem {
  * Alfred with the loopback model on a port chosen at bind time: ALFRED_API_URL is not set, so skills' curl
  * commands reach this gateway only if the runtime learns its real address.
  */
-export async function startAgentSystem(mode: Mode, extraEnv: Record<string, string> = {}, modelOptions: number | AnthropicLoopbackOptions = 0): Promise<AgentSystem> {
-  const model = await AnthropicLoopback.start(typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions);
+export async function startAgentSystem(
+  mode: Mode,
+  extraEnv: Record<string, string> = {},
+  modelOptions: number | AnthropicLoopbackOptions = 0,
+): Promise<AgentSystem> {
+  const model = await AnthropicLoopback.start(
+    typeof modelOptions === 'number' ? { latencyMs: modelOptions } : modelOptions,
+  );
   const dataDir = await mkdtemp(join(tmpdir(), `alfred-agent-${mode}-`));
   // A test that restarts Alfred on the same address names the port; otherwise it is chosen at bind time.
   const port = extraEnv.ALFRED_API_PORT ? Number(extraEnv.ALFRED_API_PORT) : 0;
-  const distributed = mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
+  const distributed =
+    mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `e2e-${randomUUID().slice(0, 8)}:` } : {};
   const env: NodeJS.ProcessEnv = {
     ALFRED_DATA_DIR: dataDir,
     ALFRED_EMBEDDER: 'hash',
@@ -51,7 +64,10 @@ export async function startAgentSystem(mode: Mode, extraEnv: Record<string, stri
   const gateway = loadGatewayConfig(env);
   const subjectPrefix = mode === 'nats' ? `e2e-${randomUUID().slice(0, 8)}.` : undefined;
   const options = { env, gateway, logger, port };
-  const alfred = mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
+  const alfred =
+    mode === 'embedded'
+      ? await startEmbedded(options)
+      : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
   return {
     url: alfred.url,
     dataDir,
@@ -88,7 +104,8 @@ export async function streamTurn(
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
     body: JSON.stringify({ message }),
   });
-  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return { status: res.status, events: [], body: await res.json() };
+  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream'))
+    return { status: res.status, events: [], body: await res.json() };
   const events: SseEvent[] = [];
   const decoder = new TextDecoder();
   let buffer = '';
@@ -109,14 +126,29 @@ export async function streamTurn(
   return { status: res.status, events };
 }
 
-export const named = (events: readonly SseEvent[], name: string) => events.filter((e) => e.event === name).map((e) => e.data);
+export const named = (events: readonly SseEvent[], name: string) =>
+  events.filter((e) => e.event === name).map((e) => e.data);
 
 /** One more agent-runtime worker on its own NATS connection, in the system's queue group. */
-export async function startWorker(sys: AgentSystem, name: string, extraEnv: Record<string, string> = {}): Promise<{ stop(): Promise<void> }> {
+export async function startWorker(
+  sys: AgentSystem,
+  name: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ stop(): Promise<void> }> {
   // A worker of its own has no gateway in its process: it is told the address, as in a distributed deployment.
   const config = agentRuntimeService.loadConfig({ ALFRED_API_URL: sys.url, ...sys.env, ...extraEnv });
-  const bus = await NatsBus.connect({ url: testServers.natsUrl, name: `alfred-${name}`, subjectPrefix: sys.subjectPrefix, logger });
-  const hosted = await hostService(agentRuntimeService, config, { service: agentRuntimeService.name, instance: name, bus, logger });
+  const bus = await NatsBus.connect({
+    url: testServers.natsUrl,
+    name: `alfred-${name}`,
+    subjectPrefix: sys.subjectPrefix,
+    logger,
+  });
+  const hosted = await hostService(agentRuntimeService, config, {
+    service: agentRuntimeService.name,
+    instance: name,
+    bus,
+    logger,
+  });
   return {
     async stop() {
       await hosted.stop();

@@ -29,10 +29,18 @@ describe('agent turns on a gateway that requires API keys', () => {
       },
       { content: [{ type: 'text', text: 'Noted.' }] },
     );
-    const { status, events } = await streamTurn(sys.url, id, 'Remember: staging for tests.', { authorization: `Bearer ${KEY}` });
+    const { status, events } = await streamTurn(sys.url, id, 'Remember: staging for tests.', {
+      authorization: `Bearer ${KEY}`,
+    });
     expect(status).toBe(200);
-    expect(named(events, 'tool_result')[0]).toMatchObject({ name: 'bash', is_error: false, content: expect.stringContaining('[exit code 0]') });
-    expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toEqual(['Prefers the staging cluster for tests']);
+    expect(named(events, 'tool_result')[0]).toMatchObject({
+      name: 'bash',
+      is_error: false,
+      content: expect.stringContaining('[exit code 0]'),
+    });
+    expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toEqual([
+      'Prefers the staging cluster for tests',
+    ]);
     // The key never lands in the session.
     expect(JSON.stringify((await api.get(`/sessions/${id}`)).body)).not.toContain(KEY);
   }, 30_000);

@@ -43,11 +43,16 @@ describeNats('session lease fencing (NATS + Redis, loopback model)', () => {
         const lease = (await kv.keys('l.')).find((key) => key.endsWith(`.${id}`))!;
         const [, tenant, agent] = lease.split('.') as [string, string, string];
         await kv.delete(lease);
-        expect(await new KvSessionStore(kv).acquireLease({ tenant: fromKeyToken(tenant), agent }, id, 'intruder', 60_000)).toMatchObject({ token: 2 });
+        expect(
+          await new KvSessionStore(kv).acquireLease({ tenant: fromKeyToken(tenant), agent }, id, 'intruder', 60_000),
+        ).toMatchObject({ token: 2 });
       });
 
       expect(named(events, 'done')[0].status).toBe('failed');
-      expect(named(events, 'error')[0].error).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/leased to another holder/) });
+      expect(named(events, 'error')[0].error).toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringMatching(/leased to another holder/),
+      });
       expect((await api.get(`/sessions/${id}`)).body).toMatchObject({ version: 0, message_count: 0 });
     }, 30_000);
   });

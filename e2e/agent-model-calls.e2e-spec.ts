@@ -29,7 +29,10 @@ describe('model calls end with their turn', () => {
 
   it('should abort the model request on cancel, and the waiting turn gets the slot only after it ended', async () => {
     const [a, b] = [await session(), await session()];
-    sys.model.script({ content: [{ type: 'text', text: 'too late' }], delayMs: 20_000 }, { content: [{ type: 'text', text: 'B answered.' }] });
+    sys.model.script(
+      { content: [{ type: 'text', text: 'too late' }], delayMs: 20_000 },
+      { content: [{ type: 'text', text: 'B answered.' }] },
+    );
     const started = once('started');
     const turnA = streamTurn(sys.url, a, 'slow one', {}, started.onEvent);
     await started.seen;

@@ -6,7 +6,10 @@ import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-h
 import { pollUntil, type ScriptedReply } from '#testing';
 
 const CODE = (result: string) => `export async function execute() { return { success: true, result: '${result}' }; }`;
-const call = (name: string, input: Record<string, unknown> = {}): ScriptedReply => ({ content: [{ type: 'tool_use', name, input }], stopReason: 'tool_use' });
+const call = (name: string, input: Record<string, unknown> = {}): ScriptedReply => ({
+  content: [{ type: 'tool_use', name, input }],
+  stopReason: 'tool_use',
+});
 const say = (text: string): ScriptedReply => ({ content: [{ type: 'text', text }] });
 
 /** Seed 002/004 through real turns: skills declare tools, an agent's policy limits what it may use. */
@@ -22,13 +25,32 @@ describe('agent policy and the tools skills declare', () => {
       join(dirs.projectSkills, 'weather-desk', 'SKILL.md'),
       '---\nname: weather-desk\ndescription: Answer weather questions. Use when the user asks about the weather.\nallowed-tools: skill_forecast\n---\n# Weather desk\n\nCall skill_forecast.\n',
     );
-    sys = await startAgentSystem('embedded', skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_CONFIRM_TIMEOUT_MS: '300', ALFRED_SKILL_INDEX_TTL_MS: '0', ALFRED_MEMORY_CONTEXT_LIMIT: '0' }));
+    sys = await startAgentSystem(
+      'embedded',
+      skillEnv(dirs, {
+        ALFRED_SKILLS_WATCH: 'false',
+        ALFRED_CONFIRM_TIMEOUT_MS: '300',
+        ALFRED_SKILL_INDEX_TTL_MS: '0',
+        ALFRED_MEMORY_CONTEXT_LIMIT: '0',
+      }),
+    );
     api = client(sys.url);
     for (const id of ['forecast', 'filler-one', 'filler-two']) {
-      expect((await api.post('/executable-skills', { id, description: `The ${id} tool`, code: CODE(id === 'forecast' ? 'sunny' : id) })).status).toBe(201);
+      expect(
+        (
+          await api.post('/executable-skills', {
+            id,
+            description: `The ${id} tool`,
+            code: CODE(id === 'forecast' ? 'sunny' : id),
+          })
+        ).status,
+      ).toBe(201);
     }
     await createAgents(sys.url, ['limited']);
-    const policy = { skills: { allow: ['*'], deny: ['remember'] }, tools: { allow: ['*'], deny: ['skill_delete', 'skill_filler_*', 'bash'] } };
+    const policy = {
+      skills: { allow: ['*'], deny: ['remember'] },
+      tools: { allow: ['*'], deny: ['skill_delete', 'skill_filler_*', 'bash'] },
+    };
     expect((await api.call('PATCH', '/agents/limited', { policy })).status).toBe(200);
   }, 60_000);
   afterAll(async () => {
@@ -37,29 +59,48 @@ describe('agent policy and the tools skills declare', () => {
   });
   beforeEach(() => sys.model.clear());
 
-  const toolsOf = (i: number) => sys.model.messageRequests[i]!.body.tools.map((t: { name: string }) => t.name) as string[];
+  const toolsOf = (i: number) =>
+    sys.model.messageRequests[i]!.body.tools.map((t: { name: string }) => t.name) as string[];
   const approve = (id: string) => async (e: { event: string; data: any }) => {
-    if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
+    if (e.event === 'confirmation_request')
+      await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
   };
 
   it('should offer an executable skill as a tool only while a skill that declares it is active', async () => {
     const id = (await api.post('/sessions', {})).body.id as string;
-    sys.model.script(call('activate_skill', { name: 'weather-desk' }), call('skill_forecast'), call('deactivate_skill'), say('It will be sunny.'));
+    sys.model.script(
+      call('activate_skill', { name: 'weather-desk' }),
+      call('skill_forecast'),
+      call('deactivate_skill'),
+      say('It will be sunny.'),
+    );
 
     const { events } = await streamTurn(sys.url, id, 'Weather tomorrow?', {}, approve(id));
 
     expect(named(events, 'done')[0]).toMatchObject({ status: 'completed', rounds: 3 });
     expect(toolsOf(0)).not.toContain('skill_forecast');
-    expect(toolsOf(0)).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'bash', 'load_skill', 'activate_skill', 'skill_create']));
+    expect(toolsOf(0)).toEqual(
+      expect.arrayContaining(['read', 'write', 'edit', 'bash', 'load_skill', 'activate_skill', 'skill_create']),
+    );
     expect(toolsOf(1)).toContain('skill_forecast');
     expect(toolsOf(1).filter((n) => n.startsWith('skill_filler'))).toEqual([]);
-    expect(named(events, 'tool_result')[1]).toMatchObject({ name: 'skill_forecast', is_error: false, content: expect.stringContaining('sunny') });
+    expect(named(events, 'tool_result')[1]).toMatchObject({
+      name: 'skill_forecast',
+      is_error: false,
+      content: expect.stringContaining('sunny'),
+    });
     expect(toolsOf(3)).not.toContain('skill_forecast');
   });
 
-  it("should hold an agent to its policy: index, load_skill, activate_skill and tools", async () => {
+  it('should hold an agent to its policy: index, load_skill, activate_skill and tools', async () => {
     const id = (await api.post('/sessions', {}, { 'x-alfred-agent': 'limited' })).body.id as string;
-    sys.model.script(call('load_skill', { name: 'remember' }), call('activate_skill', { name: 'remember' }), call('skill_filler_one'), call('bash', { command: 'echo ran' }), say('I cannot.'));
+    sys.model.script(
+      call('load_skill', { name: 'remember' }),
+      call('activate_skill', { name: 'remember' }),
+      call('skill_filler_one'),
+      call('bash', { command: 'echo ran' }),
+      say('I cannot.'),
+    );
 
     const { events } = await streamTurn(sys.url, id, 'Remember this.');
 
@@ -67,14 +108,18 @@ describe('agent policy and the tools skills declare', () => {
     const system = first.system.map((b: { text: string }) => b.text).join('\n');
     expect(system).toContain('**recall**');
     expect(system).not.toContain('**remember**');
-    expect(first.tools.find((t: { name: string }) => t.name === 'load_skill').input_schema.properties.name.enum).not.toContain('remember');
+    expect(
+      first.tools.find((t: { name: string }) => t.name === 'load_skill').input_schema.properties.name.enum,
+    ).not.toContain('remember');
     expect(toolsOf(0)).not.toContain('skill_delete');
     expect(toolsOf(0)).toContain('skill_create');
     // A core tool in the deny list is neither offered nor run.
     expect(toolsOf(0)).not.toContain('bash');
     expect(toolsOf(0)).toContain('read');
     named(events, 'tool_result').forEach((r) => expect(r.is_error).toBe(true));
-    expect(named(events, 'tool_result').find((r) => r.name === 'bash')?.content).toMatch(/policy does not permit the tool "bash"/);
+    expect(named(events, 'tool_result').find((r) => r.name === 'bash')?.content).toMatch(
+      /policy does not permit the tool "bash"/,
+    );
     expect(JSON.stringify(named(events, 'tool_result'))).not.toContain('ran\\n');
     expect(named(events, 'confirmation_request')).toEqual([]);
   });
@@ -90,7 +135,9 @@ describe('agent policy and the tools skills declare', () => {
     const index = (await api.get('/skills', limited)).body.skills.map((s: { name: string }) => s.name) as string[];
     expect(index).toContain('recall');
     expect(index).not.toContain('remember');
-    const found = (await api.get('/skills/search?q=remember', limited)).body.results.map((r: { name: string }) => r.name) as string[];
+    const found = (await api.get('/skills/search?q=remember', limited)).body.results.map(
+      (r: { name: string }) => r.name,
+    ) as string[];
     expect(found).not.toContain('remember');
     const tool = await api.post('/executable-skills/filler-one/execute', {}, limited);
     expect(tool.status).toBe(403);
@@ -103,26 +150,47 @@ describe('agent policy and the tools skills declare', () => {
 
   it('should offer a tool made by skill_create at once, in the same turn', async () => {
     const id = (await api.post('/sessions', {})).body.id as string;
-    sys.model.script(call('skill_create', { id: 'dice', description: 'Rolls a die', code: CODE('4') }), call('skill_dice'), say('You rolled 4.'));
+    sys.model.script(
+      call('skill_create', { id: 'dice', description: 'Rolls a die', code: CODE('4') }),
+      call('skill_dice'),
+      say('You rolled 4.'),
+    );
 
     // Creating shared code asks the user first; the test says yes.
     const { events } = await streamTurn(sys.url, id, 'Make a dice tool and roll it.', {}, async (e) => {
-      if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
+      if (e.event === 'confirmation_request')
+        await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
     });
 
     expect(named(events, 'confirmation_request')).toHaveLength(1);
     const [created, rolled] = named(events, 'tool_result');
-    expect(created).toMatchObject({ is_error: false, content: expect.stringContaining('skill_dice is one of your tools') });
+    expect(created).toMatchObject({
+      is_error: false,
+      content: expect.stringContaining('skill_dice is one of your tools'),
+    });
     expect(rolled).toMatchObject({ name: 'skill_dice', is_error: false, content: expect.stringContaining('"4"') });
     expect(toolsOf(1)).toContain('skill_dice');
     // Who wrote it: this session and turn through skill_create (its provenance); the roll counted as a success.
     const dice = (await api.get('/executable-skills/dice')).body;
-    expect(dice.provenance).toEqual({ tenant: 'default', agent: 'alfred', session: id, turn: expect.any(String), via: 'tool:skill_create', written_at: expect.any(String) });
+    expect(dice.provenance).toEqual({
+      tenant: 'default',
+      agent: 'alfred',
+      session: id,
+      turn: expect.any(String),
+      via: 'tool:skill_create',
+      written_at: expect.any(String),
+    });
     expect(dice.provenance.turn).toBe(named(events, 'started')[0]?.turn_id);
     // The roll is counted just after its answer.
-    await pollUntil(async () => (await api.get('/executable-skills/dice')).body.outcomes?.success === 1, 10_000, 'the roll counted');
+    await pollUntil(
+      async () => (await api.get('/executable-skills/dice')).body.outcomes?.success === 1,
+      10_000,
+      'the roll counted',
+    );
     expect((await api.get('/executable-skills/dice')).body.outcomes).toMatchObject({ success: 1, failure: 0 });
-    expect((await api.get(`/executable-skills?written_session=${id}`)).body.skills.map((s: { id: string }) => s.id)).toEqual(['dice']);
+    expect(
+      (await api.get(`/executable-skills?written_session=${id}`)).body.skills.map((s: { id: string }) => s.id),
+    ).toEqual(['dice']);
   });
 
   it('should tell the model a confirmation nobody answered timed out, not that the user declined', async () => {

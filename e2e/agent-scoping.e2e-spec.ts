@@ -16,7 +16,10 @@ describe.each<Mode>(MODES)('agent scoping (%s)', (mode) => {
 
   const prefix = `e2e-scoping-${process.pid}-${Date.now()}:`;
   beforeAll(async () => {
-    system = await startSystem(mode, mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: prefix } : {});
+    system = await startSystem(
+      mode,
+      mode === 'nats' ? { REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: prefix } : {},
+    );
     api = client(system.url);
   }, 60_000);
   afterAll(async () => {
@@ -44,7 +47,9 @@ describe.each<Mode>(MODES)('agent scoping (%s)', (mode) => {
     const id = (await api.post('/sessions', { agent: 'jarvis' })).body.id as string;
 
     expect((await api.get(`/sessions/${id}`)).body).toMatchObject({ id, agent: 'jarvis' });
-    expect((await api.post(`/sessions/${id}/messages`, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    expect((await api.post(`/sessions/${id}/messages`, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(
+      200,
+    );
     expect((await api.post('/compact', { session_id: id })).status).toBe(200);
     const other = await api.get(`/sessions/${id}`, as('alfred'));
     expect(other.status).toBe(404);
@@ -58,14 +63,26 @@ describe.each<Mode>(MODES)('agent scoping (%s)', (mode) => {
     const sid = (await api.post('/sessions', {}, as('temp'))).body.id as string;
     await api.post(`/sessions/${sid}/messages`, { messages: [{ role: 'user', content: 'note' }] });
     expect((await api.post('/memories', { content: 'temp fact' }, as('temp'))).status).toBe(201);
-    expect((await api.post('/checkpoints', { name: 'wip', summary: 'half done', session_id: sid }, as('temp'))).status).toBe(201);
-    expect((await api.post('/remediations', { error_message: 'EADDRINUSE', fix: 'free the port' }, as('temp'))).status).toBe(201);
-    expect((await api.post('/learn', { target: 'user', observation: 'Likes tea', confidence: 0.9 }, as('temp'))).status).toBe(200);
+    expect(
+      (await api.post('/checkpoints', { name: 'wip', summary: 'half done', session_id: sid }, as('temp'))).status,
+    ).toBe(201);
+    expect(
+      (await api.post('/remediations', { error_message: 'EADDRINUSE', fix: 'free the port' }, as('temp'))).status,
+    ).toBe(201);
+    expect(
+      (await api.post('/learn', { target: 'user', observation: 'Likes tea', confidence: 0.9 }, as('temp'))).status,
+    ).toBe(200);
     expect((await api.post('/memories', { content: 'alfred keeps this' })).status).toBe(201);
 
     const res = await api.delete('/agents/temp?confirm=temp');
 
-    expect(res.body).toMatchObject({ deleted: true, memories_deleted: 1, sessions_deleted: 1, checkpoints_deleted: 1, remediations_deleted: 1 });
+    expect(res.body).toMatchObject({
+      deleted: true,
+      memories_deleted: 1,
+      sessions_deleted: 1,
+      checkpoints_deleted: 1,
+      remediations_deleted: 1,
+    });
     expect(res.body.files_deleted).toBeGreaterThan(0);
     expect((await api.get(`/sessions/${sid}`)).status).toBe(404);
     // Created again, it starts empty: nothing of the old one is left anywhere.
@@ -74,7 +91,12 @@ describe.each<Mode>(MODES)('agent scoping (%s)', (mode) => {
     expect((await api.get('/checkpoints', as('temp'))).body.checkpoints).toEqual([]);
     expect((await api.get('/remediations/search?q=EADDRINUSE', as('temp'))).body.results).toEqual([]);
     expect((await api.get('/sessions', as('temp'))).body.sessions).toEqual([]);
-    expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain('alfred keeps this');
-    if (mode === 'embedded') expect(await readdir(join(system.dataDir, 'kv', SESSIONS_BUCKET, 's', keyToken('default')))).not.toContain('temp');
+    expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain(
+      'alfred keeps this',
+    );
+    if (mode === 'embedded')
+      expect(await readdir(join(system.dataDir, 'kv', SESSIONS_BUCKET, 's', keyToken('default')))).not.toContain(
+        'temp',
+      );
   });
 });

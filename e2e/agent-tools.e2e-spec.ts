@@ -23,9 +23,18 @@ describe('executableSkillTools', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-agent-tools-'));
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger });
-    const env = { ALFRED_DATA_DIR: dir, ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_EMBEDDER: 'hash', ALFRED_SKILLS_WATCH: 'false', ALFRED_OS_SANDBOX: SANDBOX_MODE };
+    const env = {
+      ALFRED_DATA_DIR: dir,
+      ALFRED_PROJECT_DIR: join(dir, 'project'),
+      ALFRED_HOME_DIR: join(dir, 'home'),
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_SKILLS_WATCH: 'false',
+      ALFRED_OS_SANDBOX: SANDBOX_MODE,
+    };
     for (const def of [skillRegistryService, skillRunnerService] as const) {
-      hosted.push(await hostService(def as never, def.loadConfig(env), { service: def.name, instance: def.name, bus, logger }));
+      hosted.push(
+        await hostService(def as never, def.loadConfig(env), { service: def.name, instance: def.name, bus, logger }),
+      );
     }
     tools = executableSkillTools(bus);
   }, 60_000);
@@ -38,13 +47,35 @@ describe('executableSkillTools', () => {
   describe('definitions', () => {
     it('should offer the management tools, with create, update and delete flagged for confirmation', async () => {
       const defs = await tools.definitions(caller.tenant);
-      expect(defs.map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete', 'skill_reload', 'skill_list']);
-      expect(defs.filter((d) => d.requiresConfirmation).map((d) => d.name)).toEqual(['skill_create', 'skill_update', 'skill_delete']);
+      expect(defs.map((d) => d.name)).toEqual([
+        'skill_create',
+        'skill_update',
+        'skill_delete',
+        'skill_reload',
+        'skill_list',
+      ]);
+      expect(defs.filter((d) => d.requiresConfirmation).map((d) => d.name)).toEqual([
+        'skill_create',
+        'skill_update',
+        'skill_delete',
+      ]);
     });
 
     it('should turn every loaded executable skill into a tool with its JSON schema, and leave invalid ones out', async () => {
-      const created = await tools.call('skill_create', { id: 'greet-user', description: 'Greets someone', parameters: { name: { type: 'string', required: true } }, code: GREET }, caller);
-      expect(created).toMatchObject({ isError: false, data: { id: 'greet-user', status: 'loaded', tool: 'skill_greet_user' } });
+      const created = await tools.call(
+        'skill_create',
+        {
+          id: 'greet-user',
+          description: 'Greets someone',
+          parameters: { name: { type: 'string', required: true } },
+          code: GREET,
+        },
+        caller,
+      );
+      expect(created).toMatchObject({
+        isError: false,
+        data: { id: 'greet-user', status: 'loaded', tool: 'skill_greet_user' },
+      });
       await mkdir(join(dir, 'executable-skills', 'broken-one'), { recursive: true });
       await writeFile(join(dir, 'executable-skills', 'broken-one', 'skill.json'), '{');
       expect((await tools.call('skill_reload', {}, caller)).data).toMatchObject({ added: ['broken-one'], invalid: 1 });
@@ -53,7 +84,12 @@ describe('executableSkillTools', () => {
       expect(defs.find((d) => d.name === 'skill_greet_user')).toEqual({
         name: 'skill_greet_user',
         description: 'Greets someone',
-        input_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false },
+        input_schema: {
+          type: 'object',
+          properties: { name: { type: 'string' } },
+          required: ['name'],
+          additionalProperties: false,
+        },
       });
     });
 
@@ -77,19 +113,32 @@ describe('executableSkillTools', () => {
     });
 
     it('should update, list, reload and delete through the management tools', async () => {
-      const updated = await tools.call('skill_update', { id: 'greet-user', code: GREET.replace("'hello '", "'hi '") }, caller);
+      const updated = await tools.call(
+        'skill_update',
+        { id: 'greet-user', code: GREET.replace("'hello '", "'hi '") },
+        caller,
+      );
       expect(updated.data).toMatchObject({ version: '1.0.1' });
-      expect((await tools.call('skill_greet_user', { name: 'Bo' }, caller)).content).toBe(JSON.stringify({ success: true, result: 'hi Bo' }));
+      expect((await tools.call('skill_greet_user', { name: 'Bo' }, caller)).content).toBe(
+        JSON.stringify({ success: true, result: 'hi Bo' }),
+      );
       const listed = await tools.call('skill_list', {}, caller);
-      expect(listed.data).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'greet-user', status: 'loaded', version: '1.0.1' })]));
+      expect(listed.data).toEqual(
+        expect.arrayContaining([expect.objectContaining({ id: 'greet-user', status: 'loaded', version: '1.0.1' })]),
+      );
       expect((await tools.call('skill_reload', {}, caller)).data).toMatchObject({ loaded: 2, invalid: 1 });
-      expect((await tools.call('skill_delete', { id: 'greet-user' }, caller)).data).toMatchObject({ id: 'greet-user', deleted: true });
+      expect((await tools.call('skill_delete', { id: 'greet-user' }, caller)).data).toMatchObject({
+        id: 'greet-user',
+        deleted: true,
+      });
       const gone = await tools.call('skill_greet_user', { name: 'Cy' }, caller);
       expect(gone).toMatchObject({ isError: true, content: expect.stringMatching(/^NOT_FOUND/) });
     });
 
     it('should refuse a create whose id exists and an unknown tool, as error results', async () => {
-      expect((await tools.call('skill_create', { id: 'list', description: 'again', code: GREET }, caller)).content).toMatch(/^CONFLICT/);
+      expect(
+        (await tools.call('skill_create', { id: 'list', description: 'again', code: GREET }, caller)).content,
+      ).toMatch(/^CONFLICT/);
       expect(await tools.call('bash', {}, caller)).toMatchObject({ isError: true, content: 'unknown tool bash' });
     });
   });

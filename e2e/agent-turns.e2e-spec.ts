@@ -5,10 +5,17 @@ import { client, createAgents, startSystem, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem } from './agent-harness.js';
 
 const as = (agent: string) => ({ 'x-alfred-agent': agent });
-const tool = (name: string, input: Record<string, unknown>, id?: string): ScriptedBlock => ({ type: 'tool_use', name, input, ...(id ? { id } : {}) });
+const tool = (name: string, input: Record<string, unknown>, id?: string): ScriptedBlock => ({
+  type: 'tool_use',
+  name,
+  input,
+  ...(id ? { id } : {}),
+});
 /** The tool_result blocks the model was sent in its last request. */
 const lastResults = (sys: AgentSystem) =>
-  (sys.model.messageRequests.at(-1)!.body.messages as any[]).at(-1).content.filter((b: any) => b.type === 'tool_result');
+  (sys.model.messageRequests.at(-1)!.body.messages as any[])
+    .at(-1)
+    .content.filter((b: any) => b.type === 'tool_result');
 
 describe('agent turns (embedded, loopback model through the real SDK)', () => {
   let sys: AgentSystem;
@@ -44,12 +51,26 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     const { status, events } = await streamTurn(sys.url, id, 'Remember that I prefer dark mode everywhere.', as('rem'));
 
     expect(status).toBe(200);
-    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['started', 'text_delta', 'tool_call', 'tool_result', 'message', 'usage', 'done']));
+    expect(events.map((e) => e.event)).toEqual(
+      expect.arrayContaining(['started', 'text_delta', 'tool_call', 'tool_result', 'message', 'usage', 'done']),
+    );
     expect(named(events, 'done')[0]).toMatchObject({ status: 'completed', rounds: 3 });
     const results = named(events, 'tool_result');
-    expect(results[0]).toMatchObject({ name: 'read', is_error: false, content: expect.stringContaining('name: remember') });
-    expect(results[1]).toMatchObject({ name: 'load_skill', is_error: false, content: expect.stringContaining('# Remember') });
-    expect(results[2]).toMatchObject({ name: 'bash', is_error: false, content: expect.stringContaining('[exit code 0]') });
+    expect(results[0]).toMatchObject({
+      name: 'read',
+      is_error: false,
+      content: expect.stringContaining('name: remember'),
+    });
+    expect(results[1]).toMatchObject({
+      name: 'load_skill',
+      is_error: false,
+      content: expect.stringContaining('# Remember'),
+    });
+    expect(results[2]).toMatchObject({
+      name: 'bash',
+      is_error: false,
+      content: expect.stringContaining('[exit code 0]'),
+    });
     expect(named(events, 'message')[0].text).toBe('I will remember that you prefer dark mode.');
 
     const first = sys.model.messageRequests[0]!.body;
@@ -60,16 +81,27 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     expect(first.messages[0].content).toMatch(/## Environment[\s\S]*Alfred API: http:\/\/127\.0\.0\.1/);
     const loadSkill = first.tools.find((t: { name: string }) => t.name === 'load_skill');
     expect(loadSkill.input_schema.properties.name.enum).toEqual(expect.arrayContaining(['remember', 'recall']));
-    expect(first.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['read', 'write', 'edit', 'bash', 'load_skill', 'activate_skill', 'deactivate_skill']));
+    expect(first.tools.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['read', 'write', 'edit', 'bash', 'load_skill', 'activate_skill', 'deactivate_skill']),
+    );
 
     const memories = (await api.get('/memories', as('rem'))).body.memories;
     expect(memories.map((m: { content: string }) => m.content)).toEqual(['User prefers dark mode in every editor']);
     // Written by the agent's own bash with its turn's scoped credential: the memory says which session and turn, and
     // that bash wrote it (this curl names no skill with X-Alfred-Skill).
-    expect(memories[0].provenance).toMatchObject({ agent: 'rem', session: id, turn: expect.any(String), via: 'tool:bash' });
+    expect(memories[0].provenance).toMatchObject({
+      agent: 'rem',
+      session: id,
+      turn: expect.any(String),
+      via: 'tool:bash',
+    });
     expect(memories[0].provenance.key).toBeUndefined();
     // The skill it loaded was used in a completed turn: one success on the skill's record.
-    expect((await api.get('/skills/remember')).body.outcomes).toEqual({ success: 1, failure: 0, estimate: expect.any(Number) });
+    expect((await api.get('/skills/remember')).body.outcomes).toEqual({
+      success: 1,
+      failure: 0,
+      estimate: expect.any(Number),
+    });
     const session = (await api.get(`/sessions/${id}`, as('rem'))).body;
     expect(session.messages).toHaveLength(8);
     expect(session.messages.at(-1)).toMatchObject({ role: 'assistant' });
@@ -84,31 +116,52 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     sys.model.reply('Hello there.');
     const res = await api.post(`/sessions/${id}/turns`, { message: 'hi' }, { accept: 'application/json' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ session_id: id, status: 'completed', text: 'Hello there.', rounds: 0, error: null, usage: { model_calls: 1 } });
+    expect(res.body).toMatchObject({
+      session_id: id,
+      status: 'completed',
+      text: 'Hello there.',
+      rounds: 0,
+      error: null,
+      usage: { model_calls: 1 },
+    });
   });
 
   it('should tell the model a refused activation, and keep the skill inactive', async () => {
     const id = await newSession();
-    sys.model.script({ content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'OK, without it.' }] });
+    sys.model.script(
+      { content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' },
+      { content: [{ type: 'text', text: 'OK, without it.' }] },
+    );
     const { events } = await streamTurn(sys.url, id, 'Use your recall skill.', {}, async (e) => {
-      if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: false });
+      if (e.event === 'confirmation_request')
+        await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: false });
     });
     expect(named(events, 'confirmation_request')[0]).toMatchObject({ action: 'activate_skill', skill: 'recall' });
-    expect(named(events, 'tool_result')[0]).toMatchObject({ is_error: true, content: expect.stringContaining('declined') });
+    expect(named(events, 'tool_result')[0]).toMatchObject({
+      is_error: true,
+      content: expect.stringContaining('declined'),
+    });
     expect(lastResults(sys)[0]).toMatchObject({ is_error: true, content: expect.stringContaining('declined') });
     expect((await api.get(`/sessions/${id}`)).body.active_skill).toBeNull();
   });
 
   it('should put an approved skill into the system prompt and keep it there on the next turn', async () => {
     const id = await newSession();
-    sys.model.script({ content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'Active.' }] });
+    sys.model.script(
+      { content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' },
+      { content: [{ type: 'text', text: 'Active.' }] },
+    );
     await streamTurn(sys.url, id, 'Activate recall.', {}, async (e) => {
-      if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
+      if (e.event === 'confirmation_request')
+        await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
     });
     expect((await api.get(`/sessions/${id}`)).body.active_skill).toBe('recall');
     sys.model.reply('Still active.');
     await api.post(`/sessions/${id}/turns`, { message: 'next', stream: false });
-    const system = sys.model.messageRequests.at(-1)!.body.system.map((b: { text: string }) => b.text).join('\n');
+    const system = sys.model.messageRequests
+      .at(-1)!
+      .body.system.map((b: { text: string }) => b.text)
+      .join('\n');
     expect(system).toMatch(/## Active skill[\s\S]*<skill name="recall"/);
   });
 
@@ -116,7 +169,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     const id = await newSession('editor');
     sys.model.script(
       { content: [tool('write', { path: 'notes/todo.txt', content: 'fix bug\nfix bug\n' })], stopReason: 'tool_use' },
-      { content: [tool('edit', { path: 'notes/todo.txt', oldText: 'fix bug', newText: 'fixed' })], stopReason: 'tool_use' },
+      {
+        content: [tool('edit', { path: 'notes/todo.txt', oldText: 'fix bug', newText: 'fixed' })],
+        stopReason: 'tool_use',
+      },
       { content: [tool('edit', { path: 'notes/todo.txt', oldText: 'missing', newText: 'x' })], stopReason: 'tool_use' },
       { content: [{ type: 'text', text: 'The text is ambiguous.' }] },
     );
@@ -141,7 +197,13 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
         ],
         stopReason: 'tool_use',
       },
-      { content: [tool('read', { path: 'outside/passwd' }, 'toolu_link'), tool('write', { path: 'outside/evil', content: 'x' }, 'toolu_linkw')], stopReason: 'tool_use' },
+      {
+        content: [
+          tool('read', { path: 'outside/passwd' }, 'toolu_link'),
+          tool('write', { path: 'outside/evil', content: 'x' }, 'toolu_linkw'),
+        ],
+        stopReason: 'tool_use',
+      },
       { content: [{ type: 'text', text: 'I cannot leave my workspace.' }] },
     );
     const { events } = await streamTurn(sys.url, id, 'Read /etc/passwd', as('escaper'));
@@ -155,14 +217,18 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
 
   it('should stop a runaway tool loop at the round limit and close the session cleanly', async () => {
     const id = await newSession();
-    for (let i = 0; i < 6; i++) sys.model.script({ content: [tool('bash', { command: `echo round ${i}` })], stopReason: 'tool_use' });
+    for (let i = 0; i < 6; i++)
+      sys.model.script({ content: [tool('bash', { command: `echo round ${i}` })], stopReason: 'tool_use' });
     const { events } = await streamTurn(sys.url, id, 'Loop forever.');
     expect(named(events, 'error')[0].error).toMatchObject({ code: 'TOOL_ROUND_LIMIT' });
     expect(named(events, 'done')[0]).toMatchObject({ status: 'failed', rounds: 4 });
     expect(sys.model.pending).toBe(2);
     const session = (await api.get(`/sessions/${id}`)).body;
     expect(session.messages).toHaveLength(10);
-    expect(session.messages.at(-1)).toEqual({ role: 'assistant', content: '[turn stopped: the tool round limit was reached]' });
+    expect(session.messages.at(-1)).toEqual({
+      role: 'assistant',
+      content: '[turn stopped: the tool round limit was reached]',
+    });
     // Four bash calls, each in a fresh OS sandbox (bubblewrap + the API relay), on a shared two-core machine.
   }, 30_000);
 
@@ -170,7 +236,11 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     const id = await newSession();
     sys.model.script({ content: [{ type: 'text', text: 'too late' }], delayMs: 20_000 });
     const { events } = await streamTurn(sys.url, id, 'Take your time.', {}, async (e) => {
-      if (e.event === 'started') expect((await api.delete(`/sessions/${id}/turns/current`)).body).toMatchObject({ turn_id: e.data.turn_id, cancelled: true });
+      if (e.event === 'started')
+        expect((await api.delete(`/sessions/${id}/turns/current`)).body).toMatchObject({
+          turn_id: e.data.turn_id,
+          cancelled: true,
+        });
     });
     expect(named(events, 'done')[0]).toMatchObject({ status: 'cancelled' });
     expect((await api.get(`/sessions/${id}`)).body.version).toBe(0);
@@ -194,7 +264,11 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     it('should create, read, patch and list agents, with alfred always there', async () => {
       expect((await api.post('/agents', { name: 'jarvis', persona: 'Formal, concise, proactive.' })).status).toBe(201);
       expect((await api.post('/agents', { name: 'jarvis' })).status).toBe(409);
-      expect((await api.get('/agents/jarvis')).body).toMatchObject({ name: 'jarvis', persona: 'Formal, concise, proactive.', default: false });
+      expect((await api.get('/agents/jarvis')).body).toMatchObject({
+        name: 'jarvis',
+        persona: 'Formal, concise, proactive.',
+        default: false,
+      });
       expect((await api.call('PATCH', '/agents/jarvis', { persona: 'Dry wit.' })).body.persona).toBe('Dry wit.');
       const names = (await api.get('/agents')).body.agents.map((a: { name: string }) => a.name);
       expect(names[0]).toBe('alfred');
@@ -221,11 +295,21 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
       expect((await api.get('/memories', as('temp'))).body.memories).toHaveLength(2);
       expect((await api.delete('/agents/alfred?confirm=alfred')).status).toBe(403);
       const res = await api.delete('/agents/temp?confirm=temp');
-      expect(res.body).toEqual({ name: 'temp', deleted: true, memories_deleted: 2, sessions_deleted: 1, files_deleted: 0, checkpoints_deleted: 0, remediations_deleted: 0 });
+      expect(res.body).toEqual({
+        name: 'temp',
+        deleted: true,
+        memories_deleted: 2,
+        sessions_deleted: 1,
+        files_deleted: 0,
+        checkpoints_deleted: 0,
+        remediations_deleted: 0,
+      });
       expect((await api.get('/agents/temp')).status).toBe(404);
       expect((await api.get('/memories', as('temp'))).status).toBe(404);
       expect((await api.get('/sessions', as('temp'))).status).toBe(404);
-      expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain('alfred keeps this');
+      expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toContain(
+        'alfred keeps this',
+      );
     });
   });
 });
@@ -241,16 +325,25 @@ describe('agent turns past the compaction threshold', () => {
 
   it('should compact through the compactor before the next model call and keep the active skill in the prompt', async () => {
     const id = (await api.post('/sessions', {})).body.id;
-    sys.model.script({ content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'Active.' }] });
+    sys.model.script(
+      { content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' },
+      { content: [{ type: 'text', text: 'Active.' }] },
+    );
     await streamTurn(sys.url, id, 'Activate recall.', {}, async (e) => {
-      if (e.event === 'confirmation_request') await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
+      if (e.event === 'confirmation_request')
+        await api.post(`/sessions/${id}/confirm`, { request_id: e.data.request_id, approve: true });
     });
     expect(named((await streamTurn(sys.url, id, 'noop')).events, 'compacted')).toHaveLength(0);
-    const long = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `Step ${i}: ${'details of the plan '.repeat(200)}` }));
+    const long = Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `Step ${i}: ${'details of the plan '.repeat(200)}`,
+    }));
     expect((await api.post(`/sessions/${id}/messages`, { messages: long })).status).toBe(200);
     const before = (await api.get(`/sessions/${id}`)).body.message_count;
     sys.model.clear();
-    sys.model.reply(JSON.stringify({ summary: 'The user planned ten steps in detail.' })).reply('Continuing from the summary.');
+    sys.model
+      .reply(JSON.stringify({ summary: 'The user planned ten steps in detail.' }))
+      .reply('Continuing from the summary.');
 
     const { events } = await streamTurn(sys.url, id, 'What was step 3?');
 
@@ -258,7 +351,9 @@ describe('agent turns past the compaction threshold', () => {
     expect(compacted.tokens_after).toBeLessThan(compacted.tokens_before);
     expect(named(events, 'done')[0].status).toBe('completed');
     const call = sys.model.messageRequests.at(-1)!.body;
-    expect(call.system.map((b: { text: string }) => b.text).join('\n')).toMatch(/## Active skill[\s\S]*<skill name="recall"/);
+    expect(call.system.map((b: { text: string }) => b.text).join('\n')).toMatch(
+      /## Active skill[\s\S]*<skill name="recall"/,
+    );
     expect(JSON.stringify(call.messages[0])).toContain('The user planned ten steps in detail.');
     const session = (await api.get(`/sessions/${id}`)).body;
     expect(session.message_count).toBeLessThan(before);
@@ -274,7 +369,10 @@ describe('agent turns without a model key', () => {
       const id = (await api.post('/sessions', {})).body.id;
       const res = await api.post(`/sessions/${id}/turns`, { message: 'hi' });
       expect(res.status).toBe(503);
-      expect(res.body.error).toMatchObject({ code: 'MODEL_NOT_CONFIGURED', message: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+      expect(res.body.error).toMatchObject({
+        code: 'MODEL_NOT_CONFIGURED',
+        message: expect.stringMatching(/ANTHROPIC_API_KEY/),
+      });
     } finally {
       await system.stop();
     }

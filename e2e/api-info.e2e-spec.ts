@@ -17,7 +17,10 @@ describe('the endpoint list of GET /', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-apiinfo-'));
     bus = new InProcessBus({ dataDir: dir });
-    app = await createGatewayApp(loadGatewayConfig({ ALFRED_DATA_DIR: dir }), { bus, logger: createLogger({ service: 'e2e', level: 'silent' }) });
+    app = await createGatewayApp(loadGatewayConfig({ ALFRED_DATA_DIR: dir }), {
+      bus,
+      logger: createLogger({ service: 'e2e', level: 'silent' }),
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -48,7 +51,9 @@ describe('the endpoint list of GET /', () => {
 
   it('should list no route that is not served', () => {
     const served = new Set(registeredRoutes(app).map((r) => key(r.method, r.url)));
-    const phantom = API_ENDPOINTS.flatMap((e) => e.methods.map((m) => key(m, toPattern(e.path)))).filter((k) => !served.has(k));
+    const phantom = API_ENDPOINTS.flatMap((e) => e.methods.map((m) => key(m, toPattern(e.path)))).filter(
+      (k) => !served.has(k),
+    );
     expect(phantom).toEqual([]);
   });
 });

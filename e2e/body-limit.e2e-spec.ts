@@ -24,7 +24,8 @@ function collect(socket: Socket): Promise<RawResult> {
   });
 }
 
-const write = (socket: Socket, data: Buffer | string) => new Promise<void>((resolve) => socket.write(data, () => resolve()));
+const write = (socket: Socket, data: Buffer | string) =>
+  new Promise<void>((resolve) => socket.write(data, () => resolve()));
 
 /**
  * Sends the request head and its whole body before reading anything, as Python's http.client and many simple
@@ -42,7 +43,8 @@ async function sendAllThenRead(port: number, head: string, body: readonly Buffer
 
 /** The status of each answer in a raw exchange, in order (a `100 Continue` counts). */
 const statuses = (text: string) => [...text.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => Number(m[1]));
-const bodyOf = (text: string) => JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)) as { error: { code: string } };
+const bodyOf = (text: string) =>
+  JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)) as { error: { code: string } };
 
 const chunked = (data: Buffer, size: number): Buffer[] => {
   const parts: Buffer[] = [];
@@ -57,21 +59,30 @@ const chunked = (data: Buffer, size: number): Buffer[] => {
 describe('bodies over the limit', () => {
   let system: TestSystem;
   let port: number;
-  const head = (extra: string) => `POST /memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Alfred-Agent: ${AGENT}\r\n${extra}\r\n`;
+  const head = (extra: string) =>
+    `POST /memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Alfred-Agent: ${AGENT}\r\n${extra}\r\n`;
   beforeAll(async () => {
-    system = await startSystem('embedded', { ALFRED_BODY_LIMIT_BYTES: String(LIMIT), ALFRED_BODY_DISCARD_BYTES: String(DISCARD) });
+    system = await startSystem('embedded', {
+      ALFRED_BODY_LIMIT_BYTES: String(LIMIT),
+      ALFRED_BODY_DISCARD_BYTES: String(DISCARD),
+    });
     port = Number(new URL(system.url).port);
     await createAgents(system.url, [AGENT]);
   }, 60_000);
   afterAll(async () => {
     // Nothing of any refused body was stored.
-    if (system) expect((await client(system.url).get('/memories', { 'x-alfred-agent': AGENT })).body.pagination.total).toBe(0);
+    if (system)
+      expect((await client(system.url).get('/memories', { 'x-alfred-agent': AGENT })).body.pagination.total).toBe(0);
     await system?.stop();
   });
 
   it("should answer Node's fetch (undici) with the 413, every time", async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${system.url}/memories`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-alfred-agent': AGENT }, body: BIG });
+      const res = await fetch(`${system.url}/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-alfred-agent': AGENT },
+        body: BIG,
+      });
       expect(res.status).toBe(413);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
     }
@@ -84,7 +95,12 @@ describe('bodies over the limit', () => {
         controller.close();
       },
     });
-    const init = { method: 'POST', headers: { 'content-type': 'application/json', 'x-alfred-agent': AGENT }, body, duplex: 'half' };
+    const init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-alfred-agent': AGENT },
+      body,
+      duplex: 'half',
+    };
     const res = await fetch(`${system.url}/memories`, init as RequestInit);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
@@ -120,7 +136,11 @@ describe('bodies over the limit', () => {
     socket.write(body);
     const { text } = await result;
     expect(statuses(text)).toEqual([100, 201]);
-    await client(system.url).delete(`/memories/${JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)).id}`, undefined, { 'x-alfred-agent': AGENT });
+    await client(system.url).delete(
+      `/memories/${JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)).id}`,
+      undefined,
+      { 'x-alfred-agent': AGENT },
+    );
   });
 
   it('should stop reading a body past ALFRED_BODY_DISCARD_BYTES and close the connection', async () => {

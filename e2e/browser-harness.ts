@@ -19,7 +19,11 @@ export function describeBrowser(name: string, fn: () => void): void {
   if (existsSync(CHROMIUM)) return describe(name, fn);
   const reason = `no chromium at ${CHROMIUM}. Install it (apt-get install chromium) or set ALFRED_CHROMIUM to run it.`;
   if (process.env.CI === 'true') {
-    describe(name, () => it('needs a browser', () => { throw new Error(reason); }));
+    describe(name, () =>
+      it('needs a browser', () => {
+        throw new Error(reason);
+      }),
+    );
     return;
   }
   console.warn(`skipping "${name}": ${reason}`);
@@ -31,16 +35,36 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
 /** Builds the console from source with Vite into `outDir`, so the test serves the code under test, not a stale dist. */
 export async function buildConsole(outDir: string): Promise<void> {
-  await run(process.execPath, [join(repo, 'node_modules/vite/bin/vite.js'), 'build', '--config', join(repo, 'console/vite.config.ts'), '--outDir', outDir, '--emptyOutDir'], {
-    cwd: repo,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  await run(
+    process.execPath,
+    [
+      join(repo, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      join(repo, 'console/vite.config.ts'),
+      '--outDir',
+      outDir,
+      '--emptyOutDir',
+    ],
+    {
+      cwd: repo,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
 }
 
 /**

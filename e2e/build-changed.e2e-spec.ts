@@ -19,7 +19,10 @@ interface Step {
   command: string[];
 }
 type Outcome = { ok: boolean; failed?: string; done: Array<{ step: string; built: boolean }> };
-const runBuild = build as (root: string, options?: { steps?: Step[]; force?: boolean; log?: (line: string) => void }) => Outcome;
+const runBuild = build as (
+  root: string,
+  options?: { steps?: Step[]; force?: boolean; log?: (line: string) => void },
+) => Outcome;
 const built = (o: Outcome) => o.done.filter((d) => d.built).map((d) => d.step);
 
 /** `npm start` builds only what changed (scripts/build.mjs); these steps stand in for tsc and vite in a folder of its own. */
@@ -36,20 +39,43 @@ describe('scripts/build.mjs', () => {
     await writeFile(join(root, 'ui/page.tsx'), 'export const page = 1;\n');
     await writeFile(join(root, 'shared.json'), '{}');
     // A stand-in build tool: records its run and writes its output (and, for the server, its incremental state).
-    await writeFile(join(root, 'tool.mjs'), "import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';\n" +
-      "const [out, ok] = process.argv.slice(2); mkdirSync('dist', { recursive: true });\n" +
-      "appendFileSync('runs.log', `${out} ${existsSync('dist/state') ? 'incremental' : 'clean'}\\n`);\n" +
-      "writeFileSync(out, 'built'); writeFileSync('dist/state', 'kept'); process.exit(ok === 'fail' ? 2 : 0);\n");
+    await writeFile(
+      join(root, 'tool.mjs'),
+      "import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';\n" +
+        "const [out, ok] = process.argv.slice(2); mkdirSync('dist', { recursive: true });\n" +
+        "appendFileSync('runs.log', `${out} ${existsSync('dist/state') ? 'incremental' : 'clean'}\\n`);\n" +
+        "writeFileSync(out, 'built'); writeFileSync('dist/state', 'kept'); process.exit(ok === 'fail' ? 2 : 0);\n",
+    );
     steps = [
-      { name: 'server', inputs: ['src', 'shared.json'], exclude: ['src/results.json'], outputs: ['dist/server.js'], resetWhenMissing: ['dist/state'], command: ['tool.mjs', 'dist/server.js'] },
-      { name: 'console', inputs: ['ui', 'shared.json'], exclude: [], outputs: ['dist/console.html'], resetWhenMissing: [], command: ['tool.mjs', 'dist/console.html'] },
+      {
+        name: 'server',
+        inputs: ['src', 'shared.json'],
+        exclude: ['src/results.json'],
+        outputs: ['dist/server.js'],
+        resetWhenMissing: ['dist/state'],
+        command: ['tool.mjs', 'dist/server.js'],
+      },
+      {
+        name: 'console',
+        inputs: ['ui', 'shared.json'],
+        exclude: [],
+        outputs: ['dist/console.html'],
+        resetWhenMissing: [],
+        command: ['tool.mjs', 'dist/console.html'],
+      },
     ];
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
   it('should build everything once, then nothing while nothing changed', () => {
     expect(built(runBuild(root, { steps, ...quiet }))).toEqual(['server', 'console']);
-    expect(runBuild(root, { steps, ...quiet })).toEqual({ ok: true, done: [{ step: 'server', built: false }, { step: 'console', built: false }] });
+    expect(runBuild(root, { steps, ...quiet })).toEqual({
+      ok: true,
+      done: [
+        { step: 'server', built: false },
+        { step: 'console', built: false },
+      ],
+    });
   });
 
   it("should rebuild only the step whose inputs' contents changed", async () => {
@@ -86,9 +112,19 @@ describe('scripts/build.mjs', () => {
 
   it("should watch every source file tsc compiles for the server and for the console's types", async () => {
     const [server, consoleStep] = STEPS as Step[];
-    for (const [step, tsconfig] of [[server!, 'tsconfig.build.json'], [consoleStep!, 'console/tsconfig.json']] as const) {
-      const { stdout } = await run(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, tsconfig), '--listFilesOnly'], { maxBuffer: 64 * 1024 * 1024 });
-      const compiled = stdout.split('\n').filter((f) => f !== '' && !f.includes('/node_modules/')).map((f) => relative(repo, f));
+    for (const [step, tsconfig] of [
+      [server!, 'tsconfig.build.json'],
+      [consoleStep!, 'console/tsconfig.json'],
+    ] as const) {
+      const { stdout } = await run(
+        process.execPath,
+        [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, tsconfig), '--listFilesOnly'],
+        { maxBuffer: 64 * 1024 * 1024 },
+      );
+      const compiled = stdout
+        .split('\n')
+        .filter((f) => f !== '' && !f.includes('/node_modules/'))
+        .map((f) => relative(repo, f));
       expect(compiled.length).toBeGreaterThan(5);
       const watched = new Set(inputFiles(repo, step) as string[]);
       expect(compiled.filter((f) => !watched.has(f))).toEqual([]);

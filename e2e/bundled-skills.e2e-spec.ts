@@ -65,10 +65,22 @@ const CHECKS: Record<string, SkillCheck> = {
     needs: ['/memories', '/memories/batch', '/conversations'],
     block: (i, [doc]) => {
       if (i === 1) expect(doc.created).toBe(2);
-      else if (i === 2) expect(doc.memories.map((m: any) => m.content)).toEqual(['User: We moved the launch to May 12', 'Assistant: Noted: launch on May 12']);
-      else if (i === 3) expect(doc.memories.map((m: any) => m.content)).toEqual(['User prefers dark mode in every editor and terminal']);
+      else if (i === 2)
+        expect(doc.memories.map((m: any) => m.content)).toEqual([
+          'User: We moved the launch to May 12',
+          'Assistant: Noted: launch on May 12',
+        ]);
+      else if (i === 3)
+        expect(doc.memories.map((m: any) => m.content)).toEqual([
+          'User prefers dark mode in every editor and terminal',
+        ]);
       // Its curl names the skill (X-Alfred-Skill): the memory records which skill wrote it.
-      else expect(doc).toMatchObject({ id: expect.any(String), content: expect.stringMatching(/^User /), provenance: { via: 'skill:remember' } });
+      else
+        expect(doc).toMatchObject({
+          id: expect.any(String),
+          content: expect.stringMatching(/^User /),
+          provenance: { via: 'skill:remember' },
+        });
     },
     after: async ({ api }) => {
       const contents = (await api.get('/memories?limit=100')).body.memories.map((m: { content: string }) => m.content);
@@ -85,7 +97,14 @@ const CHECKS: Record<string, SkillCheck> = {
     blocks: 3,
     needs: ['/search', '/memories'],
     before: async ({ api }) => {
-      expect((await api.post('/memories', { content: 'User likes the TypeScript and Rust programming languages', tags: ['preference'] })).status).toBe(201);
+      expect(
+        (
+          await api.post('/memories', {
+            content: 'User likes the TypeScript and Rust programming languages',
+            tags: ['preference'],
+          })
+        ).status,
+      ).toBe(201);
     },
     block: (i, [doc]) => {
       if (i === 0) expect(doc.results[0].content).toBe('User prefers dark mode in every editor and terminal');
@@ -93,7 +112,9 @@ const CHECKS: Record<string, SkillCheck> = {
         expect(doc.results[0].content).toBe('User likes the TypeScript and Rust programming languages');
         expect(doc.results.every((r: any) => r.score >= 0.3)).toBe(true);
       }
-      if (i === 2) expect(doc.memories.length).toBeGreaterThan(0), expect(doc.memories.every((m: any) => m.tags.includes('preference'))).toBe(true);
+      if (i === 2)
+        expect(doc.memories.length).toBeGreaterThan(0),
+          expect(doc.memories.every((m: any) => m.tags.includes('preference'))).toBe(true);
     },
   },
   skills: {
@@ -103,7 +124,13 @@ const CHECKS: Record<string, SkillCheck> = {
       await rm(join(dirs.projectSkills, 'weekly-report'), { recursive: true, force: true });
       expect((await api.post('/skills/reload')).status).toBe(200);
     },
-    needs: ['/skills', '/skills/search', '/skills/{name}', '/skills/{name}/resources', '/skills/{name}/resources/{path}'],
+    needs: [
+      '/skills',
+      '/skills/search',
+      '/skills/{name}',
+      '/skills/{name}/resources',
+      '/skills/{name}/resources/{path}',
+    ],
     block: (i, docs, asAgent) => {
       // The create block is the user's to run: an agent's own credential is refused, and the skill says so.
       if (i === 5 && asAgent) {
@@ -113,11 +140,20 @@ const CHECKS: Record<string, SkillCheck> = {
       noError(docs);
       if (i === 0) expect(docs[0].results[0].name).toBe('remember');
       if (i === 1) expect(docs[0].skills.map((s: any) => s.name)).toEqual(expect.arrayContaining(Object.keys(CHECKS)));
-      if (i === 2) expect(docs[0]).toMatchObject({ format: 'markdown', budget: 4000, text: expect.stringContaining('- **remember** — ') });
+      if (i === 2)
+        expect(docs[0]).toMatchObject({
+          format: 'markdown',
+          budget: 4000,
+          text: expect.stringContaining('- **remember** — '),
+        });
       if (i === 3) expect(docs[0]).toMatchObject({ name: 'remember', body: expect.stringContaining('# Remember') });
       if (i === 4) {
         expect(docs[0].resources).toEqual([expect.objectContaining({ path: 'references/api.md', kind: 'text' })]);
-        expect(docs[1]).toMatchObject({ path: 'references/api.md', encoding: 'utf8', content: expect.stringContaining('GET /skills') });
+        expect(docs[1]).toMatchObject({
+          path: 'references/api.md',
+          encoding: 'utf8',
+          content: expect.stringContaining('GET /skills'),
+        });
       }
       if (i === 5) expect(docs[0]).toMatchObject({ name: 'weekly-report', source: 'project' });
       if (i === 6) expect(docs[0]).toMatchObject({ added: [], removed: [], changed: [], indexed: 0 });
@@ -136,7 +172,9 @@ const CHECKS: Record<string, SkillCheck> = {
     needs: ['/learn'],
     block: (_i, [doc]) => expect(['updated', 'no_change']).toContain(doc.status),
     after: async ({ api, agent }) => {
-      expect((await api.get(`/agents/${agent}/files/user`)).body.content).toContain('tests written before the implementation');
+      expect((await api.get(`/agents/${agent}/files/user`)).body.content).toContain(
+        'tests written before the implementation',
+      );
     },
   },
   compact: {
@@ -149,9 +187,18 @@ const CHECKS: Record<string, SkillCheck> = {
     needs: ['/checkpoints', '/checkpoints/{id}/resume', '/sessions'],
     block: (i, docs) => {
       noError(docs);
-      if (i === 0) expect(docs[0]).toMatchObject({ name: 'billing-queue-migration', session: { message_count: expect.any(Number) } });
-      if (i === 1) expect(docs[0].checkpoints[0]).toMatchObject({ name: 'billing-queue-migration', next: ['switch the consumer', 'drain the old queue until Friday'] });
-      if (i === 2) expect(docs[0]).toMatchObject({ level: 'summary', message_count: 1, session_id: expect.any(String) });
+      if (i === 0)
+        expect(docs[0]).toMatchObject({
+          name: 'billing-queue-migration',
+          session: { message_count: expect.any(Number) },
+        });
+      if (i === 1)
+        expect(docs[0].checkpoints[0]).toMatchObject({
+          name: 'billing-queue-migration',
+          next: ['switch the consumer', 'drain the old queue until Friday'],
+        });
+      if (i === 2)
+        expect(docs[0]).toMatchObject({ level: 'summary', message_count: 1, session_id: expect.any(String) });
     },
     after: async ({ api }) => {
       const checkpointId = (await api.get('/checkpoints?limit=1')).body.checkpoints[0].id as string;
@@ -165,7 +212,15 @@ const CHECKS: Record<string, SkillCheck> = {
     needs: ['/remediations', '/remediations/search', '/remediations/{id}/feedback'],
     before: async ({ api }) => {
       const fix = 'Stop the other dev server (it still holds the port) or start on another port.';
-      expect((await api.post('/remediations', { error_message: 'Error: listen EADDRINUSE: address already in use :::3000', tool: 'vite', fix })).status).toBe(201);
+      expect(
+        (
+          await api.post('/remediations', {
+            error_message: 'Error: listen EADDRINUSE: address already in use :::3000',
+            tool: 'vite',
+            fix,
+          })
+        ).status,
+      ).toBe(201);
     },
     block: (i, docs) => {
       noError(docs);
@@ -180,14 +235,25 @@ const KEY = 'bundled-skills-key-0123456789';
 
 /** The model's answers to the capabilities the blocks call (compact, distill, learn), whenever they ask. */
 function answerCapabilities(sys: AgentSystem): void {
-  const system = (body: any) => String(Array.isArray(body.system) ? body.system[0]?.text : body.system ?? '');
+  const system = (body: any) => String(Array.isArray(body.system) ? body.system[0]?.text : (body.system ?? ''));
   const json = (value: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value) }] });
   sys.model
-    .answer((b) => system(b).startsWith('You compact the earlier part'), () => json({ summary: 'You planned the deploy step by step.' }))
-    .answer((b) => system(b).startsWith("You distill an AI agent's notes"), () => json({ insights: [{ text: 'The user prefers dark mode', importance: 0.8, support: 2 }] }))
+    .answer(
+      (b) => system(b).startsWith('You compact the earlier part'),
+      () => json({ summary: 'You planned the deploy step by step.' }),
+    )
+    .answer(
+      (b) => system(b).startsWith("You distill an AI agent's notes"),
+      () => json({ insights: [{ text: 'The user prefers dark mode', importance: 0.8, support: 2 }] }),
+    )
     .answer(
       (b) => system(b).startsWith("You maintain an AI agent's markdown file"),
-      () => json({ status: 'updated', content: '# Notes\n\n- User writes TypeScript and wants tests written before the implementation\n', changes: ['added the observation'] }),
+      () =>
+        json({
+          status: 'updated',
+          content: '# Notes\n\n- User writes TypeScript and wants tests written before the implementation\n',
+          changes: ['added the observation'],
+        }),
     );
 }
 const distributed = (await describeWithNats()) === describe && (await describeWithRedis()) === describe;
@@ -228,7 +294,10 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
 
   beforeAll(async () => {
     dirs = await skillDirs({ withProjectSkills: false });
-    sys = await startAgentSystem(mode, skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_API_KEYS: `${KEY}=acme` }));
+    sys = await startAgentSystem(
+      mode,
+      skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_API_KEYS: `${KEY}=acme` }),
+    );
     endpoints = new Set((await client(sys.url, auth).get('/')).body.endpoints.map((e: { path: string }) => e.path));
     await createAgents(sys.url, ['jarvis'], auth);
     answerCapabilities(sys);
@@ -239,7 +308,9 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
   });
 
   it('should have a check for every bundled skill', async () => {
-    const shipped = (await readdir(SKILLS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    const shipped = (await readdir(SKILLS_DIR, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(Object.keys(CHECKS).sort()).toEqual(shipped.sort());
   });
 
@@ -248,17 +319,27 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
     let runner: Runner;
     beforeAll(async () => {
       runner = { api: client(sys.url, auth), agent: 'alfred', dirs };
-      env = { PATH: process.env.PATH, ALFRED_API_URL: sys.url, ALFRED_API_KEY: KEY, ALFRED_SESSION_ID: await sessionWithHistory(runner.api) };
+      env = {
+        PATH: process.env.PATH,
+        ALFRED_API_URL: sys.url,
+        ALFRED_API_KEY: KEY,
+        ALFRED_SESSION_ID: await sessionWithHistory(runner.api),
+      };
     });
 
-    it.each(Object.keys(CHECKS))('should run every bash block of %s and do what it says', async (skill) => {
-      if (skipIfMissing(skill)) return;
-      await CHECKS[skill]!.before?.(runner);
-      const outputs: string[] = [];
-      for (const block of await bashBlocks(skill)) outputs.push((await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 30_000 })).stdout);
-      checkDocs(skill, outputs, false);
-      await CHECKS[skill]!.after?.(runner);
-    }, 60_000);
+    it.each(Object.keys(CHECKS))(
+      'should run every bash block of %s and do what it says',
+      async (skill) => {
+        if (skipIfMissing(skill)) return;
+        await CHECKS[skill]!.before?.(runner);
+        const outputs: string[] = [];
+        for (const block of await bashBlocks(skill))
+          outputs.push((await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 30_000 })).stdout);
+        checkDocs(skill, outputs, false);
+        await CHECKS[skill]!.after?.(runner);
+      },
+      60_000,
+    );
   });
 
   describe('as a named agent in its session, through its bash tool', () => {
@@ -271,7 +352,19 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
 
     it('should give the agent the gateway it runs behind, its name, its session and its key', async () => {
       sys.model.script(
-        { content: [{ type: 'tool_use', name: 'bash', input: { command: 'echo "$ALFRED_AGENT $ALFRED_SESSION_ID"; curl -sS --fail-with-body -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL/agents/jarvis"' } }], stopReason: 'tool_use' },
+        {
+          content: [
+            {
+              type: 'tool_use',
+              name: 'bash',
+              input: {
+                command:
+                  'echo "$ALFRED_AGENT $ALFRED_SESSION_ID"; curl -sS --fail-with-body -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL/agents/jarvis"',
+              },
+            },
+          ],
+          stopReason: 'tool_use',
+        },
         { content: [{ type: 'text', text: 'Checked.' }] },
       );
       // No X-Alfred-Agent: the session implies its agent.
@@ -281,21 +374,32 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
       expect(jsonDocs(stdoutOf(result.content))[0]).toMatchObject({ name: 'jarvis' });
     });
 
-    it.each(Object.keys(CHECKS))('should run every bash block of %s as the agent and do what it says', async (skill) => {
-      if (skipIfMissing(skill)) return;
-      await CHECKS[skill]!.before?.(runner);
-      const blocks = await bashBlocks(skill);
-      sys.model.clear();
-      sys.model.script(
-        ...blocks.map((block) => ({ content: [{ type: 'tool_use' as const, name: 'bash', input: { command: `set -euo pipefail\n${block}` } }], stopReason: 'tool_use' as const })),
-        { content: [{ type: 'text', text: `Ran the ${skill} skill.` }] },
-      );
-      const { events } = await streamTurn(sys.url, session, `Use the ${skill} skill.`, auth);
-      expect(named(events, 'done')[0]).toMatchObject({ status: 'completed', rounds: blocks.length });
-      const results = named(events, 'tool_result');
-      results.forEach((r) => expect(r).toMatchObject({ name: 'bash', is_error: false }));
-      checkDocs(skill, results.map((r) => stdoutOf(r.content)), true);
-      await CHECKS[skill]!.after?.(runner);
-    }, 60_000);
+    it.each(Object.keys(CHECKS))(
+      'should run every bash block of %s as the agent and do what it says',
+      async (skill) => {
+        if (skipIfMissing(skill)) return;
+        await CHECKS[skill]!.before?.(runner);
+        const blocks = await bashBlocks(skill);
+        sys.model.clear();
+        sys.model.script(
+          ...blocks.map((block) => ({
+            content: [{ type: 'tool_use' as const, name: 'bash', input: { command: `set -euo pipefail\n${block}` } }],
+            stopReason: 'tool_use' as const,
+          })),
+          { content: [{ type: 'text', text: `Ran the ${skill} skill.` }] },
+        );
+        const { events } = await streamTurn(sys.url, session, `Use the ${skill} skill.`, auth);
+        expect(named(events, 'done')[0]).toMatchObject({ status: 'completed', rounds: blocks.length });
+        const results = named(events, 'tool_result');
+        results.forEach((r) => expect(r).toMatchObject({ name: 'bash', is_error: false }));
+        checkDocs(
+          skill,
+          results.map((r) => stdoutOf(r.content)),
+          true,
+        );
+        await CHECKS[skill]!.after?.(runner);
+      },
+      60_000,
+    );
   });
 });

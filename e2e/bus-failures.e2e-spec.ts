@@ -54,7 +54,9 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
 
   it('should stay healthy when only an optional service (channels) is not deployed', async () => {
     const present = Object.values(ServiceName).filter((s) => s !== ServiceName.Gateway && s !== ServiceName.Channels);
-    const served = present.map((s) => serviceBus.serve(healthRoute(s), async () => ({ service: s, instance: `${s}-test`, ready: true, details: {} })));
+    const served = present.map((s) =>
+      serviceBus.serve(healthRoute(s), async () => ({ service: s, instance: `${s}-test`, ready: true, details: {} })),
+    );
     await serviceBus.flush();
     try {
       const res = await client(url).get('/health');
@@ -76,7 +78,10 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
       }),
     );
     await serviceBus.flush();
-    const patient = await createGatewayApp(loadGatewayConfig({ ALFRED_DATA_DIR: dir, ALFRED_HEALTH_TIMEOUT_MS: '30000' }), { bus: gatewayBus, logger });
+    const patient = await createGatewayApp(
+      loadGatewayConfig({ ALFRED_DATA_DIR: dir, ALFRED_HEALTH_TIMEOUT_MS: '30000' }),
+      { bus: gatewayBus, logger },
+    );
     await patient.listen({ host: '127.0.0.1', port: 0 });
     const patientUrl = `http://127.0.0.1:${(patient.getHttpServer().address() as { port: number }).port}`;
     try {
@@ -140,5 +145,13 @@ describe('bus failures (in-process)', () => {
 
 describeNats('bus failures (NATS)', () => {
   const prefix = `busfail-${randomUUID().slice(0, 8)}.`;
-  busFailureSuite(() => NatsBus.connect({ url: testServers.natsUrl, name: 'busfail', subjectPrefix: prefix, defaultTimeoutMs: 1500, logger }));
+  busFailureSuite(() =>
+    NatsBus.connect({
+      url: testServers.natsUrl,
+      name: 'busfail',
+      subjectPrefix: prefix,
+      defaultTimeoutMs: 1500,
+      logger,
+    }),
+  );
 });

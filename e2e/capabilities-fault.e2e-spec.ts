@@ -7,7 +7,14 @@ import { createAgentFileStore } from '#agent-files';
 import { NatsBus } from '#bus';
 import { createLogger } from '#logging';
 import { hostService, type HostedService, type ServiceDefinition } from '#runtime';
-import { AnthropicLoopback, deleteStreamsWithPrefix, describeWithNats, describeWithRedis, pollUntil, testServers } from '#testing';
+import {
+  AnthropicLoopback,
+  deleteStreamsWithPrefix,
+  describeWithNats,
+  describeWithRedis,
+  pollUntil,
+  testServers,
+} from '#testing';
 import { memoryService } from '../services/memory/src/memory.module.js';
 import { distillerService } from '../services/distiller/src/distiller.module.js';
 import { agentRuntimeService } from '../services/agent-runtime/src/agent-runtime.module.js';
@@ -27,13 +34,24 @@ describeNats('distill jobs over NATS and Redis', () => {
     let env: NodeJS.ProcessEnv;
 
     const connect = async (name: string) => {
-      const bus = await NatsBus.connect({ url: testServers.natsUrl, name, subjectPrefix: `${prefix}.`, defaultTimeoutMs: 10_000, logger });
+      const bus = await NatsBus.connect({
+        url: testServers.natsUrl,
+        name,
+        subjectPrefix: `${prefix}.`,
+        defaultTimeoutMs: 10_000,
+        logger,
+      });
       buses.push(bus);
       return bus;
     };
     const host = async <C>(def: ServiceDefinition<C>) => {
       const bus = await connect(def.name);
-      const service = await hostService(def, def.loadConfig(env), { service: def.name as ServiceName, instance: randomUUID(), bus, logger });
+      const service = await hostService(def, def.loadConfig(env), {
+        service: def.name as ServiceName,
+        instance: randomUUID(),
+        bus,
+        logger,
+      });
       hosted.push(service);
       return service;
     };
@@ -70,11 +88,16 @@ describeNats('distill jobs over NATS and Redis', () => {
       await host(agentRuntimeService);
       const first = await host(distillerService);
       const api = await connect('test-client');
-      await api.request(MemoryRoutes.create, { scope, memory: { content: 'Ships releases on Fridays', importance: 0.8 } });
+      await api.request(MemoryRoutes.create, {
+        scope,
+        memory: { content: 'Ships releases on Fridays', importance: 0.8 },
+      });
       // the first instance's model call hangs; the second one's answers at once
       model.script(
         { content: [{ type: 'text', text: '{"insights": [{"text": "stale", "importance": 1}]}' }], delayMs: 20_000 },
-        { content: [{ type: 'text', text: '{"insights": [{"text": "Releases ship on Fridays", "importance": 0.8}]}' }] },
+        {
+          content: [{ type: 'text', text: '{"insights": [{"text": "Releases ship on Fridays", "importance": 0.8}]}' }],
+        },
       );
       const accepted = await api.request(DistillerRoutes.distill, { scope, request: { scope: 'all' } });
       expect(accepted.status).toBe('processing');
@@ -88,12 +111,20 @@ describeNats('distill jobs over NATS and Redis', () => {
       await host(distillerService);
 
       let job = await api.request(DistillerRoutes.job, { scope, id: jobId });
-      await pollUntil(async () => (job = await api.request(DistillerRoutes.job, { scope, id: jobId })).status === 'completed', 15_000, 'job completed');
+      await pollUntil(
+        async () => (job = await api.request(DistillerRoutes.job, { scope, id: jobId })).status === 'completed',
+        15_000,
+        'job completed',
+      );
       expect(job).toMatchObject({ status: 'completed', result: { insights_added: 1, processed_memories: 1 } });
       expect(Date.now() - stoppedAt).toBeLessThan(30_000); // the queue's ack wait is 60 s: this was a hand-back
       expect(model.messageRequests).toHaveLength(2);
 
-      const files = await createAgentFileStore({ REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: `${prefix}:`, ALFRED_DATA_DIR: '/nonexistent' });
+      const files = await createAgentFileStore({
+        REDIS_URL: testServers.redisUrl,
+        ALFRED_REDIS_PREFIX: `${prefix}:`,
+        ALFRED_DATA_DIR: '/nonexistent',
+      });
       const memoryFile = await files.read(scope, 'memory');
       await files.close();
       expect(memoryFile.content.match(/Releases ship on Fridays/g)).toHaveLength(1);
@@ -110,8 +141,14 @@ describeNats('distill jobs over NATS and Redis', () => {
       expect(b).toEqual(a);
       expect(a.status).toBe('processing');
       const id = (a as { job_id: string }).job_id;
-      await pollUntil(async () => (await api.request(DistillerRoutes.job, { scope, id })).status === 'completed', 10_000, 'job completed');
-      await expect(api.request(DistillerRoutes.job, { scope: { ...scope, agent: 'other' }, id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await pollUntil(
+        async () => (await api.request(DistillerRoutes.job, { scope, id })).status === 'completed',
+        10_000,
+        'job completed',
+      );
+      await expect(api.request(DistillerRoutes.job, { scope: { ...scope, agent: 'other' }, id })).rejects.toMatchObject(
+        { code: 'NOT_FOUND' },
+      );
     });
   });
 });

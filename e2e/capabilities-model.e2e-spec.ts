@@ -38,7 +38,11 @@ describe('capabilities with Claude (loopback Messages API, real SDK)', () => {
     it("should store the model's summary, count tokens with the model, and cache the stable prompt", async () => {
       const id = await session('m-compact', longConversation());
       model.reply(json({ summary: 'You were planning the deploy script step by step.' }));
-      const res = await api.post('/compact', { session_id: id, preserve_recent: 2, instructions: 'keep step numbers' }, as('m-compact'));
+      const res = await api.post(
+        '/compact',
+        { session_id: id, preserve_recent: 2, instructions: 'keep step numbers' },
+        as('m-compact'),
+      );
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'completed', token_source: 'model' });
       expect(res.body.summary).toContain('You were planning the deploy script step by step.');
@@ -61,10 +65,24 @@ describe('capabilities with Claude (loopback Messages API, real SDK)', () => {
 
   describe('POST /learn', () => {
     it("should write the model's edit as a new version", async () => {
-      model.reply(json({ status: 'updated', content: '# USER.md\n\n- Drinks tea, not coffee', changes: ['added: drinks tea'] }));
-      const res = await api.post('/learn', { target: 'user', observation: 'Drinks tea, not coffee', confidence: 0.9 }, as('m-learn'));
-      expect(res.body).toEqual({ status: 'updated', file: 'USER.md', changes: ['added: drinks tea'], backup_created: 'USER.md@v1', version: 2 });
-      expect((await api.get('/agents/m-learn/files/user')).body.content).toBe('# USER.md\n\n- Drinks tea, not coffee\n');
+      model.reply(
+        json({ status: 'updated', content: '# USER.md\n\n- Drinks tea, not coffee', changes: ['added: drinks tea'] }),
+      );
+      const res = await api.post(
+        '/learn',
+        { target: 'user', observation: 'Drinks tea, not coffee', confidence: 0.9 },
+        as('m-learn'),
+      );
+      expect(res.body).toEqual({
+        status: 'updated',
+        file: 'USER.md',
+        changes: ['added: drinks tea'],
+        backup_created: 'USER.md@v1',
+        version: 2,
+      });
+      expect((await api.get('/agents/m-learn/files/user')).body.content).toBe(
+        '# USER.md\n\n- Drinks tea, not coffee\n',
+      );
     });
 
     it("should pass on the model's no_change with its reason", async () => {
@@ -77,7 +95,10 @@ describe('capabilities with Claude (loopback Messages API, real SDK)', () => {
       model.fail(401);
       const res = await api.post('/learn', { target: 'soul', observation: 'Be brief' }, as('m-learn'));
       expect(res.status).toBe(502);
-      expect(res.body.error).toMatchObject({ code: 'MODEL_AUTH_FAILED', message: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+      expect(res.body.error).toMatchObject({
+        code: 'MODEL_AUTH_FAILED',
+        message: expect.stringMatching(/ANTHROPIC_API_KEY/),
+      });
     });
 
     it('should answer a rate-limit storm with 429 RATE_LIMITED after the retries', async () => {
@@ -95,7 +116,12 @@ describe('capabilities with Claude (loopback Messages API, real SDK)', () => {
       await api.post('/memories', { content: 'Ships releases on Fridays', importance: 0.7 }, as('m-distill'));
       model.reply(json({ insights: [{ text: 'Releases ship on Fridays', importance: 0.8, support: 1 }] }));
       const res = await api.post('/distill', { scope: 'all' }, as('m-distill'));
-      expect(res.body).toMatchObject({ status: 'completed', insights_added: 1, processed_memories: 1, method: 'model' });
+      expect(res.body).toMatchObject({
+        status: 'completed',
+        insights_added: 1,
+        processed_memories: 1,
+        method: 'model',
+      });
       model.reply(json({ insights: [{ text: 'Releases ship on Fridays.', importance: 0.8, support: 1 }] }));
       expect((await api.post('/distill', { scope: 'all' }, as('m-distill'))).body.insights_added).toBe(0);
       expect((await api.get('/memories?source=memory', as('m-distill'))).body.pagination.total).toBe(1);
@@ -126,7 +152,10 @@ describe('capabilities that require a model, without a key', () => {
   it('should answer 503 MODEL_NOT_CONFIGURED naming the variable to set', async () => {
     const res = await api.post('/learn', { target: 'user', observation: 'Likes tea' });
     expect(res.status).toBe(503);
-    expect(res.body.error).toMatchObject({ code: 'MODEL_NOT_CONFIGURED', message: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+    expect(res.body.error).toMatchObject({
+      code: 'MODEL_NOT_CONFIGURED',
+      message: expect.stringMatching(/ANTHROPIC_API_KEY/),
+    });
     const id = (await api.post('/sessions', {})).body.id;
     expect((await api.post('/compact', { session_id: id })).body.error.code).toBe('MODEL_NOT_CONFIGURED');
   });

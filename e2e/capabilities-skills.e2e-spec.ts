@@ -28,14 +28,17 @@ describe('bundled skills distill, learn and compact against a live gateway', () 
   });
   afterAll(async () => system?.stop());
 
-  it.each(['distill', 'learn', 'compact'])('should run every curl block of the %s skill successfully', async (skill) => {
-    const blocks = await bashBlocks(skill);
-    expect(blocks.length).toBeGreaterThan(0);
-    for (const block of blocks) {
-      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 20_000 });
-      const body = JSON.parse(stdout);
-      expect(body.error).toBeUndefined();
-      expect(['completed', 'processing', 'updated', 'no_change']).toContain(body.status);
-    }
-  });
+  it.each(['distill', 'learn', 'compact'])(
+    'should run every curl block of the %s skill successfully',
+    async (skill) => {
+      const blocks = await bashBlocks(skill);
+      expect(blocks.length).toBeGreaterThan(0);
+      for (const block of blocks) {
+        const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', block], { env, timeout: 20_000 });
+        const body = JSON.parse(stdout);
+        expect(body.error).toBeUndefined();
+        expect(['completed', 'processing', 'updated', 'no_change']).toContain(body.status);
+      }
+    },
+  );
 });

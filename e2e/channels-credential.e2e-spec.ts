@@ -37,7 +37,9 @@ describe('Telegram turns: the agent reaches the API with a scoped credential', (
     await replyTo(sys.telegram, sent, /Noted: black coffee\./);
 
     const api = client(sys.url, { authorization: `Bearer ${KEY}` });
-    expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toEqual(['Alice takes her coffee black']);
+    expect((await api.get('/memories')).body.memories.map((m: { content: string }) => m.content)).toEqual([
+      'Alice takes her coffee black',
+    ]);
 
     const toolResult = JSON.stringify(sys.model.messageRequests[1]!.body.messages);
     expect(toolResult).toContain('[exit code 0]');
@@ -45,6 +47,10 @@ describe('Telegram turns: the agent reaches the API with a scoped credential', (
     expect(credential).toBeDefined();
     expect(toolResult).not.toContain(KEY);
     // Ended with the turn: the gateway no longer accepts it.
-    await pollUntil(async () => (await client(sys.url, { authorization: `Bearer ${credential}` }).get('/memories')).status === 401, 10_000, 'the credential to be revoked');
+    await pollUntil(
+      async () => (await client(sys.url, { authorization: `Bearer ${credential}` }).get('/memories')).status === 401,
+      10_000,
+      'the credential to be revoked',
+    );
   }, 60_000);
 });

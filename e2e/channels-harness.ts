@@ -29,10 +29,17 @@ export interface ChannelSystem extends AgentSystem {
 }
 
 /** Alfred with the loopback model and the loopback Bot API, the channels service long-polling it (or by webhook). */
-export async function startChannelSystem(mode: Mode, extra: Record<string, string> = {}, telegramOptions: TelegramLoopbackOptions = {}): Promise<ChannelSystem> {
+export async function startChannelSystem(
+  mode: Mode,
+  extra: Record<string, string> = {},
+  telegramOptions: TelegramLoopbackOptions = {},
+): Promise<ChannelSystem> {
   const telegram = await TelegramLoopback.start(telegramOptions);
   const sys = await startAgentSystem(mode, channelEnv(telegram, extra));
-  await telegram.waitFor(() => telegram.callsOf(extra.ALFRED_TELEGRAM_WEBHOOK_URL ? 'setWebhook' : 'getUpdates').length > 0, 'the channel to connect');
+  await telegram.waitFor(
+    () => telegram.callsOf(extra.ALFRED_TELEGRAM_WEBHOOK_URL ? 'setWebhook' : 'getUpdates').length > 0,
+    'the channel to connect',
+  );
   return {
     ...sys,
     telegram,
@@ -49,15 +56,37 @@ export function repliesAfter(telegram: TelegramLoopback, chatId: number, after: 
 }
 
 /** Waits until the bot's reply to `sent` settles on text matching `expected` (its last version). */
-export async function replyTo(telegram: TelegramLoopback, sent: LoopbackMessage, expected: RegExp, timeoutMs = 15_000): Promise<LoopbackMessage> {
+export async function replyTo(
+  telegram: TelegramLoopback,
+  sent: LoopbackMessage,
+  expected: RegExp,
+  timeoutMs = 15_000,
+): Promise<LoopbackMessage> {
   let found: LoopbackMessage | undefined;
-  await telegram.waitFor(() => {
-    found = repliesAfter(telegram, sent.chat.id, sent).find((m) => expected.test(m.text));
-    return found !== undefined;
-  }, `a reply matching ${expected}`, timeoutMs).catch((err: unknown) => {
-    if (process.env.DEBUG_CHANNELS) console.log(JSON.stringify(telegram.calls.slice(-12).map((c) => [c.method, c.status, c.at, c.params.text ?? c.params.data ?? c.params.offset])), telegram.messages(sent.chat.id).slice(-5).map((m) => m.text));
-    throw err;
-  });
+  await telegram
+    .waitFor(
+      () => {
+        found = repliesAfter(telegram, sent.chat.id, sent).find((m) => expected.test(m.text));
+        return found !== undefined;
+      },
+      `a reply matching ${expected}`,
+      timeoutMs,
+    )
+    .catch((err: unknown) => {
+      if (process.env.DEBUG_CHANNELS)
+        console.log(
+          JSON.stringify(
+            telegram.calls
+              .slice(-12)
+              .map((c) => [c.method, c.status, c.at, c.params.text ?? c.params.data ?? c.params.offset]),
+          ),
+          telegram
+            .messages(sent.chat.id)
+            .slice(-5)
+            .map((m) => m.text),
+        );
+      throw err;
+    });
   return found!;
 }
 
@@ -77,10 +106,14 @@ export async function startTlsProxy(target: string): Promise<TlsProxy> {
     extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
   });
   const server = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) => {
-    const upstream = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      new URL(req.url ?? '/', target),
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
   });

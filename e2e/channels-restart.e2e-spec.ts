@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AnthropicLoopback, deleteRedisKeysWithPrefix, describeWithNats, describeWithRedis, TelegramLoopback, testServers } from '#testing';
+import {
+  AnthropicLoopback,
+  deleteRedisKeysWithPrefix,
+  describeWithNats,
+  describeWithRedis,
+  TelegramLoopback,
+  testServers,
+} from '#testing';
 import { startAgentSystem, type AgentSystem } from './agent-harness.js';
 import { ALICE, channelEnv, repliesAfter, replyTo } from './channels-harness.js';
 import { client } from './harness.js';
@@ -42,7 +49,13 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
     await rm(dir, { recursive: true, force: true });
   });
 
-  const modelEnv = () => ({ ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: model.apiKey, ALFRED_MODEL_MAX_RETRIES: '0', ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'info' });
+  const modelEnv = () => ({
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: model.apiKey,
+    ALFRED_MODEL_MAX_RETRIES: '0',
+    ALFRED_EMBEDDER: 'hash',
+    ALFRED_LOG_LEVEL: 'info',
+  });
   const launch = (entry: string, env: Record<string, string>) => {
     const p = launchSource(entry, env);
     running.push(p);
@@ -53,7 +66,9 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
     const env = { ...modelEnv(), ...channelEnv(telegram), ALFRED_DATA_DIR: dir, ALFRED_API_PORT: '0' };
     let alfred = launch('services/main.ts', env);
     await alfred.waitFor(/Telegram channel connected/);
-    model.script(slow(`${FIRST_WORDS}, and this part is never seen.`), { content: [{ type: 'text', text: 'The whole story, told once.' }] });
+    model.script(slow(`${FIRST_WORDS}, and this part is never seen.`), {
+      content: [{ type: 'text', text: 'The whole story, told once.' }],
+    });
 
     const sent = telegram.sendText(ALICE, QUESTION);
     const partial = await replyTo(telegram, sent, /^Once upon/);
@@ -70,7 +85,10 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
     const api = client(url);
     const [session] = (await api.get('/sessions')).body.sessions;
     const view = (await api.get(`/sessions/${session.id}`)).body;
-    expect(view.messages).toEqual([{ role: 'user', content: QUESTION }, { role: 'assistant', content: [{ type: 'text', text: 'The whole story, told once.' }] }]);
+    expect(view.messages).toEqual([
+      { role: 'user', content: QUESTION },
+      { role: 'assistant', content: [{ type: 'text', text: 'The whole story, told once.' }] },
+    ]);
 
     for (const run of running) expect(run.output()).not.toContain(telegram.token.split(':')[1]);
     // The chat goes on after the restart.
@@ -122,7 +140,9 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
         const api = client(sys.url);
         const [session] = (await api.get('/sessions')).body.sessions;
         const view = (await api.get(`/sessions/${session.id}`)).body;
-        expect(view.messages.filter((m: { role: string; content: unknown }) => m.role === 'user' && m.content === QUESTION)).toHaveLength(1);
+        expect(
+          view.messages.filter((m: { role: string; content: unknown }) => m.role === 'user' && m.content === QUESTION),
+        ).toHaveLength(1);
         for (const run of running) expect(run.output()).not.toContain(telegram.token.split(':')[1]);
         expect(await channels.stop()).toBe(0);
       }, 300_000);

@@ -1,6 +1,13 @@
 import { describeWithNats, describeWithRedis } from '#testing';
 import { freePort } from './agent-harness.js';
-import { ALICE, replyTo, startChannelSystem, startTlsProxy, type ChannelSystem, type TlsProxy } from './channels-harness.js';
+import {
+  ALICE,
+  replyTo,
+  startChannelSystem,
+  startTlsProxy,
+  type ChannelSystem,
+  type TlsProxy,
+} from './channels-harness.js';
 import { client, type Mode } from './harness.js';
 
 const describeNats = await describeWithNats();
@@ -17,7 +24,11 @@ function webhookSuite(mode: Mode): void {
     const port = await freePort();
     proxy = await startTlsProxy(`http://127.0.0.1:${port}`);
     hook = `${proxy.url}/channels/telegram/default/webhook`;
-    sys = await startChannelSystem(mode, { ALFRED_API_PORT: String(port), ALFRED_TELEGRAM_WEBHOOK_URL: proxy.url, ALFRED_API_KEYS: `${KEY}=default` }, { webhookCa: proxy.ca });
+    sys = await startChannelSystem(
+      mode,
+      { ALFRED_API_PORT: String(port), ALFRED_TELEGRAM_WEBHOOK_URL: proxy.url, ALFRED_API_KEYS: `${KEY}=default` },
+      { webhookCa: proxy.ca },
+    );
   }, 60_000);
   afterAll(async () => {
     await sys?.stop();
@@ -33,18 +44,37 @@ function webhookSuite(mode: Mode): void {
     sys.model.script({ content: [{ type: 'text', text: 'Hello from behind the gateway.' }] });
     const sent = sys.telegram.sendText(ALICE, 'Are you reachable by webhook?');
     await replyTo(sys.telegram, sent, /^Hello from behind the gateway\.$/);
-    expect(sys.telegram.updates.webhookCalls.filter((c) => c.status === 200).map((c) => c.update_id)).toEqual(sys.telegram.updates.confirmed);
+    expect(sys.telegram.updates.webhookCalls.filter((c) => c.status === 200).map((c) => c.update_id)).toEqual(
+      sys.telegram.updates.confirmed,
+    );
     expect(sys.telegram.callsOf('getUpdates')).toHaveLength(0);
   }, 30_000);
 
   it('should refuse webhook calls without the secret or for another tenant, whatever the API key', async () => {
     const api = client(sys.url);
-    const update = { update_id: 1, message: { message_id: 1, date: 0, chat: { id: ALICE.id, type: 'private' }, from: ALICE, text: 'forged' } };
+    const update = {
+      update_id: 1,
+      message: { message_id: 1, date: 0, chat: { id: ALICE.id, type: 'private' }, from: ALICE, text: 'forged' },
+    };
     const secret = sys.telegram.callsOf('setWebhook')[0]!.params.secret_token as string;
     expect((await api.post('/channels/telegram/default/webhook', update)).status).toBe(401);
-    expect((await api.post('/channels/telegram/default/webhook', update, { 'x-telegram-bot-api-secret-token': 'wrong' })).status).toBe(401);
-    expect((await api.post('/channels/telegram/other/webhook', update, { 'x-telegram-bot-api-secret-token': secret })).status).toBe(401);
-    expect((await api.post('/channels/telegram/default/webhook', { nope: true }, { 'x-telegram-bot-api-secret-token': secret })).status).toBe(400);
+    expect(
+      (await api.post('/channels/telegram/default/webhook', update, { 'x-telegram-bot-api-secret-token': 'wrong' }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await api.post('/channels/telegram/other/webhook', update, { 'x-telegram-bot-api-secret-token': secret }))
+        .status,
+    ).toBe(401);
+    expect(
+      (
+        await api.post(
+          '/channels/telegram/default/webhook',
+          { nope: true },
+          { 'x-telegram-bot-api-secret-token': secret },
+        )
+      ).status,
+    ).toBe(400);
     expect((await api.get('/memories')).status).toBe(401);
     expect(sys.telegram.botMessages(ALICE.id).some((m) => m.text.includes('forged'))).toBe(false);
   }, 30_000);

@@ -1,4 +1,12 @@
-import { ALICE, BOB, MALLORY, repliesAfter, replyTo, startChannelSystem, type ChannelSystem } from './channels-harness.js';
+import {
+  ALICE,
+  BOB,
+  MALLORY,
+  repliesAfter,
+  replyTo,
+  startChannelSystem,
+  type ChannelSystem,
+} from './channels-harness.js';
 import { client } from './harness.js';
 import type { Mode } from './harness.js';
 import { pollUntil, type ScriptedBlock } from '#testing';
@@ -16,8 +24,13 @@ export function channelsSuite(mode: Mode): void {
   beforeEach(() => sys.model.clear());
 
   const sessionsOf = async (agent: string) =>
-    (await client(sys.url).get('/sessions', { 'x-alfred-agent': agent })).body.sessions as Array<{ id: string; message_count: number; metadata: Record<string, unknown> }>;
-  const messagesOf = async (chatId: number, agent = 'alfred') => (await sessionsOf(agent)).find((s) => s.metadata.chat_id === chatId)?.message_count ?? 0;
+    (await client(sys.url).get('/sessions', { 'x-alfred-agent': agent })).body.sessions as Array<{
+      id: string;
+      message_count: number;
+      metadata: Record<string, unknown>;
+    }>;
+  const messagesOf = async (chatId: number, agent = 'alfred') =>
+    (await sessionsOf(agent)).find((s) => s.metadata.chat_id === chatId)?.message_count ?? 0;
   /** Each test talks in a chat of its own (a group Alice is in), so no test meets another's running turn. */
   let chats = 0;
   const newChat = () => -1_000_000 - ++chats;
@@ -25,11 +38,16 @@ export function channelsSuite(mode: Mode): void {
   const turn = async (text: string, written: number) => {
     const chatId = newChat();
     const sent = sys.telegram.sendText(ALICE, text, { chatId });
-    return { sent, chatId, done: () => pollUntil(async () => (await messagesOf(chatId)) >= written, 10_000, 'the turn to be written') };
+    return {
+      sent,
+      chatId,
+      done: () => pollUntil(async () => (await messagesOf(chatId)) >= written, 10_000, 'the turn to be written'),
+    };
   };
 
   it('should stream a reply by editing one message, within the edit interval, and keep the conversation in a session', async () => {
-    const text = 'Paris is the capital of **France**. It has been the capital for a very long time, and it is known for the `Louvre`.';
+    const text =
+      'Paris is the capital of **France**. It has been the capital for a very long time, and it is known for the `Louvre`.';
     sys.model.script({ content: [{ type: 'text', text }], streamPieces: 8, eventDelayMs: 120 });
     const { sent, done } = await turn('What is the capital of France?', 2);
     const reply = await replyTo(sys.telegram, sent, /Louvre\.$/);
@@ -39,10 +57,18 @@ export function channelsSuite(mode: Mode): void {
     // The first message (what the notification shows) is a whole first sentence, not a few characters.
     expect(reply.versions[0]!.text).toBe('Paris is the capital of France.');
     // The next edit leaves only a full interval (300 ms) after the previous call returned.
-    for (const [i, v] of reply.versions.entries()) if (i > 0) expect(v.at - reply.versions[i - 1]!.at).toBeGreaterThanOrEqual(299);
-    expect(reply.text).toBe('Paris is the capital of France. It has been the capital for a very long time, and it is known for the Louvre.');
-    expect(reply.entities).toEqual([{ type: 'bold', offset: 24, length: 6 }, { type: 'code', offset: 102, length: 6 }]);
-    const typing = sys.telegram.callsOf('sendChatAction').filter((c) => c.params.chat_id === sent.chat.id && c.params.action === 'typing');
+    for (const [i, v] of reply.versions.entries())
+      if (i > 0) expect(v.at - reply.versions[i - 1]!.at).toBeGreaterThanOrEqual(299);
+    expect(reply.text).toBe(
+      'Paris is the capital of France. It has been the capital for a very long time, and it is known for the Louvre.',
+    );
+    expect(reply.entities).toEqual([
+      { type: 'bold', offset: 24, length: 6 },
+      { type: 'code', offset: 102, length: 6 },
+    ]);
+    const typing = sys.telegram
+      .callsOf('sendChatAction')
+      .filter((c) => c.params.chat_id === sent.chat.id && c.params.action === 'typing');
     expect(typing[0]!.at).toBeLessThanOrEqual(reply.versions[0]!.at);
     expect(repliesAfter(sys.telegram, sent.chat.id, sent)).toHaveLength(1);
 
@@ -78,12 +104,16 @@ export function channelsSuite(mode: Mode): void {
 
   it('should ask for a confirmation with buttons and go on below them when the button is tapped', async () => {
     sys.model.script(
-      { content: [{ type: 'text', text: 'Let me turn on recall first.' }, tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' },
+      {
+        content: [{ type: 'text', text: 'Let me turn on recall first.' }, tool('activate_skill', { name: 'recall' })],
+        stopReason: 'tool_use',
+      },
       { content: [{ type: 'text', text: 'Recall is active now.' }] },
     );
     const { sent, done } = await turn('Turn on recall, please.', 4);
     const ask = await replyTo(sys.telegram, sent, /asks to activate the skill “recall”/);
-    const buttons = (ask.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard[0]!;
+    const buttons = (ask.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> })
+      .inline_keyboard[0]!;
     expect(buttons.map((b) => b.text)).toEqual(['✅ Approve', '❌ Decline']);
 
     sys.telegram.tap(ALICE, ask, buttons[0]!.callback_data);
@@ -92,7 +122,11 @@ export function channelsSuite(mode: Mode): void {
     // What came before the buttons stays above them; the answer continues in a new message below them.
     const replies = repliesAfter(sys.telegram, sent.chat.id, sent);
     expect(replies.map((m) => m.message_id)).toEqual([...replies.map((m) => m.message_id)].sort((a, b) => a - b));
-    expect(replies.map((m) => m.text.split('\n')[0])).toEqual(['Let me turn on recall first.', expect.stringMatching(/^🔐 alfred asks/), 'Recall is active now.']);
+    expect(replies.map((m) => m.text.split('\n')[0])).toEqual([
+      'Let me turn on recall first.',
+      expect.stringMatching(/^🔐 alfred asks/),
+      'Recall is active now.',
+    ]);
     expect(after.message_id).toBeGreaterThan(ask.message_id);
     expect(ask.text).toMatch(/✅ Approved by @alice$/);
     expect(ask.reply_markup).toBeUndefined();
@@ -102,7 +136,10 @@ export function channelsSuite(mode: Mode): void {
   }, 30_000);
 
   it('should split a long reply into messages under the limit without breaking its formatting', async () => {
-    const code = Array.from({ length: 120 }, (_, i) => `const line${i} = ${i}; // a line of the example that keeps going`).join('\n');
+    const code = Array.from(
+      { length: 120 },
+      (_, i) => `const line${i} = ${i}; // a line of the example that keeps going`,
+    ).join('\n');
     const long = `Here is the **whole file**:\n\n\`\`\`ts\n${code}\n\`\`\`\n\nThat is **all**.`;
     sys.model.script({ content: [{ type: 'text', text: long }] });
     const { sent, done } = await turn('Show me the whole file.', 2);
@@ -112,7 +149,9 @@ export function channelsSuite(mode: Mode): void {
 
     expect(parts.length).toBeGreaterThanOrEqual(2);
     for (const p of parts) expect(p.text.length).toBeLessThanOrEqual(4096);
-    const pres = parts.map((p) => (p.entities as Array<{ type: string; language?: string }> | undefined)?.find((e) => e.type === 'pre'));
+    const pres = parts.map((p) =>
+      (p.entities as Array<{ type: string; language?: string }> | undefined)?.find((e) => e.type === 'pre'),
+    );
     expect(pres.filter(Boolean).length).toBeGreaterThanOrEqual(2);
     for (const pre of pres.filter(Boolean)) expect(pre!.language).toBe('ts');
     expect(parts.map((p) => p.text).join('\n')).toContain('const line119 = 119;');
@@ -121,8 +160,16 @@ export function channelsSuite(mode: Mode): void {
 
   it('should wait out a 429 for its retry_after and still deliver the whole reply', async () => {
     const chatId = newChat();
-    sys.telegram.failNext('editMessageText', { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 }, { chatId });
-    sys.model.script({ content: [{ type: 'text', text: 'Counting now. One, two, three, four, five, six, seven, eight.' }], streamPieces: 6, eventDelayMs: 100 });
+    sys.telegram.failNext(
+      'editMessageText',
+      { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 },
+      { chatId },
+    );
+    sys.model.script({
+      content: [{ type: 'text', text: 'Counting now. One, two, three, four, five, six, seven, eight.' }],
+      streamPieces: 6,
+      eventDelayMs: 100,
+    });
     const sent = sys.telegram.sendText(ALICE, 'Count to eight.', { chatId });
     const done = () => pollUntil(async () => (await messagesOf(chatId)) >= 2, 10_000, 'the turn to be written');
     await replyTo(sys.telegram, sent, /eight\.$/);
@@ -142,14 +189,21 @@ export function channelsSuite(mode: Mode): void {
     const tapped = sys.telegram.sendText(MALLORY, '/status');
     await replyTo(sys.telegram, tapped, /user id/);
 
-    expect(sys.telegram.botMessages(MALLORY.id).map((m) => m.text)).toEqual([`Your Telegram user id is ${MALLORY.id}.`, `Your Telegram user id is ${MALLORY.id}.`]);
+    expect(sys.telegram.botMessages(MALLORY.id).map((m) => m.text)).toEqual([
+      `Your Telegram user id is ${MALLORY.id}.`,
+      `Your Telegram user id is ${MALLORY.id}.`,
+    ]);
     expect(sys.model.requests.length).toBe(before);
     expect((await sessionsOf('alfred')).some((s) => s.metadata.chat_id === MALLORY.id)).toBe(false);
   }, 30_000);
 
   it('should queue a message sent while a reply is written, say so, and answer it next', async () => {
     sys.model.script(
-      { content: [{ type: 'text', text: 'A slow and thoughtful answer. It takes its time.' }], streamPieces: 6, eventDelayMs: 200 },
+      {
+        content: [{ type: 'text', text: 'A slow and thoughtful answer. It takes its time.' }],
+        streamPieces: 6,
+        eventDelayMs: 200,
+      },
       { content: [{ type: 'text', text: 'Yes, I am here.' }] },
       { content: [{ type: 'text', text: 'Still here after that.' }] },
     );
@@ -201,31 +255,38 @@ export function channelsSuite(mode: Mode): void {
     const api = client(sys.url);
     await api.post('/memories', { content: 'Alice likes green tea' });
     await api.post('/memories', { content: 'Alice lives in Lyon' });
-    let sent = sys.telegram.sendText(ALICE, '/forget green tea');
+    const sent = sys.telegram.sendText(ALICE, '/forget green tea');
     const offer = await replyTo(sys.telegram, sent, /Which memory should I forget/);
-    const buttons = (offer.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard.map((r) => r[0]!);
+    const buttons = (
+      offer.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }
+    ).inline_keyboard.map((r) => r[0]!);
     const tea = buttons.find((b) => b.text.includes('green tea'))!;
     sys.telegram.tap(ALICE, offer, tea.callback_data);
     await sys.telegram.waitFor(() => /forgot it/.test(offer.text), 'the offer to be answered');
     const left = (await api.get('/memories')).body.memories.map((m: { content: string }) => m.content);
     expect(left).toContain('Alice lives in Lyon');
     expect(left).not.toContain('Alice likes green tea');
-
   }, 30_000);
 
-  it('should compact the chat\'s conversation on /compact', async () => {
+  it("should compact the chat's conversation on /compact", async () => {
     sys.model.script({ content: [{ type: 'text', text: 'Lyon is lovely in spring.' }] });
     const { sent: asked, chatId, done } = await turn('Tell me about Lyon.', 2);
     await replyTo(sys.telegram, asked, /^Lyon is lovely in spring\.$/);
     await done();
-    sys.model.script({ content: [{ type: 'text', text: 'Summary: Alice asked about Lyon; the agent praised it in spring.' }] });
+    sys.model.script({
+      content: [{ type: 'text', text: 'Summary: Alice asked about Lyon; the agent praised it in spring.' }],
+    });
     const sent = sys.telegram.sendText(ALICE, '/compact', { chatId });
     const compacted = await replyTo(sys.telegram, sent, /Compacted|⚠️/);
     expect(compacted.text).toMatch(/^🗜 Compacted: [\d,]+ → [\d,]+ tokens \(\d+ messages summarised\)\.$/);
   }, 30_000);
 
   it('should stop a running reply on /cancel', async () => {
-    sys.model.script({ content: [{ type: 'text', text: 'This answer takes far too long to write.' }], streamPieces: 20, eventDelayMs: 300 });
+    sys.model.script({
+      content: [{ type: 'text', text: 'This answer takes far too long to write.' }],
+      streamPieces: 20,
+      eventDelayMs: 300,
+    });
     const { sent, chatId } = await turn('Write slowly.', 2);
     await replyTo(sys.telegram, sent, /^This/);
     const cancel = sys.telegram.sendText(ALICE, '/cancel', { chatId });
@@ -236,14 +297,24 @@ export function channelsSuite(mode: Mode): void {
 
   it('should keep one conversation per forum topic and answer inside the topic', async () => {
     const group = -100_4242;
-    sys.model.script({ content: [{ type: 'text', text: 'Answer in topic seven.' }] }, { content: [{ type: 'text', text: 'Answer in topic eight.' }] });
+    sys.model.script(
+      { content: [{ type: 'text', text: 'Answer in topic seven.' }] },
+      { content: [{ type: 'text', text: 'Answer in topic eight.' }] },
+    );
     const seven = sys.telegram.sendText(ALICE, 'Hello from topic 7', { chatId: group, threadId: 7 });
     await replyTo(sys.telegram, seven, /topic seven/);
     const eight = sys.telegram.sendText(ALICE, 'Hello from topic 8', { chatId: group, threadId: 8 });
     const reply = await replyTo(sys.telegram, eight, /topic eight/);
     expect(reply.message_thread_id).toBe(8);
-    await pollUntil(async () => (await sessionsOf('alfred')).filter((s) => s.metadata.chat_id === group && s.message_count === 2).length === 2, 10_000, 'two topic sessions');
-    const topics = (await sessionsOf('alfred')).filter((s) => s.metadata.chat_id === group).map((s) => s.metadata.thread_id);
+    await pollUntil(
+      async () =>
+        (await sessionsOf('alfred')).filter((s) => s.metadata.chat_id === group && s.message_count === 2).length === 2,
+      10_000,
+      'two topic sessions',
+    );
+    const topics = (await sessionsOf('alfred'))
+      .filter((s) => s.metadata.chat_id === group)
+      .map((s) => s.metadata.thread_id);
     expect(topics.sort()).toEqual([7, 8]);
   }, 30_000);
 }

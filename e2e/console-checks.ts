@@ -34,7 +34,9 @@ export async function overflowing(page: Page): Promise<string[]> {
 }
 
 /** The focused element: tag, role-ish text, and the accessible label when set. */
-export async function focused(page: Page): Promise<{ tag: string; text: string; label: string | null; inside: string | null }> {
+export async function focused(
+  page: Page,
+): Promise<{ tag: string; text: string; label: string | null; inside: string | null }> {
   return page.evaluate(`(() => { const e = document.activeElement; return { tag: e.tagName, text: (e.textContent || '').trim().slice(0, 80), label: e.getAttribute('aria-label'),
     inside: e.closest('[aria-label]') ? e.closest('[aria-label]').getAttribute('aria-label') : null }; })()`);
 }

@@ -37,7 +37,11 @@ describe('services across broker outages (own NATS and Redis)', () => {
     };
     memory = launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory') });
     agents = launchSource('services/agent-runtime/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'agents') });
-    gateway = launchSource('services/gateway/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'gateway'), ALFRED_API_PORT: '0' });
+    gateway = launchSource('services/gateway/src/main.ts', {
+      ...common,
+      ALFRED_DATA_DIR: join(dir, 'gateway'),
+      ALFRED_API_PORT: '0',
+    });
     services.push(memory, agents, gateway);
     await Promise.all([memory.waitFor(/service started/), agents.waitFor(/service started/)]);
     const [, port] = await gateway.waitFor(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/);
@@ -78,7 +82,11 @@ describe('services across broker outages (own NATS and Redis)', () => {
     expect(health.body.services['agent-runtime']).toBe('not-ready');
 
     await redis.start();
-    await pollUntil(async () => (await api.post('/sessions', {})).status === 201, 30_000, 'a session created after Redis returned');
+    await pollUntil(
+      async () => (await api.post('/sessions', {})).status === 201,
+      30_000,
+      'a session created after Redis returned',
+    );
     expect((await api.get(`/sessions/${before.body.id}`)).status).toBe(200);
     expect(agents.output()).toMatch(/Redis reconnected/);
     expect(alive()).toBe(true);
@@ -115,11 +123,20 @@ describe('services across broker outages (own NATS and Redis)', () => {
     expect((await api.post('/memories', { content: 'still away' })).status).toBe(503);
 
     await nats.start();
-    await pollUntil(async () => (await api.post('/memories', { content: 'written after the broker returned' })).status === 201, 60_000, 'a memory written after NATS returned');
+    await pollUntil(
+      async () => (await api.post('/memories', { content: 'written after the broker returned' })).status === 201,
+      60_000,
+      'a memory written after NATS returned',
+    );
     expect((await api.get(`/memories/${before.body.id}`)).body.content).toBe('written before the broker went away');
-    await pollUntil(async () => (await api.get('/health')).body.dependencies?.nats === 'connected', 30_000, 'the gateway reporting NATS connected');
+    await pollUntil(
+      async () => (await api.get('/health')).body.dependencies?.nats === 'connected',
+      30_000,
+      'the gateway reporting NATS connected',
+    );
     // Each process reconnects on its own backoff: the agent worker, idle, may come back after the gateway did.
-    for (const s of [memory, agents, gateway]) await pollUntil(async () => /NATS reconnected/.test(s.output()), 30_000, 'every service logging its reconnect');
+    for (const s of [memory, agents, gateway])
+      await pollUntil(async () => /NATS reconnected/.test(s.output()), 30_000, 'every service logging its reconnect');
     expect(alive()).toBe(true);
   }, 180_000);
 });

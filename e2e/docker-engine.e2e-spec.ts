@@ -32,7 +32,11 @@ async function network(engine: Engine): Promise<{ bridge: string; bip: string; p
   return { bridge: bridge!, bip: bip!, pool: pool!, slot: slot! };
 }
 
-const linkExists = (name: string) => run('ip', ['link', 'show', name]).then(() => true, () => false);
+const linkExists = (name: string) =>
+  run('ip', ['link', 'show', name]).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * docker/engine.sh, which docker/compose-e2e.sh and the testcontainers path run on: engines of different folders on

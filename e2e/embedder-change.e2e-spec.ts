@@ -22,7 +22,11 @@ describe('changing the embedder', () => {
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  const envFor = (embedder: Record<string, string>) => ({ ALFRED_DATA_DIR: join(dir, 'data'), ALFRED_LOG_LEVEL: 'silent', ...embedder });
+  const envFor = (embedder: Record<string, string>) => ({
+    ALFRED_DATA_DIR: join(dir, 'data'),
+    ALFRED_LOG_LEVEL: 'silent',
+    ...embedder,
+  });
   const start = (env: NodeJS.ProcessEnv) => startEmbedded({ env, gateway: loadGatewayConfig(env), logger, port: 0 });
   const hash = { ALFRED_EMBEDDER: 'hash' };
   const onnx = () => ({ ALFRED_EMBEDDER: 'onnx', ALFRED_EMBEDDINGS_MODEL_DIR: modelDir });

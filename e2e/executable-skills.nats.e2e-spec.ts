@@ -3,4 +3,6 @@ import { executableSkillsSuite } from './executable-skills.suite.js';
 
 const describeNats = await describeWithNats();
 
-describeNats('executable skills API (distributed: every service on its own NATS connection)', () => executableSkillsSuite('nats'));
+describeNats('executable skills API (distributed: every service on its own NATS connection)', () =>
+  executableSkillsSuite('nats'),
+);

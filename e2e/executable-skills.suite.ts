@@ -20,7 +20,11 @@ export function executableSkillsSuite(mode: Mode): void {
   let other: Client;
 
   beforeAll(async () => {
-    system = await startSystem(mode, { ALFRED_API_KEYS: Object.entries(KEYS).map(([k, t]) => `${k}=${t}`).join(',') });
+    system = await startSystem(mode, {
+      ALFRED_API_KEYS: Object.entries(KEYS)
+        .map(([k, t]) => `${k}=${t}`)
+        .join(','),
+    });
     api = client(system.url, as('key-a-0123456789abcdef'));
     other = client(system.url, as('key-b-0123456789abcdef'));
   }, 60_000);
@@ -32,13 +36,26 @@ export function executableSkillsSuite(mode: Mode): void {
   it('should create a skill that is live at once, listed with its tool schema, and run in the sandbox', async () => {
     const created = await create({ id: 'adder', description: 'Adds two numbers', parameters: PARAMS, code: ADD_CODE });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: 'adder', status: 'loaded', version: '1.0.0', tool_name: 'skill_adder', source: 'managed', created_by: 'alfred' });
+    expect(created.body).toMatchObject({
+      id: 'adder',
+      status: 'loaded',
+      version: '1.0.0',
+      tool_name: 'skill_adder',
+      source: 'managed',
+      created_by: 'alfred',
+    });
     expect(created.body.input_schema).toMatchObject({ type: 'object', required: ['a'], additionalProperties: false });
     const listed = (await api.get('/executable-skills')).body.skills.find((s: { id: string }) => s.id === 'adder');
     expect(listed).toMatchObject({ status: 'loaded', digest: created.body.digest });
     const run = await execute('adder', { a: 2, b: 3 });
     expect(run.status).toBe(200);
-    expect(run.body).toMatchObject({ success: true, result: { value: 5 }, outcome: 'succeeded', version: '1.0.0', digest: created.body.digest });
+    expect(run.body).toMatchObject({
+      success: true,
+      result: { value: 5 },
+      outcome: 'succeeded',
+      version: '1.0.0',
+      digest: created.body.digest,
+    });
     expect(run.body.execution_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(run.body.duration_ms).toBeGreaterThan(0);
     const alias = await api.post('/skills/adder/execute', { a: 41 });
@@ -55,7 +72,12 @@ export function executableSkillsSuite(mode: Mode): void {
     const badId = await create({ id: 'Bad Id', description: 'x', code: ADD_CODE });
     expect(badId.status).toBe(422);
     expect(badId.body.error.details.issues.map((i: { path: string }) => i.path)).toContain('id');
-    const badParam = await create({ id: 'bad-param', description: 'x', parameters: { a: { type: 'bogus' } }, code: ADD_CODE });
+    const badParam = await create({
+      id: 'bad-param',
+      description: 'x',
+      parameters: { a: { type: 'bogus' } },
+      code: ADD_CODE,
+    });
     expect(badParam.status).toBe(422);
     expect(badParam.body.error.details.issues[0].path).toMatch(/^parameters\.a/);
     const badCode = await create({ id: 'bad-code', description: 'x', code: 'export function execute( {' });
@@ -63,7 +85,8 @@ export function executableSkillsSuite(mode: Mode): void {
     expect(badCode.body.error.message).toMatch(/execute\.ts does not parse/);
     const noExport = await create({ id: 'no-export', description: 'x', code: 'const x = 1;' });
     expect(noExport.status).toBe(422);
-    for (const id of ['bad-param', 'bad-code', 'no-export']) expect((await api.get(`/executable-skills/${id}`)).status).toBe(404);
+    for (const id of ['bad-param', 'bad-code', 'no-export'])
+      expect((await api.get(`/executable-skills/${id}`)).status).toBe(404);
   });
 
   it('should validate arguments before anything runs: 422 with field details and no execution recorded', async () => {
@@ -80,7 +103,12 @@ export function executableSkillsSuite(mode: Mode): void {
 
   it("should check a result against the manifest's result schema", async () => {
     const code = `export async function execute() { return { success: true, result: { n: 'not a number' } }; }`;
-    await create({ id: 'typed-result', description: 'Returns the wrong type', result: { type: 'object', properties: { n: { type: 'integer', required: true } } }, code });
+    await create({
+      id: 'typed-result',
+      description: 'Returns the wrong type',
+      result: { type: 'object', properties: { n: { type: 'integer', required: true } } },
+      code,
+    });
     const run = await execute('typed-result', {});
     expect(run.status).toBe(200);
     expect(run.body).toMatchObject({ success: false, outcome: 'invalid_result' });
@@ -94,8 +122,16 @@ export function executableSkillsSuite(mode: Mode): void {
     expect(updated.body.version).toBe('1.0.1');
     expect(updated.body.digest).not.toBe(before.digest);
     expect(updated.body.code).toBe(MUL_CODE);
-    expect((await execute('adder', { a: 6, b: 7 })).body).toMatchObject({ success: true, result: { value: 42 }, version: '1.0.1', digest: updated.body.digest });
-    const described = await api.call('PATCH', '/executable-skills/adder', { version: '2.0.0', description: 'Multiplies' });
+    expect((await execute('adder', { a: 6, b: 7 })).body).toMatchObject({
+      success: true,
+      result: { value: 42 },
+      version: '1.0.1',
+      digest: updated.body.digest,
+    });
+    const described = await api.call('PATCH', '/executable-skills/adder', {
+      version: '2.0.0',
+      description: 'Multiplies',
+    });
     expect(described.body).toMatchObject({ version: '2.0.0', description: 'Multiplies' });
     const broken = await api.call('PATCH', '/executable-skills/adder', { parameters: { a: { type: 'bogus' } } });
     expect(broken.status).toBe(422);
@@ -105,7 +141,11 @@ export function executableSkillsSuite(mode: Mode): void {
   }, 30_000);
 
   it('should turn a throw into success false with the reason and keep serving', async () => {
-    await create({ id: 'thrower', description: 'Throws', code: `export async function execute() { throw new Error('boom'); }` });
+    await create({
+      id: 'thrower',
+      description: 'Throws',
+      code: `export async function execute() { throw new Error('boom'); }`,
+    });
     const run = await execute('thrower', {});
     expect(run.body).toMatchObject({ success: false, error: 'boom', outcome: 'threw' });
     expect((await execute('adder', { a: 2, b: 2 })).body.result).toEqual({ value: 4 });
@@ -131,14 +171,27 @@ export function executableSkillsSuite(mode: Mode): void {
     await mkdir(join(root, 'hand-broken'), { recursive: true });
     await writeFile(join(root, 'hand-broken', 'skill.json'), '{ not json');
     await mkdir(join(root, 'wrong-id'), { recursive: true });
-    await writeFile(join(root, 'wrong-id', 'skill.json'), JSON.stringify({ id: 'other', name: 'x', description: 'x', version: '1.0.0', createdBy: 'me' }));
+    await writeFile(
+      join(root, 'wrong-id', 'skill.json'),
+      JSON.stringify({ id: 'other', name: 'x', description: 'x', version: '1.0.0', createdBy: 'me' }),
+    );
     await writeFile(join(root, 'wrong-id', 'execute.ts'), ADD_CODE);
     const reloaded = await api.post('/executable-skills/reload');
     expect(reloaded.status).toBe(200);
     expect(reloaded.body.added).toEqual(expect.arrayContaining(['hand-broken', 'wrong-id']));
-    const skills = (await api.get('/executable-skills')).body.skills as Array<{ id: string; status: string; reason?: string }>;
-    expect(skills.find((s) => s.id === 'hand-broken')).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/skill\.json is not JSON/) });
-    expect(skills.find((s) => s.id === 'wrong-id')).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/does not match the folder name/) });
+    const skills = (await api.get('/executable-skills')).body.skills as Array<{
+      id: string;
+      status: string;
+      reason?: string;
+    }>;
+    expect(skills.find((s) => s.id === 'hand-broken')).toMatchObject({
+      status: 'invalid',
+      reason: expect.stringMatching(/skill\.json is not JSON/),
+    });
+    expect(skills.find((s) => s.id === 'wrong-id')).toMatchObject({
+      status: 'invalid',
+      reason: expect.stringMatching(/does not match the folder name/),
+    });
     expect(skills.find((s) => s.id === 'adder')).toMatchObject({ status: 'loaded' });
     const refused = await execute('hand-broken', {});
     expect(refused.status).toBe(409);
@@ -156,7 +209,12 @@ export function executableSkillsSuite(mode: Mode): void {
     expect(mine.body.total).toBeGreaterThanOrEqual(6);
     const [newest, next] = mine.body.executions;
     expect(Date.parse(newest.startedAt)).toBeGreaterThanOrEqual(Date.parse(next.startedAt));
-    expect(newest).toMatchObject({ skillId: 'adder', version: '2.0.0', outcome: 'succeeded', caller: { tenant: 'tenant-a', agent: 'alfred' } });
+    expect(newest).toMatchObject({
+      skillId: 'adder',
+      version: '2.0.0',
+      outcome: 'succeeded',
+      caller: { tenant: 'tenant-a', agent: 'alfred' },
+    });
     expect(newest.runner).toEqual(expect.any(String));
     const page2 = await api.get('/skills/adder/executions?limit=2&offset=2');
     expect(page2.body.executions[0].executionId).not.toBe(newest.executionId);
@@ -167,7 +225,11 @@ export function executableSkillsSuite(mode: Mode): void {
   it('should ask for confirmation before deleting, then delete at once', async () => {
     const asked = await api.delete('/executable-skills/thrower');
     expect(asked.status).toBe(409);
-    expect(asked.body.error.details).toMatchObject({ confirm_required: true, id: 'thrower', files: expect.arrayContaining(['execute.ts', 'skill.json']) });
+    expect(asked.body.error.details).toMatchObject({
+      confirm_required: true,
+      id: 'thrower',
+      files: expect.arrayContaining(['execute.ts', 'skill.json']),
+    });
     expect((await api.get('/executable-skills/thrower')).status).toBe(200);
     const deleted = await api.delete('/executable-skills/thrower?confirm=true');
     expect(deleted.status).toBe(200);
@@ -184,10 +246,22 @@ export function executableSkillsSuite(mode: Mode): void {
     ]) {
       expect((await api.post('/skills', { name, description, body: `Run the ${name} tool.` })).status).toBe(201);
     }
-    await create({ id: 'ship-flaky', description: 'Deploys, sometimes', code: `export async function execute() { throw new Error('deploy target unreachable'); }` });
-    await create({ id: 'ship-steady', description: 'Deploys', code: `export async function execute() { return { success: true, result: 'deployed' }; }` });
+    await create({
+      id: 'ship-flaky',
+      description: 'Deploys, sometimes',
+      code: `export async function execute() { throw new Error('deploy target unreachable'); }`,
+    });
+    await create({
+      id: 'ship-steady',
+      description: 'Deploys',
+      code: `export async function execute() { return { success: true, result: 'deployed' }; }`,
+    });
     const order = async () =>
-      ((await api.get('/skills/search?q=deploy%20the%20web%20app%20to%20production&limit=10')).body.results as Array<{ name: string }>)
+      (
+        (await api.get('/skills/search?q=deploy%20the%20web%20app%20to%20production&limit=10')).body.results as Array<{
+          name: string;
+        }>
+      )
         .map((r) => r.name)
         .filter((n) => n.startsWith('ship-'));
     const counted = async (name: string) => {
@@ -202,7 +276,11 @@ export function executableSkillsSuite(mode: Mode): void {
       }
       ran += times;
       // A run is counted just after its answer: the order is checked once every run has been.
-      await pollUntil(async () => (await counted('ship-flaky')) === ran && (await counted('ship-steady')) === ran, 10_000, `${ran} outcomes of each`);
+      await pollUntil(
+        async () => (await counted('ship-flaky')) === ran && (await counted('ship-steady')) === ran,
+        10_000,
+        `${ran} outcomes of each`,
+      );
     };
     expect(await order()).toEqual(['ship-flaky', 'ship-steady']);
     await runs(1);
@@ -212,6 +290,10 @@ export function executableSkillsSuite(mode: Mode): void {
     expect(await order()).toEqual(['ship-steady', 'ship-flaky']);
     expect((await api.get('/skills/ship-steady')).body.outcomes).toEqual({ success: 10, failure: 0, estimate: 0.813 });
     // Each tenant's record is its own.
-    expect((await other.get('/skills/search?q=deploy%20the%20web%20app%20to%20production')).body.results.map((r: { name: string }) => r.name)).not.toContain('ship-flaky');
+    expect(
+      (await other.get('/skills/search?q=deploy%20the%20web%20app%20to%20production')).body.results.map(
+        (r: { name: string }) => r.name,
+      ),
+    ).not.toContain('ship-flaky');
   }, 60_000);
 }

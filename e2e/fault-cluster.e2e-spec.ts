@@ -7,7 +7,15 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NatsBus, openKvBucket } from '#bus';
 import { SANDBOX_MODE, startOwnNatsCluster, startOwnRedis, type OwnNatsCluster, type OwnServer } from '#testing';
-import { acknowledged, faultReport, memoriesByContent, newTally, runLoad, verify, type FaultReport } from './fault-load.js';
+import {
+  acknowledged,
+  faultReport,
+  memoriesByContent,
+  newTally,
+  runLoad,
+  verify,
+  type FaultReport,
+} from './fault-load.js';
 import { launchSource, type SourceProcess } from './source-process.js';
 
 /** WRITERS clients making PER_WRITER writes each; the node dies after FAULT_AFTER acknowledgements. */
@@ -74,7 +82,11 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     };
     services = {
       memory: launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory') }),
-      agents: launchSource('services/agent-runtime/src/main.ts', { ...common, ALFRED_LOG_LEVEL: 'info', ALFRED_DATA_DIR: join(dir, 'agents') }),
+      agents: launchSource('services/agent-runtime/src/main.ts', {
+        ...common,
+        ALFRED_LOG_LEVEL: 'info',
+        ALFRED_DATA_DIR: join(dir, 'agents'),
+      }),
       gateway: launchSource('services/gateway/src/main.ts', {
         ...common,
         ALFRED_LOG_LEVEL: 'info',
@@ -133,10 +145,15 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
         all.length > 0 &&
         all.every((s) => {
           const replicas = s.cluster?.replicas ?? [];
-          return s.cluster?.leader && replicas.length === (s.config.num_replicas ?? 1) - 1 && replicas.every((r) => r.current);
+          return (
+            s.cluster?.leader &&
+            replicas.length === (s.config.num_replicas ?? 1) - 1 &&
+            replicas.every((r) => r.current)
+          );
         });
       if (ok) return;
-      if (Date.now() > deadline) throw new Error(`the cluster did not settle: ${JSON.stringify(all.map((s) => [s.config.name, s.cluster]))}`);
+      if (Date.now() > deadline)
+        throw new Error(`the cluster did not settle: ${JSON.stringify(all.map((s) => [s.config.name, s.cluster]))}`);
       await sleep(250);
     }
   }
@@ -144,12 +161,22 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
   it('gives every stream and KV bucket the services created three copies', async () => {
     // Feedback makes the shared counters bucket exist (created on first use).
     const [id] = [...(await memoriesByContent(base)).values()][0]!;
-    const rated = await fetch(`${base}/memories/${id}/feedback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ helpful: true }) });
+    const rated = await fetch(`${base}/memories/${id}/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ helpful: true }),
+    });
     expect(rated.status).toBe(200);
     await settled();
     const all = await streams();
-    expect(all.map((s) => s.config.name)).toEqual(expect.arrayContaining([expect.stringMatching(/^KV_/), expect.stringMatching(/^KV_.*COUNTERS/)]));
-    for (const s of all) expect({ stream: s.config.name, replicas: s.config.num_replicas }).toEqual({ stream: s.config.name, replicas: REPLICAS });
+    expect(all.map((s) => s.config.name)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^KV_/), expect.stringMatching(/^KV_.*COUNTERS/)]),
+    );
+    for (const s of all)
+      expect({ stream: s.config.name, replicas: s.config.num_replicas }).toEqual({
+        stream: s.config.name,
+        replicas: REPLICAS,
+      });
   }, 90_000);
 
   it('raises a stream and a KV bucket made with one copy to three when a service configured for three uses them', async () => {
@@ -189,7 +216,9 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     const finished = await Promise.race([load.then(() => true), sleep(LOAD_DEADLINE_MS).then(() => false)]);
     if (!finished) {
       await cluster.nodes[victim]!.start();
-      throw new Error(`the load did not finish on two nodes within ${LOAD_DEADLINE_MS / 1000} s: ${JSON.stringify({ acked: tally.acked.size, errors: tally.errors, hangs: tally.hangs })}`);
+      throw new Error(
+        `the load did not finish on two nodes within ${LOAD_DEADLINE_MS / 1000} s: ${JSON.stringify({ acked: tally.acked.size, errors: tally.errors, hangs: tally.hangs })}`,
+      );
     }
     const loadEndedAt = Date.now();
     await cluster.nodes[victim]!.start();
@@ -200,18 +229,30 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     const newLines = (name: keyof typeof services) => services[name].output().slice(before[name]);
     const report: ClusterReport = {
       // With two of three nodes left the cluster never stops serving: healthy counts from the kill, not the restart.
-      ...faultReport(`NATS cluster: kill -9 of the memory stream's leader (${leader}), down for the rest of the load, then restarted`, tally, { lost, duplicates }, killedAt),
+      ...faultReport(
+        `NATS cluster: kill -9 of the memory stream's leader (${leader}), down for the rest of the load, then restarted`,
+        tally,
+        { lost, duplicates },
+        killedAt,
+      ),
       killedNode: leader,
       secondsOnTwoNodes: Math.round((loadEndedAt - killedAt) / 100) / 10,
       longestStallSeconds: longestStall(tally.ackTimes, killedAt),
       streamLeaderAfter: (await memoryStream()).cluster?.leader,
       writesWithErrors: tally.writesWithErrors,
       secondsFromKillToLastError: Math.round((Math.max(killedAt, ...tally.errorTimes) - killedAt) / 100) / 10,
-      reconnectedServices: Object.keys(services).filter((name) => /NATS reconnected/.test(newLines(name as keyof typeof services))),
+      reconnectedServices: Object.keys(services).filter((name) =>
+        /NATS reconnected/.test(newLines(name as keyof typeof services)),
+      ),
     };
     reports.push(report);
 
-    expect({ lost, duplicates, hangs: tally.hangs, gaveUp: tally.gaveUp }).toEqual({ lost: 0, duplicates: 0, hangs: 0, gaveUp: 0 });
+    expect({ lost, duplicates, hangs: tally.hangs, gaveUp: tally.gaveUp }).toEqual({
+      lost: 0,
+      duplicates: 0,
+      hangs: 0,
+      gaveUp: 0,
+    });
     expect(tally.acked.size).toBe(WRITERS * PER_WRITER);
     // Errors only while the cluster moves its leaders: a write made then may fail (503/504, retried with its key),
     // none once the leaders have moved — however many writes each writer made in that window.
@@ -219,8 +260,15 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     expect(Object.keys(tally.errors).filter((s) => !['503', '504', '409'].includes(s))).toEqual([]);
     // The services noticed no more than a reconnect: all still running, none logged a fatal or a closed connection.
     for (const [name, p] of Object.entries(services)) {
-      expect({ name, exitCode: p.child.exitCode, signal: p.child.signalCode }).toEqual({ name, exitCode: null, signal: null });
-      expect({ name, fatal: /"level":"?(fatal|60)|closed for good/.test(newLines(name as keyof typeof services)) }).toEqual({ name, fatal: false });
+      expect({ name, exitCode: p.child.exitCode, signal: p.child.signalCode }).toEqual({
+        name,
+        exitCode: null,
+        signal: null,
+      });
+      expect({
+        name,
+        fatal: /"level":"?(fatal|60)|closed for good/.test(newLines(name as keyof typeof services)),
+      }).toEqual({ name, fatal: false });
     }
     const health = await fetch(`${base}/health`);
     expect(health.status).toBe(200);

@@ -121,23 +121,36 @@ export async function memoriesByContent(base: string): Promise<Map<string, strin
   const found = new Map<string, string[]>();
   for (let offset = 0; ; offset += 100) {
     const res = await fetch(`${base}/memories?limit=100&offset=${offset}`);
-    const page = (await res.json()) as { memories: Array<{ id: string; content: string }>; pagination: { has_more: boolean } };
+    const page = (await res.json()) as {
+      memories: Array<{ id: string; content: string }>;
+      pagination: { has_more: boolean };
+    };
     for (const m of page.memories) found.set(m.content, [...(found.get(m.content) ?? []), m.id]);
     if (!page.pagination.has_more) return found;
   }
 }
 
 /** Lost: acknowledged but absent (or under another id). Duplicates: extra copies of any written content. */
-export function verify(tally: Tally, stored: Map<string, string[]>, label: string): { lost: number; duplicates: number } {
+export function verify(
+  tally: Tally,
+  stored: Map<string, string[]>,
+  label: string,
+): { lost: number; duplicates: number } {
   let lost = 0;
   for (const [content, id] of tally.acked) if (!(stored.get(content) ?? []).includes(id)) lost++;
   let duplicates = 0;
-  for (const [content, ids] of stored) if (content.startsWith(`${label} `) && ids.length > 1) duplicates += ids.length - 1;
+  for (const [content, ids] of stored)
+    if (content.startsWith(`${label} `) && ids.length > 1) duplicates += ids.length - 1;
   return { lost, duplicates };
 }
 
 /** A case's figures: from the client's tally and the store's verdict; healthy counts from `healthyFrom`. */
-export function faultReport(fault: string, tally: Tally, verdict: { lost: number; duplicates: number }, healthyFrom: number): FaultReport {
+export function faultReport(
+  fault: string,
+  tally: Tally,
+  verdict: { lost: number; duplicates: number },
+  healthyFrom: number,
+): FaultReport {
   return {
     fault,
     requests: tally.requests,

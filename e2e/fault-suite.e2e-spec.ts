@@ -1,8 +1,25 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AnthropicLoopback, pollUntil, qdrantSkipReason, SANDBOX_MODE, startOwnNats, startOwnRedis, type OwnServer } from '#testing';
-import { acknowledged, faultReport, memoriesByContent, newTally, runLoad, verify, type FaultReport, type Tally } from './fault-load.js';
+import {
+  AnthropicLoopback,
+  pollUntil,
+  qdrantSkipReason,
+  SANDBOX_MODE,
+  startOwnNats,
+  startOwnRedis,
+  type OwnServer,
+} from '#testing';
+import {
+  acknowledged,
+  faultReport,
+  memoriesByContent,
+  newTally,
+  runLoad,
+  verify,
+  type FaultReport,
+  type Tally,
+} from './fault-load.js';
 import { launchSource, type SourceProcess } from './source-process.js';
 
 /** Each case: WRITERS clients making PER_WRITER writes each, the fault landing after FAULT_AFTER acknowledgements. */
@@ -17,7 +34,10 @@ const RETRY_SERVED_MS = 15_000;
 const DISTILL_ACK_WAIT_MS = 10_000;
 /** Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer): the run's Qdrant. */
 const qdrantUrl = process.env.QDRANT_URL;
-if (!qdrantUrl) process.stdout.write(`fault suite: "one of two memory instances" is skipped: it needs a shared Qdrant (${qdrantSkipReason()})\n`);
+if (!qdrantUrl)
+  process.stdout.write(
+    `fault suite: "one of two memory instances" is skipped: it needs a shared Qdrant (${qdrantSkipReason()})\n`,
+  );
 const itWithQdrant = qdrantUrl ? it : it.skip;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,7 +62,8 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
   const reports: FaultReport[] = [];
   const extraMemories: SourceProcess[] = [];
 
-  const launchMemory = (extra: Record<string, string> = {}) => launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory'), ...extra });
+  const launchMemory = (extra: Record<string, string> = {}) =>
+    launchSource('services/memory/src/main.ts', { ...common, ALFRED_DATA_DIR: join(dir, 'memory'), ...extra });
   const launchGateway = (name: string) =>
     launchSource('services/gateway/src/main.ts', {
       ...common,
@@ -67,11 +88,21 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     dir = await mkdtemp(join(tmpdir(), 'alfred-faults-'));
     nats = await startOwnNats(join(dir, 'nats'));
     redis = await startOwnRedis(dir);
-    common = { NATS_URL: nats.url, REDIS_URL: redis.url, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'warn', ALFRED_OS_SANDBOX: SANDBOX_MODE };
+    common = {
+      NATS_URL: nats.url,
+      REDIS_URL: redis.url,
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_LOG_LEVEL: 'warn',
+      ALFRED_OS_SANDBOX: SANDBOX_MODE,
+    };
     model = await AnthropicLoopback.start();
     memory = launchMemory();
     distiller = launchDistiller();
-    agents = launchSource('services/agent-runtime/src/main.ts', { ...common, ALFRED_LOG_LEVEL: 'info', ALFRED_DATA_DIR: join(dir, 'agents') });
+    agents = launchSource('services/agent-runtime/src/main.ts', {
+      ...common,
+      ALFRED_LOG_LEVEL: 'info',
+      ALFRED_DATA_DIR: join(dir, 'agents'),
+    });
     gateway = launchGateway('gateway');
     await agents.waitFor(/service started/);
     base = await gatewayUrl(gateway);
@@ -82,7 +113,8 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
 
   afterAll(async () => {
     process.stdout.write(`fault suite figures:\n${JSON.stringify(reports, null, 2)}\n`);
-    if (process.env.ALFRED_FAULT_REPORT) await writeFile(process.env.ALFRED_FAULT_REPORT, JSON.stringify(reports, null, 2));
+    if (process.env.ALFRED_FAULT_REPORT)
+      await writeFile(process.env.ALFRED_FAULT_REPORT, JSON.stringify(reports, null, 2));
     for (const p of [gateway, agents, distiller, memory, ...extraMemories]) await p?.stop();
     await model?.close();
     await nats?.stop();
@@ -109,7 +141,12 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
   }
 
   const expectZeros = (r: FaultReport, alsoAllowed: readonly string[] = [], writes = WRITERS * PER_WRITER) => {
-    expect({ lost: r.lost, duplicates: r.duplicates, hangs: r.hangs, gaveUp: r.gaveUp }).toEqual({ lost: 0, duplicates: 0, hangs: 0, gaveUp: 0 });
+    expect({ lost: r.lost, duplicates: r.duplicates, hangs: r.hangs, gaveUp: r.gaveUp }).toEqual({
+      lost: 0,
+      duplicates: 0,
+      hangs: 0,
+      gaveUp: 0,
+    });
     expect(r.acknowledged).toBe(writes);
     expect(Number.isFinite(r.secondsToHealthy)).toBe(true);
     // Only outage answers, each in the API's shape: 503 (fast, with Retry-After), 504 for a request in flight when
@@ -140,7 +177,9 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     await load;
     const { lost, duplicates } = verify(tally, await memoriesByContent(secondUrl), label);
     const r = record('gateway kill -9, one of two', tally, lost, duplicates, killedAt);
-    process.stdout.write(`gateway kill -9: slowest write from its first error to its answer ${tally.slowestRecoveryMs} ms\n`);
+    process.stdout.write(
+      `gateway kill -9: slowest write from its first error to its answer ${tally.slowestRecoveryMs} ms\n`,
+    );
     // The killed gateway's own reservations ("still running") are taken over once their leases run out. Each client
     // loses its connection to the killed gateway once (then stays with the other); the survivor never drops one.
     expectZeros(r, ['network'], WRITERS * perWriter);
@@ -155,19 +194,34 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     ['SIGKILL', OUTAGE_MS],
     ['SIGTERM', LONG_OUTAGE_MS],
     ['SIGKILL', LONG_OUTAGE_MS],
-  ] as const)('NATS stopped by %s for %i ms, restarted on its store', async (signal, outageMs) => {
-    const r = await memoryCase(`NATS ${signal === 'SIGKILL' ? 'kill -9' : 'SIGTERM'} ${outageMs / 1000} s`, async () => {
-      await nats.stop(signal);
-      await sleep(outageMs);
-      await nats.start();
-      return Date.now();
-    });
-    expectZeros(r);
-  }, 240_000);
+  ] as const)(
+    'NATS stopped by %s for %i ms, restarted on its store',
+    async (signal, outageMs) => {
+      const r = await memoryCase(
+        `NATS ${signal === 'SIGKILL' ? 'kill -9' : 'SIGTERM'} ${outageMs / 1000} s`,
+        async () => {
+          await nats.stop(signal);
+          await sleep(outageMs);
+          await nats.start();
+          return Date.now();
+        },
+      );
+      expectZeros(r);
+    },
+    240_000,
+  );
 
   it('Redis killed (kill -9) and restarted with its AOF, under session creation', async () => {
     const tally = newTally();
-    const load = runLoad(base, '/sessions', 'sessions', WRITERS, PER_WRITER / 2, (content) => ({ metadata: { label: content } }), tally);
+    const load = runLoad(
+      base,
+      '/sessions',
+      'sessions',
+      WRITERS,
+      PER_WRITER / 2,
+      (content) => ({ metadata: { label: content } }),
+      tally,
+    );
     await acknowledged(tally, FAULT_AFTER / 2);
     await redis.stop('SIGKILL');
     await sleep(3_000);
@@ -178,18 +232,37 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     for (const id of tally.acked.values()) if ((await fetch(`${base}/sessions/${id}`)).status !== 200) lost++;
     const listed = (await (await fetch(`${base}/sessions?limit=1`)).json()) as { total: number };
     const r = record('Redis kill -9, AOF restart', tally, lost, listed.total - tally.acked.size, repairedAt);
-    expect({ lost: r.lost, duplicates: r.duplicates, hangs: r.hangs, gaveUp: r.gaveUp }).toEqual({ lost: 0, duplicates: 0, hangs: 0, gaveUp: 0 });
+    expect({ lost: r.lost, duplicates: r.duplicates, hangs: r.hangs, gaveUp: r.gaveUp }).toEqual({
+      lost: 0,
+      duplicates: 0,
+      hangs: 0,
+      gaveUp: 0,
+    });
     expect(r.acknowledged).toBe(WRITERS * (PER_WRITER / 2));
   }, 180_000);
 
   it('the distiller killed (kill -9) mid-job: shown stalled, the job runs again on the other instance within seconds and completes once, writes go on', async () => {
-    await (await fetch(`${base}/memories`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'Deploys happen on Tuesdays', importance: 0.9 }) })).json();
+    await (
+      await fetch(`${base}/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content: 'Deploys happen on Tuesdays', importance: 0.9 }),
+      })
+    ).json();
     // The killed instance's model call never answers in time; its successor's answers at once.
     model.script(
       { content: [{ type: 'text', text: '{"insights": [{"text": "stale", "importance": 1}]}' }], delayMs: 120_000 },
-      { content: [{ type: 'text', text: '{"insights": [{"text": "Deploys happen on Tuesdays", "importance": 0.9}]}' }] },
+      {
+        content: [{ type: 'text', text: '{"insights": [{"text": "Deploys happen on Tuesdays", "importance": 0.9}]}' }],
+      },
     );
-    const accepted = (await (await fetch(`${base}/distill`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ scope: 'all' }) })).json()) as { job_id?: string; status: string };
+    const accepted = (await (
+      await fetch(`${base}/distill`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ scope: 'all' }),
+      })
+    ).json()) as { job_id?: string; status: string };
     expect(accepted).toMatchObject({ status: 'processing' });
     type Job = { status: string; attempts: number };
     let job: Job = { status: 'processing', attempts: 0 };
@@ -221,21 +294,27 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     expect(seen.has('stalled')).toBe(true);
     expect(redeliveredAfterMs).toBeLessThan(DISTILL_ACK_WAIT_MS + 5_000);
     process.stdout.write(`distiller kill -9: job delivered again ${redeliveredAfterMs} ms after the kill\n`);
-    const insights = (await (await fetch(`${base}/memories?source=memory&limit=100`)).json()) as { memories: Array<{ content: string }> };
+    const insights = (await (await fetch(`${base}/memories?source=memory&limit=100`)).json()) as {
+      memories: Array<{ content: string }>;
+    };
     expect(insights.memories.map((m) => m.content)).toEqual(['Deploys happen on Tuesdays']);
     expect(model.messageRequests).toHaveLength(2);
   }, 240_000);
 
-  itWithQdrant('kill -9 of one of two memory instances in a queue group (shared Qdrant store)', async () => {
-    const second = launchMemory({ QDRANT_URL: qdrantUrl! });
-    extraMemories.push(second);
-    await memory.stop();
-    memory = launchMemory({ QDRANT_URL: qdrantUrl! });
-    await sleep(5_000);
-    const r = await memoryCase('memory kill -9, one of two', async () => {
-      await memory.kill();
-      return Date.now();
-    });
-    expectZeros(r);
-  }, 240_000);
+  itWithQdrant(
+    'kill -9 of one of two memory instances in a queue group (shared Qdrant store)',
+    async () => {
+      const second = launchMemory({ QDRANT_URL: qdrantUrl! });
+      extraMemories.push(second);
+      await memory.stop();
+      memory = launchMemory({ QDRANT_URL: qdrantUrl! });
+      await sleep(5_000);
+      const r = await memoryCase('memory kill -9, one of two', async () => {
+        await memory.kill();
+        return Date.now();
+      });
+      expectZeros(r);
+    },
+    240_000,
+  );
 });

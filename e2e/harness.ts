@@ -38,7 +38,9 @@ export async function startSystem(mode: Mode, extraEnv: Record<string, string> =
   const options = { env, gateway, logger, port: 0 };
   const subjectPrefix = `e2e-${randomUUID().slice(0, 8)}.`;
   const alfred =
-    mode === 'embedded' ? await startEmbedded(options) : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
+    mode === 'embedded'
+      ? await startEmbedded(options)
+      : await startOverNats({ ...options, natsUrl: testServers.natsUrl, subjectPrefix, ephemeral: true });
   return {
     mode,
     url: alfred.url,
@@ -79,7 +81,11 @@ export function client(base: string, defaults: Record<string, string> = {}) {
 export type Client = ReturnType<typeof client>;
 
 /** Creates named agents (everything an agent owns exists only once the agent does); `headers` carry a tenant's key. */
-export async function createAgents(base: string, names: readonly string[], headers: Record<string, string> = {}): Promise<void> {
+export async function createAgents(
+  base: string,
+  names: readonly string[],
+  headers: Record<string, string> = {},
+): Promise<void> {
   for (const name of names) {
     const res = await client(base, headers).post('/agents', { name });
     if (res.status !== 201 && res.status !== 409) throw new Error(`creating agent ${name}: ${res.status} ${res.text}`);

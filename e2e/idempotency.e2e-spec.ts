@@ -43,7 +43,11 @@ function idempotencySuite(mode: Mode) {
   it('should run concurrent requests with one key once', async () => {
     const key = randomUUID();
     const before = await count();
-    const answers = await Promise.all(Array.from({ length: 5 }, () => api.post('/memories/batch', { memories: [{ content: 'raced' }] }, { 'idempotency-key': key })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        api.post('/memories/batch', { memories: [{ content: 'raced' }] }, { 'idempotency-key': key }),
+      ),
+    );
     const statuses = answers.map((a) => a.status);
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
     expect(statuses).toContain(201);

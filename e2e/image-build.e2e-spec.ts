@@ -16,7 +16,11 @@ interface Step {
 
 /** The instructions of stage `name` (from its FROM to the next FROM), continuation lines joined, comments dropped. */
 export function stageSteps(dockerfile: string, name: string): Step[] {
-  const lines = dockerfile.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const start = lines.findIndex((l) => new RegExp(`^FROM\\s+\\S+\\s+AS\\s+${name}$`, 'i').test(l));
   if (start < 0) throw new Error(`no stage ${name} in the Dockerfile`);
   const steps: Step[] = [];
@@ -43,18 +47,27 @@ async function replay(steps: readonly Step[], context: string, root: string): Pr
       const dest = parts.pop()!;
       for (const src of parts) {
         // As Docker does: into a folder (`dest/`, or several sources) under the source's own name.
-        const target = dest.endsWith('/') || parts.length > 1 ? join(workdir, dest, basename(src)) : join(workdir, dest);
+        const target =
+          dest.endsWith('/') || parts.length > 1 ? join(workdir, dest, basename(src)) : join(workdir, dest);
         await cp(join(context, src), target, { recursive: true });
       }
     } else {
       // `npm` here runs on the machine's Node, as it would on the image's; the npm scripts find the tools it installed.
-      await run('bash', ['-c', step.args], { cwd: workdir, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, CI: 'true' } });
+      await run('bash', ['-c', step.args], {
+        cwd: workdir,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, CI: 'true' },
+      });
     }
   }
   return log;
 }
 
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * The image's own install path (Dockerfile stage `app-npm`) cannot run in a container here (no npm registry from
@@ -75,7 +88,8 @@ describe('Dockerfile app-npm stage, replayed on the host', () => {
     expect(await exists(join(app, 'dist/services/main.js'))).toBe(true);
     // Pruned: the test and build-only tools are gone (typescript stays: @qdrant/js-client-rest depends on it),
     // the runtime dependencies stay.
-    for (const dev of ['jest', '@swc/core', 'autocannon', '@nestjs/testing']) expect(await exists(join(app, 'node_modules', dev))).toBe(false);
+    for (const dev of ['jest', '@swc/core', 'autocannon', '@nestjs/testing'])
+      expect(await exists(join(app, 'node_modules', dev))).toBe(false);
     expect(await exists(join(app, 'node_modules/@nestjs/core'))).toBe(true);
     // Trimmed (docker/slim-node-modules.mjs): this platform's native builds only, no browser runtime, no source maps.
     expect(await readdir(join(app, 'node_modules/onnxruntime-node/bin/napi-v6'))).toEqual([process.platform]);
@@ -84,8 +98,19 @@ describe('Dockerfile app-npm stage, replayed on the host', () => {
     expect(await exists(join(app, 'node_modules/@lancedb/lancedb/node_modules'))).toBe(false);
     // The final stage adds these from the build context.
     for (const dir of ['skills', 'bin']) await cp(join(repo, dir), join(app, dir), { recursive: true });
-    const env = { ALFRED_DATA_DIR: join(root, 'data'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', NODE_ENV: 'production', HOME: root };
-    const started = await launchCommand(process.execPath, [join(app, 'dist/services/main.js')], env, /Alfred is listening on (http:\/\/[\d.:]+)/);
+    const env = {
+      ALFRED_DATA_DIR: join(root, 'data'),
+      ALFRED_API_PORT: '0',
+      ALFRED_EMBEDDER: 'hash',
+      NODE_ENV: 'production',
+      HOME: root,
+    };
+    const started = await launchCommand(
+      process.execPath,
+      [join(app, 'dist/services/main.js')],
+      env,
+      /Alfred is listening on (http:\/\/[\d.:]+)/,
+    );
     try {
       const api = client(started.match[1]!);
       expect((await api.get('/health')).body.status).toBe('healthy');
@@ -95,7 +120,9 @@ describe('Dockerfile app-npm stage, replayed on the host', () => {
       expect(page.text).toContain('<script type="module"');
       const created = await api.post('/memories', { content: 'served by the image build replayed on the host' });
       expect(created.status).toBe(201);
-      expect((await api.get(`/memories/${created.body.id}`)).body.content).toBe('served by the image build replayed on the host');
+      expect((await api.get(`/memories/${created.body.id}`)).body.content).toBe(
+        'served by the image build replayed on the host',
+      );
     } finally {
       expect(await stop(started.child)).toBe(0);
     }

@@ -40,7 +40,8 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     clients.push(mcp);
     return mcp;
   };
-  const call = async (mcp: Client, name: string, args: Record<string, unknown>) => (await mcp.callTool({ name, arguments: args })) as Result;
+  const call = async (mcp: Client, name: string, args: Record<string, unknown>) =>
+    (await mcp.callTool({ name, arguments: args })) as Result;
   const ok = async (mcp: Client, name: string, args: Record<string, unknown>) => {
     const result = await call(mcp, name, args);
     expect(result.isError ?? false).toBe(false);
@@ -61,7 +62,14 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
 
   beforeAll(async () => {
     dirs = await skillDirs({ withProjectSkills: false });
-    system = await startSystem('embedded', skillEnv(dirs, { ALFRED_SKILLS_WATCH: 'false', ALFRED_SKILLS_RESOURCE_MAX_BYTES: '65536', ALFRED_API_KEYS: `${KEY_A}=acme,${KEY_B}=globex` }));
+    system = await startSystem(
+      'embedded',
+      skillEnv(dirs, {
+        ALFRED_SKILLS_WATCH: 'false',
+        ALFRED_SKILLS_RESOURCE_MAX_BYTES: '65536',
+        ALFRED_API_KEYS: `${KEY_A}=acme,${KEY_B}=globex`,
+      }),
+    );
     await createAgents(system.url, ['mallory'], { authorization: `Bearer ${KEY_A}` });
     alice = await connect({ authorization: `Bearer ${KEY_A}` });
     mallory = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'mallory' });
@@ -93,19 +101,33 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     }
     const byName = new Map(tools.map((t) => [t.name, t.inputSchema as any]));
     expect(byName.get('memory_record')).toMatchObject({ required: ['content'], additionalProperties: false });
-    expect(byName.get('memory_record').properties.importance).toMatchObject({ type: 'number', minimum: 0, maximum: 1, default: 0.5 });
+    expect(byName.get('memory_record').properties.importance).toMatchObject({
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      default: 0.5,
+    });
     expect(byName.get('memory_feedback').required).toEqual(['id', 'helpful']);
     expect(byName.get('memory_record_conversation').required).toEqual(['messages']);
-    expect(byName.get('checkpoint_resume').properties.level).toMatchObject({ enum: ['summary', 'context', 'full'], default: 'summary' });
+    expect(byName.get('checkpoint_resume').properties.level).toMatchObject({
+      enum: ['summary', 'context', 'full'],
+      default: 'summary',
+    });
     expect(byName.get('recall').properties.budget_tokens).toMatchObject({ type: 'integer', default: 2000 });
   });
 
   it('should serve the skill tools and report unknown skills and invalid arguments as tool errors', async () => {
     expect((await ok(alice, 'skills_search', { q: 'store a user preference' })).results[0].name).toBe('remember');
-    expect(await ok(alice, 'skills_get', { name: 'remember' })).toMatchObject({ name: 'remember', body: expect.stringContaining('# Remember') });
+    expect(await ok(alice, 'skills_get', { name: 'remember' })).toMatchObject({
+      name: 'remember',
+      body: expect.stringContaining('# Remember'),
+    });
     const index = await ok(alice, 'skills_index', {});
     expect(index.skills.map((s: { name: string }) => s.name)).toEqual(expect.arrayContaining(['remember', 'recall']));
-    expect(await ok(alice, 'skills_index', { format: 'markdown' })).toMatchObject({ format: 'markdown', text: expect.stringContaining('remember') });
+    expect(await ok(alice, 'skills_index', { format: 'markdown' })).toMatchObject({
+      format: 'markdown',
+      text: expect.stringContaining('remember'),
+    });
     const created = await ok(alice, 'skills_create', {
       name: 'release-notes',
       description: 'Write release notes from merged pull requests. Use when the user prepares a release.',
@@ -118,13 +140,22 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
     await failed(alice, 'skills_create', { name: 'release-notes', description: 'Use when twice.' }, 'CONFLICT');
   });
 
-  it('should record, search and rate memories per agent and refuse another agent\'s memory', async () => {
-    const memory = await ok(alice, 'memory_record', { content: 'The staging database is rebuilt every Sunday night', tags: ['ops'] });
+  it("should record, search and rate memories per agent and refuse another agent's memory", async () => {
+    const memory = await ok(alice, 'memory_record', {
+      content: 'The staging database is rebuilt every Sunday night',
+      tags: ['ops'],
+    });
     expect(memory).toMatchObject({ id: expect.any(String), importance: 0.5, tags: ['ops'] });
     const found = await ok(alice, 'memory_search', { q: 'staging database rebuilt' });
     expect(found.results[0].id).toBe(memory.id);
-    expect(await ok(alice, 'memory_feedback', { id: memory.id, helpful: true })).toMatchObject({ id: memory.id, feedback: { helpful: 1, unhelpful: 0 } });
-    expect((await ok(alice, 'memory_search', { q: 'staging database rebuilt' })).results[0].feedback).toEqual({ helpful: 1, unhelpful: 0 });
+    expect(await ok(alice, 'memory_feedback', { id: memory.id, helpful: true })).toMatchObject({
+      id: memory.id,
+      feedback: { helpful: 1, unhelpful: 0 },
+    });
+    expect((await ok(alice, 'memory_search', { q: 'staging database rebuilt' })).results[0].feedback).toEqual({
+      helpful: 1,
+      unhelpful: 0,
+    });
 
     await failed(mallory, 'memory_feedback', { id: memory.id, helpful: false }, 'NOT_FOUND');
     await failed(otherTenant, 'memory_feedback', { id: memory.id, helpful: false }, 'NOT_FOUND');
@@ -137,14 +168,26 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
   it('should save, list and resume checkpoints', async () => {
     const api = restClient(system.url, { authorization: `Bearer ${KEY_A}` });
     const session = (await api.post('/sessions', {})).body.id as string;
-    await api.post(`/sessions/${session}/messages`, { messages: [{ role: 'user', content: 'Port the CLI to Deno' }, { role: 'assistant', content: 'Started with the arg parser.' }] });
-    const cp = await ok(alice, 'checkpoint_save', { name: 'deno-port', session_id: session, summary: 'Arg parser ported', next: ['port the config loader'] });
+    await api.post(`/sessions/${session}/messages`, {
+      messages: [
+        { role: 'user', content: 'Port the CLI to Deno' },
+        { role: 'assistant', content: 'Started with the arg parser.' },
+      ],
+    });
+    const cp = await ok(alice, 'checkpoint_save', {
+      name: 'deno-port',
+      session_id: session,
+      summary: 'Arg parser ported',
+      next: ['port the config loader'],
+    });
     expect(cp.session).toMatchObject({ id: session, message_count: 2 });
     expect((await ok(alice, 'checkpoint_list', {})).checkpoints.map((c: { id: string }) => c.id)).toContain(cp.id);
     expect((await ok(mallory, 'checkpoint_list', {})).checkpoints).toEqual([]);
     const resumed = await ok(alice, 'checkpoint_resume', { id: cp.id, level: 'context' });
     expect(resumed).toMatchObject({ checkpoint_id: cp.id, level: 'context', message_count: 3 });
-    expect((await api.get(`/sessions/${resumed.session_id}`)).body.messages[2].content).toContain('- port the config loader');
+    expect((await api.get(`/sessions/${resumed.session_id}`)).body.messages[2].content).toContain(
+      '- port the config loader',
+    );
     expect(await ok(alice, 'checkpoint_resume', { id: cp.id })).toMatchObject({ level: 'summary', message_count: 1 });
     await failed(mallory, 'checkpoint_resume', { id: cp.id }, 'NOT_FOUND');
     await failed(alice, 'checkpoint_resume', { id: cp.id, level: 'everything' }, 'BAD_REQUEST');
@@ -153,24 +196,40 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
 
   it('should record remediations and find them for the same error from another machine', async () => {
     const recorded = await ok(alice, 'remediation_record', ALICE_ERROR);
-    await ok(alice, 'remediation_record', { error_message: 'SyntaxError: Unexpected token } in JSON at position 12', fix: 'Validate the JSON file.' });
+    await ok(alice, 'remediation_record', {
+      error_message: 'SyntaxError: Unexpected token } in JSON at position 12',
+      fix: 'Validate the JSON file.',
+    });
     const found = await ok(alice, 'remediation_search', { q: BOB_ERROR });
     expect(found.results[0]).toMatchObject({ id: recorded.id, fix: ALICE_ERROR.fix });
     expect((await ok(mallory, 'remediation_search', { q: BOB_ERROR })).results).toEqual([]);
     await failed(alice, 'remediation_record', { error_message: 'x' }, 'BAD_REQUEST');
-    expect(await ok(alice, 'remediation_feedback', { id: recorded.id, helpful: true })).toMatchObject({ feedback: { helpful: 1, unhelpful: 0 } });
+    expect(await ok(alice, 'remediation_feedback', { id: recorded.id, helpful: true })).toMatchObject({
+      feedback: { helpful: 1, unhelpful: 0 },
+    });
     await failed(mallory, 'remediation_feedback', { id: recorded.id, helpful: false }, 'NOT_FOUND');
   });
 
   it("should serve only the skills a named agent's policy permits", async () => {
     const rest = restClient(system.url, { authorization: `Bearer ${KEY_A}` });
-    expect((await rest.post('/agents', { name: 'scoped', policy: { skills: { allow: ['recall', 'remem*', 'remediate'], deny: ['remediate'] } } })).status).toBe(201);
+    expect(
+      (
+        await rest.post('/agents', {
+          name: 'scoped',
+          policy: { skills: { allow: ['recall', 'remem*', 'remediate'], deny: ['remediate'] } },
+        })
+      ).status,
+    ).toBe(201);
     const scoped = await connect({ authorization: `Bearer ${KEY_A}`, 'x-alfred-agent': 'scoped' });
 
     const index = await ok(scoped, 'skills_index', { format: 'json' });
     expect(index.skills.map((s: { name: string }) => s.name).sort()).toEqual(['recall', 'remember']);
     expect((await ok(scoped, 'skills_index', { format: 'markdown' })).text).not.toContain('**skills**');
-    expect((await ok(scoped, 'skills_search', { q: 'store a user preference' })).results.every((r: { name: string }) => ['recall', 'remember'].includes(r.name))).toBe(true);
+    expect(
+      (await ok(scoped, 'skills_search', { q: 'store a user preference' })).results.every((r: { name: string }) =>
+        ['recall', 'remember'].includes(r.name),
+      ),
+    ).toBe(true);
     expect((await ok(scoped, 'skills_get', { name: 'remember' })).name).toBe('remember');
     expect((await failed(scoped, 'skills_get', { name: 'remediate' }, 'FORBIDDEN')).message).toContain('policy');
     const uris = (await scoped.listResources()).resources.map((r) => r.uri);
@@ -188,13 +247,18 @@ describe('MCP endpoint (official SDK client over Streamable HTTP)', () => {
   });
 
   it('should answer an unknown tool with a protocol error', async () => {
-    await expect(alice.callTool({ name: 'memory_forget', arguments: {} })).rejects.toThrow(/unknown tool memory_forget/);
+    await expect(alice.callTool({ name: 'memory_forget', arguments: {} })).rejects.toThrow(
+      /unknown tool memory_forget/,
+    );
   });
 
   it('should expose skills as resources with SHA-256 digests, listed and read', async () => {
     const { resources } = await alice.listResources();
     const skillMd = resources.find((r) => r.uri === 'skill://remember/SKILL.md')!;
-    expect(skillMd).toMatchObject({ mimeType: 'text/markdown', _meta: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    expect(skillMd).toMatchObject({
+      mimeType: 'text/markdown',
+      _meta: { sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
     const reference = resources.find((r) => r.uri === 'skill://skills/references/api.md');
     expect(reference).toBeDefined();
     const read = await alice.readResource({ uri: 'skill://remember/SKILL.md' });

@@ -11,7 +11,19 @@ export function memoryApiSuite(mode: Mode): void {
   beforeAll(async () => {
     system = await startSystem(mode, { ALFRED_BODY_LIMIT_BYTES: String(64 * 1024) });
     api = client(system.url);
-    await createAgents(system.url, ['batch', 'batch-del', 'crud', 'friday', 'history', 'jarvis', 'lister', 'refusals', 'searcher', 'talker', 'talker-2']);
+    await createAgents(system.url, [
+      'batch',
+      'batch-del',
+      'crud',
+      'friday',
+      'history',
+      'jarvis',
+      'lister',
+      'refusals',
+      'searcher',
+      'talker',
+      'talker-2',
+    ]);
   }, 60_000);
   afterAll(async () => system?.stop());
 
@@ -27,19 +39,27 @@ export function memoryApiSuite(mode: Mode): void {
       const res = await api.get('/');
       expect(res.status).toBe(200);
       expect(res.body.name).toBe('Alfred Internal API');
-      expect(res.body.endpoints.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['/health', '/memories', '/search']));
+      expect(res.body.endpoints.map((e: { path: string }) => e.path)).toEqual(
+        expect.arrayContaining(['/health', '/memories', '/search']),
+      );
     });
 
     it('should report health with status, version and timestamp', async () => {
       const res = await api.get('/health');
       // Status and services together, so a failure shows which service did not answer.
-      expect({ status: res.status, services: res.body.services }).toMatchObject({ status: 200, services: { memory: 'up' } });
+      expect({ status: res.status, services: res.body.services }).toMatchObject({
+        status: 200,
+        services: { memory: 'up' },
+      });
       expect(res.body).toMatchObject({ status: 'healthy', version: expect.any(String) });
       expect(res.body.timestamp).toMatch(ISO);
       // No model configured here: /health says so, with what to set.
       expect(res.body.model).toEqual({ configured: false, hint: expect.stringContaining('ANTHROPIC_API_KEY') });
       // What carries the requests, as it is: no NATS in one process, so none is reported.
-      const bus = mode === 'embedded' ? { bus: 'in-process', dependencies: {} } : { bus: 'nats', dependencies: { nats: 'connected' } };
+      const bus =
+        mode === 'embedded'
+          ? { bus: 'in-process', dependencies: {} }
+          : { bus: 'nats', dependencies: { nats: 'connected' } };
       expect({ bus: res.body.bus, dependencies: res.body.dependencies }).toEqual(bus);
       const ready = (await api.get('/health/ready')).body;
       expect({ bus: ready.bus, dependencies: ready.dependencies }).toEqual(bus);
@@ -101,7 +121,7 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.body.error.code).toBe('ROUTE_NOT_FOUND');
     });
 
-    it('should carry a correlation id: echo the caller\'s, or make one', async () => {
+    it("should carry a correlation id: echo the caller's, or make one", async () => {
       const given = await api.get('/memories', { 'x-correlation-id': 'trace-abc-123' });
       expect(given.headers.get('x-correlation-id')).toBe('trace-abc-123');
       const made = await api.get('/memories');
@@ -129,7 +149,13 @@ export function memoryApiSuite(mode: Mode): void {
         tags: ['personal'],
         source: 'daily',
         // Beside the memory API's fields: who wrote it and the injection check's mark.
-        provenance: { tenant: 'default', agent: 'crud', key: 'open-loopback', via: 'rest', written_at: expect.any(String) },
+        provenance: {
+          tenant: 'default',
+          agent: 'crud',
+          key: 'open-loopback',
+          via: 'rest',
+          written_at: expect.any(String),
+        },
         trust: { flagged: false, reasons: [] },
       });
     });
@@ -144,7 +170,13 @@ export function memoryApiSuite(mode: Mode): void {
       const m = await create({ content: 'Uses vim', importance: 0.4, tags: ['editor'] }, 'crud');
       const res = await api.put(`/memories/${m.id}`, { content: 'Uses Neovim' }, as('crud'));
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: m.id, timestamp: m.timestamp, content: 'Uses Neovim', importance: 0.4, tags: ['editor'] });
+      expect(res.body).toMatchObject({
+        id: m.id,
+        timestamp: m.timestamp,
+        content: 'Uses Neovim',
+        importance: 0.4,
+        tags: ['editor'],
+      });
       expect(res.body.updated_at).toMatch(ISO);
       expect((await api.get(`/memories/${m.id}`, as('crud'))).body.content).toBe('Uses Neovim');
     });
@@ -153,8 +185,13 @@ export function memoryApiSuite(mode: Mode): void {
       const m = await create({ content: 'Stable', importance: 0.4 }, 'crud');
       expect((await api.put(`/memories/${m.id}`, { importance: 2 }, as('crud'))).status).toBe(422);
       expect((await api.put(`/memories/${m.id}`, { content: '' }, as('crud'))).status).toBe(400);
-      expect((await api.get(`/memories/${m.id}`, as('crud'))).body).toMatchObject({ content: 'Stable', importance: 0.4 });
-      expect((await api.put('/memories/00000000-0000-4000-8000-000000000000', { importance: 0.2 }, as('crud'))).status).toBe(404);
+      expect((await api.get(`/memories/${m.id}`, as('crud'))).body).toMatchObject({
+        content: 'Stable',
+        importance: 0.4,
+      });
+      expect(
+        (await api.put('/memories/00000000-0000-4000-8000-000000000000', { importance: 0.2 }, as('crud'))).status,
+      ).toBe(404);
     });
 
     it('should delete once, then answer 404', async () => {
@@ -182,7 +219,14 @@ export function memoryApiSuite(mode: Mode): void {
     it('should create the valid items and report the others by index', async () => {
       const res = await api.post(
         '/memories/batch',
-        { memories: [{ content: 'one' }, { content: '' }, { content: 'three', importance: 3 }, { content: 'four', tags: ['x'] }] },
+        {
+          memories: [
+            { content: 'one' },
+            { content: '' },
+            { content: 'three', importance: 3 },
+            { content: 'four', tags: ['x'] },
+          ],
+        },
         as('batch'),
       );
       expect(res.status).toBe(201);
@@ -211,7 +255,11 @@ export function memoryApiSuite(mode: Mode): void {
 
   describe('GET /memories', () => {
     beforeAll(async () => {
-      const items = Array.from({ length: 25 }, (_, i) => ({ content: `note ${i}`, importance: (i % 10) / 10, tags: i % 2 ? ['odd'] : ['even'] }));
+      const items = Array.from({ length: 25 }, (_, i) => ({
+        content: `note ${i}`,
+        importance: (i % 10) / 10,
+        tags: i % 2 ? ['odd'] : ['even'],
+      }));
       const res = await api.post('/memories/batch', { memories: items }, as('lister'));
       expect({ status: res.status, body: res.body }).toMatchObject({ status: 201, body: { created: 25 } });
     });
@@ -288,7 +336,8 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.status).toBe(200);
       expect(res.body.query).toBe('dark mode editor');
       expect(res.body.results[0].content).toMatch(/dark mode/);
-      for (const r of res.body.results) expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
+      for (const r of res.body.results)
+        expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
       expect(res.body.results[0]).toMatchObject({ source: 'daily', tags: ['preference'], date: expect.any(String) });
       expect(res.body.total).toBeGreaterThanOrEqual(res.body.results.length);
       expect(typeof res.body.search_time_ms).toBe('number');
@@ -315,7 +364,11 @@ export function memoryApiSuite(mode: Mode): void {
     const messages = [
       { speaker: 'Caroline', content: 'I went to the adoption agency yesterday', time: '2023-05-08T13:56:00Z' },
       { speaker: 'Melanie', content: 'How did it go?', time: '2023-05-08T13:57:00Z' },
-      { speaker: 'Caroline', content: 'Really well, they start the paperwork next month', time: '2023-05-08T13:58:00Z' },
+      {
+        speaker: 'Caroline',
+        content: 'Really well, they start the paperwork next month',
+        time: '2023-05-08T13:58:00Z',
+      },
       { speaker: 'Melanie', content: 'I painted a sunrise over the lake', time: '2023-06-20T09:00:00Z' },
     ];
 
@@ -326,7 +379,17 @@ export function memoryApiSuite(mode: Mode): void {
       const [first, second] = res.body.memories as Array<{ id: string; content: string }>;
       expect(first!.content).toBe('Caroline: I went to the adoption agency yesterday');
       const read = await api.get(`/memories/${second!.id}`, as('talker'));
-      expect(Object.keys(read.body).sort()).toEqual(['content', 'date', 'id', 'importance', 'provenance', 'source', 'tags', 'timestamp', 'trust']);
+      expect(Object.keys(read.body).sort()).toEqual([
+        'content',
+        'date',
+        'id',
+        'importance',
+        'provenance',
+        'source',
+        'tags',
+        'timestamp',
+        'trust',
+      ]);
       expect(read.body).toMatchObject({ content: 'Melanie: How did it go?', tags: ['chat'], source: 'daily' });
       // "How did it go?" has none of these words: its neighbours and its date do.
       const found = await api.get('/search?q=adoption%20agency%20May%202023&explain=true', as('talker'));
@@ -339,10 +402,18 @@ export function memoryApiSuite(mode: Mode): void {
 
     it('should refuse a message without a speaker or with a bad time, and store nothing', async () => {
       const before = await total('talker-2');
-      const noSpeaker = await api.post('/conversations', { messages: [{ speaker: ' ', content: 'hi' }] }, as('talker-2'));
+      const noSpeaker = await api.post(
+        '/conversations',
+        { messages: [{ speaker: ' ', content: 'hi' }] },
+        as('talker-2'),
+      );
       expect([400, 422]).toContain(noSpeaker.status);
       expect(noSpeaker.body.error.message).toMatch(/speaker/);
-      const badTime = await api.post('/conversations', { messages: [{ speaker: 'a', content: 'hi', time: 'yesterday' }] }, as('talker-2'));
+      const badTime = await api.post(
+        '/conversations',
+        { messages: [{ speaker: 'a', content: 'hi', time: 'yesterday' }] },
+        as('talker-2'),
+      );
       expect([400, 422]).toContain(badTime.status);
       expect(badTime.body.error.code).toEqual(expect.any(String));
       expect(await total('talker-2')).toBe(before);
@@ -356,7 +427,10 @@ export function memoryApiSuite(mode: Mode): void {
       expect((await api.get(`/memories/${secret.id}`, other)).status).toBe(404);
       expect((await api.put(`/memories/${secret.id}`, { content: 'hijacked' }, other)).status).toBe(404);
       expect((await api.delete(`/memories/${secret.id}`, undefined, other)).status).toBe(404);
-      expect((await api.delete('/memories', { ids: [secret.id] }, other)).body).toMatchObject({ deleted: 0, not_found: [secret.id] });
+      expect((await api.delete('/memories', { ids: [secret.id] }, other)).body).toMatchObject({
+        deleted: 0,
+        not_found: [secret.id],
+      });
       expect((await api.get(`/memories/${secret.id}/history`, other)).status).toBe(404);
       expect((await api.get('/memories?tag=secret', other)).body.pagination.total).toBe(0);
       const found = (await api.get('/search?q=jarvis%20secret%20launch%20code', other)).body.results;

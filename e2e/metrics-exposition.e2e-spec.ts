@@ -34,7 +34,12 @@ describeWithTool(PROMTOOL, 'apt-get install prometheus', 'the /metrics expositio
     const res = await fetch(`${system.url}/metrics`);
     expect(res.status).toBe(200);
     const exposition = await res.text();
-    for (const family of ['alfred_http_requests_total', 'alfred_http_request_duration_seconds_bucket', 'alfred_bus_requests_total', 'nodejs_active_handles']) {
+    for (const family of [
+      'alfred_http_requests_total',
+      'alfred_http_request_duration_seconds_bucket',
+      'alfred_bus_requests_total',
+      'nodejs_active_handles',
+    ]) {
       expect(exposition).toMatch(new RegExp(`^${family}\\{`, 'm'));
     }
     expect(await promtoolCheck(exposition)).toEqual({ code: 0, findings: '' });

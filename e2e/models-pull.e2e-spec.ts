@@ -15,7 +15,10 @@ import { client } from './harness.js';
 const logger = createLogger({ service: 'e2e', level: 'silent' });
 
 /** A loopback stand-in for the model hub: Hugging Face's `/<repo>/resolve/<revision>/<file>` layout. */
-async function hub(modelDir: string, missing: readonly string[] = []): Promise<{ url: string; server: Server; hits: string[] }> {
+async function hub(
+  modelDir: string,
+  missing: readonly string[] = [],
+): Promise<{ url: string; server: Server; hits: string[] }> {
   const hits: string[] = [];
   const prefix = `/${DEFAULT_MODEL.repo}/resolve/main/`;
   const server = createServer(async (req, res) => {
@@ -47,7 +50,11 @@ describe('alfred models pull', () => {
     const dataDir = join(dir, 'data-missing');
     const lines: string[] = [];
     try {
-      const code = await runModelsCommand(['pull'], { out: (l) => lines.push(l), err: (l) => lines.push(l) }, { ALFRED_DATA_DIR: dataDir, ALFRED_MODEL_HUB_URL: h.url });
+      const code = await runModelsCommand(
+        ['pull'],
+        { out: (l) => lines.push(l), err: (l) => lines.push(l) },
+        { ALFRED_DATA_DIR: dataDir, ALFRED_MODEL_HUB_URL: h.url },
+      );
       expect(code).toBe(1);
       expect(lines.join('\n')).toMatch(/404 for onnx\/model\.onnx/);
       expect(existsSync(join(dataDir, 'models', DEFAULT_MODEL.folder))).toBe(false);

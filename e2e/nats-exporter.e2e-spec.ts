@@ -8,7 +8,11 @@ import { connect } from '@nats-io/transport-node';
 import { freePort, pollUntil, startOwnNats, type OwnServer } from '#testing';
 
 const run = promisify(execFile);
-const has = (tool: string) => run(tool, ['--version']).then(() => true, () => false);
+const has = (tool: string) =>
+  run(tool, ['--version']).then(
+    () => true,
+    () => false,
+  );
 const CI = process.env.CI === 'true';
 const natsServer = await has('nats-server');
 const promtool = await has('promtool');

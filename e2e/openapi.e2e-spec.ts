@@ -30,7 +30,9 @@ function check(doc: Doc, schema: unknown, value: unknown): string[] {
 function refs(node: unknown, at = '#'): Array<{ at: string; ref: string }> {
   if (!node || typeof node !== 'object') return [];
   return Object.entries(node).flatMap(([key, value]) =>
-    key === '$ref' && typeof value === 'string' ? [{ at, ref: value }] : refs(value, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`),
+    key === '$ref' && typeof value === 'string'
+      ? [{ at, ref: value }]
+      : refs(value, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`),
   );
 }
 
@@ -38,7 +40,10 @@ function refs(node: unknown, at = '#'): Array<{ at: string; ref: string }> {
 function resolvePointer(doc: unknown, ref: string): unknown {
   if (!ref.startsWith('#/')) return undefined;
   let node: any = doc;
-  for (const part of ref.slice(2).split('/').map((p) => decodeURIComponent(p).replace(/~1/g, '/').replace(/~0/g, '~'))) {
+  for (const part of ref
+    .slice(2)
+    .split('/')
+    .map((p) => decodeURIComponent(p).replace(/~1/g, '/').replace(/~0/g, '~'))) {
     node = node !== null && typeof node === 'object' && Object.hasOwn(node, part) ? node[part] : undefined;
   }
   return node;
@@ -53,12 +58,22 @@ function coerce(value: string, schema: Record<string, unknown>): unknown {
 }
 
 /** The document's operation for a request, matching `{param}` segments; its path parameters' values. */
-function findOperation(doc: Doc, method: string, path: string): { op: any; params: Record<string, string> } | undefined {
+function findOperation(
+  doc: Doc,
+  method: string,
+  path: string,
+): { op: any; params: Record<string, string> } | undefined {
   for (const [template, ops] of Object.entries(doc.paths)) {
     const names: string[] = [];
-    const re = new RegExp(`^${template.replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), n === 'path' ? '(.+)' : '([^/]+)'))}$`);
+    const re = new RegExp(
+      `^${template.replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), n === 'path' ? '(.+)' : '([^/]+)'))}$`,
+    );
     const m = re.exec(path);
-    if (m && ops[method.toLowerCase()]) return { op: ops[method.toLowerCase()], params: Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])) };
+    if (m && ops[method.toLowerCase()])
+      return {
+        op: ops[method.toLowerCase()],
+        params: Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])),
+      };
   }
   return undefined;
 }
@@ -69,7 +84,7 @@ function requestProblems(doc: Doc, method: string, url: URL, body: string | unde
   if (!found) return [`no operation ${method} ${url.pathname}`];
   const problems: string[] = [];
   for (const p of (found.op.parameters ?? []) as Param[]) {
-    const raw = p.in === 'path' ? found.params[p.name] : url.searchParams.get(p.name) ?? undefined;
+    const raw = p.in === 'path' ? found.params[p.name] : (url.searchParams.get(p.name) ?? undefined);
     if (raw === undefined) {
       if (p.required) problems.push(`missing ${p.in} parameter ${p.name}`);
       continue;
@@ -77,11 +92,16 @@ function requestProblems(doc: Doc, method: string, url: URL, body: string | unde
     problems.push(...check(doc, p.schema, coerce(raw, p.schema)).map((e) => `${p.name}${e}`));
   }
   for (const name of url.searchParams.keys()) {
-    if (!(found.op.parameters ?? []).some((p: Param) => p.in === 'query' && p.name === name)) problems.push(`undocumented query parameter ${name}`);
+    if (!(found.op.parameters ?? []).some((p: Param) => p.in === 'query' && p.name === name))
+      problems.push(`undocumented query parameter ${name}`);
   }
   if (body !== undefined) {
     const schema = found.op.requestBody?.content?.['application/json']?.schema;
-    problems.push(...(schema ? check(doc, schema, JSON.parse(body)).map((e) => `body${e}`) : ['a body the operation does not take']));
+    problems.push(
+      ...(schema
+        ? check(doc, schema, JSON.parse(body)).map((e) => `body${e}`)
+        : ['a body the operation does not take']),
+    );
   }
   return problems;
 }
@@ -117,7 +137,8 @@ describe('GET /openapi.json', () => {
           op.requestBody?.content?.['application/json']?.schema,
           ...Object.values(op.responses).map((r: any) => r.content?.['application/json']?.schema),
         ].filter(Boolean);
-        for (const s of schemas) expect(() => ajv.compile({ ...s, components: doc.components })).not.toThrow(`${method} ${path}`);
+        for (const s of schemas)
+          expect(() => ajv.compile({ ...s, components: doc.components })).not.toThrow(`${method} ${path}`);
       }
     }
   });
@@ -125,12 +146,21 @@ describe('GET /openapi.json', () => {
   it('should document every route the gateway serves, and nothing else, with its schemas', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'alfred-openapi-'));
     const bus = new InProcessBus({ dataDir: dir });
-    const app: NestFastifyApplication = await createGatewayApp(loadGatewayConfig({ ALFRED_DATA_DIR: dir }), { bus, logger: createLogger({ service: 'e2e', level: 'silent' }) });
+    const app: NestFastifyApplication = await createGatewayApp(loadGatewayConfig({ ALFRED_DATA_DIR: dir }), {
+      bus,
+      logger: createLogger({ service: 'e2e', level: 'silent' }),
+    });
     try {
       const served = registeredRoutes(app)
-        .filter((r) => r.method !== 'OPTIONS' && !(r.url === '/mcp' && !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)))
+        .filter(
+          (r) =>
+            r.method !== 'OPTIONS' &&
+            !(r.url === '/mcp' && !['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)),
+        )
         .map((r) => `${r.method} ${openApiPath(r.url)}`);
-      const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+      const documented = Object.entries(doc.paths).flatMap(([p, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+      );
       expect([...new Set(served)].sort()).toEqual(documented.sort());
     } finally {
       await app.close();
@@ -140,11 +170,13 @@ describe('GET /openapi.json', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const where = `${method.toUpperCase()} ${path}`;
-        for (const name of path.match(/\{(\w+)\}/g) ?? []) expect(`${where} ${op.parameters?.some((p: Param) => `{${p.name}}` === name)}`).toBe(`${where} true`);
+        for (const name of path.match(/\{(\w+)\}/g) ?? [])
+          expect(`${where} ${op.parameters?.some((p: Param) => `{${p.name}}` === name)}`).toBe(`${where} true`);
         for (const [status, r] of Object.entries(op.responses) as Array<[string, any]>) {
           expect(`${where} ${status} ${Object.keys(r.content ?? {}).length > 0}`).toBe(`${where} ${status} true`);
         }
-        if (['post', 'put', 'patch'].includes(method) && path !== '/mcp' && !/reload$/.test(path)) expect(`${where} ${op.requestBody !== undefined}`).toBe(`${where} true`);
+        if (['post', 'put', 'patch'].includes(method) && path !== '/mcp' && !/reload$/.test(path))
+          expect(`${where} ${op.requestBody !== undefined}`).toBe(`${where} true`);
       }
     }
   }, 60_000);
@@ -153,17 +185,32 @@ describe('GET /openapi.json', () => {
     const examples = readmeCurlExamples();
     expect(examples.length).toBeGreaterThan(15);
     const vars: Record<string, string> = { A: system.url };
-    vars.ID = (await runCurl(['curl', '-X', 'POST', `${system.url}/memories`, '-H', 'Content-Type: application/json', '-d', '{"content":"for $ID"}'])).body.id;
+    vars.ID = (
+      await runCurl([
+        'curl',
+        '-X',
+        'POST',
+        `${system.url}/memories`,
+        '-H',
+        'Content-Type: application/json',
+        '-d',
+        '{"content":"for $ID"}',
+      ])
+    ).body.id;
     for (const example of examples) {
       const args = withVariables(example, vars);
       const url = new URL(args.find((a) => a.startsWith(system.url))!);
       const body = example.body === undefined ? undefined : args[args.indexOf('-d') + 1];
-      expect(`${example.line}: ${requestProblems(doc, example.method, url, body).join('; ')}`).toBe(`${example.line}: `);
+      expect(`${example.line}: ${requestProblems(doc, example.method, url, body).join('; ')}`).toBe(
+        `${example.line}: `,
+      );
       const res = await runCurl(args);
       if (example.assigns) vars[example.assigns] = res.body.id;
       const op = findOperation(doc, example.method, url.pathname)!.op;
       const schema = (op.responses[res.status] ?? op.responses.default).content['application/json'].schema;
-      expect(`${example.line} -> ${res.status}: ${check(doc, schema, res.body).join('; ')}`).toBe(`${example.line} -> ${res.status}: `);
+      expect(`${example.line} -> ${res.status}: ${check(doc, schema, res.body).join('; ')}`).toBe(
+        `${example.line} -> ${res.status}: `,
+      );
     }
   }, 60_000);
 });

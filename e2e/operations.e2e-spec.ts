@@ -29,7 +29,9 @@ const alive = (pid: number) => {
 
 /** Every line a process printed is one JSON object with one `service` key. */
 function expectJsonLines(output: string, service: string): Array<Record<string, unknown>> {
-  const lines = output.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('>') && !/^npm (warn|notice)/.test(l));
+  const lines = output
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('>') && !/^npm (warn|notice)/.test(l));
   return lines.map((line) => {
     expect(`${line.match(/"service":/g)?.length ?? 0} ${line}`).toBe(`1 ${line}`);
     const parsed = JSON.parse(line) as Record<string, unknown>;
@@ -44,7 +46,11 @@ describeNats('operating the distributed shape', () => {
   let prefix: string;
   let common: Record<string, string>;
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')], { stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')],
+      { stdio: 'inherit' },
+    );
     dir = await mkdtemp(join(tmpdir(), 'alfred-ops-'));
   }, 120_000);
   beforeEach(() => {
@@ -55,9 +61,9 @@ describeNats('operating the distributed shape', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('should refuse to start the distiller without REDIS_URL instead of using a file store of its own', async () => {
-    await expect(launch('dist/services/distiller/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'distiller') }, /never/)).rejects.toThrow(
-      /exited with 1[\s\S]*REDIS_URL: required when distiller runs as its own process/,
-    );
+    await expect(
+      launch('dist/services/distiller/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'distiller') }, /never/),
+    ).rejects.toThrow(/exited with 1[\s\S]*REDIS_URL: required when distiller runs as its own process/);
   }, 30_000);
 
   it('should refuse a second memory instance on an embedded LanceDB folder the first one holds', async () => {
@@ -81,8 +87,14 @@ describeNats('operating the distributed shape', () => {
       /service started/,
     );
     try {
-      await pollUntil(async () => (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200, 10_000, 'ready');
-      expect(execFileSync('ss', ['-Hltn', `sport = :${port}`]).toString()).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}\\b`));
+      await pollUntil(
+        async () => (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200,
+        10_000,
+        'ready',
+      );
+      expect(execFileSync('ss', ['-Hltn', `sport = :${port}`]).toString()).toMatch(
+        new RegExp(`127\\.0\\.0\\.1:${port}\\b`),
+      );
       const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
       const text = await metrics.text();
@@ -94,7 +106,11 @@ describeNats('operating the distributed shape', () => {
   }, 60_000);
 
   it('should log JSON lines with one service key, and a 503 from an outage at warn without a stack', async () => {
-    const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
+    const gateway = await launch(
+      'dist/services/gateway/src/main.js',
+      { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' },
+      /gateway listening on/,
+    );
     const api = client(`http://127.0.0.1:${gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`);
     expect((await api.get('/memories')).status).toBe(503);
     expect((await api.get('/memories/not-a-uuid')).status).toBeGreaterThanOrEqual(400);
@@ -104,12 +120,22 @@ describeNats('operating the distributed shape', () => {
     const outage = lines.find((l) => l.code === 'SERVICE_UNAVAILABLE')!;
     expect(outage).toMatchObject({ level: 'warn', status: 503, route: '/memories' });
     expect(JSON.stringify(outage)).not.toMatch(/stack|"err"/);
-    for (const l of lines.filter((x) => typeof x.status === 'number' && (x.status as number) < 500)) expect(l.level).toBe('info');
+    for (const l of lines.filter((x) => typeof x.status === 'number' && (x.status as number) < 500))
+      expect(l.level).toBe('info');
   }, 60_000);
 
   it('should stop the service, not orphan it, when npm run start:<service> gets SIGTERM', async () => {
-    const npm = await launchCommand('npm', ['run', '--silent', 'start:memory'], { ...common, HOME: process.env.HOME, ALFRED_DATA_DIR: join(dir, 'npm') }, /service started/);
-    const service = Number(execFileSync('ps', ['--ppid', String(npm.child.pid), '-o', 'pid=']).toString().trim());
+    const npm = await launchCommand(
+      'npm',
+      ['run', '--silent', 'start:memory'],
+      { ...common, HOME: process.env.HOME, ALFRED_DATA_DIR: join(dir, 'npm') },
+      /service started/,
+    );
+    const service = Number(
+      execFileSync('ps', ['--ppid', String(npm.child.pid), '-o', 'pid='])
+        .toString()
+        .trim(),
+    );
     expect(service).toBeGreaterThan(0);
     await stop(npm.child);
     await pollUntil(() => !alive(service), 15_000, 'the service process to exit');

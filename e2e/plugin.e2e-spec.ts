@@ -10,7 +10,23 @@ import { skillDirs, skillEnv, type SkillDirs } from './skills-fixtures.js';
 const PLUGIN = new URL('../plugin/', import.meta.url).pathname;
 const COMMANDS = ['checkpoint', 'diagnose', 'remember', 'resume', 'search', 'status'];
 // What Claude Code's plugin reference documents (pinned here): the manifest's keys, a command's frontmatter keys.
-const MANIFEST_KEYS = ['name', 'version', 'description', 'author', 'homepage', 'repository', 'license', 'keywords', 'commands', 'agents', 'skills', 'hooks', 'mcpServers', 'outputStyles', 'lspServers'];
+const MANIFEST_KEYS = [
+  'name',
+  'version',
+  'description',
+  'author',
+  'homepage',
+  'repository',
+  'license',
+  'keywords',
+  'commands',
+  'agents',
+  'skills',
+  'hooks',
+  'mcpServers',
+  'outputStyles',
+  'lspServers',
+];
 const COMMAND_KEYS = ['description', 'argument-hint', 'allowed-tools', 'model', 'disable-model-invocation'];
 const PLUGIN_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 const SEMVER = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
@@ -23,9 +39,11 @@ function frontmatter(text: string): { meta: Record<string, unknown>; body: strin
   if (!m) throw new Error('no YAML frontmatter');
   return { meta: parseYaml(m[1]!) as Record<string, unknown>, body: m[2]! };
 }
-const expand = (s: string, env: Record<string, string | undefined>) => s.replace(EXPANSION, (_all, name: string, fallback?: string) => env[name] ?? fallback ?? `\${${name}}`);
+const expand = (s: string, env: Record<string, string | undefined>) =>
+  s.replace(EXPANSION, (_all, name: string, fallback?: string) => env[name] ?? fallback ?? `\${${name}}`);
 /** Every MCP tool a plugin text names: backticked names in Alfred's tool families (an invented one fails below). */
-const toolsNamed = (text: string) => [...text.matchAll(/`((?:skills|memory|checkpoint|remediation)_[a-z]+|recall)`/g)].map((m) => m[1]!);
+const toolsNamed = (text: string) =>
+  [...text.matchAll(/`((?:skills|memory|checkpoint|remediation)_[a-z]+|recall)`/g)].map((m) => m[1]!);
 
 describe('Claude Code plugin: files in the documented formats', () => {
   it('should have a manifest Claude Code accepts, with components at the plugin root', async () => {
@@ -53,8 +71,14 @@ describe('Claude Code plugin: files in the documented formats', () => {
 
   it('should have skills that pass the Agent Skills rules strictly', async () => {
     const { candidates } = await findSkillCandidates(join(PLUGIN, 'skills'));
-    expect(candidates.map((c) => c.expectedName).sort()).toEqual(['checkpoint-workflow', 'cross-session-memory', 'error-remediation', 'using-alfred']);
-    for (const c of candidates) expect(await validateSkillFile(c)).toMatchObject({ valid: true, errors: [], warnings: [] });
+    expect(candidates.map((c) => c.expectedName).sort()).toEqual([
+      'checkpoint-workflow',
+      'cross-session-memory',
+      'error-remediation',
+      'using-alfred',
+    ]);
+    for (const c of candidates)
+      expect(await validateSkillFile(c)).toMatchObject({ valid: true, errors: [], warnings: [] });
   });
 
   it("should declare Alfred's /mcp as an HTTP server with the key from the environment", async () => {
@@ -79,9 +103,13 @@ describe('Claude Code plugin: every MCP tool it names exists on /mcp and answers
     system = await startSystem('embedded', skillEnv(dirs, { ALFRED_API_KEYS: KEY, ALFRED_SKILLS_WATCH: 'false' }));
     const { mcpServers } = JSON.parse(await read('.mcp.json'));
     const env = { ALFRED_URL: system.url, ALFRED_API_KEY: KEY };
-    const headers = Object.fromEntries(Object.entries(mcpServers.alfred.headers as Record<string, string>).map(([k, v]) => [k, expand(v, env)]));
+    const headers = Object.fromEntries(
+      Object.entries(mcpServers.alfred.headers as Record<string, string>).map(([k, v]) => [k, expand(v, env)]),
+    );
     mcp = new Client({ name: 'claude-code-plugin-e2e', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(expand(mcpServers.alfred.url, env)), { requestInit: { headers } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(expand(mcpServers.alfred.url, env)), { requestInit: { headers } }),
+    );
   }, 60_000);
   afterAll(async () => {
     await mcp?.close();
@@ -104,8 +132,16 @@ describe('Claude Code plugin: every MCP tool it names exists on /mcp and answers
       return res.structuredContent;
     };
     const memory = await ok('memory_record', { content: 'The plugin e2e stores this', tags: ['plugin'] });
-    const checkpoint = await ok('checkpoint_save', { name: 'plugin-e2e', summary: 'Checking the plugin', done: ['files'], next: ['tools'] });
-    const fix = await ok('remediation_record', { error_message: 'Error: EADDRINUSE :::8080', fix: 'Stop the other server.' });
+    const checkpoint = await ok('checkpoint_save', {
+      name: 'plugin-e2e',
+      summary: 'Checking the plugin',
+      done: ['files'],
+      next: ['tools'],
+    });
+    const fix = await ok('remediation_record', {
+      error_message: 'Error: EADDRINUSE :::8080',
+      fix: 'Stop the other server.',
+    });
     const samples: Record<string, Record<string, unknown>> = {
       memory_record: { content: 'Another fact' },
       memory_search: { q: 'plugin e2e' },
@@ -120,7 +156,11 @@ describe('Claude Code plugin: every MCP tool it names exists on /mcp and answers
       skills_search: { q: 'remember a preference' },
       skills_get: { name: 'remember' },
       skills_index: { format: 'markdown' },
-      skills_create: { name: 'plugin-made', description: 'Made by the plugin e2e. Use when testing.', body: '# Plugin made\n' },
+      skills_create: {
+        name: 'plugin-made',
+        description: 'Made by the plugin e2e. Use when testing.',
+        body: '# Plugin made\n',
+      },
     };
     for (const name of named) {
       expect({ name, sample: samples[name] !== undefined }).toEqual({ name, sample: true });

@@ -9,7 +9,8 @@ import { repo, stop } from './process-harness.js';
 
 const tool = (name: string, input: Record<string, unknown>): ScriptedBlock => ({ type: 'tool_use', name, input });
 const ROOT = process.getuid?.() === 0;
-if (!ROOT) console.warn('skipping the private-folder suite: it is about a root service (run the tests as root, as CI does)');
+if (!ROOT)
+  console.warn('skipping the private-folder suite: it is about a root service (run the tests as root, as CI does)');
 
 /**
  * The first try on a VM: a checkout in a private folder (`/root`, a `mktemp -d` folder: 0700), started as root with the

@@ -10,8 +10,17 @@ export interface Launched {
 }
 
 /** Starts `command args` in the repo; resolves once the output matches `ready`, rejects when it exits first. */
-export function launchCommand(command: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Launched> {
-  const child = spawn(command, args, { cwd: repo, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function launchCommand(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<Launched> {
+  const child = spawn(command, args, {
+    cwd: repo,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} not ready:\n${output}`)), 30_000);

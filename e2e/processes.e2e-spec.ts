@@ -13,7 +13,11 @@ const describeNats = await describeWithNats();
 describe('built processes', () => {
   let dir: string;
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')], { stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')],
+      { stdio: 'inherit' },
+    );
     dir = await mkdtemp(join(tmpdir(), 'alfred-proc-'));
   }, 120_000);
   afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -28,9 +32,21 @@ describe('built processes', () => {
   }, 60_000);
 
   it('should not open an inspector on SIGUSR1, however it was started, and say plainly whether the OS sandbox is on', async () => {
-    const env = { ALFRED_DATA_DIR: join(dir, 'signal'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
-    const { child, match, output } = await launch('dist/services/main.js', env, /Alfred is listening on (http:\/\/[\d.:]+)/);
-    const announced = SANDBOX_MODE === 'required' ? /executable skills run inside the OS sandbox \(bubblewrap\)/ : /UNSAFE: executable skills run WITHOUT the OS sandbox/;
+    const env = {
+      ALFRED_DATA_DIR: join(dir, 'signal'),
+      ALFRED_API_PORT: '0',
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_OS_SANDBOX: SANDBOX_MODE,
+    };
+    const { child, match, output } = await launch(
+      'dist/services/main.js',
+      env,
+      /Alfred is listening on (http:\/\/[\d.:]+)/,
+    );
+    const announced =
+      SANDBOX_MODE === 'required'
+        ? /executable skills run inside the OS sandbox \(bubblewrap\)/
+        : /UNSAFE: executable skills run WITHOUT the OS sandbox/;
     await pollUntil(() => announced.test(output()), 10_000, 'the OS sandbox announcement');
     child.kill('SIGUSR1');
     await pollUntil(() => output().includes('SIGUSR1 ignored'), 10_000, 'the SIGUSR1 warning');
@@ -48,8 +64,16 @@ describe('built processes', () => {
     it('should run the memory service and the gateway as separate processes', async () => {
       const prefix = `proc-${randomUUID().slice(0, 8)}.`;
       const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash' };
-      const memory = await launch('dist/services/memory/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'memory') }, /service started/);
-      const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
+      const memory = await launch(
+        'dist/services/memory/src/main.js',
+        { ...common, ALFRED_DATA_DIR: join(dir, 'memory') },
+        /service started/,
+      );
+      const gateway = await launch(
+        'dist/services/gateway/src/main.js',
+        { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' },
+        /gateway listening on/,
+      );
       try {
         const port = gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1];
         expect(port).toBeDefined();
@@ -66,17 +90,48 @@ describe('built processes', () => {
 
     it('should run an executable skill on a separate skill-runner process with the built sandbox bootstrap', async () => {
       const prefix = `proc-${randomUUID().slice(0, 8)}.`;
-      const common = { NATS_URL: testServers.natsUrl, ALFRED_SUBJECT_PREFIX: prefix, ALFRED_EMBEDDER: 'hash', ALFRED_OS_SANDBOX: SANDBOX_MODE };
-      const registryEnv = { ...common, ALFRED_DATA_DIR: join(dir, 'registry'), ALFRED_PROJECT_DIR: join(dir, 'project'), ALFRED_HOME_DIR: join(dir, 'home'), ALFRED_SKILLS_WATCH: 'false' };
+      const common = {
+        NATS_URL: testServers.natsUrl,
+        ALFRED_SUBJECT_PREFIX: prefix,
+        ALFRED_EMBEDDER: 'hash',
+        ALFRED_OS_SANDBOX: SANDBOX_MODE,
+      };
+      const registryEnv = {
+        ...common,
+        ALFRED_DATA_DIR: join(dir, 'registry'),
+        ALFRED_PROJECT_DIR: join(dir, 'project'),
+        ALFRED_HOME_DIR: join(dir, 'home'),
+        ALFRED_SKILLS_WATCH: 'false',
+      };
       const registry = await launch('dist/services/skill-registry/src/main.js', registryEnv, /service started/);
-      const runner = await launch('dist/services/skill-runner/src/main.js', { ...common, ALFRED_DATA_DIR: join(dir, 'runner'), ALFRED_SKILL_SECRETS: 'GREETING=hej', ALFRED_SKILL_SECRET_GRANTS: 'GREETING=default' }, /service started/);
-      const gateway = await launch('dist/services/gateway/src/main.js', { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' }, /gateway listening on/);
+      const runner = await launch(
+        'dist/services/skill-runner/src/main.js',
+        {
+          ...common,
+          ALFRED_DATA_DIR: join(dir, 'runner'),
+          ALFRED_SKILL_SECRETS: 'GREETING=hej',
+          ALFRED_SKILL_SECRET_GRANTS: 'GREETING=default',
+        },
+        /service started/,
+      );
+      const gateway = await launch(
+        'dist/services/gateway/src/main.js',
+        { ...common, ALFRED_API_PORT: '0', ALFRED_LOG_LEVEL: 'info' },
+        /gateway listening on/,
+      );
       try {
-        const api = client(`http://127.0.0.1:${gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`);
+        const api = client(
+          `http://127.0.0.1:${gateway.output().match(/listening on http:\/\/127\.0\.0\.1:(\d+)/)?.[1]}`,
+        );
         const code = `export async function execute(args: { name: string }, ctx: { env: Record<string, string> }) {
           return { success: true, result: ctx.env.GREETING + ' ' + args.name + ' ' + Object.keys(process.env).join() };
         }`;
-        const manifest = { id: 'greeter', description: 'Greets', parameters: { name: { type: 'string', required: true } }, permissions: { env: ['GREETING'] } };
+        const manifest = {
+          id: 'greeter',
+          description: 'Greets',
+          parameters: { name: { type: 'string', required: true } },
+          permissions: { env: ['GREETING'] },
+        };
         expect((await api.post('/executable-skills', { ...manifest, code })).status).toBe(201);
         const run = await api.post('/executable-skills/greeter/execute', { name: 'Ada' });
         expect(run.body).toMatchObject({ success: true, result: 'hej Ada GREETING' });

@@ -28,7 +28,14 @@ describeNats('memory service instances in one queue group', () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-qg-'));
     for (const instance of ['memory-a', 'memory-b']) {
       const env = { ALFRED_DATA_DIR: join(dir, instance), ALFRED_EMBEDDER: 'hash' };
-      hosted.push(await hostService(memoryService, memoryService.loadConfig(env), { service: ServiceName.Memory, instance, bus: await connect(instance), logger }));
+      hosted.push(
+        await hostService(memoryService, memoryService.loadConfig(env), {
+          service: ServiceName.Memory,
+          instance,
+          bus: await connect(instance),
+          logger,
+        }),
+      );
     }
   });
   afterAll(async () => {
@@ -40,7 +47,9 @@ describeNats('memory service instances in one queue group', () => {
 
   it('should spread requests over both instances and answer each exactly once', async () => {
     const client = await connect('qg-client');
-    const answers = await Promise.all(Array.from({ length: 40 }, () => client.request(healthRoute(ServiceName.Memory), {})));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => client.request(healthRoute(ServiceName.Memory), {})),
+    );
     const byInstance = new Map<string, number>();
     for (const a of answers) byInstance.set(a.instance, (byInstance.get(a.instance) ?? 0) + 1);
     expect([...byInstance.keys()].sort()).toEqual(['memory-a', 'memory-b']);
@@ -50,7 +59,9 @@ describeNats('memory service instances in one queue group', () => {
   it('should keep answering when one instance stops', async () => {
     await hosted.shift()!.stop();
     const client = buses.at(-1)!;
-    const answers = await Promise.all(Array.from({ length: 10 }, () => client.request(healthRoute(ServiceName.Memory), {})));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => client.request(healthRoute(ServiceName.Memory), {})),
+    );
     expect(new Set(answers.map((a) => a.instance))).toEqual(new Set(['memory-b']));
   });
 });

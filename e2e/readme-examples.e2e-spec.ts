@@ -25,7 +25,11 @@ function bash(script: string): Promise<{ code: number | null; stdout: string; st
 }
 
 /** The curl commands a block runs: one per line once continuations are joined, also inside `X=$(curl …)`. */
-const curlCommands = (script: string) => script.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => /^\s*([A-Z]+=\$\()?curl\s/.test(l));
+const curlCommands = (script: string) =>
+  script
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .filter((l) => /^\s*([A-Z]+=\$\()?curl\s/.test(l));
 
 describeWithTool('curl', 'apt-get install curl', "the README's API examples", () => {
   let system: TestSystem;
@@ -46,7 +50,10 @@ describeWithTool('curl', 'apt-get install curl', "the README's API examples", ()
     expect(commands.length).toBeGreaterThan(15);
 
     const run = await bash(`${PRELUDE}\n${script.replace(BASE_LINE, `A=${system.url}`)}`);
-    const calls = run.stderr.split('\n').filter((l) => l.startsWith(MARK)).map((l) => l.slice(MARK.length + 1));
+    const calls = run.stderr
+      .split('\n')
+      .filter((l) => l.startsWith(MARK))
+      .map((l) => l.slice(MARK.length + 1));
     const failed = calls.filter((c) => !/^2\d\d /.test(c));
     const stderr = run.stderr.split('\n').filter((l) => l !== '' && !l.startsWith(MARK));
     expect({ exit: run.code, stderr, failed }).toEqual({ exit: 0, stderr: [], failed: [] });

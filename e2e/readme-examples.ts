@@ -58,7 +58,15 @@ function parse(line: string): CurlExample {
     else if (a.startsWith('$A')) url = a;
   }
   if (body !== undefined && method === 'GET') method = 'POST';
-  return { line, ...(assign ? { assigns: assign[1]! } : {}), args, method, url, headers, ...(body === undefined ? {} : { body }) };
+  return {
+    line,
+    ...(assign ? { assigns: assign[1]! } : {}),
+    args,
+    method,
+    url,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  };
 }
 
 const readReadme = () => readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -80,10 +88,17 @@ export function withVariables(example: CurlExample, vars: Readonly<Record<string
 }
 
 /** Runs curl arguments (`curl` first) with the README's `-s` and extra headers; the status and the body (JSON when it parses). */
-export async function runCurl(args: readonly string[], headers: readonly string[] = []): Promise<{ status: number; body: any }> {
-  const { stdout } = await promisify(execFile)('curl', ['-sS', ...headers.flatMap((h) => ['-H', h]), '-w', '\n%{http_code}', ...args.slice(1).filter((a) => a !== '-s')], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
+export async function runCurl(
+  args: readonly string[],
+  headers: readonly string[] = [],
+): Promise<{ status: number; body: any }> {
+  const { stdout } = await promisify(execFile)(
+    'curl',
+    ['-sS', ...headers.flatMap((h) => ['-H', h]), '-w', '\n%{http_code}', ...args.slice(1).filter((a) => a !== '-s')],
+    {
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   const cut = stdout.lastIndexOf('\n');
   const text = stdout.slice(0, cut);
   let body: unknown = text;

@@ -7,7 +7,8 @@ const as = (agent: string) => ({ 'x-alfred-agent': agent });
 export const ALICE_ERROR = {
   error_message:
     "Error: Cannot find module '/home/alice/work/shop/node_modules/.pnpm/left-pad@1.3.0/index.js' imported from /home/alice/work/shop/src/checkout.ts at 2025-03-01T10:00:00Z (request 7f3c2a9e-1b4d-4c8e-9f00-2b1c3d4e5f60)",
-  stack: '    at finalizeResolution (node:internal/modules/esm/resolve:275:11)\n    at checkout (/home/alice/work/shop/src/checkout.ts:42:7)',
+  stack:
+    '    at finalizeResolution (node:internal/modules/esm/resolve:275:11)\n    at checkout (/home/alice/work/shop/src/checkout.ts:42:7)',
   tool: 'node',
   fix: 'Run pnpm install: the lockfile changed and node_modules is stale.',
   tags: ['node', 'modules'],
@@ -51,14 +52,21 @@ export function recallApiSuite(mode: Mode): void {
       expect(listed.feedback).toEqual({ helpful: 1, unhelpful: 1 });
       const history = (await api.get(`/memories/${id}/history`)).body.events;
       expect(history.map((e: { kind: string }) => e.kind)).toEqual(['created', 'feedback', 'feedback']);
-      expect(history[1].feedback).toEqual({ helpful: true, note: 'saved me a wrong deploy', counts: { helpful: 1, unhelpful: 0 } });
+      expect(history[1].feedback).toEqual({
+        helpful: true,
+        note: 'saved me a wrong deploy',
+        counts: { helpful: 1, unhelpful: 0 },
+      });
     });
 
     it('should flip two equally relevant memories in /search', async () => {
       const agent = 'ranking';
-      const a = (await api.post('/memories', { content: 'Kettle descaling uses citric acid monthly' }, as(agent))).body.id;
-      const b = (await api.post('/memories', { content: 'Kettle descaling uses citric acid monthly.' }, as(agent))).body.id;
-      const order = async () => (await api.get('/search?q=kettle%20descaling%20citric%20acid', as(agent))).body.results.map((r: any) => r.id);
+      const a = (await api.post('/memories', { content: 'Kettle descaling uses citric acid monthly' }, as(agent))).body
+        .id;
+      const b = (await api.post('/memories', { content: 'Kettle descaling uses citric acid monthly.' }, as(agent))).body
+        .id;
+      const order = async () =>
+        (await api.get('/search?q=kettle%20descaling%20citric%20acid', as(agent))).body.results.map((r: any) => r.id);
       const before = await order();
       expect(before.sort()).toEqual([a, b].sort());
       const [top, second] = before;
@@ -110,9 +118,21 @@ export function recallApiSuite(mode: Mode): void {
     };
 
     it('should save a checkpoint with the session by reference and read it back', async () => {
-      const cp = await save({ name: 'billing-queue', session_id: sessionId, summary: 'Producer moved', done: ['producer'], next: ['consumer'], tags: ['billing'] });
+      const cp = await save({
+        name: 'billing-queue',
+        session_id: sessionId,
+        summary: 'Producer moved',
+        done: ['producer'],
+        next: ['consumer'],
+        tags: ['billing'],
+      });
       expect(cp).toMatchObject({ name: 'billing-queue', done: ['producer'], next: ['consumer'], tags: ['billing'] });
-      expect(cp.session).toMatchObject({ id: sessionId, message_count: 4, version: expect.any(Number), digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(cp.session).toMatchObject({
+        id: sessionId,
+        message_count: 4,
+        version: expect.any(Number),
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       expect((await api.get(`/checkpoints/${cp.id}`)).body).toEqual(cp);
     });
 
@@ -132,7 +152,12 @@ export function recallApiSuite(mode: Mode): void {
       ['context', 5],
       ['full', 5],
     ])('should resume at level %s into a new session of %i messages', async (level, count) => {
-      const cp = await save({ name: `resume-${level}`, session_id: sessionId, summary: 'Producer moved', next: ['consumer'] });
+      const cp = await save({
+        name: `resume-${level}`,
+        session_id: sessionId,
+        summary: 'Producer moved',
+        next: ['consumer'],
+      });
       const res = await api.post(`/checkpoints/${cp.id}/resume`, { level });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ checkpoint_id: cp.id, level, message_count: count });
@@ -171,12 +196,20 @@ export function recallApiSuite(mode: Mode): void {
       expect((await api.get('/checkpoints', as('validator'))).body.pagination.total).toBe(0);
     });
 
-    it('should answer 404 for a missing session and for another agent\'s session or checkpoint', async () => {
+    it("should answer 404 for a missing session and for another agent's session or checkpoint", async () => {
       expectError(await api.post('/checkpoints', { name: 'n', summary: 's', session_id: 'nope' }), 404, 'NOT_FOUND');
-      expectError(await api.post('/checkpoints', { name: 'n', summary: 's', session_id: sessionId }, as('mallory')), 404, 'NOT_FOUND');
+      expectError(
+        await api.post('/checkpoints', { name: 'n', summary: 's', session_id: sessionId }, as('mallory')),
+        404,
+        'NOT_FOUND',
+      );
       const cp = await save({ name: 'mine', summary: 's' });
       expectError(await api.get(`/checkpoints/${cp.id}`, as('mallory')), 404, 'NOT_FOUND');
-      expectError(await api.post(`/checkpoints/${cp.id}/resume`, { level: 'summary' }, as('mallory')), 404, 'NOT_FOUND');
+      expectError(
+        await api.post(`/checkpoints/${cp.id}/resume`, { level: 'summary' }, as('mallory')),
+        404,
+        'NOT_FOUND',
+      );
       expect((await api.get('/checkpoints', as('mallory'))).body.checkpoints).toEqual([]);
     });
 
@@ -192,7 +225,10 @@ export function recallApiSuite(mode: Mode): void {
       const agent = 'fixer';
       const other = await api.post(
         '/remediations',
-        { error_message: "TypeError: Cannot read properties of undefined (reading 'id') at /srv/app/src/user.ts:10:3", fix: 'Guard the optional user.' },
+        {
+          error_message: "TypeError: Cannot read properties of undefined (reading 'id') at /srv/app/src/user.ts:10:3",
+          fix: 'Guard the optional user.',
+        },
         as(agent),
       );
       expect(other.status).toBe(201);
@@ -206,12 +242,19 @@ export function recallApiSuite(mode: Mode): void {
       expect(found.body.results[0]).toMatchObject({ id: res.body.id, fix: ALICE_ERROR.fix });
       expect(found.body.results[0].score).toBeGreaterThan(found.body.results[1]?.score ?? 0);
       expect(found.body.signature).not.toContain('bob');
-      expect((await api.get(`/remediations/search?q=${encodeURIComponent(BOB_ERROR)}`, as('mallory'))).body.results).toEqual([]);
+      expect(
+        (await api.get(`/remediations/search?q=${encodeURIComponent(BOB_ERROR)}`, as('mallory'))).body.results,
+      ).toEqual([]);
       expectError(await api.get(`/remediations/${res.body.id}`, as('mallory')), 404, 'NOT_FOUND');
     });
 
     it('should count feedback and refuse it for another agent', async () => {
-      const { id } = (await api.post('/remediations', { error_message: 'EADDRINUSE: address already in use :::3000', fix: 'Stop the old dev server.' })).body;
+      const { id } = (
+        await api.post('/remediations', {
+          error_message: 'EADDRINUSE: address already in use :::3000',
+          fix: 'Stop the old dev server.',
+        })
+      ).body;
       const res = await api.post(`/remediations/${id}/feedback`, { helpful: true });
       expect(res.status).toBe(200);
       expect(res.body.feedback).toEqual({ helpful: 1, unhelpful: 0 });
@@ -238,7 +281,11 @@ export function recallApiSuite(mode: Mode): void {
     it('should rank memories, remediations and skills in one list within the token budget', async () => {
       const agent = 'recaller';
       await api.post('/memories', { content: 'User stores long-term facts with the remember skill' }, as(agent));
-      await api.post('/remediations', { error_message: 'remember skill failed: memory service unavailable', fix: 'Start the memory service.' }, as(agent));
+      await api.post(
+        '/remediations',
+        { error_message: 'remember skill failed: memory service unavailable', fix: 'Start the memory service.' },
+        as(agent),
+      );
       const res = await api.get('/recall?q=remember%20memory%20skill&budget_tokens=5000', as(agent));
       expect(res.status).toBe(200);
       const kinds = new Set(res.body.results.map((h: { kind: string }) => h.kind));
@@ -246,11 +293,17 @@ export function recallApiSuite(mode: Mode): void {
       const scores = res.body.results.map((h: { score: number }) => h.score);
       expect(scores).toEqual([...scores].sort((a, b) => b - a));
       for (const hit of res.body.results) {
-        expect(hit).toMatchObject({ id: expect.any(String), text: expect.any(String), tokens: Math.ceil(hit.text.length / 4) });
+        expect(hit).toMatchObject({
+          id: expect.any(String),
+          text: expect.any(String),
+          tokens: Math.ceil(hit.text.length / 4),
+        });
       }
       expect(res.body.used_tokens).toBe(res.body.results.reduce((n: number, h: { tokens: number }) => n + h.tokens, 0));
       expect(res.body).toMatchObject({ budget_tokens: 5000, truncated: false });
-      expect(res.body.results.find((h: any) => h.kind === 'skill' && h.id === 'remember')).toMatchObject({ name: 'remember' });
+      expect(res.body.results.find((h: any) => h.kind === 'skill' && h.id === 'remember')).toMatchObject({
+        name: 'remember',
+      });
 
       const small = (await api.get('/recall?q=remember%20memory%20skill&budget_tokens=20', as(agent))).body;
       expect(small.used_tokens).toBeLessThanOrEqual(20);

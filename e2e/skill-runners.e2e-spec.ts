@@ -29,7 +29,13 @@ describeNats('skill runners in one queue group over NATS', () => {
   let client: NatsBus;
 
   const connect = async (name: string) => {
-    const bus = await NatsBus.connect({ url: testServers.natsUrl, name, subjectPrefix: prefix, defaultTimeoutMs: 30_000, logger });
+    const bus = await NatsBus.connect({
+      url: testServers.natsUrl,
+      name,
+      subjectPrefix: prefix,
+      defaultTimeoutMs: 30_000,
+      logger,
+    });
     buses.push(bus);
     return bus;
   };
@@ -48,9 +54,18 @@ describeNats('skill runners in one queue group over NATS', () => {
       ALFRED_OS_SANDBOX: SANDBOX_MODE,
       ALFRED_SKILLS_WATCH: 'false',
     });
-    for (const instance of ['runner-a', 'runner-b']) await host(skillRunnerService, instance, { ALFRED_DATA_DIR: join(dir, instance) });
+    for (const instance of ['runner-a', 'runner-b'])
+      await host(skillRunnerService, instance, { ALFRED_DATA_DIR: join(dir, instance) });
     client = await connect('client');
-    await client.request(ExecutableSkillRoutes.create, { scope, body: { id: 'slow-echo', description: 'Echoes after a pause', parameters: { n: { type: 'integer', required: true } }, code: SLOW_ECHO('v1') } });
+    await client.request(ExecutableSkillRoutes.create, {
+      scope,
+      body: {
+        id: 'slow-echo',
+        description: 'Echoes after a pause',
+        parameters: { n: { type: 'integer', required: true } },
+        code: SLOW_ECHO('v1'),
+      },
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -61,25 +76,43 @@ describeNats('skill runners in one queue group over NATS', () => {
   }, 30_000);
 
   it('should spread concurrent executions over both runners, each answered once and recorded with its runner', async () => {
-    const runs = await Promise.all(Array.from({ length: 24 }, (_, n) => client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller })));
+    const runs = await Promise.all(
+      Array.from({ length: 24 }, (_, n) =>
+        client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller }),
+      ),
+    );
     expect(runs.map((r) => r.result)).toEqual(Array.from({ length: 24 }, (_, n) => ({ n, tag: 'v1' })));
     const byRunner = new Map<string, number>();
     for (const r of runs) byRunner.set(r.runner, (byRunner.get(r.runner) ?? 0) + 1);
     expect([...byRunner.keys()].sort()).toEqual(['runner-a', 'runner-b']);
-    const log = await client.request(SkillRunnerRoutes.executions, { scope, id: 'slow-echo', query: { limit: 100, offset: 0 } });
+    const log = await client.request(SkillRunnerRoutes.executions, {
+      scope,
+      id: 'slow-echo',
+      query: { limit: 100, offset: 0 },
+    });
     expect(log.total).toBe(24);
     expect(new Set(log.executions.map((e) => e.executionId))).toEqual(new Set(runs.map((r) => r.execution_id)));
     const recorded = new Map(log.executions.map((e) => [e.executionId, e.runner]));
     for (const r of runs) expect(recorded.get(r.execution_id)).toBe(r.runner);
     // Each runner fetched the files over the bus into its own cache, keyed by digest.
     for (const instance of ['runner-a', 'runner-b']) {
-      expect(await readdir(join(dir, instance, 'skill-runner', 'cache'))).toContain(runs[0]!.digest.replace('sha256:', ''));
+      expect(await readdir(join(dir, instance, 'skill-runner', 'cache'))).toContain(
+        runs[0]!.digest.replace('sha256:', ''),
+      );
     }
   }, 60_000);
 
   it('should run the new version on every runner right after an update', async () => {
-    const updated = await client.request(ExecutableSkillRoutes.update, { tenant: caller.tenant, id: 'slow-echo', patch: { code: SLOW_ECHO('v2') } });
-    const runs = await Promise.all(Array.from({ length: 12 }, (_, n) => client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller })));
+    const updated = await client.request(ExecutableSkillRoutes.update, {
+      tenant: caller.tenant,
+      id: 'slow-echo',
+      patch: { code: SLOW_ECHO('v2') },
+    });
+    const runs = await Promise.all(
+      Array.from({ length: 12 }, (_, n) =>
+        client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller }),
+      ),
+    );
     expect(new Set(runs.map((r) => (r.result as { tag: string }).tag))).toEqual(new Set(['v2']));
     expect(new Set(runs.map((r) => r.digest))).toEqual(new Set([updated.digest]));
   }, 60_000);
@@ -88,7 +121,11 @@ describeNats('skill runners in one queue group over NATS', () => {
     const runnerA = hosted.find((h) => h.name === ServiceName.SkillRunner)!;
     hosted.splice(hosted.indexOf(runnerA), 1);
     await runnerA.stop();
-    const runs = await Promise.all(Array.from({ length: 6 }, (_, n) => client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller })));
+    const runs = await Promise.all(
+      Array.from({ length: 6 }, (_, n) =>
+        client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller }),
+      ),
+    );
     expect(new Set(runs.map((r) => r.runner))).toEqual(new Set(['runner-b']));
   }, 60_000);
 });

@@ -31,9 +31,16 @@ export function skillsApiSuite(mode: Mode): void {
         const names = res.body.skills.map((s: { name: string }) => s.name);
         expect(names).toEqual(expect.arrayContaining([...BUNDLED, 'proj-tool']));
         const byName = Object.fromEntries(res.body.skills.map((s: { name: string }) => [s.name, s]));
-        expect(byName.remember).toMatchObject({ source: 'bundled', warnings: [], digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+        expect(byName.remember).toMatchObject({
+          source: 'bundled',
+          warnings: [],
+          digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        });
         expect(byName.remember.version).toBe(byName.remember.digest.slice(0, 12));
-        expect(byName['proj-tool']).toMatchObject({ source: 'project', location: '/skills/project/.alfred/proj-tool/SKILL.md' });
+        expect(byName['proj-tool']).toMatchObject({
+          source: 'project',
+          location: '/skills/project/.alfred/proj-tool/SKILL.md',
+        });
         expect(byName.recall.source).toBe('project');
         expect(res.body.rendered).toBeUndefined();
       });
@@ -43,11 +50,13 @@ export function skillsApiSuite(mode: Mode): void {
         expect(res.body.shadowed).toEqual([
           expect.objectContaining({ name: 'recall', shadowed_by: '/skills/project/.claude/recall/SKILL.md' }),
         ]);
-        expect(res.body.skipped).toEqual([expect.objectContaining({ path: '/skills/project/.alfred/broken/SKILL.md' })]);
+        expect(res.body.skipped).toEqual([
+          expect.objectContaining({ path: '/skills/project/.alfred/broken/SKILL.md' }),
+        ]);
         expect(res.body.skipped[0].reason).toMatch(/description/);
       });
 
-      it("should show no server path in any reply or error: roots appear as /skills/<source>/…", async () => {
+      it('should show no server path in any reply or error: roots appear as /skills/<source>/…', async () => {
         const replies = await Promise.all([
           api.get('/skills'),
           api.get('/skills?format=xml'),
@@ -63,7 +72,10 @@ export function skillsApiSuite(mode: Mode): void {
           expect(text).not.toContain(system.dataDir);
           expect(text).not.toContain(process.cwd());
         }
-        expect(replies[2]!.body).toMatchObject({ dir: '/skills/project/.alfred/proj-tool', root: '/skills/project/.alfred' });
+        expect(replies[2]!.body).toMatchObject({
+          dir: '/skills/project/.alfred/proj-tool',
+          root: '/skills/project/.alfred',
+        });
         expect(replies[6]!.status).toBe(409);
       });
 
@@ -84,19 +96,27 @@ export function skillsApiSuite(mode: Mode): void {
         expect(res.body.truncated.shortened + res.body.truncated.dropped.length).toBeGreaterThan(0);
       });
 
-      it.each([['format=yaml'], ['budget=-1'], ['budget=lots'], ['colour=red']])('should refuse ?%s in the error format', async (q) => {
-        const res = await api.get(`/skills?${q}`);
-        expect([400, 422]).toContain(res.status);
-        expect(typeof res.body.error.code).toBe('string');
-      });
+      it.each([['format=yaml'], ['budget=-1'], ['budget=lots'], ['colour=red']])(
+        'should refuse ?%s in the error format',
+        async (q) => {
+          const res = await api.get(`/skills?${q}`);
+          expect([400, 422]).toContain(res.status);
+          expect(typeof res.body.error.code).toBe('string');
+        },
+      );
     });
 
     describe('GET /skills/search', () => {
       it('should rank remember first for a query about remembering preferences, with scores in 0..1', async () => {
         const res = await api.get('/skills/search?q=remember%20preferences');
         expect(res.status).toBe(200);
-        expect(res.body.results[0]).toMatchObject({ name: 'remember', source: 'bundled', description: expect.stringContaining('Store a fact') });
-        for (const r of res.body.results) expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
+        expect(res.body.results[0]).toMatchObject({
+          name: 'remember',
+          source: 'bundled',
+          description: expect.stringContaining('Store a fact'),
+        });
+        for (const r of res.body.results)
+          expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
         expect(res.body.results.length).toBeLessThanOrEqual(5);
         expect(res.body.query).toBe('remember preferences');
       });
@@ -107,21 +127,28 @@ export function skillsApiSuite(mode: Mode): void {
         expect(res.body.results[0].name).toBe('proj-tool');
       });
 
-      it.each([['', 'q missing'], ['?q=', 'q empty'], ['?q=x&limit=51', 'limit above 50'], ['?q=x&limit=0', 'limit 0']])(
-        'should refuse %s (%s)',
-        async (query) => {
-          const res = await api.get(`/skills/search${query}`);
-          expect([400, 422]).toContain(res.status);
-          expect(res.body.error).toBeDefined();
-        },
-      );
+      it.each([
+        ['', 'q missing'],
+        ['?q=', 'q empty'],
+        ['?q=x&limit=51', 'limit above 50'],
+        ['?q=x&limit=0', 'limit 0'],
+      ])('should refuse %s (%s)', async (query) => {
+        const res = await api.get(`/skills/search${query}`);
+        expect([400, 422]).toContain(res.status);
+        expect(res.body.error).toBeDefined();
+      });
     });
 
     describe('GET /skills/{name}', () => {
       it('should return the body and metadata', async () => {
         const res = await api.get('/skills/remember');
         expect(res.status).toBe(200);
-        expect(res.body).toMatchObject({ name: 'remember', license: 'MIT', source: 'bundled', body_line: expect.any(Number) });
+        expect(res.body).toMatchObject({
+          name: 'remember',
+          license: 'MIT',
+          source: 'bundled',
+          body_line: expect.any(Number),
+        });
         expect(res.body.body).toMatch(/^\n?# Remember/);
       });
 
@@ -152,28 +179,45 @@ export function skillsApiSuite(mode: Mode): void {
         expect(res.body.truncated).toBe(false);
       });
 
-      it.each([['references/guide.md'], ['references%2Fguide.md']])('should read %s (the rest of the path, URL-decoded)', async (path) => {
-        const res = await api.get(`/skills/proj-tool/resources/${path}`);
-        expect(res.status).toBe(200);
-        expect(res.body).toEqual({ name: 'proj-tool', path: 'references/guide.md', size: 23, encoding: 'utf8', content: '# Guide\n\nLedger rules.\n' });
-      });
-
-      it('should read a nested file with an encoded space and a binary file as base64', async () => {
-        expect((await api.get('/skills/proj-tool/resources/references/deep/a%20b.md')).body.content).toBe('spaced name\n');
-        const bin = await api.get('/skills/proj-tool/resources/assets/logo.bin');
-        expect(bin.body).toMatchObject({ encoding: 'base64', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff]).toString('base64') });
-      });
-
-      it.each([['..%2F..%2F..%2Fsecret.txt'], ['..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd'], ['%2Fetc%2Fpasswd'], ['references%2F..%2F..%2Fbroken%2FSKILL.md'], ['a%00b']])(
-        'should refuse the traversal %s with 400 and read nothing',
+      it.each([['references/guide.md'], ['references%2Fguide.md']])(
+        'should read %s (the rest of the path, URL-decoded)',
         async (path) => {
           const res = await api.get(`/skills/proj-tool/resources/${path}`);
-          expect(res.status).toBe(400);
-          expect(res.body.error.code).toBe('BAD_REQUEST');
-          expect(res.text).not.toContain('top secret');
-          expect(res.text).not.toContain('root:');
+          expect(res.status).toBe(200);
+          expect(res.body).toEqual({
+            name: 'proj-tool',
+            path: 'references/guide.md',
+            size: 23,
+            encoding: 'utf8',
+            content: '# Guide\n\nLedger rules.\n',
+          });
         },
       );
+
+      it('should read a nested file with an encoded space and a binary file as base64', async () => {
+        expect((await api.get('/skills/proj-tool/resources/references/deep/a%20b.md')).body.content).toBe(
+          'spaced name\n',
+        );
+        const bin = await api.get('/skills/proj-tool/resources/assets/logo.bin');
+        expect(bin.body).toMatchObject({
+          encoding: 'base64',
+          content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff]).toString('base64'),
+        });
+      });
+
+      it.each([
+        ['..%2F..%2F..%2Fsecret.txt'],
+        ['..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd'],
+        ['%2Fetc%2Fpasswd'],
+        ['references%2F..%2F..%2Fbroken%2FSKILL.md'],
+        ['a%00b'],
+      ])('should refuse the traversal %s with 400 and read nothing', async (path) => {
+        const res = await api.get(`/skills/proj-tool/resources/${path}`);
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('BAD_REQUEST');
+        expect(res.text).not.toContain('top secret');
+        expect(res.text).not.toContain('root:');
+      });
 
       it('should refuse a symlink out of the skill folder with 403', async () => {
         const res = await api.get('/skills/proj-tool/resources/escape.txt');
@@ -210,16 +254,19 @@ export function skillsApiSuite(mode: Mode): void {
         expect(await readFile(file, 'utf8')).toContain('name: weekly-report');
         expect((await api.get('/skills/weekly-report')).status).toBe(200);
         const found = await api.get('/skills/search?q=weekly%20status%20report');
-        expect(found.body.results[0].name).toBe('weekly-report');        // The tenant's own view over the shared roots keeps the registry's limits.
+        expect(found.body.results[0].name).toBe('weekly-report'); // The tenant's own view over the shared roots keeps the registry's limits.
         expect((await api.get('/skills/proj-tool/resources/assets/big.txt')).status).toBe(413);
       });
 
-      it.each([['weekly-report'], ['remember'], ['proj-tool']])('should answer 409 for the existing name %s and change nothing', async (name) => {
-        const res = await api.post('/skills', { ...good, name });
-        expect(res.status).toBe(409);
-        expect(res.body.error.code).toBe('CONFLICT');
-        expect((await api.get(`/skills/${name}`)).body.description).not.toBe(`${good.description} (dup)`);
-      });
+      it.each([['weekly-report'], ['remember'], ['proj-tool']])(
+        'should answer 409 for the existing name %s and change nothing',
+        async (name) => {
+          const res = await api.post('/skills', { ...good, name });
+          expect(res.status).toBe(409);
+          expect(res.body.error.code).toBe('CONFLICT');
+          expect((await api.get(`/skills/${name}`)).body.description).not.toBe(`${good.description} (dup)`);
+        },
+      );
 
       it.each([
         ['an upper-case name', { ...good, name: 'Bad_Name' }],
@@ -271,7 +318,12 @@ export function skillsApiSuite(mode: Mode): void {
       });
 
       it('should re-index nothing when nothing changed', async () => {
-        expect((await api.post('/skills/reload')).body).toMatchObject({ added: [], removed: [], changed: [], indexed: 0 });
+        expect((await api.post('/skills/reload')).body).toMatchObject({
+          added: [],
+          removed: [],
+          changed: [],
+          indexed: 0,
+        });
       });
     });
   });
@@ -294,10 +346,19 @@ export function skillsApiSuite(mode: Mode): void {
 
     it('should serve a skill written into the project while running, without a reload', async () => {
       expect((await api.get('/skills/watched-skill')).status).toBe(404);
-      await writeSkillFile(join(dirs.projectSkills, 'watched-skill'), 'watched-skill', 'Water the office plants on Mondays.');
-      await pollUntil(async () => (await api.get('/skills/watched-skill')).status === 200, 10_000, 'the watched skill to appear');
+      await writeSkillFile(
+        join(dirs.projectSkills, 'watched-skill'),
+        'watched-skill',
+        'Water the office plants on Mondays.',
+      );
       await pollUntil(
-        async () => (await api.get('/skills/search?q=office%20plants&limit=1')).body.results[0]?.name === 'watched-skill',
+        async () => (await api.get('/skills/watched-skill')).status === 200,
+        10_000,
+        'the watched skill to appear',
+      );
+      await pollUntil(
+        async () =>
+          (await api.get('/skills/search?q=office%20plants&limit=1')).body.results[0]?.name === 'watched-skill',
         10_000,
         'the watched skill to be searchable',
       );
@@ -305,7 +366,11 @@ export function skillsApiSuite(mode: Mode): void {
 
     it('should follow an edit and a deletion', async () => {
       const before = (await api.get('/skills/watched-skill')).body.version as string;
-      await writeSkillFile(join(dirs.projectSkills, 'watched-skill'), 'watched-skill', 'Water the office plants on Fridays.');
+      await writeSkillFile(
+        join(dirs.projectSkills, 'watched-skill'),
+        'watched-skill',
+        'Water the office plants on Fridays.',
+      );
       await pollUntil(async () => (await api.get('/skills/watched-skill')).body.version !== before, 10_000, 'the edit');
       expect((await api.get('/skills/watched-skill')).body.description).toContain('Fridays');
       await rm(join(dirs.projectSkills, 'watched-skill'), { recursive: true });

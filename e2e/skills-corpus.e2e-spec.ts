@@ -9,7 +9,8 @@ import { client, startSystem, type Client, type TestSystem } from './harness.js'
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const corpus = skillsCorpusDir(repoRoot);
 const present = existsSync(corpus);
-if (!present && process.env.CI === 'true') throw new Error(`skills corpus missing at ${corpus} (set ALFRED_SKILLS_CORPUS_DIR)`);
+if (!present && process.env.CI === 'true')
+  throw new Error(`skills corpus missing at ${corpus} (set ALFRED_SKILLS_CORPUS_DIR)`);
 if (!present) console.warn(`[skip] skills corpus e2e: ${corpus} not found`);
 
 (present ? describe : describe.skip)('skills corpus through the API (extra roots)', () => {
@@ -39,7 +40,14 @@ if (!present) console.warn(`[skip] skills corpus e2e: ${corpus} not found`);
     const extra = res.body.skills.filter((s: { source: string }) => s.source === 'extra');
     expect(extra).toHaveLength(24);
     expect(extra.map((s: { name: string }) => s.name)).toEqual(
-      expect.arrayContaining(['brainstorming', 'writing-skills', 'gh-fix-ci', 'create-plan', 'skill-creator', 'skill-installer']),
+      expect.arrayContaining([
+        'brainstorming',
+        'writing-skills',
+        'gh-fix-ci',
+        'create-plan',
+        'skill-creator',
+        'skill-installer',
+      ]),
     );
     expect(res.body.skipped).toEqual([]);
     expect(res.body.shadowed).toEqual([]);
@@ -49,8 +57,12 @@ if (!present) console.warn(`[skip] skills corpus e2e: ${corpus} not found`);
   it('should expose the warnings of skills that break a recommendation', async () => {
     const res = await api.get('/skills');
     const byName = Object.fromEntries(res.body.skills.map((s: { name: string }) => [s.name, s]));
-    expect(byName['writing-skills'].warnings).toEqual([expect.objectContaining({ severity: 'warning', field: 'body', message: expect.stringContaining('679 lines') })]);
-    expect(byName['subagent-driven-development'].warnings).toEqual([expect.objectContaining({ field: 'body', message: expect.stringContaining('503 lines') })]);
+    expect(byName['writing-skills'].warnings).toEqual([
+      expect.objectContaining({ severity: 'warning', field: 'body', message: expect.stringContaining('679 lines') }),
+    ]);
+    expect(byName['subagent-driven-development'].warnings).toEqual([
+      expect.objectContaining({ field: 'body', message: expect.stringContaining('503 lines') }),
+    ]);
     expect(byName.brainstorming.warnings).toEqual([]);
     expect(byName['skill-creator'].metadata).toEqual({ 'short-description': 'Create or update a skill' });
   });
@@ -63,7 +75,9 @@ if (!present) console.warn(`[skip] skills corpus e2e: ${corpus} not found`);
     const resources = await api.get('/skills/skill-creator/resources');
     expect(resources.body.resources.length).toBeGreaterThan(0);
     const first = resources.body.resources.find((r: { kind: string }) => r.kind === 'text');
-    const file = await api.get(`/skills/skill-creator/resources/${first.path.split('/').map(encodeURIComponent).join('/')}`);
+    const file = await api.get(
+      `/skills/skill-creator/resources/${first.path.split('/').map(encodeURIComponent).join('/')}`,
+    );
     expect(file.status).toBe(200);
     const hits = await api.get('/skills/search?q=systematic%20debugging%20root%20cause&limit=3');
     expect(hits.body.results[0].name).toBe('systematic-debugging');

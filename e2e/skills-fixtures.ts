@@ -14,7 +14,12 @@ export interface SkillDirs {
   remove(): Promise<void>;
 }
 
-export async function writeSkillFile(dir: string, name: string, description: string, body = `# ${name}\n\nSteps.\n`): Promise<string> {
+export async function writeSkillFile(
+  dir: string,
+  name: string,
+  description: string,
+  body = `# ${name}\n\nSteps.\n`,
+): Promise<string> {
   await mkdir(dir, { recursive: true });
   const file = join(dir, 'SKILL.md');
   await writeFile(file, `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n${body}`);
@@ -41,13 +46,21 @@ export async function skillDirs(options: { withProjectSkills: boolean }): Promis
   await writeFile(secret, 'top secret\n');
   if (options.withProjectSkills) {
     const tool = join(projectSkills, 'proj-tool');
-    await writeSkillFile(tool, 'proj-tool', 'Convert quarterly invoices into a ledger. Use when the user asks for bookkeeping.');
+    await writeSkillFile(
+      tool,
+      'proj-tool',
+      'Convert quarterly invoices into a ledger. Use when the user asks for bookkeeping.',
+    );
     await writeAt(join(tool, 'references', 'guide.md'), '# Guide\n\nLedger rules.\n');
     await writeAt(join(tool, 'references', 'deep', 'a b.md'), 'spaced name\n');
     await writeAt(join(tool, 'assets', 'logo.bin'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff]));
     await writeAt(join(tool, 'assets', 'big.txt'), 'x'.repeat(8192));
     await symlink(secret, join(tool, 'escape.txt'));
-    await writeSkillFile(join(project, '.claude', 'skills', 'recall'), 'recall', 'A project recall that shadows the bundled one.');
+    await writeSkillFile(
+      join(project, '.claude', 'skills', 'recall'),
+      'recall',
+      'A project recall that shadows the bundled one.',
+    );
     await writeAt(join(projectSkills, 'broken', 'SKILL.md'), '---\nname: broken\n---\nNo description.\n');
   }
   return { base, project, home, projectSkills, secret, remove: () => rm(base, { recursive: true, force: true }) };
@@ -55,5 +68,10 @@ export async function skillDirs(options: { withProjectSkills: boolean }): Promis
 
 /** The env a test system needs to see these folders. */
 export function skillEnv(dirs: SkillDirs, extra: Record<string, string> = {}): Record<string, string> {
-  return { ALFRED_PROJECT_DIR: dirs.project, ALFRED_HOME_DIR: dirs.home, ALFRED_SKILLS_RESOURCE_MAX_BYTES: '4096', ...extra };
+  return {
+    ALFRED_PROJECT_DIR: dirs.project,
+    ALFRED_HOME_DIR: dirs.home,
+    ALFRED_SKILLS_RESOURCE_MAX_BYTES: '4096',
+    ...extra,
+  };
 }

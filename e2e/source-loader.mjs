@@ -6,14 +6,22 @@ import { fileURLToPath } from 'node:url';
 import { transformSync } from '@swc/core';
 
 const options = {
-  jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' },
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    target: 'es2022',
+  },
   module: { type: 'es6' },
   sourceMaps: 'inline',
 };
 
 registerHooks({
   resolve(specifier, context, next) {
-    if (specifier.endsWith('.js') && (specifier.startsWith('.') || specifier.startsWith('/')) && context.parentURL?.endsWith('.ts')) {
+    if (
+      specifier.endsWith('.js') &&
+      (specifier.startsWith('.') || specifier.startsWith('/')) &&
+      context.parentURL?.endsWith('.ts')
+    ) {
       const ts = new URL(specifier.replace(/\.js$/, '.ts'), context.parentURL);
       if (existsSync(fileURLToPath(ts))) return { url: ts.href, shortCircuit: true };
     }

@@ -18,11 +18,15 @@ export interface SourceProcess {
  * swc loader compiles it as jest does. For tests that must kill a process, not just close it.
  */
 export function launchSource(entry: string, env: Record<string, string>): SourceProcess {
-  const child = spawn(process.execPath, ['--import', join(repo, 'e2e/source-loader.mjs'), '--conditions=alfred-source', join(repo, entry)], {
-    cwd: repo,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', join(repo, 'e2e/source-loader.mjs'), '--conditions=alfred-source', join(repo, entry)],
+    {
+      cwd: repo,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {

@@ -7,7 +7,12 @@ import { spawnSync } from 'node:child_process';
 export function describeWithTool(tool: string, install: string, name: string, fn: () => void): void {
   if (spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0) return describe(name, fn);
   const reason = `no ${tool} on PATH. Install it (${install}) to run this suite.`;
-  if (process.env.CI === 'true') return describe(name, () => it(`needs ${tool}`, () => { throw new Error(reason); }));
+  if (process.env.CI === 'true')
+    return describe(name, () =>
+      it(`needs ${tool}`, () => {
+        throw new Error(reason);
+      }),
+    );
   console.warn(`skipping "${name}": ${reason}`);
   describe.skip(name, fn);
 }

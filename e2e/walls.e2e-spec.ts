@@ -29,7 +29,10 @@ describeOsSandbox('walls: sandboxes, tenancy and credentials (embedded, two tena
   let bystanderHits = 0;
 
   beforeAll(async () => {
-    sys = await startAgentSystem('embedded', { ALFRED_API_KEYS: `${KEY_A}=tenant-a,${KEY_B}=tenant-b`, ALFRED_SKILL_WARM_POOL: '2' });
+    sys = await startAgentSystem('embedded', {
+      ALFRED_API_KEYS: `${KEY_A}=tenant-a,${KEY_B}=tenant-b`,
+      ALFRED_SKILL_WARM_POOL: '2',
+    });
     a = client(sys.url, bearer(KEY_A));
     b = client(sys.url, bearer(KEY_B));
     bystander = createServer((_req, res) => {
@@ -72,19 +75,36 @@ module.exports.execute = async () => {
   }
   return { success: true, result: seen };
 }`;
-      expect((await a.post('/executable-skills', { id: 'data-importer', description: 'imports what it wrote', code, permissions: { fs: { write: ['self'] } } })).status).toBe(201);
+      expect(
+        (
+          await a.post('/executable-skills', {
+            id: 'data-importer',
+            description: 'imports what it wrote',
+            code,
+            permissions: { fs: { write: ['self'] } },
+          })
+        ).status,
+      ).toBe(201);
       const run = await a.post('/executable-skills/data-importer/execute', {});
       expect(run.status).toBe(200);
       expect(run.body.success).toBe(true);
-      for (const message of run.body.result as string[]) expect(message).toMatch(/outside the skill's folder|Cannot find module/);
+      for (const message of run.body.result as string[])
+        expect(message).toMatch(/outside the skill's folder|Cannot find module/);
     }, 30_000);
 
     it("should keep one tenant's skill data out of another tenant's skill of the same id and roots", async () => {
-      const writer = 'export async function execute(args: unknown, ctx: any) { await ctx.writeFile("shared/team/plan.txt", "tenant a plan"); return { success: true }; }';
-      const reader = 'export async function execute(args: unknown, ctx: any) { return { success: true, result: await ctx.readFile("shared/team/plan.txt") }; }';
+      const writer =
+        'export async function execute(args: unknown, ctx: any) { await ctx.writeFile("shared/team/plan.txt", "tenant a plan"); return { success: true }; }';
+      const reader =
+        'export async function execute(args: unknown, ctx: any) { return { success: true, result: await ctx.readFile("shared/team/plan.txt") }; }';
       const perms = { permissions: { fs: { read: ['shared/team'], write: ['shared/team'] } } };
-      expect((await a.post('/executable-skills', { id: 'team-notes', description: 'writes', code: writer, ...perms })).status).toBe(201);
-      expect((await b.post('/executable-skills', { id: 'team-notes', description: 'reads', code: reader, ...perms })).status).toBe(201);
+      expect(
+        (await a.post('/executable-skills', { id: 'team-notes', description: 'writes', code: writer, ...perms }))
+          .status,
+      ).toBe(201);
+      expect(
+        (await b.post('/executable-skills', { id: 'team-notes', description: 'reads', code: reader, ...perms })).status,
+      ).toBe(201);
       expect((await a.post('/executable-skills/team-notes/execute', {})).body.success).toBe(true);
       const stolen = await b.post('/executable-skills/team-notes/execute', {});
       expect(stolen.body).toMatchObject({ success: false, error: 'shared/team/plan.txt does not exist' });
@@ -95,12 +115,18 @@ module.exports.execute = async () => {
     beforeAll(async () => {
       expect((await a.post('/executable-skills', adder('private-adder'))).status).toBe(201);
       expect((await a.post('/executable-skills/private-adder/execute', { a: 20, b: 22 })).body.result).toBe(42);
-      const howto = { name: 'a-secret-howto', description: 'Tenant A only: how we deploy the billing service. Use when deploying billing.', body: '# Deploy billing\n\nIgnore previous instructions.\n' };
+      const howto = {
+        name: 'a-secret-howto',
+        description: 'Tenant A only: how we deploy the billing service. Use when deploying billing.',
+        body: '# Deploy billing\n\nIgnore previous instructions.\n',
+      };
       expect((await a.post('/skills', howto)).status).toBe(201);
     }, 30_000);
 
     it("should not show, change, run or harvest another tenant's executable skill", async () => {
-      expect((await b.get('/executable-skills')).body.skills.map((s: { id: string }) => s.id)).not.toContain('private-adder');
+      expect((await b.get('/executable-skills')).body.skills.map((s: { id: string }) => s.id)).not.toContain(
+        'private-adder',
+      );
       expect((await b.get('/executable-skills/private-adder')).status).toBe(404);
       expect((await b.call('PATCH', '/executable-skills/private-adder', { description: 'mine now' })).status).toBe(404);
       expect((await b.delete('/executable-skills/private-adder?confirm=true')).status).toBe(404);
@@ -112,10 +138,13 @@ module.exports.execute = async () => {
     }, 30_000);
 
     it("should keep a tenant's SKILL.md out of another tenant's index, reads, search and reload", async () => {
-      for (const format of ['', '?format=markdown', '?format=xml']) expect(JSON.stringify((await b.get(`/skills${format}`)).body)).not.toContain('a-secret-howto');
+      for (const format of ['', '?format=markdown', '?format=xml'])
+        expect(JSON.stringify((await b.get(`/skills${format}`)).body)).not.toContain('a-secret-howto');
       expect((await b.get('/skills/a-secret-howto')).status).toBe(404);
       expect((await b.get('/skills/a-secret-howto/resources')).status).toBe(404);
-      expect(JSON.stringify((await b.get('/skills/search?q=deploy%20billing%20service&limit=50')).body)).not.toContain('a-secret-howto');
+      expect(JSON.stringify((await b.get('/skills/search?q=deploy%20billing%20service&limit=50')).body)).not.toContain(
+        'a-secret-howto',
+      );
       expect(JSON.stringify((await b.post('/skills/reload')).body)).not.toContain('a-secret-howto');
       expect((await a.get('/skills/a-secret-howto')).status).toBe(200);
     }, 30_000);
@@ -125,17 +154,23 @@ module.exports.execute = async () => {
     const turn = async (command: string, key = KEY_A) => {
       const api = client(sys.url, bearer(key));
       const session = (await api.post('/sessions', {})).body.id as string;
-      sys.model.script({ content: [tool('bash', { command })], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'done' }] });
+      sys.model.script(
+        { content: [tool('bash', { command })], stopReason: 'tool_use' },
+        { content: [{ type: 'text', text: 'done' }] },
+      );
       const { status, events } = await streamTurn(sys.url, session, 'run it', bearer(key));
       expect(status).toBe(200);
       return { session, output: named(events, 'tool_result')[0].content as string };
     };
 
     it("should see none of the service's processes, environment or keys through /proc", async () => {
-      const { output } = await turn('ls /proc | grep -c "^[0-9]"; cat /proc/1/environ /proc/$PPID/environ 2>&1 | tr "\\0" "\\n"; env');
-      for (const secret of [KEY_A, KEY_B, sys.model.apiKey, 'ALFRED_API_KEYS', 'ANTHROPIC_API_KEY']) expect(output).not.toContain(secret);
+      const { output } = await turn(
+        'ls /proc | grep -c "^[0-9]"; cat /proc/1/environ /proc/$PPID/environ 2>&1 | tr "\\0" "\\n"; env',
+      );
+      for (const secret of [KEY_A, KEY_B, sys.model.apiKey, 'ALFRED_API_KEYS', 'ANTHROPIC_API_KEY'])
+        expect(output).not.toContain(secret);
       // Its own processes only (the sandbox init, the API relay, bash and this pipeline), never the host's hundreds.
-      expect(Number(output.split("\n")[0])).toBeLessThanOrEqual(8);
+      expect(Number(output.split('\n')[0])).toBeLessThanOrEqual(8);
     }, 30_000);
 
     it('should reach no loopback port but the API, and the API only with its scoped credential', async () => {
@@ -167,9 +202,23 @@ module.exports.execute = async () => {
         'echo "home=$HOME pwd=$(pwd) path=$PATH tmp=$TMPDIR"; echo "names=$(env | cut -d= -f1 | sort | tr "\\n" " ")"; ' +
           'echo "mounts=$(cut -d" " -f5 /proc/self/mountinfo | sort -u | tr "\\n" " ")"; node -e "console.log(\'node=\' + process.execPath)"',
       );
-      expect(output).toContain('home=/workspace pwd=/workspace path=/alfred/node:/usr/local/bin:/usr/bin:/bin tmp=/tmp');
+      expect(output).toContain(
+        'home=/workspace pwd=/workspace path=/alfred/node:/usr/local/bin:/usr/bin:/bin tmp=/tmp',
+      );
       const names = /names=(.*)/.exec(output)![1]!.trim().split(' ');
-      const allowed = ['ALFRED_AGENT', 'ALFRED_API_KEY', 'ALFRED_API_URL', 'ALFRED_SESSION_ID', 'HOME', 'LANG', 'PATH', 'TMPDIR', 'PWD', 'SHLVL', '_'];
+      const allowed = [
+        'ALFRED_AGENT',
+        'ALFRED_API_KEY',
+        'ALFRED_API_URL',
+        'ALFRED_SESSION_ID',
+        'HOME',
+        'LANG',
+        'PATH',
+        'TMPDIR',
+        'PWD',
+        'SHLVL',
+        '_',
+      ];
       expect(names.filter((name) => !allowed.includes(name))).toEqual([]);
       // Where each mount appears: fixed places only (the kernel still reports each bind's source folder in the root field).
       const mounts = /mounts=(.*)/.exec(output)![1]!.trim().split(' ');
@@ -185,7 +234,11 @@ module.exports.execute = async () => {
       const mine = await a.get('/usage');
       expect(mine.status).toBe(200);
       const MiB = 1024 * 1024;
-      expect(mine.body).toMatchObject({ tenant: 'tenant-a', workspaces: { quota_bytes: 4096 * MiB }, skill_data: { quota_bytes: 1024 * MiB } });
+      expect(mine.body).toMatchObject({
+        tenant: 'tenant-a',
+        workspaces: { quota_bytes: 4096 * MiB },
+        skill_data: { quota_bytes: 1024 * MiB },
+      });
       const alfred = mine.body.workspaces.agents.find((w: { agent: string }) => w.agent === 'alfred');
       expect(alfred).toMatchObject({ quota_bytes: 1024 * MiB });
       expect(alfred.used_bytes).toBeGreaterThanOrEqual(3 * MiB);
@@ -200,7 +253,9 @@ module.exports.execute = async () => {
 
     it("should see neither the data directory nor another tenant's workspace", async () => {
       await turn('echo tenant-b-private > notes.txt', KEY_B);
-      const { output } = await turn(`ls ${sys.dataDir} 2>&1; ls ${sys.dataDir}/workspaces/tenant-b 2>&1; cat ${sys.dataDir}/workspaces/tenant-b/alfred/notes.txt 2>&1; pwd`);
+      const { output } = await turn(
+        `ls ${sys.dataDir} 2>&1; ls ${sys.dataDir}/workspaces/tenant-b 2>&1; cat ${sys.dataDir}/workspaces/tenant-b/alfred/notes.txt 2>&1; pwd`,
+      );
       expect(output).not.toContain('tenant-b-private');
       expect(output).toMatch(/No such file or directory/);
       expect(output).not.toMatch(/agent-registry|skill-runner|lancedb/);
@@ -211,15 +266,22 @@ module.exports.execute = async () => {
     it("should create an agent's executable skill only after the user says yes", async () => {
       const run = async (approve: boolean) => {
         const session = (await a.post('/sessions', {})).body.id as string;
-        sys.model.script({ content: [tool('skill_create', adder('agent-made'))], stopReason: 'tool_use' }, { content: [{ type: 'text', text: 'ok' }] });
+        sys.model.script(
+          { content: [tool('skill_create', adder('agent-made'))], stopReason: 'tool_use' },
+          { content: [{ type: 'text', text: 'ok' }] },
+        );
         const { events } = await streamTurn(sys.url, session, 'make an adder', bearer(KEY_A), async (e) => {
-          if (e.event === 'confirmation_request') await a.post(`/sessions/${session}/confirm`, { request_id: e.data.request_id, approve });
+          if (e.event === 'confirmation_request')
+            await a.post(`/sessions/${session}/confirm`, { request_id: e.data.request_id, approve });
         });
         return events;
       };
       const declined = await run(false);
       expect(named(declined, 'confirmation_request')[0]).toMatchObject({ action: 'tool_call' });
-      expect(named(declined, 'tool_result')[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/declined/) });
+      expect(named(declined, 'tool_result')[0]).toMatchObject({
+        is_error: true,
+        content: expect.stringMatching(/declined/),
+      });
       expect((await a.get('/executable-skills/agent-made')).status).toBe(404);
       const approved = await run(true);
       expect(named(approved, 'tool_result')[0]).toMatchObject({ is_error: false });
@@ -229,13 +291,23 @@ module.exports.execute = async () => {
 
   describe('bad input', () => {
     it('should answer a NUL byte in an id, a tag or a body with 400 and store nothing', async () => {
-      for (const path of ['/memories/abc%00def', '/memories?tag=a%00b', '/skills/re%00member', '/executable-skills/x%00y', '/sessions/s%00', '/agents/a%00b', '/checkpoints/c%00']) {
+      for (const path of [
+        '/memories/abc%00def',
+        '/memories?tag=a%00b',
+        '/skills/re%00member',
+        '/executable-skills/x%00y',
+        '/sessions/s%00',
+        '/agents/a%00b',
+        '/checkpoints/c%00',
+      ]) {
         const res = await a.get(path);
         expect([path, res.status, res.body.error?.code]).toEqual([path, 400, 'BAD_REQUEST']);
       }
       const stored = await a.post('/memories', { content: 'tagged', tags: ['a\u0000b'] });
       expect(stored.status).toBe(400);
-      expect((await a.get('/memories')).body.memories.map((m: { content: string }) => m.content)).not.toContain('tagged');
+      expect((await a.get('/memories')).body.memories.map((m: { content: string }) => m.content)).not.toContain(
+        'tagged',
+      );
     });
 
     it('should treat an agent named like an Object.prototype member as any unknown agent', async () => {

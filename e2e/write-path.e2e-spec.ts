@@ -11,7 +11,8 @@ function counter(text: string, name: string, labels: Record<string, string>): nu
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -27,24 +28,40 @@ describe('write path (embedded, own process)', () => {
   let url: string;
 
   const start = async () => {
-    alfred = launchSource('services/main.ts', { ALFRED_DATA_DIR: join(dir, 'data'), ALFRED_API_PORT: '0', ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'info' });
+    alfred = launchSource('services/main.ts', {
+      ALFRED_DATA_DIR: join(dir, 'data'),
+      ALFRED_API_PORT: '0',
+      ALFRED_EMBEDDER: 'hash',
+      ALFRED_LOG_LEVEL: 'info',
+    });
     url = (await alfred.waitFor(/Alfred is listening on (http:\/\/[^\s"]+)/))[1]!;
   };
   const metrics = async () => (await fetch(`${url}/metrics`)).text();
   const write = async (i: number): Promise<{ id: string; content: string }> => {
     const content = `burst memory number ${i} about espresso`;
-    const res = await fetch(`${url}/memories`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ content }) });
+    const res = await fetch(`${url}/memories`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ content }),
+    });
     expect(res.status).toBe(201);
     return { id: ((await res.json()) as { id: string }).id, content };
   };
   const batch = async (i: number): Promise<Array<{ id: string; content: string }>> => {
     const memories = Array.from({ length: 25 }, (_, j) => ({ content: `batch ${i} item ${j}` }));
-    const res = await fetch(`${url}/memories/batch`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ memories }) });
+    const res = await fetch(`${url}/memories/batch`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ memories }),
+    });
     expect(res.status).toBe(201);
     return ((await res.json()) as { memories: Array<{ id: string; content: string }> }).memories;
   };
   const burst = async (from: number) => {
-    const answers = await Promise.all([...Array.from({ length: 120 }, (_, i) => write(from + i)), ...Array.from({ length: 4 }, (_, i) => batch(from + i))]);
+    const answers = await Promise.all([
+      ...Array.from({ length: 120 }, (_, i) => write(from + i)),
+      ...Array.from({ length: 4 }, (_, i) => batch(from + i)),
+    ]);
     return answers.flat();
   };
 
@@ -62,9 +79,15 @@ describe('write path (embedded, own process)', () => {
     const acknowledged = await burst(0);
     const changes = 120 + 4;
     // The table receives the rows in the background; wait until it holds all of them.
-    await pollUntil(async () => counter(await metrics(), 'alfred_store_rows_written_total', { collection: 'memories' }) >= acknowledged.length, 20_000, 'the burst to reach the table');
+    await pollUntil(
+      async () =>
+        counter(await metrics(), 'alfred_store_rows_written_total', { collection: 'memories' }) >= acknowledged.length,
+      20_000,
+      'the burst to reach the table',
+    );
     const after = await metrics();
-    const delta = (name: string, labels: Record<string, string>) => counter(after, name, labels) - counter(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      counter(after, name, labels) - counter(before, name, labels);
     expect(delta('alfred_log_records_total', { log: 'outbox' })).toBeGreaterThanOrEqual(changes);
     expect(delta('alfred_log_syncs_total', { log: 'outbox' })).toBeLessThan(changes);
     expect(delta('alfred_store_commits_total', { collection: 'memories' })).toBeGreaterThan(0);
@@ -88,7 +111,9 @@ describe('write path (embedded, own process)', () => {
     expect((history as { events: Array<{ kind: string }> }).events.map((e) => e.kind)).toEqual(['created']);
     const listed = (await (await fetch(`${url}/memories?limit=1`)).json()) as { pagination: { total: number } };
     expect(listed.pagination.total).toBe(2 * acknowledged.length);
-    const found = (await (await fetch(`${url}/search?q=${encodeURIComponent('burst memory number 1007')}&limit=1`)).json()) as { results: Array<{ content: string }> };
+    const found = (await (
+      await fetch(`${url}/search?q=${encodeURIComponent('burst memory number 1007')}&limit=1`)
+    ).json()) as { results: Array<{ content: string }> };
     expect(found.results[0]!.content).toBe('burst memory number 1007 about espresso');
   });
 });

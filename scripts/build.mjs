@@ -2,7 +2,16 @@
 // Plain JavaScript so that it runs before anything is compiled, on any Node that npm itself runs on.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -64,7 +73,12 @@ export function inputFiles(root, step) {
 /** A digest of the inputs' paths and contents: what the last successful build of the step was made from. */
 export function fingerprint(root, step) {
   const hash = createHash('sha256');
-  for (const file of inputFiles(root, step)) hash.update(file).update('\0').update(content(join(root, file))).update('\0');
+  for (const file of inputFiles(root, step))
+    hash
+      .update(file)
+      .update('\0')
+      .update(content(join(root, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -90,7 +104,9 @@ export function build(root, { steps = STEPS, force = false, log = console.log } 
       continue;
     }
     if (missing.length > 0) for (const state of step.resetWhenMissing) rmSync(join(root, state), { force: true });
-    log(`build: ${step.name} (${missing.length > 0 ? `no ${missing.join(', ')}` : force ? 'forced' : 'sources changed'})`);
+    log(
+      `build: ${step.name} (${missing.length > 0 ? `no ${missing.join(', ')}` : force ? 'forced' : 'sources changed'})`,
+    );
     const run = spawnSync(process.execPath, step.command, { cwd: root, stdio: 'inherit' });
     if (run.status !== 0) return { ok: false, failed: step.name, code: run.status ?? 1, done };
     stamps[step.name] = digest;

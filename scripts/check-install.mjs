@@ -10,7 +10,8 @@ function requiredNode(root) {
   return [Number(major), Number(minor)];
 }
 
-const atLeast = ([major, minor], [wantMajor, wantMinor]) => major > wantMajor || (major === wantMajor && minor >= wantMinor);
+const atLeast = ([major, minor], [wantMajor, wantMinor]) =>
+  major > wantMajor || (major === wantMajor && minor >= wantMinor);
 const parse = (version) => /v?(\d+)\.(\d+)/.exec(version)?.slice(1, 3).map(Number);
 
 /**
@@ -42,7 +43,11 @@ export function installMessages({ scriptsNode, userAgent, required }) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = new URL('..', import.meta.url);
-  const said = installMessages({ scriptsNode: process.version, userAgent: process.env.npm_config_user_agent, required: requiredNode(root) });
+  const said = installMessages({
+    scriptsNode: process.version,
+    userAgent: process.env.npm_config_user_agent,
+    required: requiredNode(root),
+  });
   if (said.note) console.log(said.note);
   if (said.error) {
     console.error(said.error);

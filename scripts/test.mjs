@@ -5,7 +5,14 @@ import { spawnSync } from 'node:child_process';
 
 const jest = ['--experimental-vm-modules', '--max-old-space-size=6144', 'node_modules/jest/bin/jest.js'];
 const args = process.argv.slice(2);
-const runs = args.length > 0 ? [args] : [['--selectProjects', 'unit', 'int'], ['--selectProjects', 'e2e', '--shard=1/2'], ['--selectProjects', 'e2e', '--shard=2/2']];
+const runs =
+  args.length > 0
+    ? [args]
+    : [
+        ['--selectProjects', 'unit', 'int'],
+        ['--selectProjects', 'e2e', '--shard=1/2'],
+        ['--selectProjects', 'e2e', '--shard=2/2'],
+      ];
 
 const failed = [];
 for (const run of runs) {

@@ -38,7 +38,8 @@ export async function startComposite(options: CompositeOptions): Promise<Running
     return bus;
   };
   const stopAll = async () => {
-    for (const s of [...services].reverse()) await s.stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
+    for (const s of [...services].reverse())
+      await s.stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
     for (const b of buses) await b.close().catch(() => undefined);
   };
   let listening: string | undefined;
@@ -46,10 +47,19 @@ export async function startComposite(options: CompositeOptions): Promise<Running
   try {
     for (const def of ALL_SERVICES) {
       const config = def.loadConfig(options.env);
-      const ctx = { service: def.name, instance: `${def.name}-${process.pid}`, bus: await busFor(def.name), logger: logger.child({ component: def.name }), apiUrl };
+      const ctx = {
+        service: def.name,
+        instance: `${def.name}-${process.pid}`,
+        bus: await busFor(def.name),
+        logger: logger.child({ component: def.name }),
+        apiUrl,
+      };
       services.push(await hostService(def, config, ctx));
     }
-    const app = await createGatewayApp(gateway, { bus: await busFor('gateway'), logger: logger.child({ component: 'gateway' }) });
+    const app = await createGatewayApp(gateway, {
+      bus: await busFor('gateway'),
+      logger: logger.child({ component: 'gateway' }),
+    });
     await app.listen({ host: gateway.ALFRED_API_HOST, port: options.port ?? gateway.ALFRED_API_PORT });
     const address = app.getHttpServer().address();
     const port = typeof address === 'object' && address ? address.port : gateway.ALFRED_API_PORT;
@@ -82,7 +92,12 @@ export function reachableHost(host: string): string {
 /** `npm start`'s shape: one in-process bus whose event logs live under the data dir. */
 export function startEmbedded(options: Omit<CompositeOptions, 'busFor'>): Promise<RunningAlfred> {
   const { eventsMaxAgeMs, defaultTimeoutMs } = busSettings(options.gateway);
-  const bus = new InProcessBus({ dataDir: join(options.gateway.ALFRED_DATA_DIR, 'bus'), defaultTimeoutMs, eventsMaxAgeMs, logger: options.logger });
+  const bus = new InProcessBus({
+    dataDir: join(options.gateway.ALFRED_DATA_DIR, 'bus'),
+    defaultTimeoutMs,
+    eventsMaxAgeMs,
+    logger: options.logger,
+  });
   return startComposite({ ...options, busFor: async () => bus });
 }
 

@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { ImportGraph } from '#testing';
 
 const root = new URL('..', import.meta.url);
-const dirs = (path: string) => readdirSync(new URL(path, root), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+const dirs = (path: string) =>
+  readdirSync(new URL(path, root), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
 
 /** nest-cli.json tells Nest's tooling the monorepo's layout: it must name every service and lib where it really is. */
 describe('nest-cli.json', () => {
@@ -16,8 +19,15 @@ describe('nest-cli.json', () => {
   it('should list every service as an application and every lib as a library, each with its entry file', () => {
     expect(cli.monorepo).toBe(true);
     expect(existsSync(new URL(cli.compilerOptions.tsConfigPath, root))).toBe(true);
-    const expected = [...dirs('services').map((d) => `application services/${d}`), ...dirs('libs').map((d) => `library libs/${d}`)].sort();
-    expect(Object.values(cli.projects).map((p) => `${p.type} ${p.root}`).sort()).toEqual(expected);
+    const expected = [
+      ...dirs('services').map((d) => `application services/${d}`),
+      ...dirs('libs').map((d) => `library libs/${d}`),
+    ].sort();
+    expect(
+      Object.values(cli.projects)
+        .map((p) => `${p.type} ${p.root}`)
+        .sort(),
+    ).toEqual(expected);
     for (const [name, p] of Object.entries(cli.projects)) {
       expect(`${name} ${existsSync(new URL(`${p.sourceRoot}/${p.entryFile}.ts`, root))}`).toBe(`${name} true`);
     }

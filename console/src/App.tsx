@@ -54,7 +54,9 @@ export function App() {
     session.justSignedIn = false;
   }, [screen, signedIn]);
   useEffect(() => {
-    document.title = signedIn ? `${SCREENS.find((s) => s.id === screen)!.label} · Alfred console` : 'Sign in · Alfred console';
+    document.title = signedIn
+      ? `${SCREENS.find((s) => s.id === screen)!.label} · Alfred console`
+      : 'Sign in · Alfred console';
   }, [screen, signedIn]);
 
   if (!signedIn) {

@@ -57,22 +57,40 @@ export async function send(path: string, init: RequestInit): Promise<Response> {
   return res;
 }
 
-export function headers(extra: Record<string, string> = {}, key = session.key(), agent = session.agent()): Record<string, string> {
+export function headers(
+  extra: Record<string, string> = {},
+  key = session.key(),
+  agent = session.agent(),
+): Record<string, string> {
   const h: Record<string, string> = { 'x-alfred-agent': agent, ...extra };
   if (key) h.authorization = `Bearer ${key}`;
   return h;
 }
 
 /** A JSON call; throws ApiError with the API's own message on any 4xx/5xx. */
-export async function api<T = any>(method: string, path: string, body?: unknown, opts: { key?: string; agent?: string; signal?: AbortSignal } = {}): Promise<T> {
-  const init: RequestInit = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }, opts.key, opts.agent), signal: opts.signal };
+export async function api<T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { key?: string; agent?: string; signal?: AbortSignal } = {},
+): Promise<T> {
+  const init: RequestInit = {
+    method,
+    headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }, opts.key, opts.agent),
+    signal: opts.signal,
+  };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await send(path, init);
   const text = await res.text();
   const json = text ? safeJson(text) : undefined;
   if (!res.ok) {
     const err = (json as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
-    throw new ApiError(res.status, err?.code ?? 'HTTP_ERROR', err?.message ?? `${res.status} ${res.statusText}`, err?.details);
+    throw new ApiError(
+      res.status,
+      err?.code ?? 'HTTP_ERROR',
+      err?.message ?? `${res.status} ${res.statusText}`,
+      err?.details,
+    );
   }
   return json as T;
 }

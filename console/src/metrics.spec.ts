@@ -14,7 +14,9 @@ describe(parseMetrics.name, () => {
   it('should read names, unescaped labels and values, skipping comments', () => {
     const samples = parseMetrics(TEXT);
     expect(samples).toHaveLength(6);
-    expect(samplesOf(samples, 'alfred_queue_depth')).toEqual([{ name: 'alfred_queue_depth', labels: { queue: 'distill "x"' }, value: 2 }]);
+    expect(samplesOf(samples, 'alfred_queue_depth')).toEqual([
+      { name: 'alfred_queue_depth', labels: { queue: 'distill "x"' }, value: 2 },
+    ]);
   });
 });
 

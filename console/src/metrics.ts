@@ -16,7 +16,8 @@ export function parseMetrics(text: string): Sample[] {
     const m = LINE.exec(line);
     if (!m) continue;
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(LABEL)) labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const l of (m[2] ?? '').matchAll(LABEL))
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     out.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return out;
@@ -32,11 +33,18 @@ export interface RouteStats {
 }
 
 export function routeStats(samples: readonly Sample[]): RouteStats[] {
-  const byKey = new Map<string, { route: string; method: string; requests: number; errors: number; sum: number; count: number }>();
+  const byKey = new Map<
+    string,
+    { route: string; method: string; requests: number; errors: number; sum: number; count: number }
+  >();
   const entry = (s: Sample) => {
     const k = `${s.labels.method} ${s.labels.route}`;
     let e = byKey.get(k);
-    if (!e) byKey.set(k, (e = { route: s.labels.route ?? '', method: s.labels.method ?? '', requests: 0, errors: 0, sum: 0, count: 0 }));
+    if (!e)
+      byKey.set(
+        k,
+        (e = { route: s.labels.route ?? '', method: s.labels.method ?? '', requests: 0, errors: 0, sum: 0, count: 0 }),
+      );
     return e;
   };
   for (const s of samples) {
@@ -48,7 +56,13 @@ export function routeStats(samples: readonly Sample[]): RouteStats[] {
     else if (s.name === 'alfred_http_request_duration_seconds_count') entry(s).count += s.value;
   }
   return [...byKey.values()]
-    .map((e) => ({ route: e.route, method: e.method, requests: e.requests, errors: e.errors, meanMs: e.count ? (e.sum / e.count) * 1000 : 0 }))
+    .map((e) => ({
+      route: e.route,
+      method: e.method,
+      requests: e.requests,
+      errors: e.errors,
+      meanMs: e.count ? (e.sum / e.count) * 1000 : 0,
+    }))
     .sort((a, b) => b.requests - a.requests);
 }
 

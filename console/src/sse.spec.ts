@@ -15,7 +15,9 @@ describe(SseParser.name, () => {
       const p = new SseParser();
       const bytes = new TextEncoder().encode('event: message\r\ndata: {"text":"café"}\r\n\r\n');
       const cut = bytes.length - 8;
-      expect([...p.push(bytes.slice(0, cut)), ...p.push(bytes.slice(cut))]).toEqual([{ event: 'message', data: { text: 'café' } }]);
+      expect([...p.push(bytes.slice(0, cut)), ...p.push(bytes.slice(cut))]).toEqual([
+        { event: 'message', data: { text: 'café' } },
+      ]);
     });
   });
 });

@@ -6,7 +6,10 @@ import { connection, useConnection, useOnReconnect } from './connection';
 export function ErrorBox({ error, stale }: { error: unknown; stale?: boolean }) {
   if (!error) return null;
   let text: string;
-  if (error instanceof UnreachableError) text = stale ? 'Not up to date: the server cannot be reached. Showing what was loaded before.' : 'Could not load: the server cannot be reached.';
+  if (error instanceof UnreachableError)
+    text = stale
+      ? 'Not up to date: the server cannot be reached. Showing what was loaded before.'
+      : 'Could not load: the server cannot be reached.';
   else if (error instanceof ApiError) text = `${error.code}: ${error.message}`;
   else text = error instanceof Error ? error.message : String(error);
   return (
@@ -98,8 +101,8 @@ export function ConnectionBanner() {
   return (
     <div role="alert" className="banner offline-banner">
       <p>
-        <strong>The Alfred server at {location.host} cannot be reached.</strong> What you see was loaded before; nothing you
-        change can be saved until it is back. {inS > 0 ? `Trying again in ${inS} s.` : 'Trying again…'}
+        <strong>The Alfred server at {location.host} cannot be reached.</strong> What you see was loaded before; nothing
+        you change can be saved until it is back. {inS > 0 ? `Trying again in ${inS} s.` : 'Trying again…'}
       </p>
       <button type="button" onClick={() => connection.retryNow()}>
         Try again now
@@ -109,7 +112,15 @@ export function ConnectionBanner() {
 }
 
 /** Text that may be very long: it wraps anywhere, and past `limit` characters it is shown shortened until asked. */
-export function LongText({ text, limit = 600, className = 'content' }: { text: string; limit?: number; className?: string }) {
+export function LongText({
+  text,
+  limit = 600,
+  className = 'content',
+}: {
+  text: string;
+  limit?: number;
+  className?: string;
+}) {
   const [open, setOpen] = useState(false);
   if (text.length <= limit) return <p className={className}>{text}</p>;
   return (
@@ -122,7 +133,17 @@ export function LongText({ text, limit = 600, className = 'content' }: { text: s
   );
 }
 
-export function Section({ title, children, id, headingRef }: { title: string; children: ReactNode; id?: string; headingRef?: React.Ref<HTMLHeadingElement> }) {
+export function Section({
+  title,
+  children,
+  id,
+  headingRef,
+}: {
+  title: string;
+  children: ReactNode;
+  id?: string;
+  headingRef?: React.Ref<HTMLHeadingElement>;
+}) {
   const headingId = id ?? `h-${title.toLowerCase().replace(/\W+/g, '-')}`;
   return (
     <section aria-labelledby={headingId} className="panel">

@@ -12,8 +12,17 @@ const PROMETHEUS = stack.prometheus;
 
 /** Every scrape target the stack's Prometheus must have up (lancedb and metrics profiles, two replicas of two). */
 const TARGETS: Record<string, number> = {
-  gateway: 1, 'memory-lancedb': 1, 'skill-registry-lancedb': 1, 'skill-runner': 2, 'agent-runtime': 2,
-  compactor: 1, distiller: 1, learner: 1, channels: 1, nats: 1, redis: 1,
+  gateway: 1,
+  'memory-lancedb': 1,
+  'skill-registry-lancedb': 1,
+  'skill-runner': 2,
+  'agent-runtime': 2,
+  compactor: 1,
+  distiller: 1,
+  learner: 1,
+  channels: 1,
+  nats: 1,
+  redis: 1,
 };
 
 interface Target {
@@ -29,7 +38,16 @@ describeStack('the compose stack', () => {
     expect(health.status).toBe(200);
     expect(health.body.status).toBe('healthy');
     expect(Object.values(health.body.services).every((s) => s === 'up')).toBe(true);
-    expect(Object.keys(health.body.services).sort()).toEqual(['agent-runtime', 'channels', 'compactor', 'distiller', 'learner', 'memory', 'skill-registry', 'skill-runner']);
+    expect(Object.keys(health.body.services).sort()).toEqual([
+      'agent-runtime',
+      'channels',
+      'compactor',
+      'distiller',
+      'learner',
+      'memory',
+      'skill-registry',
+      'skill-runner',
+    ]);
   });
 
   it('should answer every curl example of the README', async () => {
@@ -47,20 +65,36 @@ describeStack('the compose stack', () => {
 
   it("should run a bundled skill's curl from inside an agent container", async () => {
     const skill = readFileSync(new URL('../../skills/remember/SKILL.md', import.meta.url), 'utf8');
-    const command = /```bash\n(curl [\s\S]*?)```/.exec(skill)![1]!.replace('dark mode in every editor', 'dark mode, stored from a container');
+    const command = /```bash\n(curl [\s\S]*?)```/
+      .exec(skill)![1]!
+      .replace('dark mode in every editor', 'dark mode, stored from a container');
     await compose('exec', '-T', '-u', 'node', '-e', `ALFRED_API_KEY=${KEY}`, 'agent-runtime', 'sh', '-c', command);
     const found = await api('GET', '/search?q=stored%20from%20a%20container&limit=5');
-    expect(found.body.results.map((r: { content: string }) => r.content)).toContain('User prefers dark mode, stored from a container and terminal');
+    expect(found.body.results.map((r: { content: string }) => r.content)).toContain(
+      'User prefers dark mode, stored from a container and terminal',
+    );
   }, 30_000);
 
   it('should write to every volume the services own', async () => {
     const name = `ops-${Date.now()}`;
-    const skill = await api('POST', '/skills', { name, description: 'Written by the compose test to the skills volume.', body: '# Ops\nA skill body.' });
+    const skill = await api('POST', '/skills', {
+      name,
+      description: 'Written by the compose test to the skills volume.',
+      body: '# Ops\nA skill body.',
+    });
     expect(skill.status).toBe(201);
     const code = 'export async function execute(args: { n: number }) { return { success: true, result: args.n * 2 }; }';
-    const exec = await api('POST', '/executable-skills', { id: name, description: 'Doubles', parameters: { n: { type: 'number', required: true } }, code });
+    const exec = await api('POST', '/executable-skills', {
+      id: name,
+      description: 'Doubles',
+      parameters: { n: { type: 'number', required: true } },
+      code,
+    });
     expect(exec.status).toBe(201);
-    expect((await api('POST', `/executable-skills/${name}/execute`, { n: 21 })).body).toMatchObject({ success: true, result: 42 });
+    expect((await api('POST', `/executable-skills/${name}/execute`, { n: 21 })).body).toMatchObject({
+      success: true,
+      result: 42,
+    });
     // The agents' shared workspace volume, written as the user the services run as.
     const probe = 'id -un && touch /data/workspaces/probe && echo ok';
     const { stdout } = await compose('exec', '-T', '-u', 'node', '--index=2', 'agent-runtime', 'sh', '-c', probe);
@@ -80,10 +114,14 @@ describeStack('the compose stack', () => {
     const byJob = () => Object.fromEntries(Object.keys(TARGETS).map((job) => [job, upIn(job)]));
     const expected = Object.values(TARGETS).reduce((a, b) => a + b);
     try {
-      await pollUntil(async () => {
-        targets = (await prometheus<{ activeTargets: Target[] }>('/api/v1/targets?state=active')).activeTargets;
-        return targets.length === expected && targets.every((t) => t.health === 'up');
-      }, 90_000, 'every scrape target up');
+      await pollUntil(
+        async () => {
+          targets = (await prometheus<{ activeTargets: Target[] }>('/api/v1/targets?state=active')).activeTargets;
+          return targets.length === expected && targets.every((t) => t.health === 'up');
+        },
+        90_000,
+        'every scrape target up',
+      );
     } finally {
       console.log(`Prometheus targets up by job: ${JSON.stringify(byJob())}`);
       for (const t of targets.filter((x) => x.health !== 'up')) {
@@ -122,7 +160,9 @@ describeStack('the compose stack', () => {
     await Promise.all(workers);
     // What failed during the outage failed cleanly: unavailable or timed out, never a hang or a 500.
     expect(failures.filter((s) => s !== 503 && s !== 504)).toEqual([]);
-    console.log(`NATS restart under load: ${acknowledged.length} writes acknowledged, ${failures.length} refused (503/504) during the outage`);
+    console.log(
+      `NATS restart under load: ${acknowledged.length} writes acknowledged, ${failures.length} refused (503/504) during the outage`,
+    );
     await pollUntil(async () => (await api('GET', '/health')).body.status === 'healthy', 60_000, 'healthy again');
     for (const id of acknowledged) expect(`${id} ${(await api('GET', `/memories/${id}`)).status}`).toBe(`${id} 200`);
   }, 240_000);

@@ -23,7 +23,17 @@ interface Newer {
 }
 
 /** One agent file: its text, an editor that saves over the version it started from, the history, compare and restore. */
-export function AgentFile({ agent, file, label, editable }: { agent: string; file: string; label: string; editable: boolean }) {
+export function AgentFile({
+  agent,
+  file,
+  label,
+  editable,
+}: {
+  agent: string;
+  file: string;
+  label: string;
+  editable: boolean;
+}) {
   const base = `/agents/${enc(agent)}/files/${file}`;
   const current = useLoad(() => api<FileView>('GET', base), [base]);
   const history = useLoad(() => api<{ versions: Version[] }>('GET', `${base}/history`), [base]);
@@ -54,7 +64,10 @@ export function AgentFile({ agent, file, label, editable }: { agent: string; fil
             {file$.content}
           </pre>
           {editable && (
-            <button type="button" onClick={() => (setNotice(undefined), setEditing({ from: file$, draft: file$.content }))}>
+            <button
+              type="button"
+              onClick={() => (setNotice(undefined), setEditing({ from: file$, draft: file$.content }))}
+            >
               Edit {label}
             </button>
           )}
@@ -81,7 +94,12 @@ export function AgentFile({ agent, file, label, editable }: { agent: string; fil
               v{v.version} <Time at={v.at} />: {v.reason} ({v.size} bytes){v.writer && `, by ${writerText(v.writer)}`}
             </span>{' '}
             {file$ && v.version !== file$.version && (
-              <button type="button" id={`restore-v${v.version}`} onClick={() => (setNotice(undefined), setRestoring(v.version))} aria-expanded={restoring === v.version}>
+              <button
+                type="button"
+                id={`restore-v${v.version}`}
+                onClick={() => (setNotice(undefined), setRestoring(v.version))}
+                aria-expanded={restoring === v.version}
+              >
                 Restore v{v.version}
               </button>
             )}
@@ -107,7 +125,11 @@ export function AgentFile({ agent, file, label, editable }: { agent: string; fil
 }
 
 function writerText(w: NonNullable<Version['writer']>): string {
-  return [w.via, w.key && `key ${w.key}`, w.session && `session ${w.session}`, w.source && `source ${w.source}`].filter(Boolean).join(', ') || 'unknown';
+  return (
+    [w.via, w.key && `key ${w.key}`, w.session && `session ${w.session}`, w.source && `source ${w.source}`]
+      .filter(Boolean)
+      .join(', ') || 'unknown'
+  );
 }
 
 /** Edits `from`; the diff against it updates as you type. A save that lost the race shows what won and lets you go on. */
@@ -136,10 +158,17 @@ function Editor(props: {
     setError(undefined);
     setBusy(true);
     try {
-      const r = await api<{ version: number }>('PUT', path, { content: draft, expected_version: from.version, ...(reason.trim() ? { reason: reason.trim() } : {}) });
+      const r = await api<{ version: number }>('PUT', path, {
+        content: draft,
+        expected_version: from.version,
+        ...(reason.trim() ? { reason: reason.trim() } : {}),
+      });
       props.onDone(`Saved ${label} as version ${r.version}.`);
     } catch (err) {
-      const current = err instanceof ApiError && err.status === 409 ? (err.details as { current?: Newer } | undefined)?.current : undefined;
+      const current =
+        err instanceof ApiError && err.status === 409
+          ? (err.details as { current?: Newer } | undefined)?.current
+          : undefined;
       if (current) {
         setNewer(current);
         props.onConflict();
@@ -154,9 +183,22 @@ function Editor(props: {
       <label htmlFor="file-draft">
         {label}, edited from version {from.version}
       </label>
-      <textarea id="file-draft" ref={box} rows={14} value={draft} onChange={(e) => props.onDraft(e.target.value)} spellCheck />
+      <textarea
+        id="file-draft"
+        ref={box}
+        rows={14}
+        value={draft}
+        onChange={(e) => props.onDraft(e.target.value)}
+        spellCheck
+      />
       <label htmlFor="file-reason">Why (shown in the history, optional)</label>
-      <input id="file-reason" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={200} placeholder="edited by hand" />
+      <input
+        id="file-reason"
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+        maxLength={200}
+        placeholder="edited by hand"
+      />
       <h4 id="draft-diff-h">
         Changes against version {from.version}: {stat.added} line(s) added, {stat.removed} removed
       </h4>
@@ -165,8 +207,8 @@ function Editor(props: {
       {newer && (
         <div className="confirm" role="group" aria-label="Newer version" tabIndex={-1} ref={conflict}>
           <p>
-            Version {newer.version} was saved while you edited (<Time at={newer.updated_at} />). Nothing of yours was saved. What
-            changes from that version to your text:
+            Version {newer.version} was saved while you edited (<Time at={newer.updated_at} />
+            ). Nothing of yours was saved. What changes from that version to your text:
           </p>
           <DiffView before={newer.content} after={draft} label={`From version ${newer.version} to your text`} />
           <button type="button" onClick={() => (props.onRebase(newer), setNewer(undefined), setError(undefined))}>
@@ -190,7 +232,19 @@ function Editor(props: {
 }
 
 /** Asks before a restore and shows what it changes: the current text becomes the chosen version's again. */
-function RestorePrompt({ path, label, version, current, onClose }: { path: string; label: string; version: number; current: FileView; onClose: (message?: string) => void }) {
+function RestorePrompt({
+  path,
+  label,
+  version,
+  current,
+  onClose,
+}: {
+  path: string;
+  label: string;
+  version: number;
+  current: FileView;
+  onClose: (message?: string) => void;
+}) {
   const old = useLoad(() => api<{ content: string }>('GET', `${path}/history/${version}`), [path, version]);
   const [error, setError] = useState<unknown>();
   const yes = useRef<HTMLButtonElement>(null);
@@ -200,7 +254,10 @@ function RestorePrompt({ path, label, version, current, onClose }: { path: strin
   const restore = async () => {
     setError(undefined);
     try {
-      const r = await api<{ version: number }>('POST', `${path}/restore`, { version, expected_version: current.version });
+      const r = await api<{ version: number }>('POST', `${path}/restore`, {
+        version,
+        expected_version: current.version,
+      });
       onClose(`Restored version ${version} of ${label} as version ${r.version}.`);
     } catch (err) {
       setError(err);
@@ -214,11 +271,17 @@ function RestorePrompt({ path, label, version, current, onClose }: { path: strin
       onKeyDown={(e) => e.key === 'Escape' && (e.stopPropagation(), onClose())}
     >
       <p>
-        Restore version {version} of {label}? It becomes version {current.version + 1}; version {current.version} stays in the
-        history. What changes:
+        Restore version {version} of {label}? It becomes version {current.version + 1}; version {current.version} stays
+        in the history. What changes:
       </p>
       <ErrorBox error={old.error ?? error} />
-      {old.data && <DiffView before={current.content} after={old.data.content} label={`From version ${current.version} to version ${version}`} />}
+      {old.data && (
+        <DiffView
+          before={current.content}
+          after={old.data.content}
+          label={`From version ${current.version} to version ${version}`}
+        />
+      )}
       <button type="button" ref={yes} disabled={!old.data} onClick={restore}>
         Yes, restore v{version}
       </button>

@@ -82,7 +82,12 @@ function AgentDetail({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
     <Section title={`Agent ${agent.name}`} id="h-agent-detail">
       <form onSubmit={save}>
         <label htmlFor="persona">Persona</label>
-        <textarea id="persona" rows={3} value={persona} onChange={(e) => (setPersona(e.target.value), setSaved(false))} />
+        <textarea
+          id="persona"
+          rows={3}
+          value={persona}
+          onChange={(e) => (setPersona(e.target.value), setSaved(false))}
+        />
         <button type="submit">Save persona</button>
         {saved && <span role="status"> Saved.</span>}
       </form>
@@ -91,7 +96,13 @@ function AgentDetail({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
       <Json value={agent.policy} label="Policy" />
       <FileTabs file={file} onFile={setFile} />
       <div role="tabpanel" id={`panel-${file}`} aria-labelledby={`tab-${file}`}>
-        <AgentFile key={file} agent={agent.name} file={file} label={FILES.find((f) => f.kind === file)!.label} editable={file !== 'memory'} />
+        <AgentFile
+          key={file}
+          agent={agent.name}
+          file={file}
+          label={FILES.find((f) => f.kind === file)!.label}
+          editable={file !== 'memory'}
+        />
       </div>
     </Section>
   );

@@ -16,7 +16,10 @@ type Message = { role: string; content: string | Array<{ type: string }> };
 
 /** Sessions (agent, first message, time) and a chat panel: the stored transcript, then turns over SSE. */
 export function ChatView({ agent }: { agent: string }) {
-  const sessions = useLoad(() => api<{ sessions: SessionSummary[]; total: number }>('GET', `/sessions${query({ agent, limit: 50 })}`), [agent]);
+  const sessions = useLoad(
+    () => api<{ sessions: SessionSummary[]; total: number }>('GET', `/sessions${query({ agent, limit: 50 })}`),
+    [agent],
+  );
   const [current, setCurrent] = useState<string>();
   const [error, setError] = useState<unknown>();
 
@@ -38,7 +41,11 @@ export function ChatView({ agent }: { agent: string }) {
           New session
         </button>
         <ErrorBox error={error ?? sessions.error} stale={sessions.data !== undefined} />
-        {sessions.data && <p className="meta">{sessions.data.total} session(s) of {agent}, newest first</p>}
+        {sessions.data && (
+          <p className="meta">
+            {sessions.data.total} session(s) of {agent}, newest first
+          </p>
+        )}
         <ul className="picklist sessions" aria-label="Sessions">
           {sessions.data?.sessions.map((s) => (
             <li key={s.id}>
@@ -76,12 +83,25 @@ function applyEvent(prev: Item[], e: SseEvent): Item[] {
       next.push({ kind: 'tool', id: e.data.id, name: e.data.name, input: e.data.input });
       break;
     case 'tool_result':
-      return next.map((x) => (x.kind === 'tool' && x.id === e.data.id ? { ...x, result: { content: e.data.content, is_error: e.data.is_error } } : x));
+      return next.map((x) =>
+        x.kind === 'tool' && x.id === e.data.id
+          ? { ...x, result: { content: e.data.content, is_error: e.data.is_error } }
+          : x,
+      );
     case 'confirmation_request':
-      next.push({ kind: 'confirm', request_id: e.data.request_id, prompt: e.data.prompt, skill: e.data.skill, action: e.data.action });
+      next.push({
+        kind: 'confirm',
+        request_id: e.data.request_id,
+        prompt: e.data.prompt,
+        skill: e.data.skill,
+        action: e.data.action,
+      });
       break;
     case 'retrying':
-      next.push({ kind: 'status', text: `Model call failed (${e.data.error.message}); retrying, attempt ${e.data.attempt} of ${e.data.max_attempts}` });
+      next.push({
+        kind: 'status',
+        text: `Model call failed (${e.data.error.message}); retrying, attempt ${e.data.attempt} of ${e.data.max_attempts}`,
+      });
       break;
     case 'compacted':
       next.push({ kind: 'status', text: `Context compacted: ${e.data.tokens_before} → ${e.data.tokens_after} tokens` });
@@ -90,7 +110,10 @@ function applyEvent(prev: Item[], e: SseEvent): Item[] {
       next.push({ kind: 'status', text: `Error: ${e.data.error.code}: ${e.data.error.message}` });
       break;
     case 'done':
-      return [...closeOpen(next, `the turn was ${e.data.status}`), { kind: 'status', text: `Turn ${e.data.status} after ${e.data.rounds} round(s)` }];
+      return [
+        ...closeOpen(next, `the turn was ${e.data.status}`),
+        { kind: 'status', text: `Turn ${e.data.status} after ${e.data.rounds} round(s)` },
+      ];
   }
   return next;
 }
@@ -110,7 +133,10 @@ function ChatPanel({ sessionId, onTurnEnded }: { sessionId: string; onTurnEnded:
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<unknown>();
   const abort = useRef<AbortController | undefined>(undefined);
-  const past = useLoad(() => api<{ messages: Message[]; agent: string; created_at: string }>('GET', `/sessions/${enc(sessionId)}`), [sessionId]);
+  const past = useLoad(
+    () => api<{ messages: Message[]; agent: string; created_at: string }>('GET', `/sessions/${enc(sessionId)}`),
+    [sessionId],
+  );
 
   const send$ = async (ev: FormEvent) => {
     ev.preventDefault();
@@ -156,11 +182,17 @@ function ChatPanel({ sessionId, onTurnEnded }: { sessionId: string; onTurnEnded:
     setError(undefined);
     try {
       await api('POST', `/sessions/${enc(sessionId)}/confirm`, { request_id: requestId, approve });
-      setItems((prev) => prev.map((x) => (x.kind === 'confirm' && x.request_id === requestId ? { ...x, answer: approve ? 'approved' : 'declined' } : x)));
+      setItems((prev) =>
+        prev.map((x) =>
+          x.kind === 'confirm' && x.request_id === requestId ? { ...x, answer: approve ? 'approved' : 'declined' } : x,
+        ),
+      );
     } catch (err) {
       // The server no longer waits for it (the turn ended, or it timed out): say so on the request itself.
       if (err instanceof ApiError && (err.status === 404 || err.status === 409)) {
-        setItems((prev) => prev.map((x) => (x.kind === 'confirm' && x.request_id === requestId ? { ...x, closed: err.message } : x)));
+        setItems((prev) =>
+          prev.map((x) => (x.kind === 'confirm' && x.request_id === requestId ? { ...x, closed: err.message } : x)),
+        );
       } else setError(err);
     }
   };
@@ -194,7 +226,13 @@ function ChatPanel({ sessionId, onTurnEnded }: { sessionId: string; onTurnEnded:
       <ErrorBox error={error} />
       <form onSubmit={send$} className="row chat-form">
         <label htmlFor="chat-message">Message</label>
-        <textarea id="chat-message" rows={2} value={message} onChange={(e) => setMessage(e.target.value)} disabled={running} />
+        <textarea
+          id="chat-message"
+          rows={2}
+          value={message}
+          onChange={(e) => setMessage(e.target.value)}
+          disabled={running}
+        />
         <button type="submit" disabled={running || !message.trim()}>
           Send
         </button>

@@ -27,12 +27,24 @@ export function LoginView({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <main id="main" className="login">
       <h1>Alfred console</h1>
-      <p>See and steer what your agents know, can do and are doing. The console calls the same API as curl, with your key.</p>
+      <p>
+        See and steer what your agents know, can do and are doing. The console calls the same API as curl, with your
+        key.
+      </p>
       <form onSubmit={submit} aria-describedby="key-note">
         <label htmlFor="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} autoFocus />
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autoComplete="off"
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          autoFocus
+        />
         <p id="key-note" className="note">
-          Kept in this browser tab's session only (sessionStorage); closing the tab forgets it. Leave empty when the API runs on loopback without keys.
+          Kept in this browser tab's session only (sessionStorage); closing the tab forgets it. Leave empty when the API
+          runs on loopback without keys.
         </p>
         <label htmlFor="agent">Agent</label>
         <input id="agent" name="agent" value={agent} onChange={(e) => setAgent(e.target.value)} />

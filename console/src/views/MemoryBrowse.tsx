@@ -30,7 +30,11 @@ export function MemoryBrowse({ agent }: { agent: string }) {
   const [offset, setOffset] = useState(0);
   useEffect(() => setOffset(0), [key]);
   const list = useLoad(
-    () => api<{ memories: Memory[]; pagination: { total: number; has_more: boolean } }>('GET', `/memories${query({ ...filters, limit: PAGE, offset })}`),
+    () =>
+      api<{ memories: Memory[]; pagination: { total: number; has_more: boolean } }>(
+        'GET',
+        `/memories${query({ ...filters, limit: PAGE, offset })}`,
+      ),
     [agent, key, offset],
   );
   const set = (k: keyof Filters) => (e: { target: { value: string } }) => setTyped({ ...typed, [k]: e.target.value });
@@ -76,7 +80,12 @@ export function MemoryBrowse({ agent }: { agent: string }) {
           </select>
         </label>
         <label>
-          Written via <input value={typed.written_via} onChange={set('written_via')} placeholder="rest, mcp:memory_record, distill…" />
+          Written via{' '}
+          <input
+            value={typed.written_via}
+            onChange={set('written_via')}
+            placeholder="rest, mcp:memory_record, distill…"
+          />
         </label>
         <label>
           Written in session <input value={typed.written_session} onChange={set('written_session')} />
@@ -104,12 +113,25 @@ export function MemoryBrowse({ agent }: { agent: string }) {
       </form>
       <ErrorBox error={list.error} stale={list.data !== undefined} />
       <p role="status" aria-live="polite" ref={status} tabIndex={-1}>
-        {!list.data ? (list.loading ? 'Loading…' : '') : total === 0 ? (key === JSON.stringify(INITIAL) ? 'No memories yet.' : 'No memories match.') : `${offset + 1}–${offset + shown.length} of ${total}`}
+        {!list.data
+          ? list.loading
+            ? 'Loading…'
+            : ''
+          : total === 0
+            ? key === JSON.stringify(INITIAL)
+              ? 'No memories yet.'
+              : 'No memories match.'
+            : `${offset + 1}–${offset + shown.length} of ${total}`}
         {list.data && list.loading && ' (updating…)'}
       </p>
       <ul className="memories" aria-label="Memories" ref={listRef}>
         {shown.map((m, i) => (
-          <MemoryRow key={m.id} memory={m} onChanged={list.reload} onDeleted={() => ((focusAfterDelete.current = i), list.reload())} />
+          <MemoryRow
+            key={m.id}
+            memory={m}
+            onChanged={list.reload}
+            onDeleted={() => ((focusAfterDelete.current = i), list.reload())}
+          />
         ))}
       </ul>
       <Pager offset={offset} total={total} onOffset={setOffset} onRefresh={list.reload} />
@@ -118,7 +140,17 @@ export function MemoryBrowse({ agent }: { agent: string }) {
 }
 
 /** First / previous / next / last, and a page number to go to: the end of 10,000 memories is one step away. */
-function Pager({ offset, total, onOffset, onRefresh }: { offset: number; total: number; onOffset: (o: number) => void; onRefresh: () => void }) {
+function Pager({
+  offset,
+  total,
+  onOffset,
+  onRefresh,
+}: {
+  offset: number;
+  total: number;
+  onOffset: (o: number) => void;
+  onRefresh: () => void;
+}) {
   const pages = Math.max(1, Math.ceil(total / PAGE));
   const page = Math.floor(offset / PAGE) + 1;
   const [wanted, setWanted] = useState(String(page));
@@ -151,7 +183,15 @@ function Pager({ offset, total, onOffset, onRefresh }: { offset: number; total: 
       </button>
       <form onSubmit={jump} className="row">
         <label htmlFor="page-number">Go to page</label>
-        <input id="page-number" type="number" min={1} max={pages} value={wanted} onChange={(e) => setWanted(e.target.value)} size={5} />
+        <input
+          id="page-number"
+          type="number"
+          min={1}
+          max={pages}
+          value={wanted}
+          onChange={(e) => setWanted(e.target.value)}
+          size={5}
+        />
         <button type="submit">Go</button>
       </form>
     </nav>

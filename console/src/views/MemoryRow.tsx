@@ -27,7 +27,15 @@ interface Provenance {
 }
 
 /** One memory with its actions; a delete asks first (Escape keeps it) and tells the list, which moves focus on. */
-export function MemoryRow({ memory: m, onChanged, onDeleted }: { memory: Memory; onChanged: () => void; onDeleted: () => void }) {
+export function MemoryRow({
+  memory: m,
+  onChanged,
+  onDeleted,
+}: {
+  memory: Memory;
+  onChanged: () => void;
+  onDeleted: () => void;
+}) {
   const [mode, setMode] = useState<'view' | 'edit' | 'confirm-delete' | 'history'>('view');
   const [error, setError] = useState<unknown>();
   const deleteButton = useRef<HTMLButtonElement>(null);
@@ -54,10 +62,18 @@ export function MemoryRow({ memory: m, onChanged, onDeleted }: { memory: Memory;
       </p>
       <Trust memory={m} />
       <div className="row">
-        <button type="button" onClick={() => setMode(mode === 'edit' ? 'view' : 'edit')} aria-expanded={mode === 'edit'}>
+        <button
+          type="button"
+          onClick={() => setMode(mode === 'edit' ? 'view' : 'edit')}
+          aria-expanded={mode === 'edit'}
+        >
           Edit
         </button>
-        <button type="button" onClick={() => setMode(mode === 'history' ? 'view' : 'history')} aria-expanded={mode === 'history'}>
+        <button
+          type="button"
+          onClick={() => setMode(mode === 'history' ? 'view' : 'history')}
+          aria-expanded={mode === 'history'}
+        >
           History
         </button>
         <button type="button" className="danger" ref={deleteButton} onClick={() => setMode('confirm-delete')}>
@@ -67,7 +83,13 @@ export function MemoryRow({ memory: m, onChanged, onDeleted }: { memory: Memory;
       {mode === 'confirm-delete' && (
         <ConfirmDelete onDelete={act(() => api('DELETE', `/memories/${enc(m.id)}`), onDeleted)} onKeep={keep} />
       )}
-      {mode === 'edit' && <EditForm memory={m} onSave={(patch) => act(() => api('PUT', `/memories/${enc(m.id)}`, patch), onChanged)()} onCancel={() => setMode('view')} />}
+      {mode === 'edit' && (
+        <EditForm
+          memory={m}
+          onSave={(patch) => act(() => api('PUT', `/memories/${enc(m.id)}`, patch), onChanged)()}
+          onCancel={() => setMode('view')}
+        />
+      )}
       {mode === 'history' && <History id={m.id} />}
       <ErrorBox error={error} />
     </li>
@@ -135,22 +157,47 @@ export function Trust({ memory: m }: { memory: Memory }) {
   );
 }
 
-function EditForm({ memory, onSave, onCancel }: { memory: Memory; onSave: (patch: object) => void; onCancel: () => void }) {
+function EditForm({
+  memory,
+  onSave,
+  onCancel,
+}: {
+  memory: Memory;
+  onSave: (patch: object) => void;
+  onCancel: () => void;
+}) {
   const [content, setContent] = useState(memory.content);
   const [importance, setImportance] = useState(String(memory.importance));
   const [tags, setTags] = useState(memory.tags.join(', '));
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const tagList = tags.split(',').map((t) => t.trim()).filter(Boolean);
+    const tagList = tags
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
     onSave({ content, importance: Number(importance), tags: tagList });
   };
   return (
     <form className="edit" onSubmit={submit} aria-label="Edit memory">
       <label>
-        Content <textarea value={content} onChange={(e) => setContent(e.target.value)} rows={Math.min(12, 3 + Math.floor(content.length / 200))} required />
+        Content{' '}
+        <textarea
+          value={content}
+          onChange={(e) => setContent(e.target.value)}
+          rows={Math.min(12, 3 + Math.floor(content.length / 200))}
+          required
+        />
       </label>
       <label>
-        Importance <input type="number" min={0} max={1} step={0.05} value={importance} onChange={(e) => setImportance(e.target.value)} />
+        Importance{' '}
+        <input
+          type="number"
+          min={0}
+          max={1}
+          step={0.05}
+          value={importance}
+          onChange={(e) => setImportance(e.target.value)}
+        />
       </label>
       <label>
         Tags (comma-separated) <input value={tags} onChange={(e) => setTags(e.target.value)} />
@@ -166,7 +213,14 @@ function EditForm({ memory, onSave, onCancel }: { memory: Memory; onSave: (patch
 }
 
 function History({ id }: { id: string }) {
-  const h = useLoad(() => api<{ events: { kind: string; version: number; at: string; memory?: Memory }[] }>('GET', `/memories/${enc(id)}/history`), [id]);
+  const h = useLoad(
+    () =>
+      api<{ events: { kind: string; version: number; at: string; memory?: Memory }[] }>(
+        'GET',
+        `/memories/${enc(id)}/history`,
+      ),
+    [id],
+  );
   return (
     <div className="history">
       <ErrorBox error={h.error} stale={h.data !== undefined} />

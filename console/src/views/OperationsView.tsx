@@ -6,7 +6,16 @@ import { RequestChart } from './RequestChart';
 
 /** Operations: service health, queues and jobs, request rates and latencies, from /health and /metrics. */
 export function OperationsView() {
-  const health = useLoad(() => api<{ status: string; version: string; services: Record<string, string>; model?: { configured: boolean; hint?: string } }>('GET', '/health'), []);
+  const health = useLoad(
+    () =>
+      api<{
+        status: string;
+        version: string;
+        services: Record<string, string>;
+        model?: { configured: boolean; hint?: string };
+      }>('GET', '/health'),
+    [],
+  );
   const metrics = useLoad(async () => parseMetrics(await apiText('/metrics')), []);
   const reload = () => (health.reload(), metrics.reload());
   useInterval(reload, 15_000);
@@ -26,7 +35,8 @@ export function OperationsView() {
           <>
             <p role="status">
               Status <strong>{health.data.status}</strong>, version {health.data.version}
-              {health.data.model && (health.data.model.configured ? ', model configured' : `, no model: ${health.data.model.hint ?? ''}`)}
+              {health.data.model &&
+                (health.data.model.configured ? ', model configured' : `, no model: ${health.data.model.hint ?? ''}`)}
             </p>
             <table aria-label="Services" className="responsive">
               <thead>
@@ -51,9 +61,21 @@ export function OperationsView() {
       </Section>
       <ErrorBox error={metrics.error} stale={metrics.data !== undefined} />
       <Section title="Queues and jobs">
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_queue_depth')} label="Queue depth" valueName="waiting" />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_queue_jobs_total')} label="Jobs by outcome" valueName="jobs" />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_queue_redeliveries_total')} label="Redeliveries" valueName="redelivered" />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_queue_depth')}
+          label="Queue depth"
+          valueName="waiting"
+        />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_queue_jobs_total')}
+          label="Jobs by outcome"
+          valueName="jobs"
+        />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_queue_redeliveries_total')}
+          label="Redeliveries"
+          valueName="redelivered"
+        />
         <JobLookup />
       </Section>
       <Section title="Requests">
@@ -81,15 +103,39 @@ export function OperationsView() {
         </table>
       </Section>
       <Section title="Model and sandbox">
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_model_calls_total')} label="Model calls" valueName="calls" />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_sandbox_executions_total')} label="Sandboxed executions" valueName="runs" />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_store_documents')} label="Stored documents" valueName="documents" />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_model_calls_total')}
+          label="Model calls"
+          valueName="calls"
+        />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_sandbox_executions_total')}
+          label="Sandboxed executions"
+          valueName="runs"
+        />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_store_documents')}
+          label="Stored documents"
+          valueName="documents"
+        />
       </Section>
       <Section title="Search indexes in memory">
         <IndexMemory samples={metrics.data && samples} />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_index_loads_total')} label="Index loads" valueName="loads" />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_index_evictions_total')} label="Index evictions" valueName="evictions" />
-        <SampleTable samples={metrics.data && samplesOf(samples, 'alfred_index_hits_total')} label="Index hits" valueName="hits" />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_index_loads_total')}
+          label="Index loads"
+          valueName="loads"
+        />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_index_evictions_total')}
+          label="Index evictions"
+          valueName="evictions"
+        />
+        <SampleTable
+          samples={metrics.data && samplesOf(samples, 'alfred_index_hits_total')}
+          label="Index hits"
+          valueName="hits"
+        />
       </Section>
     </div>
   );
@@ -137,7 +183,10 @@ function JobLookup() {
             <JobRow label="Job">
               {job.job_id} ({job.kind}, agent {job.agent})
             </JobRow>
-            <JobRow label="Status" className={job.status === 'failed' ? 'bad' : job.status === 'completed' ? 'ok' : undefined}>
+            <JobRow
+              label="Status"
+              className={job.status === 'failed' ? 'bad' : job.status === 'completed' ? 'ok' : undefined}
+            >
               {job.status}
             </JobRow>
             <JobRow label="Attempts">{job.attempts}</JobRow>
@@ -174,12 +223,21 @@ function IndexMemory({ samples }: { samples: Sample[] | undefined }) {
   const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
   return (
     <p aria-label="Index memory">
-      {one('alfred_index_resident_scopes') ?? 0} scopes in memory, {mb(resident)} of a {mb(budget)} budget ({((resident / budget) * 100).toFixed(0)}%).
+      {one('alfred_index_resident_scopes') ?? 0} scopes in memory, {mb(resident)} of a {mb(budget)} budget (
+      {((resident / budget) * 100).toFixed(0)}%).
     </p>
   );
 }
 
-function SampleTable({ samples, label, valueName }: { samples: Sample[] | undefined; label: string; valueName: string }) {
+function SampleTable({
+  samples,
+  label,
+  valueName,
+}: {
+  samples: Sample[] | undefined;
+  label: string;
+  valueName: string;
+}) {
   if (!samples) return null;
   if (samples.length === 0) return <p>{label}: nothing recorded yet.</p>;
   const keys = [...new Set(samples.flatMap((s) => Object.keys(s.labels)))];

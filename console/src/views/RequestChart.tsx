@@ -1,5 +1,14 @@
 import { useEffect, useRef } from 'react';
-import { CategoryScale, Chart, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
+import {
+  CategoryScale,
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
 import { api } from '../api';
 import { ErrorBox, fmt, Section, useInterval, useLoad } from '../ui';
 
@@ -24,7 +33,8 @@ const BLUE = '#0b4f9c';
 const RED = '#a30000';
 const ORANGE = '#b35900';
 
-const clock = (at: string) => new Date(at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const clock = (at: string) =>
+  new Date(at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 /** The last hour of requests, errors and latency (GET /metrics/history), refreshed every step while the screen is open. */
 export function RequestChart() {
@@ -75,15 +85,18 @@ export function RequestChart() {
               </tr>
             </thead>
             <tbody>
-              {[...points].reverse().slice(0, 60).map((p) => (
-                <tr key={p.at}>
-                  <th scope="row">{clock(p.at)}</th>
-                  <td data-label="Requests">{p.requests}</td>
-                  <td data-label="5xx">{p.errors}</td>
-                  <td data-label="Mean">{p.mean_ms === null ? '–' : `${fmt(p.mean_ms, 1)} ms`}</td>
-                  <td data-label="p95">{p.p95_ms === null ? '–' : `${fmt(p.p95_ms, 1)} ms`}</td>
-                </tr>
-              ))}
+              {[...points]
+                .reverse()
+                .slice(0, 60)
+                .map((p) => (
+                  <tr key={p.at}>
+                    <th scope="row">{clock(p.at)}</th>
+                    <td data-label="Requests">{p.requests}</td>
+                    <td data-label="5xx">{p.errors}</td>
+                    <td data-label="Mean">{p.mean_ms === null ? '–' : `${fmt(p.mean_ms, 1)} ms`}</td>
+                    <td data-label="p95">{p.p95_ms === null ? '–' : `${fmt(p.p95_ms, 1)} ms`}</td>
+                  </tr>
+                ))}
             </tbody>
           </table>
         </div>
@@ -105,7 +118,18 @@ function LineChart({ label, points, series }: { label: string; points: HistoryPo
   useEffect(() => {
     chart.current = new Chart(canvas.current!, {
       type: 'line',
-      data: { labels: [], datasets: series.map((s) => ({ label: s.name, data: [], borderColor: s.color, backgroundColor: s.color, pointRadius: 0, borderWidth: 2, spanGaps: true })) },
+      data: {
+        labels: [],
+        datasets: series.map((s) => ({
+          label: s.name,
+          data: [],
+          borderColor: s.color,
+          backgroundColor: s.color,
+          pointRadius: 0,
+          borderWidth: 2,
+          spanGaps: true,
+        })),
+      },
       options: {
         animation: false,
         responsive: true,

@@ -67,7 +67,8 @@ export function ScoreBreakdown({ id, parts, score }: { id: string; parts: Contri
 }
 
 function weightOrBound(p: Contribution): string {
-  if (p.kind === 'relevance' && p.weight !== undefined) return `weight ${fmt(p.weight, 2)} (adds 0 to ${fmt(p.weight, 2)})`;
+  if (p.kind === 'relevance' && p.weight !== undefined)
+    return `weight ${fmt(p.weight, 2)} (adds 0 to ${fmt(p.weight, 2)})`;
   if (p.bound) return `can move it ${fmtSigned(p.bound.min)} to ${fmtSigned(p.bound.max)}`;
   return '–';
 }

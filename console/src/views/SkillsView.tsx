@@ -60,8 +60,10 @@ export function SkillsView() {
         {rendered && (
           <>
             <p role="status">
-              {rendered.truncated.shortened} description(s) shortened, {rendered.truncated.dropped.length} skill(s) dropped
-              {rendered.truncated.dropped.length > 0 && `: ${rendered.truncated.dropped.join(', ')}`} (budget {rendered.budget ?? 'none'})
+              {rendered.truncated.shortened} description(s) shortened, {rendered.truncated.dropped.length} skill(s)
+              dropped
+              {rendered.truncated.dropped.length > 0 && `: ${rendered.truncated.dropped.join(', ')}`} (budget{' '}
+              {rendered.budget ?? 'none'})
             </p>
             <pre className="json" aria-label="Index as the agent sees it" tabIndex={0}>
               {rendered.text}
@@ -84,7 +86,12 @@ export function SkillsView() {
               {idx.skills.map((s) => (
                 <tr key={s.name}>
                   <th scope="row">
-                    <button type="button" className="link" onClick={() => setSelected(s.name)} aria-pressed={selected === s.name}>
+                    <button
+                      type="button"
+                      className="link"
+                      onClick={() => setSelected(s.name)}
+                      aria-pressed={selected === s.name}
+                    >
                       {s.name}
                     </button>
                   </th>
@@ -93,8 +100,16 @@ export function SkillsView() {
                     <InstalledFromText from={s.installed_from} />
                   </td>
                   <td data-label="Description">{s.description}</td>
-                  <td data-label="In the index">{rendered?.truncated.dropped.includes(s.name) ? 'dropped by the budget' : 'yes'}</td>
-                  <td data-label="Warnings">{s.warnings.length > 0 ? <Problems problems={s.warnings} label={`Warnings of ${s.name}`} /> : 'none'}</td>
+                  <td data-label="In the index">
+                    {rendered?.truncated.dropped.includes(s.name) ? 'dropped by the budget' : 'yes'}
+                  </td>
+                  <td data-label="Warnings">
+                    {s.warnings.length > 0 ? (
+                      <Problems problems={s.warnings} label={`Warnings of ${s.name}`} />
+                    ) : (
+                      'none'
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -128,7 +143,9 @@ function Problems({ problems, label }: { problems: Problem[]; label: string }) {
 function ProblemsPanel({ index }: { index: SkillIndex }) {
   return (
     <Section title="Problems and shadowing">
-      {index.skipped.length === 0 && index.warnings.length === 0 && index.shadowed.length === 0 && <p>No broken, shadowed or warned-about skills.</p>}
+      {index.skipped.length === 0 && index.warnings.length === 0 && index.shadowed.length === 0 && (
+        <p>No broken, shadowed or warned-about skills.</p>
+      )}
       {index.skipped.length > 0 && (
         <>
           <h3>Broken skills (not offered to agents)</h3>
@@ -167,11 +184,18 @@ function ProblemsPanel({ index }: { index: SkillIndex }) {
 function SkillDetail({ name }: { name: string }) {
   const [resource, setResource] = useState<string>();
   const detail = useLoad(
-    () => Promise.all([api<{ body: string; location: string }>('GET', `/skills/${enc(name)}`), api<{ resources: { path: string; size?: number }[] }>('GET', `/skills/${enc(name)}/resources`)]),
+    () =>
+      Promise.all([
+        api<{ body: string; location: string }>('GET', `/skills/${enc(name)}`),
+        api<{ resources: { path: string; size?: number }[] }>('GET', `/skills/${enc(name)}/resources`),
+      ]),
     [name],
   );
   const content = useLoad(
-    () => (resource ? api<{ content: string }>('GET', `/skills/${enc(name)}/resources/${resource.split('/').map(enc).join('/')}`) : Promise.resolve(undefined)),
+    () =>
+      resource
+        ? api<{ content: string }>('GET', `/skills/${enc(name)}/resources/${resource.split('/').map(enc).join('/')}`)
+        : Promise.resolve(undefined),
     [name, resource],
   );
   const [body, resources] = detail.data ?? [];
@@ -214,7 +238,10 @@ function SkillDetail({ name }: { name: string }) {
 }
 
 function ExecutablePanel() {
-  const list = useLoad(() => api<{ skills: { id: string; description?: string; version?: string }[] }>('GET', '/executable-skills'), []);
+  const list = useLoad(
+    () => api<{ skills: { id: string; description?: string; version?: string }[] }>('GET', '/executable-skills'),
+    [],
+  );
   const [selected, setSelected] = useState<string>();
   return (
     <Section title="Executable skills">
@@ -248,7 +275,14 @@ interface Execution {
 }
 
 function ExecutableDetail({ id }: { id: string }) {
-  const d = useLoad(() => Promise.all([api<unknown>('GET', `/executable-skills/${enc(id)}`), api<{ executions: Execution[]; total: number }>('GET', `/executable-skills/${enc(id)}/executions?limit=20`)]), [id]);
+  const d = useLoad(
+    () =>
+      Promise.all([
+        api<unknown>('GET', `/executable-skills/${enc(id)}`),
+        api<{ executions: Execution[]; total: number }>('GET', `/executable-skills/${enc(id)}/executions?limit=20`),
+      ]),
+    [id],
+  );
   const [manifest, runs] = d.data ?? [];
   return (
     <div>

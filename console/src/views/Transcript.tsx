@@ -5,11 +5,35 @@ import { Json, LongText } from '../ui';
 export type Item =
   | { kind: 'user'; text: string }
   | { kind: 'assistant'; text: string }
-  | { kind: 'tool'; id: string; name: string; input: unknown; result?: { content: string; is_error: boolean }; unfinished?: string }
-  | { kind: 'confirm'; request_id: string; prompt: string; skill: string; action: string; answer?: 'approved' | 'declined'; closed?: string }
+  | {
+      kind: 'tool';
+      id: string;
+      name: string;
+      input: unknown;
+      result?: { content: string; is_error: boolean };
+      unfinished?: string;
+    }
+  | {
+      kind: 'confirm';
+      request_id: string;
+      prompt: string;
+      skill: string;
+      action: string;
+      answer?: 'approved' | 'declined';
+      closed?: string;
+    }
   | { kind: 'status'; text: string };
 
-type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean };
+type Block = {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+  is_error?: boolean;
+};
 
 /** A stored session's messages as transcript items: text, and each tool call with the result that answered it. */
 export function itemsOfMessages(messages: ReadonlyArray<{ role: string; content: string | Block[] }>): Item[] {
@@ -20,7 +44,12 @@ export function itemsOfMessages(messages: ReadonlyArray<{ role: string; content:
     for (const b of blocks) {
       if (b.type === 'text' && b.text) items.push({ kind: m.role === 'user' ? 'user' : 'assistant', text: b.text });
       else if (b.type === 'tool_use') {
-        const call: Extract<Item, { kind: 'tool' }> = { kind: 'tool', id: b.id ?? '', name: b.name ?? '', input: b.input };
+        const call: Extract<Item, { kind: 'tool' }> = {
+          kind: 'tool',
+          id: b.id ?? '',
+          name: b.name ?? '',
+          input: b.input,
+        };
         calls.set(call.id, call);
         items.push(call);
       } else if (b.type === 'tool_result') {
@@ -43,7 +72,15 @@ function resultText(content: unknown): string {
  * The transcript. A confirmation that is still open takes focus when it appears (its buttons are one Tab away);
  * once answered, or closed because its turn ended, its buttons are gone and it says why.
  */
-export function Transcript({ items, label, onAnswer }: { items: Item[]; label: string; onAnswer?: (requestId: string, approve: boolean) => void }) {
+export function Transcript({
+  items,
+  label,
+  onAnswer,
+}: {
+  items: Item[];
+  label: string;
+  onAnswer?: (requestId: string, approve: boolean) => void;
+}) {
   return (
     <ol className="transcript" aria-label={label}>
       {items.map((it, i) => (
@@ -72,7 +109,13 @@ export function Transcript({ items, label, onAnswer }: { items: Item[]; label: s
 }
 
 function ToolCall({ item: it }: { item: Extract<Item, { kind: 'tool' }> }) {
-  const state = it.result ? (it.result.is_error ? '— failed' : '— done') : it.unfinished ? `— not finished: ${it.unfinished}` : '— running…';
+  const state = it.result
+    ? it.result.is_error
+      ? '— failed'
+      : '— done'
+    : it.unfinished
+      ? `— not finished: ${it.unfinished}`
+      : '— running…';
   return (
     <div className="tool" aria-label={`Tool call ${it.name}`}>
       <p>
@@ -88,7 +131,13 @@ function ToolCall({ item: it }: { item: Extract<Item, { kind: 'tool' }> }) {
   );
 }
 
-function Confirmation({ item: it, onAnswer }: { item: Extract<Item, { kind: 'confirm' }>; onAnswer?: (requestId: string, approve: boolean) => void }) {
+function Confirmation({
+  item: it,
+  onAnswer,
+}: {
+  item: Extract<Item, { kind: 'confirm' }>;
+  onAnswer?: (requestId: string, approve: boolean) => void;
+}) {
   const group = useRef<HTMLDivElement>(null);
   const open = !it.answer && !it.closed && onAnswer !== undefined;
   useEffect(() => {
@@ -98,17 +147,35 @@ function Confirmation({ item: it, onAnswer }: { item: Extract<Item, { kind: 'con
   }, []);
   const promptId = `prompt-${it.request_id}`;
   return (
-    <div role="group" aria-label="Confirmation request" aria-describedby={promptId} className="confirm" tabIndex={-1} ref={group}>
+    <div
+      role="group"
+      aria-label="Confirmation request"
+      aria-describedby={promptId}
+      className="confirm"
+      tabIndex={-1}
+      ref={group}
+    >
       <p id={promptId}>
         <strong>Confirmation needed</strong> ({it.action}, {it.skill}): {it.prompt}
       </p>
       {it.answer && <p role="status">You {it.answer} this.</p>}
       {!it.answer && (
         <>
-          <button type="button" disabled={!open} onClick={() => onAnswer!(it.request_id, true)} aria-describedby={it.closed ? `${promptId}-closed` : undefined}>
+          <button
+            type="button"
+            disabled={!open}
+            onClick={() => onAnswer!(it.request_id, true)}
+            aria-describedby={it.closed ? `${promptId}-closed` : undefined}
+          >
             Approve
           </button>
-          <button type="button" className="danger" disabled={!open} onClick={() => onAnswer!(it.request_id, false)} aria-describedby={it.closed ? `${promptId}-closed` : undefined}>
+          <button
+            type="button"
+            className="danger"
+            disabled={!open}
+            onClick={() => onAnswer!(it.request_id, false)}
+            aria-describedby={it.closed ? `${promptId}-closed` : undefined}
+          >
             Decline
           </button>
           {it.closed && (

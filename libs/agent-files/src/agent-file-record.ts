@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { AGENT_FILE_MAX, agentFileName, ErrorCode, type AgentFileHistoryEntry, type AgentFileKind, type Writer } from '#contracts';
+import {
+  AGENT_FILE_MAX,
+  agentFileName,
+  ErrorCode,
+  type AgentFileHistoryEntry,
+  type AgentFileKind,
+  type Writer,
+} from '#contracts';
 import { AlfredError } from '#errors';
 
 const DEFAULT_BODIES: Record<AgentFileKind, string> = {
@@ -19,12 +26,20 @@ export function digestOf(content: string): string {
 
 /** The history entry of a new version (everything but its number). */
 export function entryFor(content: string, reason: string, writer?: Writer): Omit<AgentFileHistoryEntry, 'version'> {
-  return { at: new Date().toISOString(), reason, size: Buffer.byteLength(content, 'utf8'), digest: digestOf(content), ...(writer ? { writer } : {}) };
+  return {
+    at: new Date().toISOString(),
+    reason,
+    size: Buffer.byteLength(content, 'utf8'),
+    digest: digestOf(content),
+    ...(writer ? { writer } : {}),
+  };
 }
 
 export function checkContent(content: string): void {
   if (content.length > AGENT_FILE_MAX) {
-    throw new AlfredError(ErrorCode.PayloadTooLarge, `agent files are limited to ${AGENT_FILE_MAX} characters`, { size: content.length });
+    throw new AlfredError(ErrorCode.PayloadTooLarge, `agent files are limited to ${AGENT_FILE_MAX} characters`, {
+      size: content.length,
+    });
   }
 }
 

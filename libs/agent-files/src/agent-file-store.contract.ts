@@ -24,7 +24,11 @@ const scope: Scope = { tenant: 'tenant-a', agent: 'alfred' };
 const sha = (s: string) => `sha256:${createHash('sha256').update(s).digest('hex')}`;
 
 /** The behaviour every AgentFileStore adapter must show; run it from each adapter's spec. */
-export function agentFileStoreContract(name: string, describeFn: jest.Describe, makeFixture: () => Promise<AgentFileStoreFixture>): void {
+export function agentFileStoreContract(
+  name: string,
+  describeFn: jest.Describe,
+  makeFixture: () => Promise<AgentFileStoreFixture>,
+): void {
   describeFn(`${name} (agent file store contract)`, () => {
     let fx: AgentFileStoreFixture;
     let store: AgentFileStore;
@@ -47,7 +51,10 @@ export function agentFileStoreContract(name: string, describeFn: jest.Describe, 
     describe('write', () => {
       it('should store a new version that every instance reads', async () => {
         const v1 = await store.write(scope, 'user', '# USER.md\n\n- prefers tea\n', { reason: 'learn: tea' });
-        const v2 = await store.write(scope, 'user', '# USER.md\n\n- prefers coffee\n', { reason: 'learn: coffee', expectedVersion: 1 });
+        const v2 = await store.write(scope, 'user', '# USER.md\n\n- prefers coffee\n', {
+          reason: 'learn: coffee',
+          expectedVersion: 1,
+        });
 
         const read = await fx.peer.read(scope, 'user');
         expect([v1, v2]).toEqual([1, 2]);
@@ -68,7 +75,9 @@ export function agentFileStoreContract(name: string, describeFn: jest.Describe, 
 
       it('should let exactly one of several writers at the same expected version win', async () => {
         const results = await Promise.allSettled(
-          Array.from({ length: 6 }, (_, i) => (i % 2 ? fx.peer : store).write(scope, 'soul', `v-${i}`, { reason: `w${i}`, expectedVersion: 0 })),
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 ? fx.peer : store).write(scope, 'soul', `v-${i}`, { reason: `w${i}`, expectedVersion: 0 }),
+          ),
         );
 
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -76,7 +85,11 @@ export function agentFileStoreContract(name: string, describeFn: jest.Describe, 
       });
 
       it('should keep every version of concurrent unconditional writes', async () => {
-        await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? fx.peer : store).write(scope, 'memory', `n${i}`, { reason: `r${i}` })));
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? fx.peer : store).write(scope, 'memory', `n${i}`, { reason: `r${i}` }),
+          ),
+        );
 
         const history = await store.history(scope, 'memory');
         expect(history.map((e) => e.version)).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
@@ -97,7 +110,10 @@ export function agentFileStoreContract(name: string, describeFn: jest.Describe, 
         await store.write(scope, 'soul', 'calm', { reason: 'edit', writer: { key: 'key-abc', via: 'rest' } });
         await store.restore(scope, 'soul', 1, { writer: { key: 'key-def', via: 'rest' } });
         const history = await fx.peer.history(scope, 'soul');
-        expect(history.map((e) => e.writer)).toEqual([{ key: 'key-def', via: 'rest' }, { key: 'key-abc', via: 'rest' }]);
+        expect(history.map((e) => e.writer)).toEqual([
+          { key: 'key-def', via: 'rest' },
+          { key: 'key-abc', via: 'rest' },
+        ]);
         expect((await store.readVersion(scope, 'soul', 1)).writer).toEqual({ key: 'key-abc', via: 'rest' });
       });
     });

@@ -29,7 +29,9 @@ export async function createAgentFileStore(config: AgentFileStoreConfig, log?: M
   }
   const keyPrefix = config.ALFRED_REDIS_PREFIX ?? 'alfred:';
   const redis = createRedis(config.REDIS_URL, 'agent-files');
-  await moveEarlierData(log, 'agent files', () => moveRedisAgentFiles(redis, keyPrefix, new RedisKvStore(redis, AGENT_FILES_BUCKET, { keyPrefix })));
+  await moveEarlierData(log, 'agent files', () =>
+    moveRedisAgentFiles(redis, keyPrefix, new RedisKvStore(redis, AGENT_FILES_BUCKET, { keyPrefix })),
+  );
   await redis.quit().catch(() => redis.disconnect());
   return new KvAgentFileStore(new RedisKvStore(config.REDIS_URL, AGENT_FILES_BUCKET, { keyPrefix }));
 }

@@ -34,7 +34,12 @@ export interface AgentFileStore {
   /** NOT_FOUND for a version that was never written. */
   readVersion(scope: Scope, file: AgentFileKind, version: number): Promise<AgentFileVersion>;
   /** Writes a new version with the content of `version`; returns the new version number. */
-  restore(scope: Scope, file: AgentFileKind, version: number, options?: { expectedVersion?: number; writer?: Writer }): Promise<number>;
+  restore(
+    scope: Scope,
+    file: AgentFileKind,
+    version: number,
+    options?: { expectedVersion?: number; writer?: Writer },
+  ): Promise<number>;
   /** Removes every file and version of the agent (its deletion); returns how many files had been written. */
   deleteAll(scope: Scope): Promise<number>;
   close(): Promise<void>;

@@ -6,7 +6,12 @@ import { putIfAbsent, type KvStore } from '#kv';
 import { contentKey, indexKey } from './kv-agent-file.store.js';
 
 /** Stores one file's versions (contents first, then the index that names them). */
-async function adopt(kv: KvStore, scope: { tenant: string; agent: string }, file: AgentFileKind, versions: Array<{ entry: AgentFileHistoryEntry; content: string }>): Promise<void> {
+async function adopt(
+  kv: KvStore,
+  scope: { tenant: string; agent: string },
+  file: AgentFileKind,
+  versions: Array<{ entry: AgentFileHistoryEntry; content: string }>,
+): Promise<void> {
   const sorted = versions.sort((a, b) => a.entry.version - b.entry.version);
   for (const { entry, content } of sorted) await kv.put(contentKey(scope, file, entry), content);
   await putIfAbsent(kv, indexKey(scope, file), JSON.stringify(sorted.map((v) => v.entry)));
@@ -34,7 +39,9 @@ export async function moveRedisAgentFiles(redis: Redis, prefix: string, kv: KvSt
       const [contents, metas] = await Promise.all([redis.hgetall(`${base}:contents`), redis.hgetall(`${base}:meta`)]);
       const versions = Object.entries(metas).flatMap(([version, json]) => {
         const content = contents[version];
-        return content === undefined ? [] : [{ entry: { version: Number(version), ...JSON.parse(json) } as AgentFileHistoryEntry, content }];
+        return content === undefined
+          ? []
+          : [{ entry: { version: Number(version), ...JSON.parse(json) } as AgentFileHistoryEntry, content }];
       });
       await adopt(kv, { tenant: decodeURIComponent(segment), agent }, kind, versions);
       await redis.del(key, `${base}:contents`, `${base}:meta`);
@@ -62,7 +69,9 @@ export async function moveFileAgentFiles(dataDir: string, kv: KvStore): Promise<
         const index = await readFile(join(dir, 'index.json'), 'utf8').catch(() => undefined);
         if (index === undefined) continue;
         const entries = JSON.parse(index) as AgentFileHistoryEntry[];
-        const versions = await Promise.all(entries.map(async (entry) => ({ entry, content: await readFile(join(dir, `${entry.version}.md`), 'utf8') })));
+        const versions = await Promise.all(
+          entries.map(async (entry) => ({ entry, content: await readFile(join(dir, `${entry.version}.md`), 'utf8') })),
+        );
         await adopt(kv, scope, file, versions);
         moved++;
       }

@@ -14,12 +14,23 @@ export class BusAgentFiles implements AgentFileAccess {
   constructor(private readonly bus: Bus) {}
 
   async read(scope: Scope, file: AgentFileKind): Promise<AgentFileContent> {
-    const { content, version, updated_at } = await this.bus.request(AgentFileRoutes.get, { scope, file }, { context: currentRequest() });
+    const { content, version, updated_at } = await this.bus.request(
+      AgentFileRoutes.get,
+      { scope, file },
+      { context: currentRequest() },
+    );
     return { content, version, updated_at };
   }
 
   async write(scope: Scope, file: AgentFileKind, content: string, options: AgentFileWriteOptions): Promise<number> {
-    const request = { scope, file, content, reason: options.reason, expected_version: options.expectedVersion, writer: options.writer };
+    const request = {
+      scope,
+      file,
+      content,
+      reason: options.reason,
+      expected_version: options.expectedVersion,
+      writer: options.writer,
+    };
     return (await this.bus.request(AgentFileRoutes.write, request, { context: currentRequest() })).version;
   }
 
@@ -28,11 +39,20 @@ export class BusAgentFiles implements AgentFileAccess {
   }
 
   async readVersion(scope: Scope, file: AgentFileKind, version: number): Promise<AgentFileVersion> {
-    const { agent: _agent, file: _file, ...kept } = await this.bus.request(AgentFileRoutes.version, { scope, file, version }, { context: currentRequest() });
+    const {
+      agent: _agent,
+      file: _file,
+      ...kept
+    } = await this.bus.request(AgentFileRoutes.version, { scope, file, version }, { context: currentRequest() });
     return kept;
   }
 
-  async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number; writer?: Writer } = {}): Promise<number> {
+  async restore(
+    scope: Scope,
+    file: AgentFileKind,
+    version: number,
+    options: { expectedVersion?: number; writer?: Writer } = {},
+  ): Promise<number> {
     const request = { scope, file, version, expected_version: options.expectedVersion, writer: options.writer };
     return (await this.bus.request(AgentFileRoutes.restore, request, { context: currentRequest() })).version;
   }

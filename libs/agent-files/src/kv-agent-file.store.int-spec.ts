@@ -29,7 +29,13 @@ describeRedis(moveRedisAgentFiles.name, () => {
     const kv = new RedisKvStore(raw, 'agent-files', { keyPrefix: prefix });
     try {
       const base = `${prefix}agent-file:{acme%2Ecorp:jarvis:soul}`;
-      const meta = (version: number) => JSON.stringify({ at: `2026-01-0${version}T00:00:00.000Z`, reason: `r${version}`, size: 3, digest: `sha256:${version}${'0'.repeat(63)}` });
+      const meta = (version: number) =>
+        JSON.stringify({
+          at: `2026-01-0${version}T00:00:00.000Z`,
+          reason: `r${version}`,
+          size: 3,
+          digest: `sha256:${version}${'0'.repeat(63)}`,
+        });
       await raw.hset(`${base}:head`, { version: 2, updated_at: '2026-01-02T00:00:00.000Z' });
       await raw.hset(`${base}:contents`, { 1: 'one', 2: 'two' });
       await raw.hset(`${base}:meta`, { 1: meta(1), 2: meta(2) });
@@ -38,7 +44,11 @@ describeRedis(moveRedisAgentFiles.name, () => {
 
       const store = new KvAgentFileStore(kv);
       const scope = { tenant: 'acme.corp', agent: 'jarvis' };
-      expect(await store.read(scope, 'soul')).toMatchObject({ content: 'two', version: 2, updated_at: '2026-01-02T00:00:00.000Z' });
+      expect(await store.read(scope, 'soul')).toMatchObject({
+        content: 'two',
+        version: 2,
+        updated_at: '2026-01-02T00:00:00.000Z',
+      });
       expect((await store.readVersion(scope, 'soul', 1)).content).toBe('one');
       expect(await raw.keys(`${prefix}agent-file:*`)).toEqual([]);
       expect(await moveRedisAgentFiles(raw, prefix, kv)).toBe(0);

@@ -27,7 +27,13 @@ describe(moveFileAgentFiles.name, () => {
     try {
       const history = join(dataDir, 'agents', 'acme%2Ecorp', 'jarvis', 'history', 'USER');
       await mkdir(history, { recursive: true });
-      const entry = (version: number, content: string) => ({ version, at: `2026-01-0${version}T00:00:00.000Z`, reason: `r${version}`, size: content.length, digest: `sha256:${version}${'0'.repeat(63)}` });
+      const entry = (version: number, content: string) => ({
+        version,
+        at: `2026-01-0${version}T00:00:00.000Z`,
+        reason: `r${version}`,
+        size: content.length,
+        digest: `sha256:${version}${'0'.repeat(63)}`,
+      });
       await writeFile(join(history, '1.md'), 'one');
       await writeFile(join(history, '2.md'), 'two');
       await writeFile(join(history, 'index.json'), JSON.stringify([entry(1, 'one'), entry(2, 'two')]));

@@ -2,7 +2,14 @@ import { AgentFileHistoryEntry, AgentFileKind, ErrorCode, agentFileName, type Sc
 import { AlfredError } from '#errors';
 import { isKvConflict, keyToken, type KvStore } from '#kv';
 import { z } from 'zod';
-import { checkContent, defaultContent, entryFor, fileConflict, restoreReason, versionNotFound } from './agent-file-record.js';
+import {
+  checkContent,
+  defaultContent,
+  entryFor,
+  fileConflict,
+  restoreReason,
+  versionNotFound,
+} from './agent-file-record.js';
 import type { AgentFileContent, AgentFileStore, AgentFileVersion, AgentFileWriteOptions } from './agent-file-store.js';
 
 const HistoryIndex = z.array(AgentFileHistoryEntry);
@@ -37,7 +44,8 @@ export class KvAgentFileStore implements AgentFileStore {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const { entries, revision } = await this.index(scope, file);
       const current = entries.at(-1)?.version ?? 0;
-      if (options.expectedVersion !== undefined && options.expectedVersion !== current) throw fileConflict(file, options.expectedVersion, current);
+      if (options.expectedVersion !== undefined && options.expectedVersion !== current)
+        throw fileConflict(file, options.expectedVersion, current);
       const entry = { version: current + 1, ...entryFor(content, options.reason, options.writer) };
       await this.kv.put(contentKey(scope, file, entry), content);
       try {
@@ -61,9 +69,18 @@ export class KvAgentFileStore implements AgentFileStore {
     return { ...entry, content: content.value };
   }
 
-  async restore(scope: Scope, file: AgentFileKind, version: number, options: { expectedVersion?: number; writer?: Writer } = {}): Promise<number> {
+  async restore(
+    scope: Scope,
+    file: AgentFileKind,
+    version: number,
+    options: { expectedVersion?: number; writer?: Writer } = {},
+  ): Promise<number> {
     const old = await this.readVersion(scope, file, version);
-    return this.write(scope, file, old.content, { reason: restoreReason(version), expectedVersion: options.expectedVersion, writer: options.writer });
+    return this.write(scope, file, old.content, {
+      reason: restoreReason(version),
+      expectedVersion: options.expectedVersion,
+      writer: options.writer,
+    });
   }
 
   async deleteAll(scope: Scope): Promise<number> {
@@ -77,7 +94,10 @@ export class KvAgentFileStore implements AgentFileStore {
     await this.kv.close();
   }
 
-  private async index(scope: Scope, file: AgentFileKind): Promise<{ entries: AgentFileHistoryEntry[]; revision: number }> {
+  private async index(
+    scope: Scope,
+    file: AgentFileKind,
+  ): Promise<{ entries: AgentFileHistoryEntry[]; revision: number }> {
     const entry = await this.kv.get(indexKey(scope, file));
     if (!entry) return { entries: [], revision: 0 };
     let json: unknown;
@@ -87,7 +107,8 @@ export class KvAgentFileStore implements AgentFileStore {
       json = undefined;
     }
     const parsed = HistoryIndex.safeParse(json);
-    if (!parsed.success) throw new AlfredError(ErrorCode.Internal, `history index of ${agentFileName[file]} is corrupt`, { file });
+    if (!parsed.success)
+      throw new AlfredError(ErrorCode.Internal, `history index of ${agentFileName[file]} is corrupt`, { file });
     return { entries: parsed.data, revision: entry.revision };
   }
 }

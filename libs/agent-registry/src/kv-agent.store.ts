@@ -44,7 +44,9 @@ export class KvAgentStore implements AgentStore {
   }
 
   async update(tenant: string, record: AgentRecord): Promise<boolean> {
-    return this.change(keyOf(tenant, record.name), (expected) => this.kv.put(keyOf(tenant, record.name), JSON.stringify(record), { expected }));
+    return this.change(keyOf(tenant, record.name), (expected) =>
+      this.kv.put(keyOf(tenant, record.name), JSON.stringify(record), { expected }),
+    );
   }
 
   async delete(tenant: string, name: string): Promise<boolean> {

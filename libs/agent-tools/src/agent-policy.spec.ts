@@ -25,7 +25,10 @@ describe('agent policy', () => {
 
   describe(allows.name, () => {
     it('should rule on skills with the skills patterns and on every tool, core ones included, with the tools patterns', () => {
-      const policy = { skills: { allow: ['*'], deny: ['remember'] }, tools: { allow: ['*'], deny: ['bash', 'skill_x*'] } };
+      const policy = {
+        skills: { allow: ['*'], deny: ['remember'] },
+        tools: { allow: ['*'], deny: ['bash', 'skill_x*'] },
+      };
       expect(allows(policy, 'skill', 'remember')).toBe(false);
       expect(allows(policy, 'skill', 'bash')).toBe(true);
       expect(allows(policy, 'tool', 'bash')).toBe(false);
@@ -38,7 +41,11 @@ describe('agent policy', () => {
   describe(enforcePolicy.name, () => {
     it('should refuse with FORBIDDEN naming the agent, the kind and the name', () => {
       expect(() => enforcePolicy({ tools: { allow: ['*'], deny: ['bash'] } }, 'scout', 'tool', 'bash')).toThrow(
-        expect.objectContaining({ code: 'FORBIDDEN', message: 'agent scout\'s policy does not permit the tool "bash"', details: { tool: 'bash', agent: 'scout', reason: 'policy' } }),
+        expect.objectContaining({
+          code: 'FORBIDDEN',
+          message: 'agent scout\'s policy does not permit the tool "bash"',
+          details: { tool: 'bash', agent: 'scout', reason: 'policy' },
+        }),
       );
       expect(() => enforcePolicy({ tools: { allow: ['*'], deny: ['bash'] } }, 'scout', 'tool', 'read')).not.toThrow();
     });

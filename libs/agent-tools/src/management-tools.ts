@@ -1,9 +1,15 @@
 import type { ToolDefinition } from './tool-definition.js';
 
-const id = { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 64, description: 'Skill id: lowercase letters, digits, single hyphens' };
+const id = {
+  type: 'string',
+  pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
+  maxLength: 64,
+  description: 'Skill id: lowercase letters, digits, single hyphens',
+};
 const parameter = {
   type: 'object',
-  description: 'One parameter: {type: string|number|integer|boolean|array|object, description?, required?, default?, enum?, minimum?, maximum?, minLength?, maxLength?, minItems?, maxItems?, items?, properties?}',
+  description:
+    'One parameter: {type: string|number|integer|boolean|array|object, description?, required?, default?, enum?, minimum?, maximum?, minLength?, maxLength?, minItems?, maxItems?, items?, properties?}',
 };
 const manifestFields = {
   name: { type: 'string', description: 'Display name (defaults to the id)' },
@@ -15,33 +21,53 @@ const manifestFields = {
   memoryMb: { type: 'integer', minimum: 16, maximum: 1024 },
   permissions: {
     type: 'object',
-    description: 'What the skill may touch: net (allowed hosts), env (variable names), fs.read / fs.write (roots "self" or "shared/<name>")',
+    description:
+      'What the skill may touch: net (allowed hosts), env (variable names), fs.read / fs.write (roots "self" or "shared/<name>")',
     properties: {
       net: { type: 'array', items: { type: 'string' } },
       env: { type: 'array', items: { type: 'string' } },
-      fs: { type: 'object', properties: { read: { type: 'array', items: { type: 'string' } }, write: { type: 'array', items: { type: 'string' } } } },
+      fs: {
+        type: 'object',
+        properties: {
+          read: { type: 'array', items: { type: 'string' } },
+          write: { type: 'array', items: { type: 'string' } },
+        },
+      },
     },
   },
   result: { ...parameter, description: 'Schema the result must match' },
 };
 const code = {
   type: 'string',
-  description: 'execute.ts: TypeScript run by Node 24 (erasable types only) exporting `async function execute(args, ctx)` that returns {success, result?, error?}; ctx offers fetch, env, readFile, writeFile, log',
+  description:
+    'execute.ts: TypeScript run by Node 24 (erasable types only) exporting `async function execute(args, ctx)` that returns {success, result?, error?}; ctx offers fetch, env, readFile, writeFile, log',
 };
 
 /** Tools to manage executable skills at runtime. */
 export const MANAGEMENT_TOOLS = {
   skill_create: {
     name: 'skill_create',
-    description: "Create a new executable skill (fails if the id exists). It is your tool skill_<id> at once, for the rest of this turn; to keep it in later turns, name it in a skill's allowed-tools and activate that skill.",
-    input_schema: { type: 'object', properties: { id, ...manifestFields, code }, required: ['id', 'description', 'code'], additionalProperties: false },
+    description:
+      "Create a new executable skill (fails if the id exists). It is your tool skill_<id> at once, for the rest of this turn; to keep it in later turns, name it in a skill's allowed-tools and activate that skill.",
+    input_schema: {
+      type: 'object',
+      properties: { id, ...manifestFields, code },
+      required: ['id', 'description', 'code'],
+      additionalProperties: false,
+    },
     // New code for every agent of the tenant: the user decides, as for delete.
     requiresConfirmation: true,
   },
   skill_update: {
     name: 'skill_update',
-    description: 'Change an executable skill: its code and/or any manifest field. The new version is live at once (and its tool is yours for the rest of this turn).',
-    input_schema: { type: 'object', properties: { id, ...manifestFields, code }, required: ['id'], additionalProperties: false },
+    description:
+      'Change an executable skill: its code and/or any manifest field. The new version is live at once (and its tool is yours for the rest of this turn).',
+    input_schema: {
+      type: 'object',
+      properties: { id, ...manifestFields, code },
+      required: ['id'],
+      additionalProperties: false,
+    },
     requiresConfirmation: true,
   },
   skill_delete: {

@@ -33,7 +33,13 @@ describe('bus metrics', () => {
   });
 
   it('should count requests per subject on both sides by outcome, and errors by code', async () => {
-    const echo = route(ServiceName.Memory, `echo-${randomUUID().slice(0, 6)}`, z.object({ fail: z.boolean() }), z.object({ ok: z.boolean() }), { global: true });
+    const echo = route(
+      ServiceName.Memory,
+      `echo-${randomUUID().slice(0, 6)}`,
+      z.object({ fail: z.boolean() }),
+      z.object({ ok: z.boolean() }),
+      { global: true },
+    );
     bus.serve(echo, async ({ fail }) => {
       if (fail) throw AlfredError.notFound('thing', 'x');
       return { ok: true };
@@ -41,20 +47,38 @@ describe('bus metrics', () => {
     await bus.request(echo, { fail: false });
     await bus.request(echo, { fail: false });
     await expect(bus.request(echo, { fail: true })).rejects.toThrow();
-    const unserved = route(ServiceName.Memory, `nobody-${randomUUID().slice(0, 6)}`, z.object({}), z.object({}), { global: true });
+    const unserved = route(ServiceName.Memory, `nobody-${randomUUID().slice(0, 6)}`, z.object({}), z.object({}), {
+      global: true,
+    });
     await expect(bus.request(unserved, {})).rejects.toThrow();
 
     expect(await sample('alfred_bus_requests_total', { subject: echo.subject, side: 'client', outcome: 'ok' })).toBe(2);
     expect(await sample('alfred_bus_requests_total', { subject: echo.subject, side: 'server', outcome: 'ok' })).toBe(2);
-    expect(await sample('alfred_bus_requests_total', { subject: echo.subject, side: 'server', outcome: 'error' })).toBe(1);
-    expect(await sample('alfred_bus_errors_total', { subject: echo.subject, side: 'client', code: 'NOT_FOUND' })).toBe(1);
-    expect(await sample('alfred_bus_requests_total', { subject: unserved.subject, side: 'client', outcome: 'unavailable' })).toBe(1);
-    expect(await sample('alfred_bus_request_duration_seconds_count', { subject: echo.subject, side: 'client' })).toBe(3);
+    expect(await sample('alfred_bus_requests_total', { subject: echo.subject, side: 'server', outcome: 'error' })).toBe(
+      1,
+    );
+    expect(await sample('alfred_bus_errors_total', { subject: echo.subject, side: 'client', code: 'NOT_FOUND' })).toBe(
+      1,
+    );
+    expect(
+      await sample('alfred_bus_requests_total', { subject: unserved.subject, side: 'client', outcome: 'unavailable' }),
+    ).toBe(1);
+    expect(await sample('alfred_bus_request_duration_seconds_count', { subject: echo.subject, side: 'client' })).toBe(
+      3,
+    );
   });
 
   it('should count jobs by outcome and redeliveries, and sample the depth while consuming', async () => {
     const name = `jobs-${randomUUID().slice(0, 6)}`;
-    const queue = bus.queue(queueDef({ name, stream: name.toUpperCase(), subject: `alfred.test.${name}.v1`, payload: z.object({ n: z.number() }), backoffMs: [10] }));
+    const queue = bus.queue(
+      queueDef({
+        name,
+        stream: name.toUpperCase(),
+        subject: `alfred.test.${name}.v1`,
+        payload: z.object({ n: z.number() }),
+        backoffMs: [10],
+      }),
+    );
     for (const n of [1, 2, 3]) await queue.enqueue({ n }, { msgId: `${name}-${n}` });
     let failedOnce = false;
     const consuming = await queue.consume(async ({ n }) => {
@@ -63,7 +87,11 @@ describe('bus metrics', () => {
         throw new Error('transient');
       }
     });
-    await pollUntil(async () => (await sample('alfred_queue_jobs_total', { queue: name, outcome: 'done' })) === 3, 5_000, 'three jobs done');
+    await pollUntil(
+      async () => (await sample('alfred_queue_jobs_total', { queue: name, outcome: 'done' })) === 3,
+      5_000,
+      'three jobs done',
+    );
     expect(await sample('alfred_queue_jobs_total', { queue: name, outcome: 'retry' })).toBe(1);
     expect(await sample('alfred_queue_redeliveries_total', { queue: name })).toBe(1);
     expect(await sample('alfred_queue_depth', { queue: name })).toBe(0);

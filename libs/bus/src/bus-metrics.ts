@@ -13,7 +13,13 @@ export type BusSide = 'client' | 'server';
 export function observeRequest(subject: string, side: BusSide, startNs: bigint, err?: unknown): void {
   const code = err === undefined ? undefined : isAlfredError(err) ? err.code : ErrorCode.Internal;
   const outcome =
-    code === undefined ? 'ok' : code === ErrorCode.ServiceTimeout ? 'timeout' : code === ErrorCode.ServiceUnavailable ? 'unavailable' : 'error';
+    code === undefined
+      ? 'ok'
+      : code === ErrorCode.ServiceTimeout
+        ? 'timeout'
+        : code === ErrorCode.ServiceUnavailable
+          ? 'unavailable'
+          : 'error';
   Metrics.busRequests.inc({ subject, side, outcome });
   Metrics.busDuration.observe({ subject, side }, secondsSince(startNs));
   if (code !== undefined) Metrics.busErrors.inc({ subject, side, code });

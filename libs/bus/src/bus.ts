@@ -1,4 +1,13 @@
-import type { EventDef, PayloadOf, ParsedRequestOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
+import type {
+  EventDef,
+  PayloadOf,
+  ParsedRequestOf,
+  RequestOf,
+  ResponseOf,
+  Route,
+  TopicDef,
+  TopicPayloadOf,
+} from '#contracts';
 import type { z } from 'zod';
 import type { QueueDef, WorkQueue } from './queue.js';
 import type { ConnectionState } from './connection-watch.js';

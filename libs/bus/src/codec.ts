@@ -1,6 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { ErrorBody, ErrorCode, type EventDef, type ParsedRequestOf, type RequestOf, type ResponseOf, type Route } from '#contracts';
+import {
+  ErrorBody,
+  ErrorCode,
+  type EventDef,
+  type ParsedRequestOf,
+  type RequestOf,
+  type ResponseOf,
+  type Route,
+} from '#contracts';
 import { AlfredError, classifyOutage, isAlfredError, zodToAlfredError } from '#errors';
 import type { z } from 'zod';
 import { RepeatedLog, type LineLogger } from '#logging';
@@ -38,20 +46,32 @@ export interface Envelope {
  * Builds the envelope of a request: refuses a payload over the route's limit (PAYLOAD_TOO_LARGE, before anything
  * is sent) and gives the request what remains of the caller's deadline, or times out at once if nothing remains.
  */
-export function envelope<R extends Route>(route: R, payload: RequestOf<R>, options: RequestOptions | undefined, defaultTimeoutMs: number): Envelope {
+export function envelope<R extends Route>(
+  route: R,
+  payload: RequestOf<R>,
+  options: RequestOptions | undefined,
+  defaultTimeoutMs: number,
+): Envelope {
   requireTenant(route, payload);
   const data = JSON.stringify(payload) ?? 'null';
   const limit = route.options.maxRequestBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   const size = Buffer.byteLength(data);
   if (size > limit) {
-    throw new AlfredError(ErrorCode.PayloadTooLarge, `request to ${route.subject} is ${size} bytes; the limit is ${limit}`, { size, limit });
+    throw new AlfredError(
+      ErrorCode.PayloadTooLarge,
+      `request to ${route.subject} is ${size} bytes; the limit is ${limit}`,
+      { size, limit },
+    );
   }
   const now = Date.now();
   let timeoutMs = options?.timeoutMs ?? route.options.timeoutMs ?? defaultTimeoutMs;
   const callerDeadline = options?.context?.deadline;
   if (callerDeadline !== undefined) timeoutMs = Math.min(timeoutMs, callerDeadline - now);
   if (timeoutMs <= 0) {
-    throw new AlfredError(ErrorCode.ServiceTimeout, `no time was left for ${route.subject}: the caller's deadline has passed`);
+    throw new AlfredError(
+      ErrorCode.ServiceTimeout,
+      `no time was left for ${route.subject}: the caller's deadline has passed`,
+    );
   }
   const margin = Math.min(500, Math.floor(timeoutMs / 10));
   const idempotencyKey = options?.context?.idempotencyKey;
@@ -143,7 +163,10 @@ export async function handleRequest<R extends Route>(
   try {
     // Work that arrives after its caller gave up is not started (it could only commit after the client saw 504).
     assertBeforeDeadline(`${route.subject} was handled`, ctx);
-    const json = decodeJson(data, () => new AlfredError(ErrorCode.InvalidJson, `request to ${route.subject} is not valid JSON`));
+    const json = decodeJson(
+      data,
+      () => new AlfredError(ErrorCode.InvalidJson, `request to ${route.subject} is not valid JSON`),
+    );
     const parsed = parseWith(route.request, json) as ParsedRequestOf<R>;
     requireTenant(route, parsed);
     const result = await handling.run(ctx, () => handler(parsed, ctx));
@@ -155,10 +178,14 @@ export async function handleRequest<R extends Route>(
     const limit = route.options.maxReplyBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     const size = Buffer.byteLength(text);
     if (size > limit) {
-      throw new AlfredError(ErrorCode.ReplyTooLarge, `the reply of ${route.subject} is ${size} bytes; the limit is ${limit} (ask for less: a smaller page or batch)`, {
-        size,
-        limit,
-      });
+      throw new AlfredError(
+        ErrorCode.ReplyTooLarge,
+        `the reply of ${route.subject} is ${size} bytes; the limit is ${limit} (ask for less: a smaller page or batch)`,
+        {
+          size,
+          limit,
+        },
+      );
     }
     observeRequest(route.subject, 'server', start);
     return { data: text, isError: false };
@@ -194,7 +221,13 @@ export const timedOut = (route: Route, timeoutMs: number) =>
   });
 
 /** Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and skipped. */
-export function deliverEvent<E extends EventDef>(event: E, handler: EventHandler<E>, data: string, key: string, logger: LineLogger): void {
+export function deliverEvent<E extends EventDef>(
+  event: E,
+  handler: EventHandler<E>,
+  data: string,
+  key: string,
+  logger: LineLogger,
+): void {
   const subject = `${event.subject}.${key}`;
   let payload: unknown;
   try {

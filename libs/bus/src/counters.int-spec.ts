@@ -13,10 +13,15 @@ describeNats(`${KvCounters.name} on NATS KV`, () => {
   let bucket: string;
   beforeEach(async () => {
     bucket = `counters-test-${randomUUID().slice(0, 8)}`;
-    buses = await Promise.all([1, 2].map((n) => NatsBus.connect({ url: testServers.natsUrl, name: `counters-${n}`, logger: quiet })));
+    buses = await Promise.all(
+      [1, 2].map((n) => NatsBus.connect({ url: testServers.natsUrl, name: `counters-${n}`, logger: quiet })),
+    );
   });
   afterEach(async () => {
-    await new Kvm(buses[0]!.nc).open(bucket).then((kv) => kv.destroy(), () => undefined);
+    await new Kvm(buses[0]!.nc).open(bucket).then(
+      (kv) => kv.destroy(),
+      () => undefined,
+    );
     await Promise.all(buses.map((b) => b.close(2_000)));
   });
 
@@ -25,7 +30,9 @@ describeNats(`${KvCounters.name} on NATS KV`, () => {
       const [a, b] = buses.map((bus) => new KvCounters(new NatsKvStore(bus.nc, bucket))) as [KvCounters, KvCounters];
       const key = counterKey('tenant', 'agent', 'memory-1');
 
-      await Promise.all(Array.from({ length: 40 }, (_, i) => [a.add(key, { up: 1 }), b.add(key, { up: 1, down: i % 2 })]).flat());
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) => [a.add(key, { up: 1 }), b.add(key, { up: 1, down: i % 2 })]).flat(),
+      );
 
       expect((await a.get([key])).get(key)).toEqual({ up: 80, down: 20 });
     });
@@ -48,11 +55,23 @@ describeNats(`${KvCounters.name} on NATS KV`, () => {
       const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
       const key = counterKey('t', 'mirrored');
       const mirrored: Array<Record<string, number>> = [];
-      await addMirrored(counters, key, { up: 2 }, async () => undefined, async (totals) => void mirrored.push(totals));
+      await addMirrored(
+        counters,
+        key,
+        { up: 2 },
+        async () => undefined,
+        async (totals) => void mirrored.push(totals),
+      );
 
-      const failed = addMirrored(counters, key, { up: 1, down: 1 }, async () => undefined, async () => {
-        throw new Error('store away');
-      });
+      const failed = addMirrored(
+        counters,
+        key,
+        { up: 1, down: 1 },
+        async () => undefined,
+        async () => {
+          throw new Error('store away');
+        },
+      );
 
       await expect(failed).rejects.toThrow('store away');
       expect((await counters.get([key])).get(key)).toEqual({ up: 2, down: 0 });

@@ -43,7 +43,11 @@ function sum(base: CounterValues, deltas: CounterValues): CounterValues {
 export class KvCounters implements Counters {
   constructor(private readonly kv: KvStore) {}
 
-  async add(key: string, deltas: CounterValues, seed?: () => Promise<CounterValues | undefined>): Promise<CounterValues> {
+  async add(
+    key: string,
+    deltas: CounterValues,
+    seed?: () => Promise<CounterValues | undefined>,
+  ): Promise<CounterValues> {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.kv.get(key);
       const next = sum(entry ? decode(entry.value) : ((await seed?.()) ?? {}), deltas);

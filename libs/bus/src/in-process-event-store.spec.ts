@@ -29,7 +29,7 @@ describe(InProcessEventStore.name, () => {
   }
 
   describe('read', () => {
-    it('should serve one key\'s history in order, with wildcards before the key, before and after a restart', async () => {
+    it("should serve one key's history in order, with wildcards before the key, before and after a restart", async () => {
       const store = new InProcessEventStore(dir);
       await fill(store);
 
@@ -69,8 +69,20 @@ describe(InProcessEventStore.name, () => {
     it('should drop expired events when it opens, keeping every other event readable by key and in order', async () => {
       // A log as an earlier run left it: two events of m1 from 3 days ago, then newer ones.
       const log = new JsonlLog<unknown>(join(dir, 'MEMORY.jsonl'));
-      const event = (seq: number, key: string, at: string) => ({ seq, subject: `alfred.memory.updated.v1.${key}`, time: at, msgId: `id-${seq}`, payload: { seq } });
-      for (const e of [event(1, 'm1', ago(3 * day)), event(2, 'm1', ago(3 * day)), event(3, 'm1', ago(1_000)), event(4, 'm2', ago(500))]) await log.append(e);
+      const event = (seq: number, key: string, at: string) => ({
+        seq,
+        subject: `alfred.memory.updated.v1.${key}`,
+        time: at,
+        msgId: `id-${seq}`,
+        payload: { seq },
+      });
+      for (const e of [
+        event(1, 'm1', ago(3 * day)),
+        event(2, 'm1', ago(3 * day)),
+        event(3, 'm1', ago(1_000)),
+        event(4, 'm2', ago(500)),
+      ])
+        await log.append(e);
       await log.close();
 
       const store = new InProcessEventStore(dir, day);
@@ -100,10 +112,15 @@ describe(InProcessEventStore.name, () => {
       await store.append('MEMORY', 'alfred.memory.created.v1.b', {}, 'b');
       jest.setSystemTime(Date.now() + 400);
       await store.append('MEMORY', 'alfred.memory.created.v1.c', {}, 'c');
-      expect(subjects(await collect(store.read('MEMORY', 'alfred.memory.*.v1.*')))).toEqual(['alfred.memory.created.v1.c']);
+      expect(subjects(await collect(store.read('MEMORY', 'alfred.memory.*.v1.*')))).toEqual([
+        'alfred.memory.created.v1.c',
+      ]);
       expect(await collect(store.read('MEMORY', 'alfred.memory.*.v1.a'))).toEqual([]);
       await store.append('MEMORY', 'alfred.memory.updated.v1.c', {}, 'c2');
-      expect(subjects(await collect(store.read('MEMORY', 'alfred.memory.*.v1.c')))).toEqual(['alfred.memory.created.v1.c', 'alfred.memory.updated.v1.c']);
+      expect(subjects(await collect(store.read('MEMORY', 'alfred.memory.*.v1.c')))).toEqual([
+        'alfred.memory.created.v1.c',
+        'alfred.memory.updated.v1.c',
+      ]);
       await store.close();
     });
   });

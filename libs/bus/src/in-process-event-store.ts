@@ -61,14 +61,17 @@ export class InProcessEventStore {
     }
     indexOne(state.byKey, subject, position);
     state.oldest = Math.min(state.oldest, now);
-    if (this.maxAgeMs > 0 && now - state.oldest > this.maxAgeMs && now - state.compactedAt > this.maxAgeMs / 10) await this.compact(log, state, now);
+    if (this.maxAgeMs > 0 && now - state.oldest > this.maxAgeMs && now - state.compactedAt > this.maxAgeMs / 10)
+      await this.compact(log, state, now);
   }
 
   /** Rewrites the log without the events older than the maximum age; the index follows the new positions. */
   private async compact(log: JsonlLog<EventRecord>, state: Loaded, now: number): Promise<void> {
     state.compactedAt = now;
     let kept: EventRecord[] = [];
-    const positions = await log.rewrite(async (current) => (kept = (await current()).filter((r) => now - Date.parse(r.time) <= this.maxAgeMs)));
+    const positions = await log.rewrite(
+      async (current) => (kept = (await current()).filter((r) => now - Date.parse(r.time) <= this.maxAgeMs)),
+    );
     state.byKey = indexAll(kept.map((record, i) => ({ record, ...positions[i]! })));
     state.oldest = kept.length > 0 ? Date.parse(kept[0]!.time) : Number.POSITIVE_INFINITY;
   }

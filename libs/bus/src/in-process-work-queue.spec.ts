@@ -7,7 +7,13 @@ import { InProcessWorkQueue } from './in-process-work-queue.js';
 import { queueDef } from './queue.js';
 
 const quiet = { error: () => undefined, warn: () => undefined };
-const def = queueDef({ name: 'compacted-jobs', stream: 'JOBS', subject: 'alfred.jobs.compacted.v1', payload: z.object({ id: z.string() }), backoffMs: [5] });
+const def = queueDef({
+  name: 'compacted-jobs',
+  stream: 'JOBS',
+  subject: 'alfred.jobs.compacted.v1',
+  payload: z.object({ id: z.string() }),
+  backoffMs: [5],
+});
 
 describe(InProcessWorkQueue.name, () => {
   let dir: string;
@@ -16,7 +22,12 @@ describe(InProcessWorkQueue.name, () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  const lines = async () => (await readFile(join(dir, 'compacted-jobs.jsonl'), 'utf8')).trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { op: string; id: string });
+  const lines = async () =>
+    (await readFile(join(dir, 'compacted-jobs.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { op: string; id: string });
 
   describe('compaction', () => {
     it('should drop settled jobs from the log once enough piled up, and keep every unsettled one for the next start', async () => {
@@ -24,10 +35,13 @@ describe(InProcessWorkQueue.name, () => {
       const done: string[] = [];
       let release = () => undefined as void;
       const gate = new Promise<void>((r) => (release = r));
-      const consuming = await queue.consume(async ({ id }) => {
-        if (id.startsWith('slow')) await gate; // does not settle while this instance is looked at
-        done.push(id);
-      }, { concurrency: 2 });
+      const consuming = await queue.consume(
+        async ({ id }) => {
+          if (id.startsWith('slow')) await gate; // does not settle while this instance is looked at
+          done.push(id);
+        },
+        { concurrency: 2 },
+      );
       await queue.enqueue({ id: 'slow-1' }, { msgId: 'slow-1' });
       for (let i = 0; i < 12; i++) await queue.enqueue({ id: `fast-${i}` }, { msgId: `fast-${i}` });
       await pollUntil(() => done.length === 12, 5_000, 'the fast jobs');

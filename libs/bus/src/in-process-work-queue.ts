@@ -19,7 +19,9 @@ import { sanitizeStreamName } from './subject.js';
 import { trackQueueDepth } from './bus-metrics.js';
 
 type JobRecord = { readonly op: 'job'; readonly id: string; readonly payload: unknown; readonly correlationId: string };
-type QueueRecord = JobRecord | { readonly op: 'done'; readonly id: string; readonly outcome: 'ack' | 'dead'; readonly reason?: string };
+type QueueRecord =
+  | JobRecord
+  | { readonly op: 'done'; readonly id: string; readonly outcome: 'ack' | 'dead'; readonly reason?: string };
 
 /** Settled jobs the log may hold before it is compacted to the unsettled ones (JetStream's work-queue retention). */
 export const QUEUE_COMPACT_AFTER = 1_000;
@@ -97,7 +99,12 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
   async consume(handler: JobHandler<P>, options: ConsumeOptions = {}): Promise<Consuming> {
     if (this.consumer) throw new Error(`queue ${this.def.name} already has a consumer in this process`);
     await this.loaded;
-    const consumer: Consumer<P> = { handler, options, running: new Map(), untrack: trackQueueDepth(this.def.name, () => this.waiting.length) };
+    const consumer: Consumer<P> = {
+      handler,
+      options,
+      running: new Map(),
+      untrack: trackQueueDepth(this.def.name, () => this.waiting.length),
+    };
     this.consumer = consumer;
     this.pump();
     return { stop: (deadlineMs) => this.stopConsumer(consumer, deadlineMs) };
@@ -139,8 +146,10 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
       if (r.op === 'job') this.unsettled.set(r.id, r);
       else if (this.unsettled.delete(r.id)) this.settled++;
     }
-    for (const r of this.unsettled.values()) this.waiting.push({ id: r.id, payload: r.payload, correlationId: r.correlationId, attempt: 0, readyAt: 0 });
-    if (this.settled >= this.compactAfter || records.length > 2 * (this.unsettled.size + this.settled)) await this.compact();
+    for (const r of this.unsettled.values())
+      this.waiting.push({ id: r.id, payload: r.payload, correlationId: r.correlationId, attempt: 0, readyAt: 0 });
+    if (this.settled >= this.compactAfter || records.length > 2 * (this.unsettled.size + this.settled))
+      await this.compact();
   }
 
   /** Rewrites the log with the unsettled jobs only; a failure leaves the old log, which is still correct. */
@@ -151,7 +160,9 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
         this.settled = 0;
         for (const id of this.ids) if (!this.unsettled.has(id)) this.ids.delete(id);
       })
-      .catch((err: unknown) => this.logger.warn({ queue: this.def.name, err: String(err) }, 'could not compact the queue log'))
+      .catch((err: unknown) =>
+        this.logger.warn({ queue: this.def.name, err: String(err) }, 'could not compact the queue log'),
+      )
       .finally(() => (this.compacting = undefined));
     return this.compacting;
   }
@@ -167,11 +178,13 @@ export class InProcessWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
       const [job] = this.waiting.splice(index, 1);
       const abort = new AbortController();
       const run = this.deliver(consumer, job!, abort.signal)
-        .catch((err: unknown) => this.logger.error({ queue: this.def.name, err: String(err) }, 'could not settle a job'))
+        .catch((err: unknown) =>
+          this.logger.error({ queue: this.def.name, err: String(err) }, 'could not settle a job'),
+        )
         .finally(() => {
-        consumer.running.delete(run);
-        this.pump();
-      });
+          consumer.running.delete(run);
+          this.pump();
+        });
       consumer.running.set(run, () => {
         abort.abort(handedBack());
         // Back in line as if never delivered: the log still holds it open, so a restart runs it too.

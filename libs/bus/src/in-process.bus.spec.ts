@@ -23,7 +23,12 @@ describe(InProcessBus.name, () => {
     });
   });
 
-  const noted = event('note', 'written', 'NOTES', z.object({ text: z.string(), tags: z.array(z.string()).default([]) }));
+  const noted = event(
+    'note',
+    'written',
+    'NOTES',
+    z.object({ text: z.string(), tags: z.array(z.string()).default([]) }),
+  );
 
   describe('publish', () => {
     it('should keep events, defaults applied, for the next instance on the same data dir', async () => {
@@ -50,7 +55,10 @@ describe(InProcessBus.name, () => {
       await again.publish(noted, { text: 'b', tags: [] }, { key: 'n2', msgId: 'm2' });
       const events = await collect(again.readEvents('NOTES', '>'));
       await again.close();
-      expect(events.map((e) => e.payload)).toEqual([{ text: 'a', tags: [] }, { text: 'b', tags: [] }]);
+      expect(events.map((e) => e.payload)).toEqual([
+        { text: 'a', tags: [] },
+        { text: 'b', tags: [] },
+      ]);
     });
 
     it('should refuse a key that is not one subject token', async () => {
@@ -65,7 +73,13 @@ describe(InProcessBus.name, () => {
   describe('request', () => {
     it('should send every queue group of a subject the request', async () => {
       const bus = new InProcessBus({ dataDir, logger: quiet });
-      const route = { subject: 'alfred.memory.fanout.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}), options: { global: true } };
+      const route = {
+        subject: 'alfred.memory.fanout.v1',
+        service: ServiceName.Memory,
+        request: z.object({}),
+        response: z.object({}),
+        options: { global: true },
+      };
       const groups: string[] = [];
       bus.serve(route, async () => (groups.push('one'), {}), { queue: 'one' });
       bus.serve(route, async () => (groups.push('two'), {}), { queue: 'two' });
@@ -80,7 +94,13 @@ describe(InProcessBus.name, () => {
     it('should give up waiting for a stuck handler at the deadline and say so', async () => {
       const warnings: string[] = [];
       const bus = new InProcessBus({ dataDir, logger: { ...quiet, warn: (_o, msg) => void warnings.push(msg) } });
-      const route = { subject: 'alfred.memory.stuck.v1', service: ServiceName.Memory, request: z.object({}), response: z.object({}), options: { global: true } };
+      const route = {
+        subject: 'alfred.memory.stuck.v1',
+        service: ServiceName.Memory,
+        request: z.object({}),
+        response: z.object({}),
+        options: { global: true },
+      };
       bus.serve(route, () => new Promise(() => undefined));
       const request = bus.request(route, {}, { timeoutMs: 1_000 }).catch((err: unknown) => err);
       await bus.close(50);

@@ -1,7 +1,19 @@
 import { join } from 'node:path';
 import type { EventDef, PayloadOf, RequestOf, ResponseOf, Route, TopicDef, TopicPayloadOf } from '#contracts';
 import type { z } from 'zod';
-import type { Bus, EventHandler, EventSubscription, Handler, MessageContext, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
+import type {
+  Bus,
+  EventHandler,
+  EventSubscription,
+  Handler,
+  MessageContext,
+  RequestOptions,
+  ServeOptions,
+  Served,
+  StoredEvent,
+  TopicOptions,
+  TopicSubscription,
+} from './bus.js';
 import {
   decodeReply,
   deliverEvent,
@@ -61,9 +73,17 @@ export class InProcessBus implements Bus {
     return observedRequest(route.subject, () => this.send(route, payload, options));
   }
 
-  private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+  private async send<R extends Route>(
+    route: R,
+    payload: RequestOf<R>,
+    options?: RequestOptions,
+  ): Promise<ResponseOf<R>> {
     const env = envelope(route, payload, options, this.defaultTimeoutMs);
-    const ctx: MessageContext = { correlationId: env.correlationId, deadline: env.deadline, ...(env.idempotencyKey ? { idempotencyKey: env.idempotencyKey } : {}) };
+    const ctx: MessageContext = {
+      correlationId: env.correlationId,
+      deadline: env.deadline,
+      ...(env.idempotencyKey ? { idempotencyKey: env.idempotencyKey } : {}),
+    };
     const responders = this.pick(route.subject);
     if (responders.length === 0) throw unavailable(route);
     let timer: NodeJS.Timeout | undefined;
@@ -100,7 +120,11 @@ export class InProcessBus implements Bus {
     return served;
   }
 
-  async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void> {
+  async publish<E extends EventDef>(
+    event: E,
+    payload: PayloadOf<E>,
+    options: { key: string; msgId: string },
+  ): Promise<void> {
     const text = JSON.stringify(parseWith(event.payload, payload));
     const json = JSON.parse(text) as unknown;
     await this.events.append(event.stream, keyedSubject(event.subject, options.key), json, options.msgId);

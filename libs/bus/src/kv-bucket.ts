@@ -10,7 +10,12 @@ import { createRacing } from './jetstream-create.js';
  * `timeoutMs` bounds each request of the bucket (default: the connection's 5 s). Instances that open a new bucket at
  * the same moment (replicas starting together) all get it: a create that loses the race opens the winner's bucket.
  */
-export async function openKvBucket(nc: NatsConnection, name: string, options: Partial<KvOptions>, timeoutMs?: number): Promise<KV> {
+export async function openKvBucket(
+  nc: NatsConnection,
+  name: string,
+  options: Partial<KvOptions>,
+  timeoutMs?: number,
+): Promise<KV> {
   const js = jetstream(nc, timeoutMs === undefined ? {} : { timeout: timeoutMs });
   // An existing bucket is opened as it is: Kvm.create looks first and does not change its configuration.
   const kv = await createRacing(() => new Kvm(js).create(name, options));
@@ -24,7 +29,12 @@ export async function openKvBucket(nc: NatsConnection, name: string, options: Pa
 }
 
 /** `openKvBucket` on first use, shared by later calls; an open that failed is tried again by the next call. */
-export function lazyKvBucket(nc: NatsConnection, name: string, options: Partial<KvOptions>, timeoutMs?: number): () => Promise<KV> {
+export function lazyKvBucket(
+  nc: NatsConnection,
+  name: string,
+  options: Partial<KvOptions>,
+  timeoutMs?: number,
+): () => Promise<KV> {
   let bucket: Promise<KV> | undefined;
   return () =>
     (bucket ??= openKvBucket(nc, name, options, timeoutMs).catch((err: unknown) => {

@@ -45,7 +45,10 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     h.set(BusHeader.CorrelationId, options.context?.correlationId ?? randomUUID());
     try {
       await this.ensureStream();
-      await this.ctx.js.publish(this.subject, encoder.encode(JSON.stringify(payload)), { msgID: options.msgId, headers: h });
+      await this.ctx.js.publish(this.subject, encoder.encode(JSON.stringify(payload)), {
+        msgID: options.msgId,
+        headers: h,
+      });
     } catch (err) {
       throw queueUnavailable(this.def, err);
     }
@@ -65,14 +68,17 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
       for await (const msg of messages) {
         const abort = new AbortController();
         const run = this.settle(msg, handler, options, abort.signal)
-          .catch((err: unknown) => this.ctx.logger.error({ queue: this.def.name, err: String(err) }, 'could not settle a job'))
+          .catch((err: unknown) =>
+            this.ctx.logger.error({ queue: this.def.name, err: String(err) }, 'could not settle a job'),
+          )
           .finally(() => running.delete(run));
         running.set(run, () => {
           abort.abort(handedBack());
           msg.nak(); // redelivered at once to any consumer of the queue
         });
         // At capacity, wait for a job to end — or for stop(), which must not wait behind a job it may hand back.
-        while (running.size >= concurrency) if ((await Promise.race([...running.keys(), stopping.then(() => 'stop' as const)])) === 'stop') return;
+        while (running.size >= concurrency)
+          if ((await Promise.race([...running.keys(), stopping.then(() => 'stop' as const)])) === 'stop') return;
       }
     })();
     const consuming: Consuming = {
@@ -95,7 +101,11 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
   }
 
   private ensureStream(): Promise<void> {
-    return this.ctx.streams.ensure({ name: this.streamName, subjects: [this.subject], retention: RetentionPolicy.Workqueue });
+    return this.ctx.streams.ensure({
+      name: this.streamName,
+      subjects: [this.subject],
+      retention: RetentionPolicy.Workqueue,
+    });
   }
 
   private async ensureConsumer(): Promise<void> {
@@ -119,7 +129,12 @@ export class NatsWorkQueue<P extends z.ZodType> implements WorkQueue<P> {
     });
   }
 
-  private async settle(msg: JsMsg, handler: JobHandler<P>, options: ConsumeOptions, signal: AbortSignal): Promise<void> {
+  private async settle(
+    msg: JsMsg,
+    handler: JobHandler<P>,
+    options: ConsumeOptions,
+    signal: AbortSignal,
+  ): Promise<void> {
     const ctx = {
       signal,
       attempt: msg.info.deliveryCount,

@@ -10,7 +10,13 @@ const quiet = { error: () => undefined, warn: () => undefined };
 /** A bus isolated by its own subject prefix; dispose deletes every stream the prefix created. */
 async function isolatedBus(overrides: Partial<NatsBusOptions> = {}) {
   const subjectPrefix = `t-${randomUUID().slice(0, 8)}.`;
-  const bus = await NatsBus.connect({ url: testServers.natsUrl, name: 'bus-int-spec', subjectPrefix, logger: quiet, ...overrides });
+  const bus = await NatsBus.connect({
+    url: testServers.natsUrl,
+    name: 'bus-int-spec',
+    subjectPrefix,
+    logger: quiet,
+    ...overrides,
+  });
   return { bus, subjectPrefix, dispose: () => disposeBus(bus) };
 }
 
@@ -28,7 +34,9 @@ describeNats(NatsBus.name, () => {
     busContract(async (logger) => isolatedBus({ logger }));
   });
 
-  const Work = route(ServiceName.Distiller, 'int-work', z.object({ n: z.number() }), z.object({ by: z.string() }), { global: true });
+  const Work = route(ServiceName.Distiller, 'int-work', z.object({ n: z.number() }), z.object({ by: z.string() }), {
+    global: true,
+  });
   const noted = event('int-note', 'written', 'INT_NOTES', z.object({ text: z.string() }));
 
   describe('connection lifecycle', () => {
@@ -38,7 +46,10 @@ describeNats(NatsBus.name, () => {
       await lost.bus.nc.close();
       await pollUntil(() => closedFor.length === 1, 5_000, 'the unrequested close to be reported');
       expect(lost.bus.connectionState()).toBe('closed');
-      await expect(lost.bus.request(Work, { n: 1 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { dependency: 'NATS' } });
+      await expect(lost.bus.request(Work, { n: 1 })).rejects.toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        details: { dependency: 'NATS' },
+      });
 
       const calm: unknown[] = [];
       const kept = await isolatedBus({ onClosed: (err) => calm.push(err) });
@@ -52,7 +63,12 @@ describeNats(NatsBus.name, () => {
   describe('serve', () => {
     it('should share a queue group between two connections', async () => {
       const a = await isolatedBus();
-      const b = await NatsBus.connect({ url: testServers.natsUrl, name: 'bus-int-b', subjectPrefix: a.subjectPrefix, logger: quiet });
+      const b = await NatsBus.connect({
+        url: testServers.natsUrl,
+        name: 'bus-int-b',
+        subjectPrefix: a.subjectPrefix,
+        logger: quiet,
+      });
       try {
         a.bus.serve(Work, async () => ({ by: 'a' }));
         b.serve(Work, async () => ({ by: 'b' }));
@@ -80,10 +96,15 @@ describeNats(NatsBus.name, () => {
       try {
         await writer.bus.publish(noted, { text: 'durable' }, { key: 'k1', msgId: 'k1' });
         const events = await collect(reader.readEvents('INT_NOTES', 'alfred.int-note.written.v1.k1'));
-        expect(events.map((e) => [e.subject, e.payload])).toEqual([['alfred.int-note.written.v1.k1', { text: 'durable' }]]);
+        expect(events.map((e) => [e.subject, e.payload])).toEqual([
+          ['alfred.int-note.written.v1.k1', { text: 'durable' }],
+        ]);
         const jsm = await writer.bus.jsm();
         const info = await jsm.streams.info(writer.bus.stream('INT_NOTES'));
-        expect([info.config.subjects, info.config.storage]).toEqual([[`${writer.subjectPrefix}alfred.int-note.*.v1.>`], 'file']);
+        expect([info.config.subjects, info.config.storage]).toEqual([
+          [`${writer.subjectPrefix}alfred.int-note.*.v1.>`],
+          'file',
+        ]);
       } finally {
         await reader.close(2_000);
         await writer.dispose();
@@ -97,10 +118,24 @@ describeNats(NatsBus.name, () => {
       const plain = await isolatedBus();
       try {
         await plain.bus.publish(noted, { text: 'kept for ever' }, { key: 'k', msgId: 'k' });
-        const aged = await NatsBus.connect({ url: testServers.natsUrl, name: 'bus-int-aged', subjectPrefix: plain.subjectPrefix, logger: quiet, eventsMaxAgeMs: day });
+        const aged = await NatsBus.connect({
+          url: testServers.natsUrl,
+          name: 'bus-int-aged',
+          subjectPrefix: plain.subjectPrefix,
+          logger: quiet,
+          eventsMaxAgeMs: day,
+        });
         try {
           await aged.publish(noted, { text: 'aged' }, { key: 'k2', msgId: 'k2' });
-          const jobs = aged.queue({ name: 'int-aged-jobs', stream: 'INT_AGED_JOBS', subject: 'alfred.jobs.int-aged.v1', payload: z.object({}), maxDeliver: 1, backoffMs: [], ackWaitMs: 1_000 });
+          const jobs = aged.queue({
+            name: 'int-aged-jobs',
+            stream: 'INT_AGED_JOBS',
+            subject: 'alfred.jobs.int-aged.v1',
+            payload: z.object({}),
+            maxDeliver: 1,
+            backoffMs: [],
+            ackWaitMs: 1_000,
+          });
           await jobs.enqueue({}, { msgId: 'j' });
           const jsm = await aged.jsm();
           const nanos = (await jsm.streams.info(aged.stream('INT_NOTES'))).config.max_age;

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import {
   connect,
   headers as natsHeaders,
@@ -9,13 +15,43 @@ import {
   type Msg,
   type NatsConnection,
 } from '@nats-io/transport-node';
-import { ErrorCode, type EventDef, type PayloadOf, type RequestOf, type ResponseOf, type Route, type TopicDef, type TopicPayloadOf } from '#contracts';
+import {
+  ErrorCode,
+  type EventDef,
+  type PayloadOf,
+  type RequestOf,
+  type ResponseOf,
+  type Route,
+  type TopicDef,
+  type TopicPayloadOf,
+} from '#contracts';
 import { AlfredError } from '#errors';
 import type { z } from 'zod';
-import type { Bus, EventHandler, EventSubscription, Handler, RequestOptions, ServeOptions, Served, StoredEvent, TopicOptions, TopicSubscription } from './bus.js';
+import type {
+  Bus,
+  EventHandler,
+  EventSubscription,
+  Handler,
+  RequestOptions,
+  ServeOptions,
+  Served,
+  StoredEvent,
+  TopicOptions,
+  TopicSubscription,
+} from './bus.js';
 import { consoleLogger, type LineLogger } from '#logging';
 import { Backoff, retry, type BackoffOptions } from '#retry';
-import { BusHeader, decodeReply, deliverEvent, envelope, handleRequest, parseDeadline, parseWith, timedOut, unavailable } from './codec.js';
+import {
+  BusHeader,
+  decodeReply,
+  deliverEvent,
+  envelope,
+  handleRequest,
+  parseDeadline,
+  parseWith,
+  timedOut,
+  unavailable,
+} from './codec.js';
 import { isStreamNotFound, JetStreamStreams } from './jetstream-streams.js';
 import { NatsWorkQueue } from './nats-work-queue.js';
 import { observedRequest } from './bus-metrics.js';
@@ -142,7 +178,11 @@ export class NatsBus implements Bus, JetStreamContext {
     return observedRequest(route.subject, () => this.send(route, payload, options));
   }
 
-  private async send<R extends Route>(route: R, payload: RequestOf<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+  private async send<R extends Route>(
+    route: R,
+    payload: RequestOf<R>,
+    options?: RequestOptions,
+  ): Promise<ResponseOf<R>> {
     const env = envelope(route, payload, options, this.defaultTimeoutMs);
     this.link.assertConnected(`request ${route.subject}`);
     const h = natsHeaders();
@@ -151,7 +191,10 @@ export class NatsBus implements Bus, JetStreamContext {
     if (env.idempotencyKey) h.set(BusHeader.IdempotencyKey, env.idempotencyKey);
     let reply: Msg;
     try {
-      reply = await this.nc.request(this.subject(route.subject), encoder.encode(env.data), { timeout: env.timeoutMs, headers: h });
+      reply = await this.nc.request(this.subject(route.subject), encoder.encode(env.data), {
+        timeout: env.timeoutMs,
+        headers: h,
+      });
     } catch (err) {
       throw this.requestFailure(route, env.timeoutMs, err);
     }
@@ -196,7 +239,11 @@ export class NatsBus implements Bus, JetStreamContext {
     return served;
   }
 
-  async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void> {
+  async publish<E extends EventDef>(
+    event: E,
+    payload: PayloadOf<E>,
+    options: { key: string; msgId: string },
+  ): Promise<void> {
     const parsed = parseWith(event.payload, payload);
     const subject = this.subject(keyedSubject(event.subject, options.key));
     this.link.assertConnected(`store event ${subject}`);
@@ -214,9 +261,14 @@ export class NatsBus implements Bus, JetStreamContext {
         { attempts: 5, retryIf: notStored, backoff: { baseMs: 20, maxMs: 200 } },
       );
     } catch (err) {
-      throw new AlfredError(ErrorCode.ServiceUnavailable, `could not store event ${subject} on ${event.stream}`, undefined, {
-        cause: err,
-      });
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        `could not store event ${subject} on ${event.stream}`,
+        undefined,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
@@ -236,7 +288,12 @@ export class NatsBus implements Bus, JetStreamContext {
     const messages = await consumer.consume();
     try {
       for await (const m of messages) {
-        yield { subject: m.subject.slice(this.prefix.length), seq: m.seq, time: m.time.toISOString(), payload: m.json() };
+        yield {
+          subject: m.subject.slice(this.prefix.length),
+          seq: m.seq,
+          time: m.time.toISOString(),
+          payload: m.json(),
+        };
         if (m.info.pending === 0) break;
       }
     } finally {
@@ -330,8 +387,13 @@ export class NatsBus implements Bus, JetStreamContext {
       return unavailable(route);
     }
     if (causes.some((e) => e instanceof TimeoutError)) return timedOut(route, timeoutMs);
-    return new AlfredError(ErrorCode.ServiceUnavailable, `request to ${route.subject} failed: ${String(err)}`, undefined, {
-      cause: err,
-    });
+    return new AlfredError(
+      ErrorCode.ServiceUnavailable,
+      `request to ${route.subject} failed: ${String(err)}`,
+      undefined,
+      {
+        cause: err,
+      },
+    );
   }
 }

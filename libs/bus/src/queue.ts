@@ -52,7 +52,10 @@ export interface Consuming {
 }
 
 /** Waits for running jobs until the deadline; each still running then is handed back (its function called). */
-export async function drainJobs(running: ReadonlyMap<Promise<void>, () => void>, deadlineMs = Number.POSITIVE_INFINITY): Promise<void> {
+export async function drainJobs(
+  running: ReadonlyMap<Promise<void>, () => void>,
+  deadlineMs = Number.POSITIVE_INFINITY,
+): Promise<void> {
   const all = Promise.allSettled([...running.keys()]).then(() => 'done' as const);
   if (!Number.isFinite(deadlineMs)) {
     await all;
@@ -66,7 +69,8 @@ export async function drainJobs(running: ReadonlyMap<Promise<void>, () => void>,
 }
 
 /** The reason a handed-back job's signal carries. */
-export const handedBack = () => new AlfredError(ErrorCode.ServiceUnavailable, 'the job was handed back to the queue: its consumer is stopping');
+export const handedBack = () =>
+  new AlfredError(ErrorCode.ServiceUnavailable, 'the job was handed back to the queue: its consumer is stopping');
 
 export interface WorkQueue<P extends z.ZodType = z.ZodType> {
   readonly def: QueueDef<P>;
@@ -143,8 +147,12 @@ async function judgeJob<P extends z.ZodType>(
     if (ctx.signal.aborted) return { kind: 'handed-back' }; // stopped because it was handed back: not a failure
     const message = err instanceof Error ? err.message : String(err);
     if (isPermanent(err)) return { kind: 'dead', reason: `permanent failure: ${message}` };
-    logger.warn({ correlationId: ctx.correlationId, queue: def.name, attempt: ctx.attempt, err: message }, 'job failed');
-    if (ctx.attempt >= def.maxDeliver) return { kind: 'dead', reason: `gave up after ${ctx.attempt} attempts: ${message}` };
+    logger.warn(
+      { correlationId: ctx.correlationId, queue: def.name, attempt: ctx.attempt, err: message },
+      'job failed',
+    );
+    if (ctx.attempt >= def.maxDeliver)
+      return { kind: 'dead', reason: `gave up after ${ctx.attempt} attempts: ${message}` };
     return { kind: 'retry', delayMs: retryDelay(def, ctx.attempt) };
   }
 }

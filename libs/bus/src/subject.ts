@@ -29,7 +29,10 @@ export function sanitizeStreamName(name: string): string {
 /** Keys become one more subject token, so they must not contain separators or wildcards. */
 export function keyedSubject(subject: string, key: string): string {
   if (key.length === 0 || /[.*>\s]/.test(key)) {
-    throw new AlfredError(ErrorCode.BadRequest, `event key "${key}" must be one subject token (no dots, wildcards or spaces)`);
+    throw new AlfredError(
+      ErrorCode.BadRequest,
+      `event key "${key}" must be one subject token (no dots, wildcards or spaces)`,
+    );
   }
   return `${subject}.${key}`;
 }

@@ -10,6 +10,9 @@ export function requireTenant(route: Route, payload: unknown): void {
   if (route.options.global) return;
   const tenant = tenantOf(payload);
   if (typeof tenant !== 'string' || tenant === '') {
-    throw new AlfredError(ErrorCode.Internal, `a request on ${route.subject} must carry its tenant (the route is tenant-scoped)`);
+    throw new AlfredError(
+      ErrorCode.Internal,
+      `a request on ${route.subject} must carry its tenant (the route is tenant-scoped)`,
+    );
   }
 }

@@ -31,7 +31,11 @@ export class TopicBuffer<P> implements TopicSubscription<P> {
       return this.logger.warn({ subject: this.subject }, 'topic message is not JSON; dropped');
     }
     const parsed = this.schema.safeParse(json);
-    if (!parsed.success) return this.logger.warn({ subject: this.subject, err: parsed.error.message }, 'topic message breaks its schema; dropped');
+    if (!parsed.success)
+      return this.logger.warn(
+        { subject: this.subject, err: parsed.error.message },
+        'topic message breaks its schema; dropped',
+      );
     this.items.push(parsed.data);
     this.wake();
   }

@@ -15,11 +15,13 @@ describe(parseEnv.name, () => {
     expect(parseEnv(schema, { PORT: '1', NATS_URL: '' }).NATS_URL).toBeUndefined();
   });
 
-  it('should read NATS_URL as the list of a cluster\'s servers', () => {
+  it("should read NATS_URL as the list of a cluster's servers", () => {
     const cfg = parseEnv(schema, { PORT: '1', NATS_URL: 'nats://a:4222, nats://b:4222,nats://c:4222' });
     expect(cfg.NATS_URL).toEqual(['nats://a:4222', 'nats://b:4222', 'nats://c:4222']);
     expect(cfg.ALFRED_STREAM_REPLICAS).toBe(1);
-    expect(parseEnv(schema, { PORT: '1', NATS_URL: 'nats://a:4222', ALFRED_STREAM_REPLICAS: '3' }).ALFRED_STREAM_REPLICAS).toBe(3);
+    expect(
+      parseEnv(schema, { PORT: '1', NATS_URL: 'nats://a:4222', ALFRED_STREAM_REPLICAS: '3' }).ALFRED_STREAM_REPLICAS,
+    ).toBe(3);
   });
 
   it('should refuse a server list with a bad entry, and a replica count NATS cannot hold', () => {

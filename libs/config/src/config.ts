@@ -27,7 +27,12 @@ const url = (protocols: RegExp) => z.url({ protocol: protocols });
 /** A comma-separated list of NATS servers (every server of a cluster, so a client can move to another). */
 const natsServers = z
   .string()
-  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(url(/^(nats|tls|ws|wss)$/)).min(1, 'at least one server'));
 
 /** Variables every service reads. */
@@ -51,7 +56,10 @@ export const baseEnv = {
   ALFRED_EVENTS_MAX_AGE_DAYS: z.coerce
     .number()
     .max(36_500)
-    .refine((d) => d === 0 || d >= 0.01, 'events are kept 0 (for ever) or at least 0.01 days (past the deduplication window)')
+    .refine(
+      (d) => d === 0 || d >= 0.01,
+      'events are kept 0 (for ever) or at least 0.01 days (past the deduplication window)',
+    )
     .default(0)
     .describe(
       'how long change events (histories, skill executions) are kept; 0 = for ever. JetStream `max_age` distributed; ' +
@@ -79,7 +87,7 @@ export const baseEnv = {
     .default(5000)
     .describe(
       'bus request timeout (504 after it; 503 when no service answers); writes of many memories (`/memories/batch`, ' +
-        '`/conversations`) get 60 s, an agent\'s purge 120 s',
+        "`/conversations`) get 60 s, an agent's purge 120 s",
     ),
   ALFRED_HEALTH_PORT: port.optional().describe('per-service `/live`, `/ready` and `/metrics` (distributed mode)'),
   ALFRED_HEALTH_HOST: z
@@ -99,7 +107,11 @@ export const baseEnv = {
 };
 
 /** What either bus takes from the base variables (the embedded bus has no replicas and ignores them). */
-export function busSettings(base: { ALFRED_STREAM_REPLICAS: number; ALFRED_EVENTS_MAX_AGE_DAYS: number; ALFRED_BUS_TIMEOUT_MS: number }) {
+export function busSettings(base: {
+  ALFRED_STREAM_REPLICAS: number;
+  ALFRED_EVENTS_MAX_AGE_DAYS: number;
+  ALFRED_BUS_TIMEOUT_MS: number;
+}) {
   return {
     replicas: base.ALFRED_STREAM_REPLICAS,
     eventsMaxAgeMs: base.ALFRED_EVENTS_MAX_AGE_DAYS * 86_400_000,
@@ -116,24 +128,25 @@ export const embeddingEnv = {
       '`auto` (the endpoint if set, else a local ONNX model if present, else lexical hashing), `onnx`, ' +
         '`openai`, `hash`',
     ),
-  ALFRED_EMBEDDINGS_MODEL_DIR: z
-    .string()
+  ALFRED_EMBEDDINGS_MODEL_DIR: z.string().optional().meta({
+    description: 'local ONNX sentence-embedding model folder (transformers.js, offline)',
+    shownDefault: '`$ALFRED_DATA_DIR/models/<default model>`',
+  }),
+  ALFRED_EMBEDDINGS_URL: url(/^https?$/)
     .optional()
-    .meta({
-      description: 'local ONNX sentence-embedding model folder (transformers.js, offline)',
-      shownDefault: '`$ALFRED_DATA_DIR/models/<default model>`',
-    }),
-  ALFRED_EMBEDDINGS_URL: url(/^https?$/).optional().describe('an OpenAI-compatible `/v1/embeddings` endpoint'),
+    .describe('an OpenAI-compatible `/v1/embeddings` endpoint'),
   ALFRED_EMBEDDINGS_MODEL: z
     .string()
     .default('text-embedding-3-small')
     .describe('the model asked of the embeddings endpoint'),
-  ALFRED_EMBEDDINGS_API_KEY: z.string().optional().describe('the embeddings endpoint\'s key (sent as a bearer token)'),
+  ALFRED_EMBEDDINGS_API_KEY: z.string().optional().describe("the embeddings endpoint's key (sent as a bearer token)"),
   ALFRED_MODEL_HUB_URL: url(/^https?$/)
     .default('https://huggingface.co')
     .describe('where `alfred models pull` downloads from (a Hugging Face-layout hub or mirror)'),
-  QDRANT_URL: url(/^https?$/).optional().describe('Qdrant instead of the embedded LanceDB'),
-  QDRANT_API_KEY: z.string().optional().describe('Qdrant\'s API key'),
+  QDRANT_URL: url(/^https?$/)
+    .optional()
+    .describe('Qdrant instead of the embedded LanceDB'),
+  QDRANT_API_KEY: z.string().optional().describe("Qdrant's API key"),
   ALFRED_MEMORY_CACHE_MB: z.coerce
     .number()
     .int()
@@ -142,9 +155,9 @@ export const embeddingEnv = {
     .optional()
     .meta({
       description:
-        'memory the embedded store\'s in-memory search indexes may hold (agents loaded on first search, the least ' +
+        "memory the embedded store's in-memory search indexes may hold (agents loaded on first search, the least " +
         'recently searched dropped past it; see **Memory budget**)',
-      shownDefault: 'a quarter of the process\'s memory (256-4096)',
+      shownDefault: "a quarter of the process's memory (256-4096)",
     }),
 };
 
@@ -160,7 +173,9 @@ export const llmEnv = {
     .string()
     .optional()
     .describe('Claude for the model-backed capabilities and agent turns (`/health` says whether one is configured)'),
-  ANTHROPIC_BASE_URL: url(/^https?$/).optional().describe('another address of the Messages API (a proxy or gateway)'),
+  ANTHROPIC_BASE_URL: url(/^https?$/)
+    .optional()
+    .describe('another address of the Messages API (a proxy or gateway)'),
   ALFRED_MODEL: z.string().default(DEFAULT_MODEL).describe('the Claude model'),
   ALFRED_MODEL_TIMEOUT_MS: z.coerce
     .number()
@@ -168,7 +183,7 @@ export const llmEnv = {
     .min(100)
     .max(600_000)
     .default(60_000)
-    .describe('one model call\'s time limit, per attempt'),
+    .describe("one model call's time limit, per attempt"),
   ALFRED_MODEL_MAX_RETRIES: z.coerce
     .number()
     .int()
@@ -189,9 +204,14 @@ export const contentSafetyEnv = {
   ALFRED_SECRETS_REDACT_TENANTS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((t) => t.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
     .describe(
-      'tenants (comma-separated; `default` is the open loopback API\'s) whose writes have credentials replaced by ' +
+      "tenants (comma-separated; `default` is the open loopback API's) whose writes have credentials replaced by " +
         '`[REDACTED:<kind>]` instead of being refused with 422 SECRET_DETECTED',
     ),
 };
@@ -227,7 +247,7 @@ export const osSandboxEnv = {
     .enum(['required', 'unsafe-off'])
     .default('required')
     .describe(
-      'executable skills and the agent\'s `bash` run only inside bubblewrap (refused, with the fix, where it cannot ' +
+      "executable skills and the agent's `bash` run only inside bubblewrap (refused, with the fix, where it cannot " +
         'start); `unsafe-off` runs them without the OS layer and logs `UNSAFE` at every start',
     ),
   ALFRED_BWRAP_PATH: z.string().min(1).default('bwrap').describe('the bubblewrap binary'),

@@ -5,9 +5,22 @@ describe(envDoc.name, () => {
   it('should show the default through optional, transforms and coercion, and — for none or an empty one', () => {
     const five = z.coerce.number().int().default(5).describe('five');
     expect(envDoc('A', five)).toEqual({ name: 'A', shown: '`5`', about: 'five' });
-    const flag = z.enum(['true', 'false']).transform((v) => v === 'true').default(false).describe('flag');
+    const flag = z
+      .enum(['true', 'false'])
+      .transform((v) => v === 'true')
+      .default(false)
+      .describe('flag');
     expect(envDoc('B', flag).shown).toBe('`false`');
-    expect(envDoc('C', z.string().default('').transform((v) => v.split(',')).describe('list')).shown).toBe('—');
+    expect(
+      envDoc(
+        'C',
+        z
+          .string()
+          .default('')
+          .transform((v) => v.split(','))
+          .describe('list'),
+      ).shown,
+    ).toBe('—');
     expect(envDoc('D', z.string().optional().describe('maybe')).shown).toBe('—');
   });
 

@@ -31,17 +31,57 @@ const U = InjectionFamily.InvisibleUnicode;
  * matched: the bench's test set (bench/data/injection-set.json) holds such benign texts and measures it.
  */
 const PATTERNS: readonly Pattern[] = [
-  { family: I, rule: 'override-previous-instructions', re: /\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|the\s+|your\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|original|existing|system|safety)\s+(?:instructions?|prompts?|rules|directions|guidelines|messages|context|constraints)\b/i },
-  { family: I, rule: 'persona-switch', re: /\byou\s+are\s+(?:now|no\s+longer)\b|\bfrom\s+now\s+on,?\s+you\s+(?:will|must|are|should|shall)\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|unfiltered)\b|\b(?:enter|enable|activate)\s+(?:developer|god|DAN|jailbreak)\s+mode\b/i },
-  { family: I, rule: 'new-instructions', re: /\b(?:new|updated|real|actual|hidden|secret|important)\s+(?:system\s+)?instructions?\s*(?:for\s+(?:the\s+)?(?:assistant|AI|model|agent)\s*)?:/i },
-  { family: I, rule: 'prompt-extraction', re: /\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+|initial\s+)?(?:system\s+prompt|hidden\s+prompt|initial\s+prompt|instructions\s+above)\b/i },
-  { family: I, rule: 'hide-from-user', re: /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+|it\s+)?to|reveal\s+(?:this\s+|it\s+)?to|let)\s+the\s+user\b/i },
-  { family: I, rule: 'addressed-to-model', re: /\b(?:attention|note\s+to|message\s+(?:to|for))\s+(?:the\s+)?(?:AI|assistant|language\s+model|LLM|agent|Claude|chatbot)\s*[:,!]|\b(?:AI|assistant|LLM|Claude),?\s+(?:you\s+must|you\s+are\s+instructed|I\s+command)\b|\bwhen\s+(?:an?\s+)?(?:AI|assistant|LLM|model|agent)\s+reads\s+this\b/i },
-  { family: I, rule: 'exfiltration', re: /\b(?:send|upload|exfiltrate|forward|post|email|transmit|copy)\s+(?:all\s+|every\s+|the\s+)?(?:of\s+)?(?:the\s+)?(?:user'?s?\s+)?(?:files|data|credentials|secrets|api\s+keys|passwords|tokens|conversation(?:\s+history)?|memories|ssh\s+keys)\s+to\s+(?:https?:\/\/|\S+@\S+|[a-z0-9-]+\.[a-z]{2,})/i },
-  { family: R, rule: 'chat-template-token', re: /<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id)\|>|\[\/?INST\]|<<\/?SYS>>/i },
+  {
+    family: I,
+    rule: 'override-previous-instructions',
+    re: /\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|the\s+|your\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|original|existing|system|safety)\s+(?:instructions?|prompts?|rules|directions|guidelines|messages|context|constraints)\b/i,
+  },
+  {
+    family: I,
+    rule: 'persona-switch',
+    re: /\byou\s+are\s+(?:now|no\s+longer)\b|\bfrom\s+now\s+on,?\s+you\s+(?:will|must|are|should|shall)\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|unfiltered)\b|\b(?:enter|enable|activate)\s+(?:developer|god|DAN|jailbreak)\s+mode\b/i,
+  },
+  {
+    family: I,
+    rule: 'new-instructions',
+    re: /\b(?:new|updated|real|actual|hidden|secret|important)\s+(?:system\s+)?instructions?\s*(?:for\s+(?:the\s+)?(?:assistant|AI|model|agent)\s*)?:/i,
+  },
+  {
+    family: I,
+    rule: 'prompt-extraction',
+    re: /\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+|initial\s+)?(?:system\s+prompt|hidden\s+prompt|initial\s+prompt|instructions\s+above)\b/i,
+  },
+  {
+    family: I,
+    rule: 'hide-from-user',
+    re: /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+|it\s+)?to|reveal\s+(?:this\s+|it\s+)?to|let)\s+the\s+user\b/i,
+  },
+  {
+    family: I,
+    rule: 'addressed-to-model',
+    re: /\b(?:attention|note\s+to|message\s+(?:to|for))\s+(?:the\s+)?(?:AI|assistant|language\s+model|LLM|agent|Claude|chatbot)\s*[:,!]|\b(?:AI|assistant|LLM|Claude),?\s+(?:you\s+must|you\s+are\s+instructed|I\s+command)\b|\bwhen\s+(?:an?\s+)?(?:AI|assistant|LLM|model|agent)\s+reads\s+this\b/i,
+  },
+  {
+    family: I,
+    rule: 'exfiltration',
+    re: /\b(?:send|upload|exfiltrate|forward|post|email|transmit|copy)\s+(?:all\s+|every\s+|the\s+)?(?:of\s+)?(?:the\s+)?(?:user'?s?\s+)?(?:files|data|credentials|secrets|api\s+keys|passwords|tokens|conversation(?:\s+history)?|memories|ssh\s+keys)\s+to\s+(?:https?:\/\/|\S+@\S+|[a-z0-9-]+\.[a-z]{2,})/i,
+  },
+  {
+    family: R,
+    rule: 'chat-template-token',
+    re: /<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id)\|>|\[\/?INST\]|<<\/?SYS>>/i,
+  },
   { family: R, rule: 'role-tag', re: /<\/?(?:system|assistant|human|user)(?:[_-](?:prompt|message|turn))?\s*>/i },
-  { family: R, rule: 'role-line', re: /(?:^|\n)\s*(?:#{1,4}\s*)?(?:SYSTEM|System\s+(?:prompt|message)|Human|Assistant|###\s*Instruction)\s*:/ },
-  { family: T, rule: 'tool-call-xml', re: /<\/?(?:function_calls|invoke|tool_use|tool_call|tool_result|function_call|parameter\s+name=)[\s>=]/i },
+  {
+    family: R,
+    rule: 'role-line',
+    re: /(?:^|\n)\s*(?:#{1,4}\s*)?(?:SYSTEM|System\s+(?:prompt|message)|Human|Assistant|###\s*Instruction)\s*:/,
+  },
+  {
+    family: T,
+    rule: 'tool-call-xml',
+    re: /<\/?(?:function_calls|invoke|tool_use|tool_call|tool_result|function_call|parameter\s+name=)[\s>=]/i,
+  },
   { family: T, rule: 'tool-call-json', re: /"type"\s*:\s*"tool_use"|"tool_calls"\s*:\s*\[|"function_call"\s*:\s*\{/ },
   { family: U, rule: 'unicode-tag-characters', re: /[\u{E0000}-\u{E007F}]/u },
   { family: U, rule: 'zero-width-run', re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/u },

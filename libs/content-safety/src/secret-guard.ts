@@ -10,7 +10,12 @@ export interface SecretLocation {
 
 /** The public part of a finding: rule, kind and position, never the secret. */
 export function describeFinding(f: SecretFinding, at: SecretLocation = {}) {
-  return { ...at, rule: f.rule, kind: f.kind, position: { start: f.start, end: f.end, line: f.line, column: f.column } };
+  return {
+    ...at,
+    rule: f.rule,
+    kind: f.kind,
+    position: { start: f.start, end: f.end, line: f.line, column: f.column },
+  };
 }
 
 /** A write refused because its content holds a credential (422 SECRET_DETECTED). */
@@ -58,9 +63,14 @@ export class SecretGuard {
    */
   async admitAll<T>(tenant: string, value: T, path = ''): Promise<T> {
     if (typeof value === 'string') return (await this.admit(tenant, value, path ? { field: path } : {})) as T;
-    if (Array.isArray(value)) return (await Promise.all(value.map((v, i) => this.admitAll(tenant, v, `${path}[${i}]`)))) as T;
+    if (Array.isArray(value))
+      return (await Promise.all(value.map((v, i) => this.admitAll(tenant, v, `${path}[${i}]`)))) as T;
     if (typeof value !== 'object' || value === null) return value;
-    const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await this.admitAll(tenant, v, path ? `${path}.${k}` : k)] as const));
+    const entries = await Promise.all(
+      Object.entries(value).map(
+        async ([k, v]) => [k, await this.admitAll(tenant, v, path ? `${path}.${k}` : k)] as const,
+      ),
+    );
     return Object.fromEntries(entries) as T;
   }
 }

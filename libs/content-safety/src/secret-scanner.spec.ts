@@ -6,14 +6,31 @@ import { SecretDetectedError, SecretGuard } from './secret-guard.js';
 const b64 = (n: number) => randomBytes(n).toString('base64');
 /** A PEM body as real keys start: DER's SEQUENCE ("MII…") or OpenSSH's magic. */
 const pem = (magic: string, n: number) => magic + b64(n).replace(/[^A-Za-z0-9+/]/g, 'A');
-const alnum = (n: number) => randomBytes(n * 2).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, n).padEnd(n, 'q');
+const alnum = (n: number) =>
+  randomBytes(n * 2)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .slice(0, n)
+    .padEnd(n, 'q');
 
 /** Realistic credentials of each rule family (random bodies in the real formats), each in a sentence. */
 const SECRETS: Array<[family: string, text: string, kind: RegExp]> = [
   ['cloud: AWS secret key', `deploy with aws_secret_access_key = ${alnum(30)}/${alnum(9)} please`, /AWS/],
-  ['cloud: GCP service account', `{"type": "service_account", "project_id": "p1", "private_key_id": "${alnum(40)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${pem('MIIEvQIBADANBg', 120)}\\n-----END PRIVATE KEY-----\\n", "client_email": "a@p1.iam.gserviceaccount.com"}`, /GCP|PrivateKey|PRIVATE/i],
-  ['private key: RSA PEM', `key:\n-----BEGIN RSA PRIVATE KEY-----\n${pem('MIIEpAIBAAKCAQEA', 180)}\n-----END RSA PRIVATE KEY-----`, /Private/i],
-  ['private key: OpenSSH', `-----BEGIN OPENSSH PRIVATE KEY-----\n${pem('b3BlbnNzaC1rZXktdjE', 200)}\n-----END OPENSSH PRIVATE KEY-----`, /Private/i],
+  [
+    'cloud: GCP service account',
+    `{"type": "service_account", "project_id": "p1", "private_key_id": "${alnum(40)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${pem('MIIEvQIBADANBg', 120)}\\n-----END PRIVATE KEY-----\\n", "client_email": "a@p1.iam.gserviceaccount.com"}`,
+    /GCP|PrivateKey|PRIVATE/i,
+  ],
+  [
+    'private key: RSA PEM',
+    `key:\n-----BEGIN RSA PRIVATE KEY-----\n${pem('MIIEpAIBAAKCAQEA', 180)}\n-----END RSA PRIVATE KEY-----`,
+    /Private/i,
+  ],
+  [
+    'private key: OpenSSH',
+    `-----BEGIN OPENSSH PRIVATE KEY-----\n${pem('b3BlbnNzaC1rZXktdjE', 200)}\n-----END OPENSSH PRIVATE KEY-----`,
+    /Private/i,
+  ],
   ['token: GitHub', `use ghp_${alnum(36)} for the bot`, /GITHUB/],
   ['token: GitLab', `glpat-${alnum(20)} is the deploy token`, /GITLAB|GitLab/i],
   ['token: Slack', `xoxb-${'123456789012'}-${'1234567890123'}-${alnum(24)}`, /SLACK/],
@@ -33,10 +50,19 @@ const SECRETS: Array<[family: string, text: string, kind: RegExp]> = [
 /** Things that look like secrets and are not: they must pass untouched. */
 const LOOK_ALIKES: Array<[what: string, text: string]> = [
   ['UUIDs', 'memory 550e8400-e29b-41d4-a716-446655440000 follows 6ba7b810-9dad-11d1-80b4-00c04fd430c8'],
-  ['hashes', 'sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, commit 3f786850e387550fdab836ed7e6dc881de23001b, md5 d41d8cd98f00b204e9800998ecf8427e'],
+  [
+    'hashes',
+    'sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, commit 3f786850e387550fdab836ed7e6dc881de23001b, md5 d41d8cd98f00b204e9800998ecf8427e',
+  ],
   ['a base64 image', `logo: data:image/png;base64,${b64(600)}`],
-  ['URLs without passwords', 'see https://user@example.com/docs and postgres://localhost:5432/dev and https://example.com/a:b@c'],
-  ['talk about passwords', 'The password policy requires 12 characters; the API key is kept in the vault under prod/stripe.'],
+  [
+    'URLs without passwords',
+    'see https://user@example.com/docs and postgres://localhost:5432/dev and https://example.com/a:b@c',
+  ],
+  [
+    'talk about passwords',
+    'The password policy requires 12 characters; the API key is kept in the vault under prod/stripe.',
+  ],
   ['an example placeholder', 'set OPENAI_API_KEY=<your key here> and GITHUB_TOKEN=$GITHUB_TOKEN'],
   ['a long random id', `request id ${randomBytes(20).toString('hex')} failed`],
 ];

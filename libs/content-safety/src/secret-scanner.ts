@@ -102,7 +102,9 @@ async function lint(content: string): Promise<Array<{ rule: string; kind: string
     source: { filePath: '/memory.txt', content, ext: '.txt', contentType: 'text' },
     options: { config: CONFIG, locale: 'en', maskSecrets: true },
   });
-  return result.messages.filter((m) => m.type === 'message').map((m) => ({ rule: m.ruleId, kind: m.messageId, start: m.range[0], end: m.range[1] }));
+  return result.messages
+    .filter((m) => m.type === 'message')
+    .map((m) => ({ rule: m.ruleId, kind: m.messageId, start: m.range[0], end: m.range[1] }));
 }
 
 /** The index of the text whose span holds `offset` (`starts` ascending). */
@@ -117,7 +119,10 @@ function itemAt(starts: readonly number[], offset: number): number {
   return lo;
 }
 
-function withOwnRule(text: string, preset: ReadonlyArray<{ rule: string; kind: string; start: number; end: number }>): SecretFinding[] {
+function withOwnRule(
+  text: string,
+  preset: ReadonlyArray<{ rule: string; kind: string; start: number; end: number }>,
+): SecretFinding[] {
   const found = preset.map((m) => finding(text, m.rule, m.kind, m.start, m.end));
   for (const match of text.matchAll(CREDENTIAL_IN_URL)) {
     const start = match.index;

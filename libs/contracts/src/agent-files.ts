@@ -63,13 +63,18 @@ export const AgentFileRestored = z.object({
 export type AgentFileRestored = z.infer<typeof AgentFileRestored>;
 
 /** The files a person edits by hand; MEMORY.md is the distiller's output (edit the memories it comes from). */
-export const EditableAgentFile = z.enum(['user', 'soul'], { error: 'only USER.md and SOUL.md can be edited; MEMORY.md is written by distillation' });
+export const EditableAgentFile = z.enum(['user', 'soul'], {
+  error: 'only USER.md and SOUL.md can be edited; MEMORY.md is written by distillation',
+});
 
 /** PUT /agents/{agent}/files/{file} body: the new text and the version the editor started from. */
 export const AgentFileWriteBody = z.strictObject({
   content: z.string().max(AGENT_FILE_MAX, `agent files are limited to ${AGENT_FILE_MAX} characters`),
   /** The version the text was edited from: the save is refused (409, with the newer text) when the file moved on. */
-  expected_version: z.number({ error: 'expected_version (the version the edit started from) is required' }).int().min(0),
+  expected_version: z
+    .number({ error: 'expected_version (the version the edit started from) is required' })
+    .int()
+    .min(0),
   /** Why it changed, shown in the history. */
   reason: z.string().trim().min(1).max(200).optional(),
 });
@@ -85,5 +90,9 @@ export const AgentFileWritten = z.object({
 export type AgentFileWritten = z.infer<typeof AgentFileWritten>;
 
 /** GET /agents/{agent}/files/{file}/history/{version}: one kept version with its text. */
-export const AgentFileVersionView = AgentFileHistoryEntry.extend({ agent: AgentName, file: AgentFileKind, content: z.string() });
+export const AgentFileVersionView = AgentFileHistoryEntry.extend({
+  agent: AgentName,
+  file: AgentFileKind,
+  content: z.string(),
+});
 export type AgentFileVersionView = z.infer<typeof AgentFileVersionView>;

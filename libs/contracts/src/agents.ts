@@ -97,14 +97,43 @@ const ErrorInfo = z.object({ code: z.string(), message: z.string() });
 
 /** One event of a running turn; the SSE `event:` name is its `type`. */
 export const TurnEvent = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('started'), turn_id: z.string(), session_id: SessionId, worker: z.string(), heartbeat_ms: z.number().int().min(1) }),
+  z.object({
+    type: z.literal('started'),
+    turn_id: z.string(),
+    session_id: SessionId,
+    worker: z.string(),
+    heartbeat_ms: z.number().int().min(1),
+  }),
   z.object({ type: z.literal('text_delta'), text: z.string() }),
-  z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
-  z.object({ type: z.literal('tool_result'), id: z.string(), name: z.string(), content: z.string(), is_error: z.boolean() }),
-  z.object({ type: z.literal('confirmation_request'), request_id: z.string(), action: z.enum(['activate_skill', 'tool_call']), skill: z.string(), prompt: z.string() }),
+  z.object({
+    type: z.literal('tool_call'),
+    id: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    type: z.literal('tool_result'),
+    id: z.string(),
+    name: z.string(),
+    content: z.string(),
+    is_error: z.boolean(),
+  }),
+  z.object({
+    type: z.literal('confirmation_request'),
+    request_id: z.string(),
+    action: z.enum(['activate_skill', 'tool_call']),
+    skill: z.string(),
+    prompt: z.string(),
+  }),
   z.object({ type: z.literal('compacted'), tokens_before: z.number().int(), tokens_after: z.number().int() }),
   /** A model call failed before any output and is tried again after `delay_ms` (the stream is not stuck). */
-  z.object({ type: z.literal('retrying'), attempt: z.number().int().min(1), max_attempts: z.number().int().min(1), delay_ms: z.number().int().min(0), error: ErrorInfo }),
+  z.object({
+    type: z.literal('retrying'),
+    attempt: z.number().int().min(1),
+    max_attempts: z.number().int().min(1),
+    delay_ms: z.number().int().min(0),
+    error: ErrorInfo,
+  }),
   z.object({ type: z.literal('message'), text: z.string(), stop_reason: z.string().nullable() }),
   z.object({ type: z.literal('usage'), usage: TurnUsage }),
   z.object({ type: z.literal('error'), error: ErrorInfo }),
@@ -121,7 +150,9 @@ export const TurnResult = z.object({
   text: z.string(),
   stop_reason: z.string().nullable(),
   rounds: z.number().int().min(0),
-  tool_calls: z.array(z.object({ id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()), is_error: z.boolean() })),
+  tool_calls: z.array(
+    z.object({ id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()), is_error: z.boolean() }),
+  ),
   usage: TurnUsage,
   error: ErrorInfo.nullable(),
 });
@@ -145,7 +176,12 @@ export const TurnId = z.string().regex(/^turn-[0-9a-f]{32}$/, 'not a turn id');
 const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, ...shape });
 
 export const AgentRoutes = {
-  create: route(ServiceName.AgentRuntime, 'agent-create', z.object({ tenant: Scope.shape.tenant, agent: AgentCreateBody }), AgentView),
+  create: route(
+    ServiceName.AgentRuntime,
+    'agent-create',
+    z.object({ tenant: Scope.shape.tenant, agent: AgentCreateBody }),
+    AgentView,
+  ),
   list: route(ServiceName.AgentRuntime, 'agent-list', z.object({ tenant: Scope.shape.tenant }), AgentList),
   /** The agent, or NOT_FOUND saying how to create it; `alfred` always exists. */
   get: route(ServiceName.AgentRuntime, 'agent-get', scoped({}), AgentView),
@@ -170,7 +206,12 @@ export const TurnRoutes = {
     }),
     z.object({ turn_id: TurnId, worker: z.string() }),
   ),
-  cancel: route(ServiceName.AgentRuntime, 'turn-cancel', scoped({ session_id: SessionId }), z.object({ turn_id: z.string(), cancelled: z.literal(true), worker: z.string() })),
+  cancel: route(
+    ServiceName.AgentRuntime,
+    'turn-cancel',
+    scoped({ session_id: SessionId }),
+    z.object({ turn_id: z.string(), cancelled: z.literal(true), worker: z.string() }),
+  ),
   confirm: route(
     ServiceName.AgentRuntime,
     'turn-confirm',
@@ -185,6 +226,16 @@ export const TurnRoutes = {
  * turn is over (it expires after the TTL in any case). Services on the bus are trusted; agents never reach it.
  */
 export const CredentialRoutes = {
-  mint: route(ServiceName.Gateway, 'credential-mint', scoped({ session_id: SessionId, turn_id: TurnId }), z.object({ credential: z.string() })),
-  revoke: route(ServiceName.Gateway, 'credential-revoke', scoped({ credential: z.string().min(1).max(1024) }), z.object({ revoked: z.boolean() })),
+  mint: route(
+    ServiceName.Gateway,
+    'credential-mint',
+    scoped({ session_id: SessionId, turn_id: TurnId }),
+    z.object({ credential: z.string() }),
+  ),
+  revoke: route(
+    ServiceName.Gateway,
+    'credential-revoke',
+    scoped({ credential: z.string().min(1).max(1024) }),
+    z.object({ revoked: z.boolean() }),
+  ),
 } as const;

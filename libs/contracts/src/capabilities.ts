@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { AGENT_FILE_MAX, AgentFileHistory, AgentFileKind, AgentFileRestored, AgentFileVersionView, AgentFileView, AgentFileWriteBody, AgentFileWritten, EditableAgentFile } from './agent-files.js';
+import {
+  AGENT_FILE_MAX,
+  AgentFileHistory,
+  AgentFileKind,
+  AgentFileRestored,
+  AgentFileVersionView,
+  AgentFileView,
+  AgentFileWriteBody,
+  AgentFileWritten,
+  EditableAgentFile,
+} from './agent-files.js';
 import { AgentName, IsoTimestamp, Scope, TenantId } from './common.js';
 import { route, ServiceName } from './route.js';
 import { Writer } from './provenance.js';
@@ -78,10 +88,17 @@ export const LearnBody = z.strictObject({
     .transform((t) => t as 'user' | 'soul'),
   observation: z
     .unknown()
-    .refine((o) => typeof o === 'string' && o.trim().length > 0, codeIssue('INVALID_OBSERVATION', 'Observation cannot be empty'))
+    .refine(
+      (o) => typeof o === 'string' && o.trim().length > 0,
+      codeIssue('INVALID_OBSERVATION', 'Observation cannot be empty'),
+    )
     .transform((o) => (o as string).trim())
     .pipe(z.string().max(OBSERVATION_MAX)),
-  confidence: z.number().min(0, 'confidence must be between 0.0 and 1.0').max(1, 'confidence must be between 0.0 and 1.0').optional(),
+  confidence: z
+    .number()
+    .min(0, 'confidence must be between 0.0 and 1.0')
+    .max(1, 'confidence must be between 0.0 and 1.0')
+    .optional(),
 });
 export type LearnBody = z.infer<typeof LearnBody>;
 
@@ -133,7 +150,12 @@ const scoped = <T extends z.ZodRawShape>(shape: T) => z.object({ scope: Scope, .
 
 /** Sessions, served by agent-runtime (any instance can read and extend any session). */
 export const SessionRoutes = {
-  create: route(ServiceName.AgentRuntime, 'session-create', scoped({ metadata: SessionMetadata.optional() }), SessionView),
+  create: route(
+    ServiceName.AgentRuntime,
+    'session-create',
+    scoped({ metadata: SessionMetadata.optional() }),
+    SessionView,
+  ),
   get: route(ServiceName.AgentRuntime, 'session-get', scoped({ id: SessionId }), SessionView),
   append: route(
     ServiceName.AgentRuntime,
@@ -143,7 +165,12 @@ export const SessionRoutes = {
   ),
   delete: route(ServiceName.AgentRuntime, 'session-delete', scoped({ id: SessionId }), SessionDeleted),
   /** The agent a session of the tenant belongs to (a session implies its agent); NOT_FOUND when none has it. */
-  locate: route(ServiceName.AgentRuntime, 'session-locate', z.object({ tenant: TenantId, id: SessionId }), z.object({ agent: AgentName })),
+  locate: route(
+    ServiceName.AgentRuntime,
+    'session-locate',
+    z.object({ tenant: TenantId, id: SessionId }),
+    z.object({ agent: AgentName }),
+  ),
   /** Replaces the messages (compaction) if the session is still at `expected_version`; CONFLICT when it moved. */
   replace: route(
     ServiceName.AgentRuntime,
@@ -199,15 +226,30 @@ export const LearnerRoutes = {
 export const AgentFileRoutes = {
   get: route(ServiceName.AgentRuntime, 'file-get', fileRef, AgentFileView),
   history: route(ServiceName.AgentRuntime, 'file-history', fileRef, AgentFileHistory),
-  version: route(ServiceName.AgentRuntime, 'file-version', scoped({ file: AgentFileKind, version: z.number().int().min(1) }), AgentFileVersionView),
+  version: route(
+    ServiceName.AgentRuntime,
+    'file-version',
+    scoped({ file: AgentFileKind, version: z.number().int().min(1) }),
+    AgentFileVersionView,
+  ),
   restore: route(
     ServiceName.AgentRuntime,
     'file-restore',
-    scoped({ file: AgentFileKind, version: z.number().int().min(1), expected_version: z.number().int().min(0).optional(), writer: Writer.optional() }),
+    scoped({
+      file: AgentFileKind,
+      version: z.number().int().min(1),
+      expected_version: z.number().int().min(0).optional(),
+      writer: Writer.optional(),
+    }),
     AgentFileRestored,
   ),
   /** A person's edit: refused with CONFLICT (details carry the current text) when the file moved past expected_version. */
-  edit: route(ServiceName.AgentRuntime, 'file-edit', scoped({ file: EditableAgentFile, request: AgentFileWriteBody, writer: Writer }), AgentFileWritten),
+  edit: route(
+    ServiceName.AgentRuntime,
+    'file-edit',
+    scoped({ file: EditableAgentFile, request: AgentFileWriteBody, writer: Writer }),
+    AgentFileWritten,
+  ),
   /** A service's write (learning, distillation): a new version with its reason; CONFLICT when expected_version moved. */
   write: route(
     ServiceName.AgentRuntime,

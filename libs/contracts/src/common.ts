@@ -8,7 +8,11 @@ export const AgentName = z
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'agent names are 1-64 lowercase letters, digits and single hyphens');
 
 /** A name pattern of an agent's policy: `*` matches any run of characters, `?` one character. */
-export const NamePattern = z.string().min(1).max(128).regex(/^[A-Za-z0-9_*?:.-]+$/, 'patterns are names with * and ? wildcards');
+export const NamePattern = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9_*?:.-]+$/, 'patterns are names with * and ? wildcards');
 
 /** Which names are permitted: those matching an `allow` pattern and no `deny` pattern (deny wins). */
 export const NamePatterns = z.strictObject({

@@ -88,10 +88,23 @@ const patchable = <T extends string>(keys: readonly T[]) =>
  */
 export const ExecutableSkillPatch = z
   .strictObject({
-    ...patchable(['name', 'description', 'version', 'parameters', 'tags', 'createdBy', 'timeoutMs', 'memoryMb', 'permissions', 'result'] as const),
+    ...patchable([
+      'name',
+      'description',
+      'version',
+      'parameters',
+      'tags',
+      'createdBy',
+      'timeoutMs',
+      'memoryMb',
+      'permissions',
+      'result',
+    ] as const),
     code: ExecutableSkillCode.optional(),
   })
-  .refine((patch) => Object.values(patch).some((v) => v !== undefined), { error: 'a patch must change at least one field' });
+  .refine((patch) => Object.values(patch).some((v) => v !== undefined), {
+    error: 'a patch must change at least one field',
+  });
 export type ExecutableSkillPatch = z.infer<typeof ExecutableSkillPatch>;
 
 /** DELETE without confirmation answers 409 with this preview in the error details. */
@@ -130,7 +143,11 @@ export const SkillFile = z.object({ path: z.string(), encoding: z.enum(['utf8', 
 export type SkillFile = z.infer<typeof SkillFile>;
 
 /** The files of one skill version, by digest: runners cache them and never share a disk with the registry. */
-export const SkillFiles = z.object({ id: SkillId, digest: SkillDigest, files: z.array(SkillFile).max(EXECUTABLE_SKILL_FILES_MAX_COUNT) });
+export const SkillFiles = z.object({
+  id: SkillId,
+  digest: SkillDigest,
+  files: z.array(SkillFile).max(EXECUTABLE_SKILL_FILES_MAX_COUNT),
+});
 export type SkillFiles = z.infer<typeof SkillFiles>;
 
 /** POST /executable-skills/{id}/execute answer. */
@@ -184,25 +201,51 @@ export const ExecutableSkillRoutes = {
   create: route(
     R,
     'exec-create',
-    z.object({ scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin.default({ by: 'user', consented: false }), writer: ScopedWriter.optional() }),
+    z.object({
+      scope: Scope,
+      body: ExecutableSkillCreateBody,
+      origin: SkillChangeOrigin.default({ by: 'user', consented: false }),
+      writer: ScopedWriter.optional(),
+    }),
     ExecutableSkillDetail,
   ),
   update: route(
     R,
     'exec-update',
-    z.object({ tenant: TenantId, id: SkillId, patch: ExecutableSkillPatch, origin: SkillChangeOrigin.default({ by: 'user', consented: false }), writer: ScopedWriter.optional() }),
+    z.object({
+      tenant: TenantId,
+      id: SkillId,
+      patch: ExecutableSkillPatch,
+      origin: SkillChangeOrigin.default({ by: 'user', consented: false }),
+      writer: ScopedWriter.optional(),
+    }),
     ExecutableSkillDetail,
   ),
-  delete: route(R, 'exec-delete', z.object({ tenant: TenantId, id: SkillId, confirm: z.boolean() }), ExecutableSkillDeleted),
+  delete: route(
+    R,
+    'exec-delete',
+    z.object({ tenant: TenantId, id: SkillId, confirm: z.boolean() }),
+    ExecutableSkillDeleted,
+  ),
   reload: route(R, 'exec-reload', z.object({ tenant: TenantId }), ExecutableSkillReloaded),
   resolve: route(R, 'exec-resolve', byId, ExecutableSkillResolved),
   files: route(R, 'exec-files', z.object({ tenant: TenantId, id: SkillId, digest: SkillDigest }), SkillFiles),
   /** The tenant lets this version (digest) of a skill installed from git run; a later update needs consent again. */
-  consent: route(R, 'exec-consent', z.object({ tenant: TenantId, id: SkillId, digest: SkillDigest }), ExecutableSkillDetail),
+  consent: route(
+    R,
+    'exec-consent',
+    z.object({ tenant: TenantId, id: SkillId, digest: SkillDigest }),
+    ExecutableSkillDetail,
+  ),
 } as const;
 
 /** Execution on the skill-runner queue group. */
 export const SkillRunnerRoutes = {
   execute: route(X, 'execute', z.object({ id: SkillId, args: z.unknown(), caller: SkillCaller }), SkillExecuteResponse),
-  executions: route(X, 'executions', z.object({ scope: Scope, id: SkillId, query: SkillExecutionsQuery }), SkillExecutionList),
+  executions: route(
+    X,
+    'executions',
+    z.object({ scope: Scope, id: SkillId, query: SkillExecutionsQuery }),
+    SkillExecutionList,
+  ),
 } as const;

@@ -1,11 +1,29 @@
-import { buildArgsSchema, manifestToJsonSchema, SkillManifest, skillToolName, type SkillManifestInput } from './executable-skills.js';
+import {
+  buildArgsSchema,
+  manifestToJsonSchema,
+  SkillManifest,
+  skillToolName,
+  type SkillManifestInput,
+} from './executable-skills.js';
 
-const base: SkillManifestInput = { id: 'generate-image', name: 'Images', description: 'Generates images', version: '1.0.0', createdBy: 'devo' };
+const base: SkillManifestInput = {
+  id: 'generate-image',
+  name: 'Images',
+  description: 'Generates images',
+  version: '1.0.0',
+  createdBy: 'devo',
+};
 
 describe('SkillManifest', () => {
   it('should apply defaults for limits and permissions', () => {
     const manifest = SkillManifest.parse(base);
-    expect(manifest).toMatchObject({ timeoutMs: 30_000, memoryMb: 128, parameters: {}, tags: [], permissions: { net: [], env: [], fs: { read: [], write: [] } } });
+    expect(manifest).toMatchObject({
+      timeoutMs: 30_000,
+      memoryMb: 128,
+      parameters: {},
+      tags: [],
+      permissions: { net: [], env: [], fs: { read: [], write: [] } },
+    });
   });
 
   it.each<[string, Partial<SkillManifestInput>, RegExp]>([
@@ -14,13 +32,37 @@ describe('SkillManifest', () => {
     ['a timeout above the maximum', { timeoutMs: 600_000 }, /too big/i],
     ['a memory cap above the maximum', { memoryMb: 4096 }, /too big/i],
     ['a host with a path', { permissions: { net: ['api.example.com/v1'] } }, /hosts are lowercase host names/],
-    ['a file root outside the named roots', { permissions: { fs: { read: ['../etc'] } } }, /file roots are "self" or "shared\/<name>"/],
+    [
+      'a file root outside the named roots',
+      { permissions: { fs: { read: ['../etc'] } } },
+      /file roots are "self" or "shared\/<name>"/,
+    ],
     ['a lowercase env name', { permissions: { env: ['path'] } }, /UPPER_SNAKE_CASE/],
-    ['a limit for the wrong type', { parameters: { n: { type: 'string', minimum: 1 } } }, /minimum does not apply to type string/],
-    ['min above max', { parameters: { n: { type: 'integer', minimum: 5, maximum: 1 } } }, /minimum must not exceed maximum/],
-    ['enum values of another type', { parameters: { n: { type: 'integer', enum: ['a'] } } }, /enum values must be of type integer/],
-    ['a default violating its own schema', { parameters: { size: { type: 'string', enum: ['s', 'm'], default: 'xl' } } }, /default does not satisfy/],
-    ['a nested default violating its schema', { parameters: { o: { type: 'array', items: { type: 'integer', maximum: 3, default: 9 } } } }, /default does not satisfy/],
+    [
+      'a limit for the wrong type',
+      { parameters: { n: { type: 'string', minimum: 1 } } },
+      /minimum does not apply to type string/,
+    ],
+    [
+      'min above max',
+      { parameters: { n: { type: 'integer', minimum: 5, maximum: 1 } } },
+      /minimum must not exceed maximum/,
+    ],
+    [
+      'enum values of another type',
+      { parameters: { n: { type: 'integer', enum: ['a'] } } },
+      /enum values must be of type integer/,
+    ],
+    [
+      'a default violating its own schema',
+      { parameters: { size: { type: 'string', enum: ['s', 'm'], default: 'xl' } } },
+      /default does not satisfy/,
+    ],
+    [
+      'a nested default violating its schema',
+      { parameters: { o: { type: 'array', items: { type: 'integer', maximum: 3, default: 9 } } } },
+      /default does not satisfy/,
+    ],
     ['unknown fields', { systemPrompt: 'x' } as Partial<SkillManifestInput>, /Unrecognized key/],
   ])('should refuse %s', (_name, patch, message) => {
     const parsed = SkillManifest.safeParse({ ...base, ...patch });
@@ -44,7 +86,10 @@ describe('buildArgsSchema', () => {
 
   it('should apply defaults and keep given values', () => {
     expect(schema.parse({ prompt: 'a cat' })).toEqual({ prompt: 'a cat', size: '1024x1024', count: 1 });
-    expect(schema.parse({ prompt: 'a cat', seeds: [1.5], style: { vivid: true } })).toMatchObject({ seeds: [1.5], style: { vivid: true } });
+    expect(schema.parse({ prompt: 'a cat', seeds: [1.5], style: { vivid: true } })).toMatchObject({
+      seeds: [1.5],
+      style: { vivid: true },
+    });
   });
 
   it.each<[string, Record<string, unknown>, string]>([
@@ -68,7 +113,12 @@ describe('buildArgsSchema', () => {
   });
 
   it('should not share mutable defaults between calls', () => {
-    const withList = buildArgsSchema(SkillManifest.parse({ ...base, parameters: { tags: { type: 'array', items: { type: 'string' }, default: ['a'] } } }));
+    const withList = buildArgsSchema(
+      SkillManifest.parse({
+        ...base,
+        parameters: { tags: { type: 'array', items: { type: 'string' }, default: ['a'] } },
+      }),
+    );
     const first = withList.parse({}) as { tags: string[] };
     first.tags.push('mutated');
     expect(withList.parse({})).toEqual({ tags: ['a'] });
@@ -91,7 +141,12 @@ describe('manifestToJsonSchema', () => {
       properties: {
         prompt: { type: 'string', description: 'What to draw' },
         size: { type: 'string', enum: ['s', 'm'], default: 's' },
-        style: { type: 'object', properties: { vivid: { type: 'boolean' } }, required: ['vivid'], additionalProperties: false },
+        style: {
+          type: 'object',
+          properties: { vivid: { type: 'boolean' } },
+          required: ['vivid'],
+          additionalProperties: false,
+        },
         seeds: { type: 'array', items: { type: 'integer', minimum: 0 } },
       },
       required: ['prompt'],

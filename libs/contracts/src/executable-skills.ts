@@ -18,7 +18,9 @@ export const SkillParamType = z.enum(['string', 'number', 'integer', 'boolean', 
 export type SkillParamType = z.infer<typeof SkillParamType>;
 
 /** Parameter names must be valid identifiers so every model provider accepts them as tool arguments. */
-export const SkillParamName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'parameter names are identifiers of 1-64 characters');
+export const SkillParamName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'parameter names are identifiers of 1-64 characters');
 
 const Count = z.int().min(0);
 
@@ -28,7 +30,11 @@ export const SkillParameter = z.strictObject({
   description: z.string().max(1024).optional(),
   required: z.boolean().optional(),
   default: z.json().optional(),
-  enum: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1).max(256).optional(),
+  enum: z
+    .array(z.union([z.string(), z.number(), z.boolean()]))
+    .min(1)
+    .max(256)
+    .optional(),
   minimum: z.number().optional(),
   maximum: z.number().optional(),
   minLength: Count.optional(),
@@ -48,14 +54,19 @@ export type SkillParameter = z.infer<typeof SkillParameter>;
 export const SkillHostPattern = z
   .string()
   .max(253)
-  .regex(/^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*(:\d{1,5})?$/, 'hosts are lowercase host names, optionally *. prefixed and :port suffixed');
+  .regex(
+    /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*(:\d{1,5})?$/,
+    'hosts are lowercase host names, optionally *. prefixed and :port suffixed',
+  );
 
 /** A file root: `self` (the skill's private data dir) or `shared/<name>` (a named area several skills may share). */
 export const SkillFsRoot = z
   .string()
   .regex(/^(self|shared\/[a-z0-9]+(-[a-z0-9]+)*)$/, 'file roots are "self" or "shared/<name>"');
 
-export const SkillEnvName = z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'environment variable names are UPPER_SNAKE_CASE');
+export const SkillEnvName = z
+  .string()
+  .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'environment variable names are UPPER_SNAKE_CASE');
 
 /** What a skill may touch; everything not listed is refused. */
 export const SkillPermissions = z.strictObject({
@@ -73,7 +84,9 @@ export const SkillManifest = z
     id: SkillId,
     name: z.string().trim().min(1).max(128),
     description: z.string().trim().min(1).max(1024),
-    version: z.string().regex(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, 'version must be a semver string'),
+    version: z
+      .string()
+      .regex(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, 'version must be a semver string'),
     parameters: z.record(SkillParamName, SkillParameter).default({}),
     tags: z.array(z.string().trim().min(1).max(64)).max(32).default([]),
     createdBy: z.string().trim().min(1).max(128),
@@ -225,16 +238,23 @@ function checkParameter(param: SkillParameter, path: (string | number)[], ctx: z
     ctx.addIssue({ code: 'custom', message, path: key ? [...path, key] : path, input: before });
   };
   for (const [key, types] of Object.entries(LIMITS_BY_TYPE)) {
-    if (param[key as keyof SkillParameter] !== undefined && !types.includes(param.type)) fail(`${key} does not apply to type ${param.type}`, key);
+    if (param[key as keyof SkillParameter] !== undefined && !types.includes(param.type))
+      fail(`${key} does not apply to type ${param.type}`, key);
   }
-  for (const [lo, hi] of [['minimum', 'maximum'], ['minLength', 'maxLength'], ['minItems', 'maxItems']] as const) {
+  for (const [lo, hi] of [
+    ['minimum', 'maximum'],
+    ['minLength', 'maxLength'],
+    ['minItems', 'maxItems'],
+  ] as const) {
     const a = param[lo];
     const b = param[hi];
     if (a !== undefined && b !== undefined && a > b) fail(`${lo} must not exceed ${hi}`, lo);
   }
-  if (param.enum && !param.enum.every((v) => matchesType(v, param.type))) fail(`enum values must be of type ${param.type}`, 'enum');
+  if (param.enum && !param.enum.every((v) => matchesType(v, param.type)))
+    fail(`enum values must be of type ${param.type}`, 'enum');
   if (param.items) checkParameter(param.items, [...path, 'items'], ctx);
-  for (const [name, child] of Object.entries(param.properties ?? {})) checkParameter(child, [...path, 'properties', name], ctx);
+  for (const [name, child] of Object.entries(param.properties ?? {}))
+    checkParameter(child, [...path, 'properties', name], ctx);
   if (ok && param.default !== undefined && !parameterSchema(param).safeParse(param.default).success) {
     fail(`default does not satisfy the parameter's own schema`, 'default');
   }

@@ -14,8 +14,14 @@ export type MemorySource = z.infer<typeof MemorySource>;
 const Content = z
   .string()
   .max(MEMORY_CONTENT_MAX)
-  .refine((s) => s.trim().length > 0, { message: 'Content cannot be empty', params: { alfredCode: 'INVALID_CONTENT' } });
-const Importance = z.number().min(0, 'importance must be between 0.0 and 1.0').max(1, 'importance must be between 0.0 and 1.0');
+  .refine((s) => s.trim().length > 0, {
+    message: 'Content cannot be empty',
+    params: { alfredCode: 'INVALID_CONTENT' },
+  });
+const Importance = z
+  .number()
+  .min(0, 'importance must be between 0.0 and 1.0')
+  .max(1, 'importance must be between 0.0 and 1.0');
 const Tag = z.string().trim().min(1, 'tags cannot be empty strings').max(100);
 const Tags = z.array(Tag).max(MEMORY_TAGS_MAX);
 
@@ -57,7 +63,15 @@ export const Memory = z.object({
 export type Memory = z.infer<typeof Memory>;
 
 /** The create/batch-create answer for one memory (seed: id, timestamp, content, importance, tags; ours: provenance, trust). */
-export const MemoryCreated = Memory.pick({ id: true, timestamp: true, content: true, importance: true, tags: true, provenance: true, trust: true });
+export const MemoryCreated = Memory.pick({
+  id: true,
+  timestamp: true,
+  content: true,
+  importance: true,
+  tags: true,
+  provenance: true,
+  trust: true,
+});
 export type MemoryCreated = z.infer<typeof MemoryCreated>;
 
 export const MemoryUpdated = MemoryCreated.extend({ updated_at: z.string() });
@@ -142,7 +156,10 @@ export const SearchQuery = z.strictObject({
 });
 export type SearchQuery = z.infer<typeof SearchQuery>;
 
-export const SearchResult = Memory.extend({ score: z.number().min(0).max(1), explanation: ScoreExplanation.optional() });
+export const SearchResult = Memory.extend({
+  score: z.number().min(0).max(1),
+  explanation: ScoreExplanation.optional(),
+});
 export const SearchResponse = z.object({
   results: z.array(SearchResult),
   query: z.string(),
@@ -167,7 +184,10 @@ export const MemoryChange = z.object({
 });
 export type MemoryChange = z.infer<typeof MemoryChange>;
 
-export const MemoryHistory = z.object({ id: z.string(), events: z.array(MemoryChange.omit({ tenant: true, agent: true })) });
+export const MemoryHistory = z.object({
+  id: z.string(),
+  events: z.array(MemoryChange.omit({ tenant: true, agent: true })),
+});
 
 export const MEMORY_STREAM = 'ALFRED_MEMORY';
 
@@ -191,11 +211,20 @@ const M = ServiceName.Memory;
 
 /** Memory service operations. */
 export const MemoryRoutes = {
-  create: route(M, 'create', scoped({ memory: MemoryCreateBody, source: MemorySource.default('daily'), writer: Writer.optional() }), MemoryCreated),
+  create: route(
+    M,
+    'create',
+    scoped({ memory: MemoryCreateBody, source: MemorySource.default('daily'), writer: Writer.optional() }),
+    MemoryCreated,
+  ),
   batchCreate: route(
     M,
     'batch-create',
-    scoped({ memories: z.array(z.unknown()).min(1).max(MEMORY_BATCH_MAX), source: MemorySource.default('daily'), writer: Writer.optional() }),
+    scoped({
+      memories: z.array(z.unknown()).min(1).max(MEMORY_BATCH_MAX),
+      source: MemorySource.default('daily'),
+      writer: Writer.optional(),
+    }),
     MemoryBatchCreateResult,
     { timeoutMs: MANY_WRITE_TIMEOUT_MS },
   ),
@@ -219,7 +248,11 @@ export const MemoryRoutes = {
     M,
     'purge-agent',
     scoped({}),
-    z.object({ memories: z.number().int().min(0), checkpoints: z.number().int().min(0), remediations: z.number().int().min(0) }),
+    z.object({
+      memories: z.number().int().min(0),
+      checkpoints: z.number().int().min(0),
+      remediations: z.number().int().min(0),
+    }),
     { timeoutMs: 120_000 },
   ),
   reindex: route(

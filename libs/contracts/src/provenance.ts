@@ -42,7 +42,10 @@ export const ProvenanceFilter = {
   written_key: z.string().min(1).max(200).optional(),
   written_source: SourceRef.optional(),
   /** true: only flagged memories; false: only unflagged ones (what automatic recall uses). */
-  flagged: z.union([z.boolean(), z.enum(['true', 'false'])]).transform((v) => v === true || v === 'true').optional(),
+  flagged: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .optional(),
 };
 export const PROVENANCE_FILTER_KEYS = Object.keys(ProvenanceFilter) as Array<keyof typeof ProvenanceFilter>;
 
@@ -57,11 +60,20 @@ export const WriterQuery = z.object(WriterFilter);
 export type WriterQuery = z.infer<typeof WriterQuery>;
 
 /** Each writer filter and the provenance row field it matches (memories' and skills' rows name them alike). */
-const WRITER_FIELDS = { written_session: 'session', written_via: 'via', written_key: 'key', written_source: 'source' } as const;
+const WRITER_FIELDS = {
+  written_session: 'session',
+  written_via: 'via',
+  written_key: 'key',
+  written_source: 'source',
+} as const;
 
 /** The writer filters a query names, as equality conditions on provenance row fields. */
-export function writerConditions(q: Partial<WriterQuery> | undefined): Array<{ field: (typeof WRITER_FIELDS)[keyof typeof WRITER_FIELDS]; value: string }> {
-  return (Object.keys(WRITER_FIELDS) as Array<keyof typeof WRITER_FIELDS>).flatMap((k) => (q?.[k] !== undefined ? [{ field: WRITER_FIELDS[k], value: q[k]! }] : []));
+export function writerConditions(
+  q: Partial<WriterQuery> | undefined,
+): Array<{ field: (typeof WRITER_FIELDS)[keyof typeof WRITER_FIELDS]; value: string }> {
+  return (Object.keys(WRITER_FIELDS) as Array<keyof typeof WRITER_FIELDS>).flatMap((k) =>
+    q?.[k] !== undefined ? [{ field: WRITER_FIELDS[k], value: q[k]! }] : [],
+  );
 }
 
 /** Whether a query names any writer filter. */

@@ -85,7 +85,12 @@ const M = ServiceName.Memory;
 
 /** Remediations (error fixes), served by the memory service. */
 export const RemediationRoutes = {
-  record: route(M, 'remediation-record', scoped({ remediation: RemediationRecordBody, writer: Writer.optional() }), Remediation),
+  record: route(
+    M,
+    'remediation-record',
+    scoped({ remediation: RemediationRecordBody, writer: Writer.optional() }),
+    Remediation,
+  ),
   get: route(M, 'remediation-get', scoped({ id: RemediationId }), Remediation),
   search: route(M, 'remediation-search', scoped({ query: RemediationSearchQuery }), RemediationSearchResponse),
   feedback: route(M, 'remediation-feedback', scoped({ id: RemediationId, feedback: FeedbackBody }), FeedbackResult),

@@ -65,7 +65,9 @@ export function route<Req extends z.ZodType, Res extends z.ZodType>(
   const subject = `alfred.${service}.${verb}.v1`;
   // Tenancy is structural: a route that acts on tenant data must say whose in its request, or declare itself global.
   if (!options.global && !requiresTenant(request)) {
-    throw new Error(`route ${subject} must require a tenant in its request (tenant, scope or caller) or be declared { global: true }`);
+    throw new Error(
+      `route ${subject} must require a tenant in its request (tenant, scope or caller) or be declared { global: true }`,
+    );
   }
   return { subject, service, request, response, options };
 }

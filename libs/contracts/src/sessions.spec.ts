@@ -7,7 +7,12 @@ describe('SessionAppendBody', () => {
       messages: [
         { role: 'user', content: 'list files' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'bash', input: { command: 'ls' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'a.md' }], is_error: false }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: 'a.md' }], is_error: false },
+          ],
+        },
       ],
     };
 
@@ -20,9 +25,18 @@ describe('SessionAppendBody', () => {
     ['an unknown block type', { messages: [{ role: 'user', content: [{ type: 'image', source: {} }] }] }],
     ['an unknown field', { messages: [{ role: 'user', content: 'x', name: 'bob' }] }],
     ['an empty block list', { messages: [{ role: 'user', content: [] }] }],
-    ['a tool_use from the user', { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }] }],
-    ['a tool_result from the assistant', { messages: [{ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 't' }] }] }],
-    ['a tool_use without input', { messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n' }] }] }],
+    [
+      'a tool_use from the user',
+      { messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }] },
+    ],
+    [
+      'a tool_result from the assistant',
+      { messages: [{ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 't' }] }] },
+    ],
+    [
+      'a tool_use without input',
+      { messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n' }] }] },
+    ],
   ])('should refuse %s', (_, body) => {
     expect(SessionAppendBody.safeParse(body).success).toBe(false);
   });
@@ -31,7 +45,10 @@ describe('SessionAppendBody', () => {
 describe('SessionCreateBody', () => {
   it('should accept an optional agent and metadata, and refuse a bad agent name', () => {
     expect(SessionCreateBody.parse({})).toEqual({});
-    expect(SessionCreateBody.parse({ agent: 'coder', metadata: { a: 1 } })).toEqual({ agent: 'coder', metadata: { a: 1 } });
+    expect(SessionCreateBody.parse({ agent: 'coder', metadata: { a: 1 } })).toEqual({
+      agent: 'coder',
+      metadata: { a: 1 },
+    });
     expect(SessionCreateBody.safeParse({ agent: 'Bad Name' }).success).toBe(false);
   });
 });

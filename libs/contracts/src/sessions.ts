@@ -12,7 +12,11 @@ export const SessionId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'session ids 
 const Text = z.string().max(SESSION_TEXT_MAX);
 const CacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
 
-export const TextBlock = z.strictObject({ type: z.literal('text'), text: Text, cache_control: CacheControl.optional() });
+export const TextBlock = z.strictObject({
+  type: z.literal('text'),
+  text: Text,
+  cache_control: CacheControl.optional(),
+});
 export type TextBlock = z.infer<typeof TextBlock>;
 
 export const ToolUseBlock = z.strictObject({
@@ -89,7 +93,11 @@ export const SessionSummary = z.object({
   metadata: SessionMetadata,
   tokens: SessionTokens.nullable(),
   /** The start of the first message's text (what the conversation was about), null while it has none. */
-  first_message: z.string().max(FIRST_MESSAGE_MAX + 1).nullable().optional(),
+  first_message: z
+    .string()
+    .max(FIRST_MESSAGE_MAX + 1)
+    .nullable()
+    .optional(),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
 });

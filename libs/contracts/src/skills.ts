@@ -10,7 +10,14 @@ export const SKILL_NAME_MAX = 64;
 export const SKILL_DESCRIPTION_MAX = 1024;
 export const SKILL_COMPATIBILITY_MAX = 500;
 /** Frontmatter keys the Agent Skills specification defines; any other key is a violation. */
-export const SKILL_ALLOWED_KEYS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
+export const SKILL_ALLOWED_KEYS = [
+  'name',
+  'description',
+  'license',
+  'compatibility',
+  'metadata',
+  'allowed-tools',
+] as const;
 
 export const SkillName = z
   .string()
@@ -277,12 +284,22 @@ export const SkillRoutes = {
   resource: route(R, 'resource', ByName.extend({ path: SkillResourcePath }), SkillResourceContent),
   search: route(R, 'search', z.object({ tenant: TenantId, query: SkillSearchQuery }), SkillSearchResponse),
   reload: route(R, 'reload', z.object({ tenant: TenantId }), SkillReloadResult),
-  create: route(R, 'create', z.object({ tenant: TenantId, skill: SkillCreateBody, writer: ScopedWriter.optional() }), SkillBodyResponse),
+  create: route(
+    R,
+    'create',
+    z.object({ tenant: TenantId, skill: SkillCreateBody, writer: ScopedWriter.optional() }),
+    SkillBodyResponse,
+  ),
   /** Records one outcome of a skill's use (feedback, an execution, a turn after load_skill). */
   feedback: route(R, 'feedback', ByName.extend({ feedback: SkillFeedbackBody }), SkillFeedbackResult),
   /**
    * One run of an executable skill as an outcome (sent by the skill-runner): counted under the skill's id, which is
    * also the SKILL.md skill of that name, and for each SKILL.md skill that offers it in its `allowed-tools`.
    */
-  executed: route(R, 'executed', z.object({ tenant: TenantId, id: SkillPathName, success: z.boolean() }), z.object({ counted: z.array(z.string()), outcomes: SkillOutcomes })),
+  executed: route(
+    R,
+    'executed',
+    z.object({ tenant: TenantId, id: SkillPathName, success: z.boolean() }),
+    z.object({ counted: z.array(z.string()), outcomes: SkillOutcomes }),
+  ),
 } as const;

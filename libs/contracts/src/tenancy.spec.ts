@@ -24,9 +24,12 @@ describe('tenancy of the route table', () => {
     expect(routes.length).toBeGreaterThan(60);
   });
 
-  it.each(routes.map((r) => [r.subject, r] as const))('%s should require its tenant or be declared global', (_subject, r) => {
-    expect(r.options.global === true || requiresTenant(r.request)).toBe(true);
-  });
+  it.each(routes.map((r) => [r.subject, r] as const))(
+    '%s should require its tenant or be declared global',
+    (_subject, r) => {
+      expect(r.options.global === true || requiresTenant(r.request)).toBe(true);
+    },
+  );
 
   it('should keep global routes to the few that act on no tenant', () => {
     const globalVerbs = new Set(routes.filter((r) => r.options.global).map((r) => r.subject.split('.')[2]));
@@ -35,7 +38,16 @@ describe('tenancy of the route table', () => {
 
   it('should refuse to define a route that forgets its tenant', () => {
     const { z } = zod;
-    expect(() => contracts.route(contracts.ServiceName.Memory, 'forgetful', z.object({ id: z.string() }), z.object({}))).toThrow(/must require a tenant/);
-    expect(() => contracts.route(contracts.ServiceName.Memory, 'optional-tenant', z.object({ tenant: z.string().optional() }), z.object({}))).toThrow(/must require a tenant/);
+    expect(() =>
+      contracts.route(contracts.ServiceName.Memory, 'forgetful', z.object({ id: z.string() }), z.object({})),
+    ).toThrow(/must require a tenant/);
+    expect(() =>
+      contracts.route(
+        contracts.ServiceName.Memory,
+        'optional-tenant',
+        z.object({ tenant: z.string().optional() }),
+        z.object({}),
+      ),
+    ).toThrow(/must require a tenant/);
   });
 });

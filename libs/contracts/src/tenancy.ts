@@ -23,6 +23,10 @@ export function requiresTenant(schema: z.ZodType): boolean {
     const value = shape[field];
     if (!value || value.safeParse(undefined).success) return false;
     if (field === 'tenant') return true;
-    return value instanceof z.ZodObject && 'tenant' in value.shape && !(value.shape.tenant as z.ZodType).safeParse(undefined).success;
+    return (
+      value instanceof z.ZodObject &&
+      'tenant' in value.shape &&
+      !(value.shape.tenant as z.ZodType).safeParse(undefined).success
+    );
   });
 }

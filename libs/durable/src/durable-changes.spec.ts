@@ -12,8 +12,14 @@ import { JsonlLog } from '#files';
 
 const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const noted = event('note', 'written', 'NOTES', z.object({ id: z.string(), text: z.string() }));
-const note = (id: string, text: string, msgId?: string) => ({ event: noted, payload: { id, text }, key: id, ...(msgId ? { msgId } : {}) });
-const texts = async (bus: Bus) => (await collect(bus.readEvents('NOTES', 'alfred.note.written.v1.>'))).map((e) => (e.payload as { text: string }).text);
+const note = (id: string, text: string, msgId?: string) => ({
+  event: noted,
+  payload: { id, text },
+  key: id,
+  ...(msgId ? { msgId } : {}),
+});
+const texts = async (bus: Bus) =>
+  (await collect(bus.readEvents('NOTES', 'alfred.note.written.v1.>'))).map((e) => (e.payload as { text: string }).text);
 
 describe(DurableChanges.name, () => {
   let dir: string;
@@ -28,8 +34,18 @@ describe(DurableChanges.name, () => {
 
   /** A store the changes are written to: a map, so what landed can be asked. */
   const store = new Map<string, string>();
-  const open = async (bus: Bus, landed = (e: OutboxEvent) => Promise.resolve(store.has((e.payload as { id: string }).id))) => {
-    const changes = await DurableChanges.open({ bus, dir: join(dir, 'outbox'), events: [noted], landed, logger: quiet, sweepMs: 200 });
+  const open = async (
+    bus: Bus,
+    landed = (e: OutboxEvent) => Promise.resolve(store.has((e.payload as { id: string }).id)),
+  ) => {
+    const changes = await DurableChanges.open({
+      bus,
+      dir: join(dir, 'outbox'),
+      events: [noted],
+      landed,
+      logger: quiet,
+      sweepMs: 200,
+    });
     opened.push(changes);
     return changes;
   };
@@ -53,7 +69,9 @@ describe(DurableChanges.name, () => {
   it('should change nothing and publish nothing when the write fails', async () => {
     const bus = inProcess();
     const changes = await open(bus);
-    await expect(changes.apply([note('b', 'never')], () => Promise.reject(new Error('disk full')))).rejects.toThrow('disk full');
+    await expect(changes.apply([note('b', 'never')], () => Promise.reject(new Error('disk full')))).rejects.toThrow(
+      'disk full',
+    );
     expect(await texts(bus)).toEqual([]);
     expect(changes.waiting).toBe(0);
   });
@@ -62,16 +80,25 @@ describe(DurableChanges.name, () => {
     const bus = inProcess();
     const changes = await open(bus);
     let count = 0;
-    const after = await changes.apply((n: number) => [note('n', `count ${n}`)], async () => ++count);
+    const after = await changes.apply(
+      (n: number) => [note('n', `count ${n}`)],
+      async () => ++count,
+    );
     expect(after).toBe(1);
-    await changes.apply((n: number) => [note('n', `count ${n}`)], async () => ++count);
+    await changes.apply(
+      (n: number) => [note('n', `count ${n}`)],
+      async () => ++count,
+    );
     expect(await texts(bus)).toEqual(['count 1', 'count 2']);
   });
 
-  it("should answer a writer once its own change is published, not after the changes committed behind it", async () => {
+  it('should answer a writer once its own change is published, not after the changes committed behind it', async () => {
     // The real bus, with the publish of chosen notes held until the test lets it go.
     const bus = inProcess();
-    const held = new Map([['a', gate()], ['c', gate()]]);
+    const held = new Map([
+      ['a', gate()],
+      ['c', gate()],
+    ]);
     const publishing: string[] = [];
     const holding = new Proxy(bus, {
       get(target, prop) {
@@ -91,7 +118,10 @@ describe(DurableChanges.name, () => {
     const c = changes.apply([note('c', 'behind')], async () => void store.set('c', 'behind'));
     await pollUntil(() => changes.waiting === 2, 5_000, 'c to commit');
     held.get('a')!.open();
-    const answered = await Promise.race([a.then(() => 'answered'), new Promise((r) => setTimeout(() => r('still waiting'), 3_000))]);
+    const answered = await Promise.race([
+      a.then(() => 'answered'),
+      new Promise((r) => setTimeout(() => r('still waiting'), 3_000)),
+    ]);
     expect(answered).toBe('answered');
     expect(publishing).toEqual(['a', 'c']);
     held.get('c')!.open();
@@ -108,7 +138,14 @@ describe(DurableChanges.name, () => {
         return async (...args: Parameters<Bus['publish']>) => (await held.promise, target.publish(...args));
       },
     });
-    const changes = await DurableChanges.open({ bus: stalling, dir: join(dir, 'outbox'), events: [noted], landed: async () => true, logger: quiet, publishWaitMs: 200 });
+    const changes = await DurableChanges.open({
+      bus: stalling,
+      dir: join(dir, 'outbox'),
+      events: [noted],
+      landed: async () => true,
+      logger: quiet,
+      publishWaitMs: 200,
+    });
     opened.push(changes);
     const started = Date.now();
     await changes.apply([note('s', 'stalled')], async () => void store.set('s', 'stalled'));
@@ -123,7 +160,9 @@ describe(DurableChanges.name, () => {
     const changes = await open(inProcess());
     const other = event('note', 'erased', 'NOTES', z.object({ id: z.string() }));
     let wrote = false;
-    await expect(changes.apply([{ event: other, payload: { id: 'x' }, key: 'x' }], async () => void (wrote = true))).rejects.toThrow(/does not know/);
+    await expect(
+      changes.apply([{ event: other, payload: { id: 'x' }, key: 'x' }], async () => void (wrote = true)),
+    ).rejects.toThrow(/does not know/);
     expect(wrote).toBe(false);
   });
 
@@ -131,7 +170,11 @@ describe(DurableChanges.name, () => {
     const bus = inProcess();
     // The file a process killed mid-way leaves behind (no lock: its holder is gone).
     const left = new JsonlLog<unknown>(join(dir, 'outbox', 'dead-instance.jsonl'));
-    const intent = (tx: string, id: string, text: string) => ({ op: 'intent', tx, events: [{ subject: noted.subject, payload: { id, text }, key: id, msgId: `${id}:${tx}` }] });
+    const intent = (tx: string, id: string, text: string) => ({
+      op: 'intent',
+      tx,
+      events: [{ subject: noted.subject, payload: { id, text }, key: id, msgId: `${id}:${tx}` }],
+    });
     store.clear();
     store.set('landed', 'x');
     for (const r of [
@@ -154,7 +197,14 @@ describe(DurableChanges.name, () => {
 
   it('should start a new outbox file once enough changes settled, dropping the old one', async () => {
     const bus = inProcess();
-    const changes = await DurableChanges.open({ bus, dir: join(dir, 'outbox'), events: [noted], landed: async () => false, logger: quiet, rotateAfter: 2 });
+    const changes = await DurableChanges.open({
+      bus,
+      dir: join(dir, 'outbox'),
+      events: [noted],
+      landed: async () => false,
+      logger: quiet,
+      rotateAfter: 2,
+    });
     opened.push(changes);
     const files = async () => (await readdir(join(dir, 'outbox'))).filter((n) => n.endsWith('.jsonl'));
     const first = await files();
@@ -174,7 +224,14 @@ describe(DurableChanges.name, () => {
     };
     try {
       const bus = inProcess();
-      const changes = await DurableChanges.open({ bus, dir: join(dir, 'outbox'), events: [noted], landed: async () => true, logger: quiet, rotateAfter: 1 });
+      const changes = await DurableChanges.open({
+        bus,
+        dir: join(dir, 'outbox'),
+        events: [noted],
+        landed: async () => true,
+        logger: quiet,
+        rotateAfter: 1,
+      });
       opened.push(changes);
       await changes.apply([note('r1', 'v1')], async () => void store.set('r1', 'v1'));
       await changes.apply([note('r2', 'v1')], async () => void store.set('r2', 'v1'));
@@ -210,11 +267,25 @@ describe(DurableChanges.name, () => {
         },
         flush: async () => void flushes++,
       };
-      const write = (id: string, text: string) => ({ target: 'notes', data: { id, text }, apply: () => void live.set(id, text) });
+      const write = (id: string, text: string) => ({
+        target: 'notes',
+        data: { id, text },
+        apply: () => void live.set(id, text),
+      });
       return { live, replayed, target, write, flushes: () => flushes };
     };
-    const openJournaled = async (bus: Bus, target: { name: string; replay(d: unknown): void; flush(): Promise<void> }) => {
-      const changes = await DurableChanges.open({ bus, dir: join(dir, 'outbox'), events: [noted], landed: async () => false, logger: quiet, targets: [target] });
+    const openJournaled = async (
+      bus: Bus,
+      target: { name: string; replay(d: unknown): void; flush(): Promise<void> },
+    ) => {
+      const changes = await DurableChanges.open({
+        bus,
+        dir: join(dir, 'outbox'),
+        events: [noted],
+        landed: async () => false,
+        logger: quiet,
+        targets: [target],
+      });
       opened.push(changes);
       return changes;
     };
@@ -227,10 +298,19 @@ describe(DurableChanges.name, () => {
       const bus = inProcess();
       const s = journalStore();
       const changes = await openJournaled(bus, s.target);
-      await Promise.all([changes.commit([note('j1', 'one')], [s.write('j1', 'one')]), changes.commit([note('j2', 'two')], [s.write('j2', 'two')])]);
-      expect([...s.live]).toEqual([['j1', 'one'], ['j2', 'two']]);
+      await Promise.all([
+        changes.commit([note('j1', 'one')], [s.write('j1', 'one')]),
+        changes.commit([note('j2', 'two')], [s.write('j2', 'two')]),
+      ]);
+      expect([...s.live]).toEqual([
+        ['j1', 'one'],
+        ['j2', 'two'],
+      ]);
       const changed = (await lines()).filter((r) => r.op === 'change');
-      expect(changed.map((r) => [r.writes, r.events!.length])).toEqual([[[{ target: 'notes', data: { id: 'j1', text: 'one' } }], 1], [[{ target: 'notes', data: { id: 'j2', text: 'two' } }], 1]]);
+      expect(changed.map((r) => [r.writes, r.events!.length])).toEqual([
+        [[{ target: 'notes', data: { id: 'j1', text: 'one' } }], 1],
+        [[{ target: 'notes', data: { id: 'j2', text: 'two' } }], 1],
+      ]);
       expect(await texts(bus)).toEqual(['one', 'two']);
     });
 
@@ -238,7 +318,9 @@ describe(DurableChanges.name, () => {
       const bus = inProcess();
       const s = journalStore();
       const changes = await openJournaled(bus, s.target);
-      await expect(changes.commit([note('x', 'lost')], [{ ...s.write('x', 'lost'), target: 'other' }])).rejects.toThrow(/not opened with other/);
+      await expect(changes.commit([note('x', 'lost')], [{ ...s.write('x', 'lost'), target: 'other' }])).rejects.toThrow(
+        /not opened with other/,
+      );
       expect(s.live.size).toBe(0);
       expect(await texts(bus)).toEqual([]);
     });
@@ -256,12 +338,16 @@ describe(DurableChanges.name, () => {
       const newer = join(dir, 'outbox', `${String(2).padStart(15, '0')}-b.jsonl`);
       await new JsonlLog<unknown>(older).append(change('t1', 'k', 'first'));
       await new JsonlLog<unknown>(older).append({ op: 'sent', tx: 't1' });
-      for (const r of [change('t2', 'k', 'second'), change('t3', 'gone', 'aborted'), { op: 'abort', tx: 't3' }]) await new JsonlLog<unknown>(newer).append(r);
+      for (const r of [change('t2', 'k', 'second'), change('t3', 'gone', 'aborted'), { op: 'abort', tx: 't3' }])
+        await new JsonlLog<unknown>(newer).append(r);
       // A killed holder's lock: its directory, fresh (a live lockfile.lock would keep refreshing it from this process).
       for (const f of [older, newer]) await mkdir(`${f}.lock`);
       const s = journalStore();
       await openJournaled(bus, s.target);
-      expect(s.replayed).toEqual([{ id: 'k', text: 'first' }, { id: 'k', text: 'second' }]);
+      expect(s.replayed).toEqual([
+        { id: 'k', text: 'first' },
+        { id: 'k', text: 'second' },
+      ]);
       expect(s.live.get('k')).toBe('second');
       expect(s.flushes()).toBeGreaterThan(0);
       expect(existsSync(older) || existsSync(newer)).toBe(false);
@@ -276,7 +362,12 @@ describe(DurableChanges.name, () => {
     let bus: NatsBus;
     beforeEach(async () => {
       nats = await startOwnNats(join(dir, 'nats'));
-      bus = await NatsBus.connect({ url: nats.url, name: 'outbox-spec', logger: quiet, reconnect: { baseMs: 50, maxMs: 200 } });
+      bus = await NatsBus.connect({
+        url: nats.url,
+        name: 'outbox-spec',
+        logger: quiet,
+        reconnect: { baseMs: 50, maxMs: 200 },
+      });
       opened.push({ close: async () => (await bus.close(1_000), await nats.stop()) });
     });
 

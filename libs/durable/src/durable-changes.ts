@@ -152,7 +152,10 @@ export class DurableChanges implements ChangeWriter {
     await changes.startFile();
     if (left.length > 0) await changes.replay(left);
     await changes.sweep();
-    changes.sweeper = setInterval(() => void changes.sweep().catch((err: unknown) => changes.warn('sweeping the outbox failed', err)), options.sweepMs ?? 5_000);
+    changes.sweeper = setInterval(
+      () => void changes.sweep().catch((err: unknown) => changes.warn('sweeping the outbox failed', err)),
+      options.sweepMs ?? 5_000,
+    );
     changes.sweeper.unref();
     return changes;
   }
@@ -204,12 +207,19 @@ export class DurableChanges implements ChangeWriter {
     }
     if (journaled.length !== writes.length) throw new Error('a change mixes journaled writes with store calls');
     // A write the outbox could not replay after a crash must not be acknowledged.
-    for (const w of journaled) if (!this.targets.has(w.target)) throw new Error(`the outbox was not opened with ${w.target}, which it would replay into`);
+    for (const w of journaled)
+      if (!this.targets.has(w.target))
+        throw new Error(`the outbox was not opened with ${w.target}, which it would replay into`);
     this.assertOpen();
     const tx = randomUUID();
     const stored = events.map((e, i) => this.toStored(e, tx, i));
     await this.inFile(async () => {
-      await this.append({ op: 'change', tx, events: stored, writes: journaled.map((w) => ({ target: w.target, data: w.data })) });
+      await this.append({
+        op: 'change',
+        tx,
+        events: stored,
+        writes: journaled.map((w) => ({ target: w.target, data: w.data })),
+      });
       for (const w of journaled) w.apply();
       if (stored.length > 0) this.pending.set(tx, stored);
     });
@@ -228,12 +238,18 @@ export class DurableChanges implements ChangeWriter {
       await this.relay();
       if (this.pending.size > 0) await new Promise((r) => setTimeout(r, 100));
     }
-    if (this.pending.size > 0) this.options.logger.warn({ waiting: this.pending.size }, 'outbox: changes still wait for the broker; the next start publishes them');
+    if (this.pending.size > 0)
+      this.options.logger.warn(
+        { waiting: this.pending.size },
+        'outbox: changes still wait for the broker; the next start publishes them',
+      );
     this.answerWaiting();
     await this.retiring;
     const flushed = await this.flushTargets().then(
       () => true,
-      (err: unknown) => (this.warn('outbox: the store could not persist its writes; the next start replays them', err), false),
+      (err: unknown) => (
+        this.warn('outbox: the store could not persist its writes; the next start replays them', err), false
+      ),
     );
     await this.file.log.close();
     // Nothing left to replay or publish: a clean stop leaves no file for the next start.
@@ -242,7 +258,8 @@ export class DurableChanges implements ChangeWriter {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new AlfredError(ErrorCode.ServiceUnavailable, 'the service is shutting down; the change was not made');
+    if (this.closed)
+      throw new AlfredError(ErrorCode.ServiceUnavailable, 'the service is shutting down; the change was not made');
   }
 
   /** Runs a change's records in the current file: a rotation under way finishes first, and none starts meanwhile. */
@@ -262,7 +279,12 @@ export class DurableChanges implements ChangeWriter {
     } catch (err) {
       // The line may be on disk without its fsync: an abort makes recovery drop it.
       void this.file.log.append({ op: 'abort', tx: record.tx }).catch(() => undefined);
-      throw new AlfredError(ErrorCode.ServiceUnavailable, 'the change could not be recorded durably and was not made', undefined, { cause: err });
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        'the change could not be recorded durably and was not made',
+        undefined,
+        { cause: err },
+      );
     }
   }
 
@@ -308,7 +330,14 @@ export class DurableChanges implements ChangeWriter {
       const batch = [...this.pending];
       const outcomes = await Promise.all(
         batch.map(([, events]) =>
-          Promise.all(events.map((e) => this.options.bus.publish(this.byStream.get(e.subject)!, e.payload as never, { key: e.key, msgId: e.msgId }))).then(
+          Promise.all(
+            events.map((e) =>
+              this.options.bus.publish(this.byStream.get(e.subject)!, e.payload as never, {
+                key: e.key,
+                msgId: e.msgId,
+              }),
+            ),
+          ).then(
             () => undefined,
             (err: unknown) => err ?? new Error('publish failed'),
           ),
@@ -348,7 +377,9 @@ export class DurableChanges implements ChangeWriter {
   /** A new file once enough changes settled (or the file grew large) and none is in flight. */
   private async rotateIfDue(): Promise<void> {
     const due =
-      this.settled >= (this.options.rotateAfter ?? 10_000) || this.file.log.bytes >= (this.options.rotateAfterBytes ?? 64 * 2 ** 20) || this.compromised;
+      this.settled >= (this.options.rotateAfter ?? 10_000) ||
+      this.file.log.bytes >= (this.options.rotateAfterBytes ?? 64 * 2 ** 20) ||
+      this.compromised;
     if (!due || this.inFlight > 0 || this.rotating || this.closed) return;
     this.compromised = false;
     this.rotating = this.rotate().finally(() => {
@@ -427,13 +458,16 @@ export class DurableChanges implements ChangeWriter {
       await rm(path, { force: true });
       await rm(`${path}.lock`, { recursive: true, force: true });
     }
-    if (carried > 0) this.options.logger.info?.({ changes: carried }, 'outbox: took over changes a stopped run had not published');
+    if (carried > 0)
+      this.options.logger.info?.({ changes: carried }, 'outbox: took over changes a stopped run had not published');
     void this.relay();
   }
 
   /** Adopts the files of instances that are gone (their lock stale or absent): settles and publishes them, then deletes them. */
   private async sweep(): Promise<void> {
-    const names = (await readdir(this.options.dir)).filter((n) => n.endsWith('.jsonl') && join(this.options.dir, n) !== this.file.path).sort();
+    const names = (await readdir(this.options.dir))
+      .filter((n) => n.endsWith('.jsonl') && join(this.options.dir, n) !== this.file.path)
+      .sort();
     for (const name of names) {
       const path = join(this.options.dir, name);
       let release: () => Promise<void>;
@@ -448,7 +482,10 @@ export class DurableChanges implements ChangeWriter {
         if (this.targets.size > 0) await this.flushTargets();
         await rm(path, { force: true });
         if (carried > 0) {
-          this.options.logger.info?.({ from: path, changes: carried }, 'outbox: took over changes a stopped instance had not published');
+          this.options.logger.info?.(
+            { from: path, changes: carried },
+            'outbox: took over changes a stopped instance had not published',
+          );
           await this.relay();
         }
       } finally {
@@ -462,7 +499,8 @@ export class DurableChanges implements ChangeWriter {
     const { writes, open } = outboxContents(await new JsonlLog<OutboxRecord>(path).readAll());
     for (const w of writes) {
       const target = this.targets.get(w.target);
-      if (!target) throw new Error(`the outbox file ${path} holds writes for ${w.target}, which this service does not open`);
+      if (!target)
+        throw new Error(`the outbox file ${path} holds writes for ${w.target}, which this service does not open`);
       target.replay(w.data);
     }
     let carried = 0;

@@ -16,7 +16,12 @@ export interface LoggedWrite {
 
 export type OutboxRecord =
   /** A journaled change: its store writes and its events in one line, durable together or not at all. */
-  | { readonly op: 'change'; readonly tx: string; readonly events: readonly OutboxEvent[]; readonly writes: readonly LoggedWrite[] }
+  | {
+      readonly op: 'change';
+      readonly tx: string;
+      readonly events: readonly OutboxEvent[];
+      readonly writes: readonly LoggedWrite[];
+    }
   | { readonly op: 'intent'; readonly tx: string; readonly events: readonly OutboxEvent[] }
   /** A commit carries the events when they depend on the write's result (they were not known at the intent). */
   | { readonly op: 'commit'; readonly tx: string; readonly events?: readonly OutboxEvent[] }
@@ -26,7 +31,11 @@ export type OutboxRecord =
 export interface OutboxContents {
   readonly writes: readonly LoggedWrite[];
   /** Transactions whose events may still be unpublished: committed ones, and intents whose outcome is unknown. */
-  readonly open: ReadonlyArray<{ readonly tx: string; readonly events: readonly OutboxEvent[]; readonly committed: boolean }>;
+  readonly open: ReadonlyArray<{
+    readonly tx: string;
+    readonly events: readonly OutboxEvent[];
+    readonly committed: boolean;
+  }>;
 }
 
 /** Reads a file's records into what recovery needs. Aborted changes are dropped whole; sent ones keep their writes. */

@@ -19,13 +19,20 @@ describe(createEmbedder.name, () => {
     const { embedder, notice } = await createEmbedder({ kind: 'auto', modelDir: join(dir, 'none') });
     expect([embedder.id, embedder.kind]).toEqual(['hash-v2-384', 'lexical']);
     expect(notice).toBe(LEXICAL_FALLBACK_NOTICE);
-    expect(notice).toMatch(/lexical.*word overlap.*no semantic similarity.*npx alfred models pull.*ALFRED_EMBEDDINGS_URL/s);
+    expect(notice).toMatch(
+      /lexical.*word overlap.*no semantic similarity.*npx alfred models pull.*ALFRED_EMBEDDINGS_URL/s,
+    );
   });
 
   it('should pick the local model folder when it exists, without a notice', async () => {
     const modelDir = await writeTinyOnnxModel(dir, 'tiny-auto');
     const { embedder, notice } = await createEmbedder({ kind: 'auto', modelDir });
-    expect([embedder.id, embedder.kind, embedder.dimension, notice]).toEqual(['onnx:tiny-auto', 'semantic', 8, undefined]);
+    expect([embedder.id, embedder.kind, embedder.dimension, notice]).toEqual([
+      'onnx:tiny-auto',
+      'semantic',
+      8,
+      undefined,
+    ]);
   });
 
   it('should honour an explicit hash kind and dimension', async () => {
@@ -44,7 +51,12 @@ describe(CachedEmbedder.name, () => {
     it('should embed each distinct text once and evict the least recently used', async () => {
       const seen: string[] = [];
       const inner = new HashingEmbedder({ dimension: 16 });
-      const counting: Embedder = { id: inner.id, dimension: 16, kind: 'lexical', embed: (t) => (seen.push(...t), inner.embed(t)) };
+      const counting: Embedder = {
+        id: inner.id,
+        dimension: 16,
+        kind: 'lexical',
+        embed: (t) => (seen.push(...t), inner.embed(t)),
+      };
       const cached = new CachedEmbedder(counting, 2);
       const [a1] = await cached.embed(['a', 'a']);
       await cached.embed(['b']);

@@ -45,10 +45,12 @@ export async function createEmbedder(config: EmbedderConfig): Promise<{ embedder
     case 'hash':
       return { embedder: new HashingEmbedder({ dimension: config.dimension }) };
     case 'onnx':
-      if (config.modelDir === undefined) throw new AlfredError(ErrorCode.ModelNotConfigured, 'ALFRED_EMBEDDER=onnx needs ALFRED_EMBEDDINGS_MODEL_DIR');
+      if (config.modelDir === undefined)
+        throw new AlfredError(ErrorCode.ModelNotConfigured, 'ALFRED_EMBEDDER=onnx needs ALFRED_EMBEDDINGS_MODEL_DIR');
       return { embedder: await new OnnxEmbedder({ modelDir: config.modelDir }).init() };
     case 'openai':
-      if (config.openai === undefined) throw new AlfredError(ErrorCode.ModelNotConfigured, 'ALFRED_EMBEDDER=openai needs ALFRED_EMBEDDINGS_URL');
+      if (config.openai === undefined)
+        throw new AlfredError(ErrorCode.ModelNotConfigured, 'ALFRED_EMBEDDER=openai needs ALFRED_EMBEDDINGS_URL');
       return { embedder: await new OpenAiEmbedder(config.openai).init() };
     case 'auto':
       if (config.openai !== undefined) return createEmbedder({ ...config, kind: 'openai' });

@@ -26,7 +26,8 @@ export class HashingEmbedder implements Embedder {
 
   constructor(options: HashingEmbedderOptions = {}) {
     const dimension = options.dimension ?? 384;
-    if (!Number.isInteger(dimension) || dimension < 8) throw new RangeError(`dimension must be an integer >= 8, got ${dimension}`);
+    if (!Number.isInteger(dimension) || dimension < 8)
+      throw new RangeError(`dimension must be an integer >= 8, got ${dimension}`);
     this.dimension = dimension;
     this.id = `hash-v2-${dimension}`;
   }

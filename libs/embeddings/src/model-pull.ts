@@ -35,9 +35,15 @@ export async function pullModel(options: PullOptions): Promise<{ dir: string; di
     for (const file of options.files) {
       const url = `${options.hubUrl.replace(/\/$/, '')}/${options.repo}/resolve/${options.revision ?? 'main'}/${file}`;
       const res = await doFetch(url, { redirect: 'follow' }).catch((err: unknown) => {
-        throw new AlfredError(ErrorCode.ServiceUnavailable, `cannot reach the model hub at ${options.hubUrl}: ${(err as Error).message}`);
+        throw new AlfredError(
+          ErrorCode.ServiceUnavailable,
+          `cannot reach the model hub at ${options.hubUrl}: ${(err as Error).message}`,
+        );
       });
-      if (!res.ok) throw new AlfredError(ErrorCode.ServiceUnavailable, `the model hub answered ${res.status} for ${file}`, { url });
+      if (!res.ok)
+        throw new AlfredError(ErrorCode.ServiceUnavailable, `the model hub answered ${res.status} for ${file}`, {
+          url,
+        });
       const body = new Uint8Array(await res.arrayBuffer());
       bytes += body.byteLength;
       await mkdir(dirname(join(staging, file)), { recursive: true });

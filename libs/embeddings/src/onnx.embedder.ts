@@ -10,7 +10,10 @@ export interface OnnxEmbedderOptions {
   readonly batchSize?: number;
 }
 
-type Extractor = (texts: string[], options: { pooling: 'mean'; normalize: boolean }) => Promise<{ data: Float32Array; dims: number[] }>;
+type Extractor = (
+  texts: string[],
+  options: { pooling: 'mean'; normalize: boolean },
+) => Promise<{ data: Float32Array; dims: number[] }>;
 
 /**
  * A local sentence-embedding model run by transformers.js (onnxruntime-node), fully offline:
@@ -27,7 +30,8 @@ export class OnnxEmbedder implements Embedder {
   }
 
   get dimension(): number {
-    if (this.dim === undefined) throw new AlfredError(ErrorCode.Internal, `${this.id}: dimension unknown until init() has run`);
+    if (this.dim === undefined)
+      throw new AlfredError(ErrorCode.Internal, `${this.id}: dimension unknown until init() has run`);
     return this.dim;
   }
 
@@ -40,12 +44,20 @@ export class OnnxEmbedder implements Embedder {
       env.allowRemoteModels = false;
       env.allowLocalModels = true;
       env.localModelPath = `${dirname(folder)}/`;
-      const extractor = await pipeline('feature-extraction', basename(folder), { dtype: 'fp32', local_files_only: true });
+      const extractor = await pipeline('feature-extraction', basename(folder), {
+        dtype: 'fp32',
+        local_files_only: true,
+      });
       this.extractor = extractor as unknown as Extractor;
       this.dim = (await this.run(['probe']))[0]!.length;
     } catch (err) {
       if (err instanceof AlfredError) throw err;
-      throw new AlfredError(ErrorCode.ModelNotConfigured, `cannot load the embedding model in ${folder}: ${(err as Error).message}`, { modelDir: folder }, { cause: err });
+      throw new AlfredError(
+        ErrorCode.ModelNotConfigured,
+        `cannot load the embedding model in ${folder}: ${(err as Error).message}`,
+        { modelDir: folder },
+        { cause: err },
+      );
     }
     return this;
   }

@@ -38,7 +38,8 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   get dimension(): number {
-    if (this.dim === undefined) throw new AlfredError(ErrorCode.Internal, `${this.id}: dimension unknown until init() has run`);
+    if (this.dim === undefined)
+      throw new AlfredError(ErrorCode.Internal, `${this.id}: dimension unknown until init() has run`);
     return this.dim;
   }
 
@@ -53,7 +54,10 @@ export class OpenAiEmbedder implements Embedder {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += size) out.push(...(await this.request(texts.slice(i, i + size))));
     if (this.dim !== undefined && out.some((v) => v.length !== this.dim)) {
-      throw new AlfredError(ErrorCode.ModelError, `${this.id} returned vectors of ${out.find((v) => v.length !== this.dim)!.length} dims, expected ${this.dim}`);
+      throw new AlfredError(
+        ErrorCode.ModelError,
+        `${this.id} returned vectors of ${out.find((v) => v.length !== this.dim)!.length} dims, expected ${this.dim}`,
+      );
     }
     return out;
   }
@@ -100,7 +104,10 @@ export class OpenAiEmbedder implements Embedder {
   private parse(body: unknown, expected: number): Float32Array[] {
     const data = (body as EmbeddingsResponse | undefined)?.data;
     if (!Array.isArray(data) || data.length !== expected || data.some((d) => !Array.isArray(d?.embedding))) {
-      throw new AlfredError(ErrorCode.ModelError, `${this.id}: malformed embeddings response (expected ${expected} embeddings)`);
+      throw new AlfredError(
+        ErrorCode.ModelError,
+        `${this.id}: malformed embeddings response (expected ${expected} embeddings)`,
+      );
     }
     return [...data].sort((x, y) => x.index - y.index).map((d) => Float32Array.from(d.embedding));
   }
@@ -108,10 +115,20 @@ export class OpenAiEmbedder implements Embedder {
   /** The endpoint's refusal after `attempts` tries: details carry the status that decides whether to retry it. */
   private failure(status: number, detail: string, attempts: number): AlfredError {
     const code =
-      status === 401 || status === 403 ? ErrorCode.ModelNotConfigured : status === 429 ? ErrorCode.RateLimited : ErrorCode.ModelError;
-    const why = status === 401 || status === 403 ? 'rejected the API key (check ALFRED_EMBEDDINGS_API_KEY)' : `answered HTTP ${status}`;
+      status === 401 || status === 403
+        ? ErrorCode.ModelNotConfigured
+        : status === 429
+          ? ErrorCode.RateLimited
+          : ErrorCode.ModelError;
+    const why =
+      status === 401 || status === 403
+        ? 'rejected the API key (check ALFRED_EMBEDDINGS_API_KEY)'
+        : `answered HTTP ${status}`;
     const tries = attempts > 1 ? ` after ${attempts} attempts` : '';
-    return new AlfredError(code, `embeddings endpoint ${this.endpoint} ${why}${tries}: ${detail}`, { embedder: this.id, status });
+    return new AlfredError(code, `embeddings endpoint ${this.endpoint} ${why}${tries}: ${detail}`, {
+      embedder: this.id,
+      status,
+    });
   }
 }
 

@@ -6,10 +6,14 @@ export const RETRY_AFTER_SECONDS = 2;
 
 /** The error every request gets at once while a dependency is away: 503 with a retry hint, never a hang. */
 export function dependencyUnavailable(dependency: string, what: string): AlfredError {
-  return new AlfredError(ErrorCode.ServiceUnavailable, `${dependency} is unavailable (reconnecting); could not ${what}`, {
-    dependency,
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
-  });
+  return new AlfredError(
+    ErrorCode.ServiceUnavailable,
+    `${dependency} is unavailable (reconnecting); could not ${what}`,
+    {
+      dependency,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+    },
+  );
 }
 
 /** Recognises an error of a dependency's client that means "the dependency is away" and gives the 503 to answer. */

@@ -133,7 +133,13 @@ export class FileKvStore implements KvStore {
     );
     // Folders left empty go too (a deleted agent or tenant leaves none behind); one that is not empty stops the climb.
     for (let dir = dirname(path); dir.startsWith(`${this.dir}/`); dir = dirname(dir)) {
-      if (!(await rmdir(dir).then(() => true, () => false))) break;
+      if (
+        !(await rmdir(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
     }
   }
 

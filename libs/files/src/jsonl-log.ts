@@ -156,7 +156,10 @@ export class JsonlLog<T> {
   /** True when the file is no longer what this log last saw: another writer appended, so positions may be missing. */
   changedElsewhere(): Promise<boolean> {
     return this.exclusive(async () => {
-      const size = await stat(this.path).then((s) => s.size, () => 0);
+      const size = await stat(this.path).then(
+        (s) => s.size,
+        () => 0,
+      );
       return this.known < 0 || size !== this.known;
     });
   }

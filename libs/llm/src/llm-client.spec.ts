@@ -50,7 +50,11 @@ describe(LlmClient.name, () => {
     it('should return tool_use blocks with their input', async () => {
       loopback.script({ content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a.md' } }] });
 
-      const result = await llm.complete({ messages: hello, maxTokens: 50, tools: [{ name: 'read', input_schema: { type: 'object' } }] });
+      const result = await llm.complete({
+        messages: hello,
+        maxTokens: 50,
+        tools: [{ name: 'read', input_schema: { type: 'object' } }],
+      });
 
       expect(result.toolUses).toEqual([{ type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a.md' } }]);
       expect(result.stopReason).toBe('tool_use');
@@ -60,7 +64,11 @@ describe(LlmClient.name, () => {
     it('should mark only the last stable system block with cache_control', async () => {
       loopback.reply('ok').reply('ok');
 
-      await llm.complete({ system: { stable: ['core rules', 'skill index'], volatile: 'today is Monday' }, messages: hello, maxTokens: 10 });
+      await llm.complete({
+        system: { stable: ['core rules', 'skill index'], volatile: 'today is Monday' },
+        messages: hello,
+        maxTokens: 10,
+      });
       await llm.complete({ system: { stable: ['core rules'] }, messages: hello, maxTokens: 10, cacheSystem: false });
 
       expect(loopback.messageRequests[0].body.system).toEqual([
@@ -154,15 +162,28 @@ describe(LlmClient.name, () => {
       const texts = events.filter((e) => e.type === 'text_delta');
       expect(texts.length).toBeGreaterThan(1);
       expect(texts.map((e) => e.text).join('')).toBe('Let me look at that directory.');
-      expect(events.filter((e) => e.type !== 'text_delta').map((e) => e.type)).toEqual(['tool_use_start', 'tool_use', 'message_stop']);
-      expect(events.find((e) => e.type === 'tool_use')).toMatchObject({ block: { id: 'toolu_9', name: 'bash', input } });
+      expect(events.filter((e) => e.type !== 'text_delta').map((e) => e.type)).toEqual([
+        'tool_use_start',
+        'tool_use',
+        'message_stop',
+      ]);
+      expect(events.find((e) => e.type === 'tool_use')).toMatchObject({
+        block: { id: 'toolu_9', name: 'bash', input },
+      });
       const stop = events.at(-1);
-      expect(stop?.type === 'message_stop' && stop.completion).toMatchObject({ stopReason: 'tool_use', usage: { inputTokens: 40, outputTokens: 25 } });
+      expect(stop?.type === 'message_stop' && stop.completion).toMatchObject({
+        stopReason: 'tool_use',
+        usage: { inputTokens: 40, outputTokens: 25 },
+      });
       expect(loopback.messageRequests[0].body.stream).toBe(true);
     });
 
     it('should surface an overloaded error event in the stream as MODEL_ERROR once retries are used up', async () => {
-      loopback.script({ content: [], streamErrorType: 'overloaded_error' }, { content: [], streamErrorType: 'overloaded_error' }, { content: [], streamErrorType: 'overloaded_error' });
+      loopback.script(
+        { content: [], streamErrorType: 'overloaded_error' },
+        { content: [], streamErrorType: 'overloaded_error' },
+        { content: [], streamErrorType: 'overloaded_error' },
+      );
 
       const err = await caught(collect(llm.stream({ messages: hello, maxTokens: 10 })));
 
@@ -176,8 +197,19 @@ describe(LlmClient.name, () => {
 
       const events = await collect(llm.stream({ messages: hello, maxTokens: 10 }));
 
-      expect(events.filter((e) => e.type === 'text_delta').map((e) => e.text).join('')).toBe('streamed');
-      expect(events[0]).toMatchObject({ type: 'retry', attempt: 1, maxAttempts: 3, delayMs: 10, error: { code: ErrorCode.RateLimited } });
+      expect(
+        events
+          .filter((e) => e.type === 'text_delta')
+          .map((e) => e.text)
+          .join(''),
+      ).toBe('streamed');
+      expect(events[0]).toMatchObject({
+        type: 'retry',
+        attempt: 1,
+        maxAttempts: 3,
+        delayMs: 10,
+        error: { code: ErrorCode.RateLimited },
+      });
       expect(loopback.messageRequests).toHaveLength(2);
     });
 
@@ -237,11 +269,20 @@ describe('model metrics', () => {
     const { metricsRegistry } = await import('#metrics');
     const loopback = await AnthropicLoopback.start({ apiKey: 'sk-test-1' });
     try {
-      const llm = new LlmClient({ apiKey: 'sk-test-1', baseUrl: loopback.url, maxRetries: 0, timeoutMs: 5_000, model: 'metrics-test-model' });
-      loopback.reply('Hi', { usage: { input_tokens: 12, output_tokens: 3, cache_read_input_tokens: 100, cache_creation_input_tokens: 7 } });
+      const llm = new LlmClient({
+        apiKey: 'sk-test-1',
+        baseUrl: loopback.url,
+        maxRetries: 0,
+        timeoutMs: 5_000,
+        model: 'metrics-test-model',
+      });
+      loopback.reply('Hi', {
+        usage: { input_tokens: 12, output_tokens: 3, cache_read_input_tokens: 100, cache_creation_input_tokens: 7 },
+      });
       await llm.complete({ messages: hello, maxTokens: 100 });
       const text = await metricsRegistry.metrics();
-      const value = (labels: string) => Number(new RegExp(`^${labels.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1]);
+      const value = (labels: string) =>
+        Number(new RegExp(`^${labels.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1]);
       expect(value('alfred_model_calls_total{model="metrics-test-model",outcome="ok"}')).toBe(1);
       expect(value('alfred_model_tokens_total{model="metrics-test-model",kind="input"}')).toBe(12);
       expect(value('alfred_model_tokens_total{model="metrics-test-model",kind="output"}')).toBe(3);

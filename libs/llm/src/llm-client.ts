@@ -39,11 +39,16 @@ const RETRY_BACKOFF = { baseMs: 500, maxMs: 8_000 };
 const RETRIED_STATUSES = new Set([408, 409, 429]);
 
 /** Builds the system blocks: cache_control on the last stable block makes the stable prefix cacheable. */
-export function buildSystem(system: SystemPrompt | string | undefined, cache: boolean): string | TextBlockParam[] | undefined {
+export function buildSystem(
+  system: SystemPrompt | string | undefined,
+  cache: boolean,
+): string | TextBlockParam[] | undefined {
   if (system === undefined || typeof system === 'string') return system || undefined;
   const stable = system.stable.filter((s) => s.length > 0);
   const blocks: TextBlockParam[] = stable.map((text, i) =>
-    cache && i === stable.length - 1 ? { type: 'text', text, cache_control: { type: 'ephemeral' } } : { type: 'text', text },
+    cache && i === stable.length - 1
+      ? { type: 'text', text, cache_control: { type: 'ephemeral' } }
+      : { type: 'text', text },
   );
   if (system.volatile) blocks.push({ type: 'text', text: system.volatile });
   return blocks.length > 0 ? blocks : undefined;
@@ -65,7 +70,12 @@ export class LlmClient {
     this.baseUrl = options.baseUrl ?? DEFAULT_BASE_URL;
     this.maxRetries = options.maxRetries ?? 3;
     this.client = options.apiKey
-      ? new Anthropic({ apiKey: options.apiKey, baseURL: this.baseUrl, maxRetries: this.maxRetries, timeout: options.timeoutMs ?? 120_000 })
+      ? new Anthropic({
+          apiKey: options.apiKey,
+          baseURL: this.baseUrl,
+          maxRetries: this.maxRetries,
+          timeout: options.timeoutMs ?? 120_000,
+        })
       : undefined;
   }
 
@@ -98,7 +108,11 @@ export class LlmClient {
     return observedStream(req.model ?? this.model, this.attempts(this.requireClient(), req, options.signal));
   }
 
-  private async *attempts(client: Anthropic, req: CompleteRequest, signal: AbortSignal | undefined): AsyncGenerator<LlmStreamEvent> {
+  private async *attempts(
+    client: Anthropic,
+    req: CompleteRequest,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<LlmStreamEvent> {
     const backoff = new Backoff(RETRY_BACKOFF);
     for (let attempt = 1; !signal?.aborted; attempt++) {
       const sdk = client.messages.stream(this.params(req), { signal, maxRetries: 0 });
@@ -114,7 +128,13 @@ export class LlmClient {
         const error = mapLlmError(err, { attempts: attempt, baseUrl: this.baseUrl });
         if (streamed || attempt > this.maxRetries || !isRetryable(err)) throw error;
         const delayMs = serverRetryDelayMs(err) ?? backoff.next();
-        yield { type: 'retry', attempt, maxAttempts: this.maxRetries + 1, delayMs, error: { code: error.code, message: error.message } };
+        yield {
+          type: 'retry',
+          attempt,
+          maxAttempts: this.maxRetries + 1,
+          delayMs,
+          error: { code: error.code, message: error.message },
+        };
         await sleep(delayMs, signal);
       }
     }

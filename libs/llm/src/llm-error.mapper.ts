@@ -18,7 +18,7 @@ export function modelNotConfigured(): AlfredError {
 
 function apiErrorType(err: APIError): string | undefined {
   const body = err.error as { error?: { type?: unknown } } | undefined;
-  return typeof body?.error?.type === 'string' ? body.error.type : err.type ?? undefined;
+  return typeof body?.error?.type === 'string' ? body.error.type : (err.type ?? undefined);
 }
 
 function retryAfterSeconds(err: APIError): number | undefined {
@@ -60,27 +60,49 @@ function fromStatus(err: APIError, ctx: ErrorContext): AlfredError {
     );
   }
   if (isContextTooLong(err)) {
-    return new AlfredError(ErrorCode.ContextTooLong, `The model refused the request as longer than its context window: ${err.message}`, details, { cause: err });
+    return new AlfredError(
+      ErrorCode.ContextTooLong,
+      `The model refused the request as longer than its context window: ${err.message}`,
+      details,
+      { cause: err },
+    );
   }
   if (status === 408 || status === 504) {
     return new AlfredError(ErrorCode.ServiceTimeout, `The model API timed out (${status})`, details, { cause: err });
   }
-  const what = status === 529 || type === 'overloaded_error' ? 'is overloaded' : status === undefined ? 'failed mid-stream' : `answered ${status}`;
+  const what =
+    status === 529 || type === 'overloaded_error'
+      ? 'is overloaded'
+      : status === undefined
+        ? 'failed mid-stream'
+        : `answered ${status}`;
   const after = status !== undefined && status >= 500 ? ` after ${ctx.attempts} attempts` : '';
-  return new AlfredError(ErrorCode.ModelError, `The model API ${what}${after}: ${err.message}`, details, { cause: err });
+  return new AlfredError(ErrorCode.ModelError, `The model API ${what}${after}: ${err.message}`, details, {
+    cause: err,
+  });
 }
 
 /** Maps whatever the SDK threw to an AlfredError with a stable code and a message a user can act on. */
 export function mapLlmError(err: unknown, ctx: ErrorContext): AlfredError {
   if (err instanceof AlfredError) return err;
   if (err instanceof APIConnectionTimeoutError) {
-    return new AlfredError(ErrorCode.ServiceTimeout, `The model API did not answer in time (${ctx.attempts} attempts)`, { attempts: ctx.attempts }, { cause: err });
+    return new AlfredError(
+      ErrorCode.ServiceTimeout,
+      `The model API did not answer in time (${ctx.attempts} attempts)`,
+      { attempts: ctx.attempts },
+      { cause: err },
+    );
   }
   if (err instanceof APIUserAbortError) {
     return new AlfredError(ErrorCode.ServiceTimeout, 'The model request was aborted', undefined, { cause: err });
   }
   if (err instanceof APIConnectionError) {
-    return new AlfredError(ErrorCode.ModelError, `Could not reach the model API at ${ctx.baseUrl}: ${err.message}`, { attempts: ctx.attempts }, { cause: err });
+    return new AlfredError(
+      ErrorCode.ModelError,
+      `Could not reach the model API at ${ctx.baseUrl}: ${err.message}`,
+      { attempts: ctx.attempts },
+      { cause: err },
+    );
   }
   if (err instanceof APIError) return fromStatus(err, ctx);
   const message = err instanceof Error ? err.message : String(err);

@@ -18,7 +18,10 @@ export function observeFailure(model: string, err: unknown): void {
 }
 
 /** Passes a stream's events through, observing its final completion or its failure. */
-export async function* observedStream(model: string, events: AsyncIterable<LlmStreamEvent>): AsyncIterable<LlmStreamEvent> {
+export async function* observedStream(
+  model: string,
+  events: AsyncIterable<LlmStreamEvent>,
+): AsyncIterable<LlmStreamEvent> {
   try {
     for await (const e of events) {
       if (e.type === 'message_stop') observeCompletion(model, e.completion);

@@ -11,7 +11,10 @@ export function isRetryable(err: unknown): boolean {
   if (err.headers?.get('x-should-retry') === 'false') return false;
   const status = err.status;
   // A streamed `error` event (overloaded mid-stream) has no status; it is retried like a 529.
-  if (status === undefined) return /overloaded|api_error/.test(String((err.error as { error?: { type?: string } })?.error?.type ?? err.message));
+  if (status === undefined)
+    return /overloaded|api_error/.test(
+      String((err.error as { error?: { type?: string } })?.error?.type ?? err.message),
+    );
   return RETRIED_STATUSES.has(status) || status >= 500;
 }
 

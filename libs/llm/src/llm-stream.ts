@@ -45,7 +45,8 @@ class EventQueue<T> {
 export function toCompletion(message: Message): Completion {
   const content = message.content.flatMap((b): Array<TextBlock | ToolUseBlock> => {
     if (b.type === 'text') return [{ type: 'text' as const, text: b.text }];
-    if (b.type === 'tool_use') return [{ type: 'tool_use' as const, id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> }];
+    if (b.type === 'tool_use')
+      return [{ type: 'tool_use' as const, id: b.id, name: b.name, input: (b.input ?? {}) as Record<string, unknown> }];
     return [];
   });
   const toolUses = content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
@@ -76,14 +77,23 @@ export async function* normaliseStream(
   const queue = new EventQueue<LlmStreamEvent>();
   stream.on('streamEvent', (event, snapshot) => {
     if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
-      queue.push({ type: 'tool_use_start', index: event.index, id: event.content_block.id, name: event.content_block.name });
+      queue.push({
+        type: 'tool_use_start',
+        index: event.index,
+        id: event.content_block.id,
+        name: event.content_block.name,
+      });
     } else if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
       queue.push({ type: 'text_delta', text: event.delta.text });
     } else if (event.type === 'content_block_stop') {
       const block = snapshot.content[event.index];
       if (block?.type === 'tool_use') {
         const input = (block.input ?? {}) as Record<string, unknown>;
-        queue.push({ type: 'tool_use', index: event.index, block: { type: 'tool_use', id: block.id, name: block.name, input } });
+        queue.push({
+          type: 'tool_use',
+          index: event.index,
+          block: { type: 'tool_use', id: block.id, name: block.name, input },
+        });
       }
     }
   });

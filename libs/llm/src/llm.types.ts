@@ -63,7 +63,13 @@ export type LlmStreamEvent =
   | { readonly type: 'tool_use'; readonly index: number; readonly block: ToolUseBlock }
   | { readonly type: 'message_stop'; readonly completion: Completion }
   /** An attempt failed before any output and another follows after `delayMs` (nothing was streamed yet). */
-  | { readonly type: 'retry'; readonly attempt: number; readonly maxAttempts: number; readonly delayMs: number; readonly error: { code: string; message: string } };
+  | {
+      readonly type: 'retry';
+      readonly attempt: number;
+      readonly maxAttempts: number;
+      readonly delayMs: number;
+      readonly error: { code: string; message: string };
+    };
 
 /** How one streamed call may be stopped: aborting the signal aborts the HTTP request and any retry not yet made. */
 export interface StreamOptions {

@@ -29,7 +29,9 @@ export function parseModelJson<S extends z.ZodType>(schema: S, text: string, wha
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    throw new AlfredError(ErrorCode.ModelError, `The model's ${what} did not fit the expected shape: ${issues[0]}`, { issues });
+    throw new AlfredError(ErrorCode.ModelError, `The model's ${what} did not fit the expected shape: ${issues[0]}`, {
+      issues,
+    });
   }
   return parsed.data;
 }

@@ -116,7 +116,11 @@ export const Metrics = {
     labelNames: ['area'] as const,
     registers,
   }),
-  diskUsage: sampledGauge('alfred_disk_usage_bytes', 'Disk held by the tenants this process measured, by area (workspace, skill_data; sampled at scrape)', ['area']),
+  diskUsage: sampledGauge(
+    'alfred_disk_usage_bytes',
+    'Disk held by the tenants this process measured, by area (workspace, skill_data; sampled at scrape)',
+    ['area'],
+  ),
   modelCalls: new Counter({
     name: 'alfred_model_calls_total',
     help: 'Model (LLM) calls by model and outcome (ok, or the error code)',
@@ -171,10 +175,21 @@ export const Metrics = {
     labelNames: ['collection'] as const,
     registers,
   }),
-  indexResidentBytes: sampledGauge('alfred_index_resident_bytes', 'Estimated bytes of the scope indexes in memory (sampled at scrape)', []),
+  indexResidentBytes: sampledGauge(
+    'alfred_index_resident_bytes',
+    'Estimated bytes of the scope indexes in memory (sampled at scrape)',
+    [],
+  ),
   indexResidentScopes: sampledGauge('alfred_index_resident_scopes', 'Scope indexes in memory (sampled at scrape)', []),
-  indexBudgetBytes: sampledGauge('alfred_index_budget_bytes', 'The budget the scope indexes in memory are kept within (ALFRED_MEMORY_CACHE_MB)', []),
-  storeSize: sampledGauge('alfred_store_documents', 'Documents in a store collection (sampled at scrape)', ['store', 'collection']),
+  indexBudgetBytes: sampledGauge(
+    'alfred_index_budget_bytes',
+    'The budget the scope indexes in memory are kept within (ALFRED_MEMORY_CACHE_MB)',
+    [],
+  ),
+  storeSize: sampledGauge('alfred_store_documents', 'Documents in a store collection (sampled at scrape)', [
+    'store',
+    'collection',
+  ]),
 };
 
 /** Seconds since `startNs` (process.hrtime.bigint()). */

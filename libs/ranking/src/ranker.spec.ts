@@ -17,13 +17,18 @@ describe(Ranker.name, () => {
   describe('relevance', () => {
     it('should rank by the lexical signal alone with a lexical embedder (its cosine is the same words again)', () => {
       expect(lexicalEmbedder.uses('dense')).toBe(false);
-      expect(ranked(lexicalEmbedder, { a: { lexical: 0.4, dense: 0.1 }, b: { lexical: 0.3, dense: 0.9 } })).toEqual(['a', 'b']);
+      expect(ranked(lexicalEmbedder, { a: { lexical: 0.4, dense: 0.1 }, b: { lexical: 0.3, dense: 0.9 } })).toEqual([
+        'a',
+        'b',
+      ]);
       expect(lexicalEmbedder.relevance({ lexical: 0.4, dense: 0.9 })).toBe(0.4);
     });
 
     it('should let a semantic neighbour without shared words rank with a semantic embedder', () => {
       expect(semanticEmbedder.uses('dense')).toBe(true);
-      expect(ranked(semanticEmbedder, { words: { lexical: 0.3, dense: 0.2 }, meaning: { lexical: 0, dense: 0.9 } })).toEqual(['meaning', 'words']);
+      expect(
+        ranked(semanticEmbedder, { words: { lexical: 0.3, dense: 0.2 }, meaning: { lexical: 0, dense: 0.9 } }),
+      ).toEqual(['meaning', 'words']);
       expect(semanticEmbedder.relevance({ lexical: 0.4, dense: 0.8 })).toBeCloseTo(0.6);
     });
 
@@ -38,7 +43,9 @@ describe(Ranker.name, () => {
     const base = { lexical: 0.5, writtenAt: NOW };
 
     it('should put the more important of two equal matches first, keeping at least 90% of a score', () => {
-      expect(ranked(lexicalEmbedder, { low: { ...base, importance: 0.1 }, high: { ...base, importance: 0.9 } })).toEqual(['high', 'low']);
+      expect(
+        ranked(lexicalEmbedder, { low: { ...base, importance: 0.1 }, high: { ...base, importance: 0.9 } }),
+      ).toEqual(['high', 'low']);
       expect(lexicalEmbedder.score({ ...base, importance: 0 })).toBeCloseTo(0.45);
       expect(lexicalEmbedder.score({ ...base, importance: 1 })).toBeCloseTo(0.5);
     });
@@ -47,13 +54,26 @@ describe(Ranker.name, () => {
       const old = { ...base, importance: 1, writtenAt: NOW - 4 * RECENCY_HALF_LIFE_MS };
       expect(ranked(lexicalEmbedder, { old, fresh: { ...base, importance: 1 } })).toEqual(['fresh', 'old']);
       expect(lexicalEmbedder.score({ ...old, writtenAt: 0 })).toBeGreaterThanOrEqual(0.5 * 0.95 - 1e-9);
-      expect(ranked(lexicalEmbedder, { old: { ...old, lexical: 0.6 }, fresh: { ...base, importance: 1 } })).toEqual(['old', 'fresh']);
+      expect(ranked(lexicalEmbedder, { old: { ...old, lexical: 0.6 }, fresh: { ...base, importance: 1 } })).toEqual([
+        'old',
+        'fresh',
+      ]);
     });
 
     it('should lift helpful and lower unhelpful memories, flipping near-equals but not strong differences', () => {
       const e = { ...base, importance: 1 };
-      expect(ranked(lexicalEmbedder, { a: { ...e, lexical: 0.51, feedback: { helpful: 0, unhelpful: 2 } }, b: { ...e, feedback: { helpful: 2, unhelpful: 0 } } })).toEqual(['b', 'a']);
-      expect(ranked(lexicalEmbedder, { a: { ...e, lexical: 0.9, feedback: { helpful: 0, unhelpful: 50 } }, b: { ...e, lexical: 0.3, feedback: { helpful: 50, unhelpful: 0 } } })).toEqual(['a', 'b']);
+      expect(
+        ranked(lexicalEmbedder, {
+          a: { ...e, lexical: 0.51, feedback: { helpful: 0, unhelpful: 2 } },
+          b: { ...e, feedback: { helpful: 2, unhelpful: 0 } },
+        }),
+      ).toEqual(['b', 'a']);
+      expect(
+        ranked(lexicalEmbedder, {
+          a: { ...e, lexical: 0.9, feedback: { helpful: 0, unhelpful: 50 } },
+          b: { ...e, lexical: 0.3, feedback: { helpful: 50, unhelpful: 0 } },
+        }),
+      ).toEqual(['a', 'b']);
       expect(lexicalEmbedder.score({ ...e, feedback: { helpful: 3, unhelpful: 3 } })).toBeCloseTo(0.5);
       expect(lexicalEmbedder.score({ ...e, feedback: { helpful: 1e6, unhelpful: 0 } })).toBeLessThanOrEqual(0.6 + 1e-9);
     });
@@ -67,7 +87,10 @@ describe(Ranker.name, () => {
     });
 
     it('should take a new signal as one more adjustment (e.g. a skill outcome rate)', () => {
-      const outcome = balancePrior('outcome', (e) => (e as Evidence & { outcome?: { success: number; failure: number } }).outcome);
+      const outcome = balancePrior(
+        'outcome',
+        (e) => (e as Evidence & { outcome?: { success: number; failure: number } }).outcome,
+      );
       const withOutcome = new Ranker({ ...skillProfile('lexical'), adjustments: [outcome] }, () => NOW);
       const evidence = { lexical: 0.5, outcome: { success: 9, failure: 1 } } as Evidence;
       expect(withOutcome.score(evidence)).toBeGreaterThan(0.5);
@@ -77,12 +100,25 @@ describe(Ranker.name, () => {
 
   describe('explain', () => {
     it('should break a score into per-signal parts that add up to it', () => {
-      const e = { lexical: 0.6, dense: 0.2, importance: 0.3, writtenAt: NOW - RECENCY_HALF_LIFE_MS, feedback: { helpful: 3, unhelpful: 0 } };
+      const e = {
+        lexical: 0.6,
+        dense: 0.2,
+        importance: 0.3,
+        writtenAt: NOW - RECENCY_HALF_LIFE_MS,
+        feedback: { helpful: 3, unhelpful: 0 },
+      };
       const { score, explanation } = semanticEmbedder.explain(e);
       expect(score).toBeCloseTo(semanticEmbedder.score(e), 12);
       expect(explanation.map((c) => c.signal)).toEqual(['lexical', 'dense', 'importance', 'recency', 'feedback']);
       expect(explanation.reduce((s, c) => s + c.contribution, 0)).toBeCloseTo(score, 12);
-      expect(explanation[0]).toEqual({ signal: 'lexical', kind: 'relevance', value: 0.6, weight: 0.5, bound: { min: 0, max: 0.5 }, contribution: 0.3 });
+      expect(explanation[0]).toEqual({
+        signal: 'lexical',
+        kind: 'relevance',
+        value: 0.6,
+        weight: 0.5,
+        bound: { min: 0, max: 0.5 },
+        contribution: 0.3,
+      });
       expect(explanation[2]!.contribution).toBeLessThan(0);
       expect(explanation[3]!.value).toBeCloseTo(0.5);
       expect(explanation[4]!.contribution).toBeGreaterThan(0);
@@ -90,7 +126,11 @@ describe(Ranker.name, () => {
 
     it("should give each adjustment's bound for the score it moved: importance keeps 90-100%, feedback moves at most 20%", () => {
       const relevance = 0.4;
-      const { explanation } = lexicalEmbedder.explain({ lexical: relevance, importance: 0.5, feedback: { helpful: 0, unhelpful: 4 } });
+      const { explanation } = lexicalEmbedder.explain({
+        lexical: relevance,
+        importance: 0.5,
+        feedback: { helpful: 0, unhelpful: 4 },
+      });
       const [, importance, feedback] = explanation;
       expect(importance).toMatchObject({ signal: 'importance', kind: 'adjustment', value: 0.5 });
       expect(importance!.bound!.min).toBeCloseTo(-0.1 * relevance, 12);
@@ -109,14 +149,24 @@ describe(Ranker.name, () => {
     it('should be the lowest relevance that the largest lifts bring to min_score', () => {
       const floor = lexicalEmbedder.relevanceFloor(0.5);
       expect(floor).toBeLessThan(0.5);
-      expect(lexicalEmbedder.score({ lexical: floor, importance: 1, writtenAt: NOW, feedback: { helpful: 1e9, unhelpful: 0 } })).toBeGreaterThanOrEqual(0.5 - 1e-6);
+      expect(
+        lexicalEmbedder.score({
+          lexical: floor,
+          importance: 1,
+          writtenAt: NOW,
+          feedback: { helpful: 1e9, unhelpful: 0 },
+        }),
+      ).toBeGreaterThanOrEqual(0.5 - 1e-6);
       expect(lexicalEmbedder.relevanceFloor(0)).toBe(0);
     });
   });
 
   describe('rank', () => {
     it('should drop zero and sub-min_score hits, cut to limit and say how many it dropped', () => {
-      const candidates = ['a', 'b', 'c', 'd'].map((item, i) => ({ item, evidence: { lexical: i * 0.2, importance: 1, writtenAt: NOW } }));
+      const candidates = ['a', 'b', 'c', 'd'].map((item, i) => ({
+        item,
+        evidence: { lexical: i * 0.2, importance: 1, writtenAt: NOW },
+      }));
       const out = lexicalEmbedder.rank(candidates, { minScore: 0.3, limit: 1, key: (s) => s, explain: true });
       expect(out.hits.map((h) => h.item)).toEqual(['d']);
       expect(out.dropped).toBe(2);

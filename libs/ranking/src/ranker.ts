@@ -1,4 +1,13 @@
-import { dense, feedback, importance, lexical, recency, type Adjustment, type Evidence, type RelevanceSignal } from './signals.js';
+import {
+  dense,
+  feedback,
+  importance,
+  lexical,
+  recency,
+  type Adjustment,
+  type Evidence,
+  type RelevanceSignal,
+} from './signals.js';
 
 /** One signal's part in a score: its evidence value and how much of the final score it accounts for. */
 export interface SignalContribution {
@@ -42,11 +51,20 @@ export function relevanceSignals(kind: EmbedderKind): RankingProfile['relevance'
 }
 
 /** Memories: relevance, then importance, age and feedback. */
-export const memoryProfile = (kind: EmbedderKind): RankingProfile => ({ relevance: relevanceSignals(kind), adjustments: [importance, recency, feedback] });
+export const memoryProfile = (kind: EmbedderKind): RankingProfile => ({
+  relevance: relevanceSignals(kind),
+  adjustments: [importance, recency, feedback],
+});
 /** Remediations: relevance, then feedback on the fix. */
-export const remediationProfile = (kind: EmbedderKind): RankingProfile => ({ relevance: relevanceSignals(kind), adjustments: [feedback] });
+export const remediationProfile = (kind: EmbedderKind): RankingProfile => ({
+  relevance: relevanceSignals(kind),
+  adjustments: [feedback],
+});
 /** Skills: relevance alone. */
-export const skillProfile = (kind: EmbedderKind): RankingProfile => ({ relevance: relevanceSignals(kind), adjustments: [] });
+export const skillProfile = (kind: EmbedderKind): RankingProfile => ({
+  relevance: relevanceSignals(kind),
+  adjustments: [],
+});
 
 /**
  * Scores candidates from their evidence: relevance is the weighted mean of the relevance signals a candidate
@@ -100,14 +118,27 @@ export class Ranker {
     for (const p of present) {
       const share = p.weight / weights;
       const contribution = share * p.v;
-      explanation.push({ signal: p.name, kind: 'relevance', value: p.v, weight: share, bound: { min: 0, max: share }, contribution });
+      explanation.push({
+        signal: p.name,
+        kind: 'relevance',
+        value: p.v,
+        weight: share,
+        bound: { min: 0, max: share },
+        contribution,
+      });
       score += contribution;
     }
     for (const a of this.profile.adjustments) {
       const value = a.value(e, now);
       if (value === undefined) continue;
       const after = a.apply(score, e, now);
-      explanation.push({ signal: a.name, kind: 'adjustment', value, ...(a.reach ? { bound: a.reach(score) } : {}), contribution: after - score });
+      explanation.push({
+        signal: a.name,
+        kind: 'adjustment',
+        value,
+        ...(a.reach ? { bound: a.reach(score) } : {}),
+        contribution: after - score,
+      });
       score = after;
     }
     return { score, explanation };
@@ -119,7 +150,12 @@ export class Ranker {
    */
   rank<T>(
     candidates: ReadonlyArray<{ readonly item: T; readonly evidence: Evidence }>,
-    options: { readonly minScore: number; readonly limit: number; readonly key: (item: T) => string; readonly explain?: boolean },
+    options: {
+      readonly minScore: number;
+      readonly limit: number;
+      readonly key: (item: T) => string;
+      readonly explain?: boolean;
+    },
   ): { hits: Array<{ item: T; score: number; explanation?: readonly SignalContribution[] }>; dropped: number } {
     const now = this.clock();
     const scored = candidates.map(({ item, evidence }) => {

@@ -51,7 +51,11 @@ export const dense: RelevanceSignal = {
  * A prior that scales a score by (1 - bound + bound · v) for a value v in 0..1: v = 1 keeps the score,
  * v = 0 keeps (1 - bound) of it. Absent evidence changes nothing.
  */
-export function scalingPrior(name: string, bound: number, valueOf: (e: Evidence, now: number) => number | undefined): Adjustment {
+export function scalingPrior(
+  name: string,
+  bound: number,
+  valueOf: (e: Evidence, now: number) => number | undefined,
+): Adjustment {
   return {
     name,
     value: valueOf,
@@ -96,7 +100,9 @@ export function balancePrior(
 export const importance = scalingPrior('importance', 0.1, (e) => e.importance);
 
 /** Helpful/unhelpful reports move a score by at most 20% of its room either way. */
-export const feedback = balancePrior('feedback', (e) => (e.feedback ? { success: e.feedback.helpful, failure: e.feedback.unhelpful } : undefined));
+export const feedback = balancePrior('feedback', (e) =>
+  e.feedback ? { success: e.feedback.helpful, failure: e.feedback.unhelpful } : undefined,
+);
 
 const DAY_MS = 86_400_000;
 /** How long until age halves the recency value; a month, so that this week's note beats last season's near-equal one. */

@@ -27,20 +27,32 @@ describe(createRedis.name, () => {
       await redis.set('k', 'before');
       expect(redisStates()).toContainEqual({ purpose: 'spec', state: 'connected' });
       await server.stop('SIGKILL');
-      await pollUntil(() => redisStates().some((c) => c.purpose === 'spec' && c.state === 'reconnecting'), 10_000, 'the client to notice');
+      await pollUntil(
+        () => redisStates().some((c) => c.purpose === 'spec' && c.state === 'reconnecting'),
+        10_000,
+        'the client to notice',
+      );
 
       const refused = await redis.set('k', 'during').catch((err: unknown) => err);
       expect(isRedisConnectionError(refused)).toBe(true);
       expect(logs).toContain('Redis disconnected; reconnecting');
 
       await server.start();
-      await pollUntil(async () => (await redis.get('k').catch(() => 'away')) !== 'away', 20_000, 'Redis to answer again');
+      await pollUntil(
+        async () => (await redis.get('k').catch(() => 'away')) !== 'away',
+        20_000,
+        'Redis to answer again',
+      );
       // The refused write was not queued and replayed on reconnect.
       expect(await redis.get('k')).toBe('before');
       expect(logs).toContain('Redis reconnected');
     } finally {
       await redis.quit();
     }
-    await pollUntil(() => !redisStates().some((c) => c.purpose === 'spec'), 5_000, 'the closed client to leave readiness');
+    await pollUntil(
+      () => !redisStates().some((c) => c.purpose === 'spec'),
+      5_000,
+      'the closed client to leave readiness',
+    );
   }, 60_000);
 });

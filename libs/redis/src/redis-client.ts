@@ -40,7 +40,8 @@ export function createRedis(url: string, purpose: string, options: RedisOptions 
   client.on('ready', () => {
     // From now on a command sent while disconnected is refused at once (the boot-time queue is no longer needed).
     client.options.enableOfflineQueue = false;
-    if (watched.state === 'reconnecting' && down > 0) warn({ redis: purpose, downMs: Date.now() - down }, 'Redis reconnected');
+    if (watched.state === 'reconnecting' && down > 0)
+      warn({ redis: purpose, downMs: Date.now() - down }, 'Redis reconnected');
     watched.state = 'connected';
     backoff.reset();
     down = 0;
@@ -73,4 +74,6 @@ export function isRedisConnectionError(err: unknown): boolean {
   );
 }
 
-registerOutageClassifier((err, subject) => (isRedisConnectionError(err) ? dependencyUnavailable('Redis', `serve ${subject}`) : undefined));
+registerOutageClassifier((err, subject) =>
+  isRedisConnectionError(err) ? dependencyUnavailable('Redis', `serve ${subject}`) : undefined,
+);

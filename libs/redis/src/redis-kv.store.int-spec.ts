@@ -27,7 +27,11 @@ describeRedis(`${RedisKvStore.name} indexes of a bucket with a TTL`, () => {
     const raw = new Redis(testServers.redisUrl);
     try {
       for (let i = 0; i < 10; i++) await store.put(`old.k${i}`, 'v');
-      await pollUntil(async () => (await raw.exists(`${keyPrefix}kv:ttl:old.k9`)) === 0, 5_000, 'the entries to expire');
+      await pollUntil(
+        async () => (await raw.exists(`${keyPrefix}kv:ttl:old.k9`)) === 0,
+        5_000,
+        'the entries to expire',
+      );
       await store.put('new.k', 'v');
       expect(await raw.zrange(`${keyPrefix}kv-index:ttl`, '0', '-1')).toEqual(['new.k']);
       expect(await raw.zrange(`${keyPrefix}kv-expiry:ttl`, '0', '-1')).toEqual(['new.k']);

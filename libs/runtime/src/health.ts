@@ -13,7 +13,9 @@ export const redisReadiness: ReadinessCheck = {
   check: () => clientStates('Redis').every((c) => c.state === 'connected'),
 };
 
-export async function readiness(checks: readonly ReadinessCheck[]): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
+export async function readiness(
+  checks: readonly ReadinessCheck[],
+): Promise<{ ready: boolean; checks: Record<string, boolean> }> {
   const results = await Promise.all(
     checks.map(async (c) => [c.name, await Promise.resolve(c.check()).catch(() => false)] as const),
   );

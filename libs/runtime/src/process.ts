@@ -21,7 +21,9 @@ export function exitOnConfigError(service: string, err: unknown): never {
  * the npm scripts and the image also pass --disable-sigusr1.
  */
 export function refuseInspectorSignal(logger: Logger): void {
-  process.on('SIGUSR1', () => logger.warn({ signal: 'SIGUSR1' }, 'SIGUSR1 ignored: the inspector is never opened by a signal'));
+  process.on('SIGUSR1', () =>
+    logger.warn({ signal: 'SIGUSR1' }, 'SIGUSR1 ignored: the inspector is never opened by a signal'),
+  );
 }
 
 /** On SIGTERM/SIGINT: stop taking work, drain, close, within the deadline; a second signal exits at once. */

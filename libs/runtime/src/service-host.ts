@@ -60,7 +60,11 @@ export interface HostedService {
 }
 
 /** Boots one service on a bus: Nest context, bus handlers, and the service's health subject. */
-export async function hostService<C>(def: ServiceDefinition<C>, config: C, ctx: ServiceContext): Promise<HostedService> {
+export async function hostService<C>(
+  def: ServiceDefinition<C>,
+  config: C,
+  ctx: ServiceContext,
+): Promise<HostedService> {
   const root = { module: class HostRoot {}, imports: [CoreModule.forRoot(ctx), def.module(config)] };
   const app = await NestFactory.createApplicationContext(root, {
     logger: new PinoNestLogger(ctx.logger),

@@ -59,7 +59,10 @@ export async function connectProcess(name: string, base: BaseConfig): Promise<Co
 }
 
 /** The health port (/live, /ready, /metrics) when ALFRED_HEALTH_PORT is set, on ALFRED_HEALTH_HOST. */
-export async function startHealthPort(base: BaseConfig, checks: readonly ReadinessCheck[]): Promise<{ close(): void } | undefined> {
+export async function startHealthPort(
+  base: BaseConfig,
+  checks: readonly ReadinessCheck[],
+): Promise<{ close(): void } | undefined> {
   if (base.ALFRED_HEALTH_PORT === undefined) return undefined;
   return startHealthServer({ host: base.ALFRED_HEALTH_HOST, port: base.ALFRED_HEALTH_PORT, checks });
 }

@@ -9,13 +9,23 @@ export const FIRST_TURN_EVENT_MS = 15_000;
  * stream with a TURN_LOST error and a failed `done`. Closes the subscription when the stream ends.
  * `firstEventMs` bounds the wait for the first event (an attached listener may have missed `started`).
  */
-export async function* followTurn(events: TopicSubscription<TurnEvent>, turnId: string, firstEventMs = FIRST_TURN_EVENT_MS): AsyncGenerator<TurnEvent> {
+export async function* followTurn(
+  events: TopicSubscription<TurnEvent>,
+  turnId: string,
+  firstEventMs = FIRST_TURN_EVENT_MS,
+): AsyncGenerator<TurnEvent> {
   let idleMs = firstEventMs;
   try {
     for (;;) {
       const event = await events.next(idleMs);
       if (event === undefined) {
-        yield { type: 'error', error: { code: TURN_LOST, message: `the worker running turn ${turnId} stopped answering; the turn failed and wrote nothing after its last finished round` } };
+        yield {
+          type: 'error',
+          error: {
+            code: TURN_LOST,
+            message: `the worker running turn ${turnId} stopped answering; the turn failed and wrote nothing after its last finished round`,
+          },
+        };
         yield { type: 'done', turn_id: turnId, status: 'failed', rounds: 0 };
         return;
       }

@@ -23,7 +23,7 @@ describe(FetchGuard.name, () => {
         'mixed.example.com': [PUBLIC_V4, '10.1.2.3'],
         'six.example.com': ['2606:2800:220:1::1'],
         'rebind.example.com': ['::ffff:169.254.169.254'],
-        'localhost': ['127.0.0.1', '::1'],
+        localhost: ['127.0.0.1', '::1'],
       }),
     });
 
@@ -35,7 +35,11 @@ describe(FetchGuard.name, () => {
       ['https://badexample.com/', ['*.example.com'], /not in the skill's allowed hosts/],
       ['https://api.example.com:8443/', ['api.example.com'], /not in the skill's allowed hosts/],
       ['https://mixed.example.com/', ['mixed.example.com'], /resolves to 10\.1\.2\.3, a private address/],
-      ['https://rebind.example.com/', ['rebind.example.com'], /the cloud metadata address \(IPv4-mapped: 169\.254\.169\.254\)/],
+      [
+        'https://rebind.example.com/',
+        ['rebind.example.com'],
+        /the cloud metadata address \(IPv4-mapped: 169\.254\.169\.254\)/,
+      ],
       ['http://localhost/', ['localhost'], /resolves to 127\.0\.0\.1, a loopback address/],
       ['https://nowhere.example.com/', ['*.example.com'], /could not be resolved: getaddrinfo ENOTFOUND/],
       ['http://169.254.169.254/', ['169.254.169.254'], /is the cloud metadata address/],
@@ -68,13 +72,23 @@ describe(FetchGuard.name, () => {
       if (decision.allowed) expect(decision.addresses.length).toBeGreaterThan(0);
     });
 
-    it.each(['::ffff:7f00:1', '::ffff:127.0.0.1', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::', '64:ff9b::a00:1', '2002:a00:1::1'])(
-      'should refuse the IPv6 address %s',
-      async (address) => {
-        const decision = await new FetchGuard({ resolver: resolverOf({ 'v6.example.com': [address] }) }).decide('https://v6.example.com/', ['v6.example.com']);
-        expect(decision.allowed).toBe(false);
-      },
-    );
+    it.each([
+      '::ffff:7f00:1',
+      '::ffff:127.0.0.1',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::',
+      '64:ff9b::a00:1',
+      '2002:a00:1::1',
+    ])('should refuse the IPv6 address %s', async (address) => {
+      const decision = await new FetchGuard({ resolver: resolverOf({ 'v6.example.com': [address] }) }).decide(
+        'https://v6.example.com/',
+        ['v6.example.com'],
+      );
+      expect(decision.allowed).toBe(false);
+    });
   });
 
   describe('fetch', () => {
@@ -120,7 +134,9 @@ describe(FetchGuard.name, () => {
 
     it('should never dial a refused host', async () => {
       const guard = guardFor({ 'metadata.test': ['169.254.169.254'] });
-      await expect(guard.fetch({ url: 'http://metadata.test/' }, ['metadata.test'])).rejects.toThrow(/the cloud metadata address/);
+      await expect(guard.fetch({ url: 'http://metadata.test/' }, ['metadata.test'])).rejects.toThrow(
+        /the cloud metadata address/,
+      );
       await expect(guard.fetch({ url: 'http://10.0.0.1/' }, ['10.0.0.1'])).rejects.toThrow(/a private address/);
       expect(dialed).toEqual([]);
       expect(received).toEqual([]);
@@ -162,24 +178,32 @@ describe(FetchGuard.name, () => {
       ['192.31.196.1', /AS112/],
     ])('should refuse %s without dialing it', async (address, reason) => {
       const guard = guardFor({ 'target.test': [address] });
-      await expect(guard.fetch({ url: `http://target.test:${port}/hello` }, [`target.test:${port}`])).rejects.toThrow(reason);
+      await expect(guard.fetch({ url: `http://target.test:${port}/hello` }, [`target.test:${port}`])).rejects.toThrow(
+        reason,
+      );
       expect(dialed).toEqual([]);
       expect(received).toEqual([]);
     });
 
-    it.each(['64:ff9b::5db8:d822', '::ffff:93.184.216.34', '2606:4700::1', PUBLIC_V4])('should dial %s, a global address (also through NAT64 / IPv4-mapped forms)', async (address) => {
-      const guard = guardFor({ 'target.test': [address] });
-      const response = await guard.fetch({ url: `http://target.test:${port}/hello` }, [`target.test:${port}`]);
-      expect(response.status).toBe(200);
-      expect(dialed.map((t) => t.addresses[0]?.address)).toEqual([address]);
-    });
+    it.each(['64:ff9b::5db8:d822', '::ffff:93.184.216.34', '2606:4700::1', PUBLIC_V4])(
+      'should dial %s, a global address (also through NAT64 / IPv4-mapped forms)',
+      async (address) => {
+        const guard = guardFor({ 'target.test': [address] });
+        const response = await guard.fetch({ url: `http://target.test:${port}/hello` }, [`target.test:${port}`]);
+        expect(response.status).toBe(200);
+        expect(dialed.map((t) => t.addresses[0]?.address)).toEqual([address]);
+      },
+    );
 
     it('should refuse a redirect to a private address without dialing it', async () => {
       const guard = guardFor({ 'api.test': [PUBLIC_V4], 'internal.test': ['10.0.0.5'] });
       const to = encodeURIComponent(`http://internal.test:${port}/admin`);
-      await expect(guard.fetch({ url: `http://api.test:${port}/redirect?to=${to}` }, [`api.test:${port}`, `internal.test:${port}`])).rejects.toThrow(
-        /redirect refused: internal\.test:\d+ resolves to 10\.0\.0\.5, a private address/,
-      );
+      await expect(
+        guard.fetch({ url: `http://api.test:${port}/redirect?to=${to}` }, [
+          `api.test:${port}`,
+          `internal.test:${port}`,
+        ]),
+      ).rejects.toThrow(/redirect refused: internal\.test:\d+ resolves to 10\.0\.0\.5, a private address/);
       expect(dialed.map((t) => t.hostname)).toEqual(['api.test']);
     });
 
@@ -206,19 +230,25 @@ describe(FetchGuard.name, () => {
 
     it('should turn a POST into a GET on 303', async () => {
       const guard = guardFor({ 'api.test': [PUBLIC_V4] });
-      await guard.fetch({ url: `http://api.test:${port}/see-other`, method: 'POST', body: Buffer.from('x') }, [`api.test:${port}`]);
+      await guard.fetch({ url: `http://api.test:${port}/see-other`, method: 'POST', body: Buffer.from('x') }, [
+        `api.test:${port}`,
+      ]);
       expect(received.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /see-other', 'GET /hello']);
     });
 
     it('should stop after five redirects', async () => {
       const guard = guardFor({ 'api.test': [PUBLIC_V4] });
-      await expect(guard.fetch({ url: `http://api.test:${port}/loop` }, [`api.test:${port}`])).rejects.toThrow(/too many redirects \(more than 5\)/);
+      await expect(guard.fetch({ url: `http://api.test:${port}/loop` }, [`api.test:${port}`])).rejects.toThrow(
+        /too many redirects \(more than 5\)/,
+      );
       expect(received).toHaveLength(6);
     });
 
     it('should cap the response body', async () => {
       const guard = guardFor({ 'api.test': [PUBLIC_V4] }, 1024);
-      await expect(guard.fetch({ url: `http://api.test:${port}/big` }, [`api.test:${port}`])).rejects.toThrow(/response body exceeds 1024 bytes/);
+      await expect(guard.fetch({ url: `http://api.test:${port}/big` }, [`api.test:${port}`])).rejects.toThrow(
+        /response body exceeds 1024 bytes/,
+      );
     });
   });
 });

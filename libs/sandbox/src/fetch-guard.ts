@@ -51,7 +51,16 @@ export interface FetchGuardOptions {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const DROPPED_REQUEST_HEADERS = ['host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'te', 'trailer'];
+const DROPPED_REQUEST_HEADERS = [
+  'host',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'te',
+  'trailer',
+];
 const CREDENTIAL_HEADERS = ['authorization', 'cookie'];
 
 /** Outbound HTTP for skills: host allowlist, no private/loopback/link-local/metadata addresses, re-checked on every hop. */
@@ -78,7 +87,8 @@ export class FetchGuard {
     } catch {
       return deny(`invalid URL: ${rawUrl.slice(0, 200)}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return deny(`only http and https URLs are allowed, not ${url.protocol}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return deny(`only http and https URLs are allowed, not ${url.protocol}`);
     if (url.username || url.password) return deny('credentials in URLs are not allowed');
     const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
@@ -89,17 +99,23 @@ export class FetchGuard {
     if (typeof addresses === 'string') return deny(addresses);
     for (const { address } of addresses) {
       const reason = deniedAddressReason(address);
-      if (reason) return deny(isIP(hostname) ? `${url.host} is ${reason}` : `${url.host} resolves to ${address}, ${reason}`);
+      if (reason)
+        return deny(isIP(hostname) ? `${url.host} is ${reason}` : `${url.host} resolves to ${address}, ${reason}`);
     }
     return { allowed: true, url, hostname, port, addresses };
   }
 
   /** Performs a request, following up to maxRedirects redirects manually and re-deciding every hop. */
-  async fetch(request: GuardedRequest, allowedHosts: readonly string[], signal?: AbortSignal): Promise<GuardedResponse> {
+  async fetch(
+    request: GuardedRequest,
+    allowedHosts: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<GuardedResponse> {
     let method = (request.method ?? 'GET').toUpperCase();
     let body = request.body;
     let headers = cleanHeaders(request.headers ?? {});
-    if (body && body.byteLength > this.maxRequestBytes) throw denied(`request body exceeds ${this.maxRequestBytes} bytes`);
+    if (body && body.byteLength > this.maxRequestBytes)
+      throw denied(`request body exceeds ${this.maxRequestBytes} bytes`);
     let url = request.url;
     for (let hop = 0; ; hop++) {
       const decision = await this.decide(url, allowedHosts);
@@ -131,7 +147,11 @@ export class FetchGuard {
     }
   }
 
-  private async send(target: VettedTarget, init: { method: string; headers: Record<string, string>; body?: Uint8Array }, signal?: AbortSignal) {
+  private async send(
+    target: VettedTarget,
+    init: { method: string; headers: Record<string, string>; body?: Uint8Array },
+    signal?: AbortSignal,
+  ) {
     const dispatcher = this.dispatcherFactory(target);
     try {
       const response = await undiciFetch(target.url, { ...init, redirect: 'manual', dispatcher, signal });
@@ -139,7 +159,12 @@ export class FetchGuard {
       return Object.assign(response, { closeDispatcher: () => dispatcher.close() });
     } catch (err) {
       await dispatcher.close().catch(() => undefined);
-      throw new AlfredError(ErrorCode.ServiceUnavailable, `fetch ${target.url.host} failed: ${describeCause(err)}`, undefined, { cause: err });
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        `fetch ${target.url.host} failed: ${describeCause(err)}`,
+        undefined,
+        { cause: err },
+      );
     }
   }
 
@@ -149,10 +174,17 @@ export class FetchGuard {
       let total = 0;
       for await (const chunk of response.body ?? []) {
         total += chunk.byteLength;
-        if (total > this.maxResponseBytes) throw new AlfredError(ErrorCode.PayloadTooLarge, `response body exceeds ${this.maxResponseBytes} bytes`);
+        if (total > this.maxResponseBytes)
+          throw new AlfredError(ErrorCode.PayloadTooLarge, `response body exceeds ${this.maxResponseBytes} bytes`);
         chunks.push(chunk);
       }
-      return { url: url.href, status: response.status, statusText: response.statusText, headers: [...response.headers], body: Buffer.concat(chunks) };
+      return {
+        url: url.href,
+        status: response.status,
+        statusText: response.statusText,
+        headers: [...response.headers],
+        body: Buffer.concat(chunks),
+      };
     } finally {
       await response.closeDispatcher().catch(() => undefined);
     }
@@ -198,7 +230,10 @@ function denied(reason: string): AlfredError {
 }
 
 function cleanHeaders(headers: Record<string, string>): Record<string, string> {
-  return withoutHeaders(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), String(v)])), DROPPED_REQUEST_HEADERS);
+  return withoutHeaders(
+    Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), String(v)])),
+    DROPPED_REQUEST_HEADERS,
+  );
 }
 
 function withoutHeaders(headers: Record<string, string>, names: readonly string[]): Record<string, string> {

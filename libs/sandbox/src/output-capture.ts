@@ -31,7 +31,12 @@ export class OutputCapture {
   }
 
   snapshot(): { stdout: string; stderr: string; logs: string[]; outputTruncated: boolean } {
-    return { stdout: this.kept.stdout, stderr: this.kept.stderr, logs: [...this.logs], outputTruncated: this.truncated };
+    return {
+      stdout: this.kept.stdout,
+      stderr: this.kept.stderr,
+      logs: [...this.logs],
+      outputTruncated: this.truncated,
+    };
   }
 
   private addLog(line: string): void {

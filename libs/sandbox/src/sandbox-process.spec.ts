@@ -39,41 +39,62 @@ describe('sandboxArgv', () => {
 
   beforeAll(async () => {
     root = await realpath(await mkdtemp(path.join(os.tmpdir(), 'alfred-flags-')));
-    for (const dir of ['skills/own', 'skills/own-other', 'data/skill-data/own']) await mkdir(path.join(root, dir), { recursive: true });
+    for (const dir of ['skills/own', 'skills/own-other', 'data/skill-data/own'])
+      await mkdir(path.join(root, dir), { recursive: true });
     await writeFile(path.join(root, 'skills/own/probe.mjs'), PROBE);
     await writeFile(path.join(root, 'skills/own-other/secret.txt'), 'secret');
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
-  it('should grant nothing but reads of the skill and its roots and writes to its write roots', async () => {
-    const own = path.join(root, 'skills/own');
-    const argv = sandboxArgv({
-      bootstrapPath: path.join(own, 'probe.mjs'),
-      skillDir: own,
-      roots: { skill: own, self: path.join(root, 'data/skill-data/own') },
-      readable: ['skill'],
-      writable: ['self'],
-      memoryMb: 32,
-    });
-    expect(argv.filter((flag) => /allow-(child-process|worker|addons|wasi|inspector)/.test(flag))).toEqual([]);
-    const seen = await probe([...argv, path.join(own, 'probe.mjs'), path.join(root, 'skills/own-other/secret.txt'), path.join(root, 'data/skill-data/own/out.txt')]);
-    expect(seen).toEqual({
-      etcPasswd: 'ERR_ACCESS_DENIED',
-      sibling: 'ERR_ACCESS_DENIED',
-      ownFile: 'allowed',
-      writeOwnFolder: 'ERR_ACCESS_DENIED',
-      writeData: 'allowed',
-      writeTmp: 'ERR_ACCESS_DENIED',
-      childProcess: 'ERR_ACCESS_DENIED',
-      worker: 'ERR_ACCESS_DENIED',
-      addon: 'ERR_DLOPEN_DISABLED',
-      binding: 'ERR_ACCESS_DENIED',
-    });
-  }, SANDBOX_TEST_TIMEOUT_MS);
+  it(
+    'should grant nothing but reads of the skill and its roots and writes to its write roots',
+    async () => {
+      const own = path.join(root, 'skills/own');
+      const argv = sandboxArgv({
+        bootstrapPath: path.join(own, 'probe.mjs'),
+        skillDir: own,
+        roots: { skill: own, self: path.join(root, 'data/skill-data/own') },
+        readable: ['skill'],
+        writable: ['self'],
+        memoryMb: 32,
+      });
+      expect(argv.filter((flag) => /allow-(child-process|worker|addons|wasi|inspector)/.test(flag))).toEqual([]);
+      const seen = await probe([
+        ...argv,
+        path.join(own, 'probe.mjs'),
+        path.join(root, 'skills/own-other/secret.txt'),
+        path.join(root, 'data/skill-data/own/out.txt'),
+      ]);
+      expect(seen).toEqual({
+        etcPasswd: 'ERR_ACCESS_DENIED',
+        sibling: 'ERR_ACCESS_DENIED',
+        ownFile: 'allowed',
+        writeOwnFolder: 'ERR_ACCESS_DENIED',
+        writeData: 'allowed',
+        writeTmp: 'ERR_ACCESS_DENIED',
+        childProcess: 'ERR_ACCESS_DENIED',
+        worker: 'ERR_ACCESS_DENIED',
+        addon: 'ERR_DLOPEN_DISABLED',
+        binding: 'ERR_ACCESS_DENIED',
+      });
+    },
+    SANDBOX_TEST_TIMEOUT_MS,
+  );
 
-  it('should refuse paths that could widen a grant', () => {
-    expect(() => sandboxArgv({ bootstrapPath: '/b/boot.ts', skillDir: '/skills/a,/etc', roots: { skill: '/skills/a,/etc' }, readable: ['skill'], writable: [], memoryMb: 32 })).toThrow(
-      /unusable sandbox path/,
-    );
-  }, SANDBOX_TEST_TIMEOUT_MS);
+  it(
+    'should refuse paths that could widen a grant',
+    () => {
+      expect(() =>
+        sandboxArgv({
+          bootstrapPath: '/b/boot.ts',
+          skillDir: '/skills/a,/etc',
+          roots: { skill: '/skills/a,/etc' },
+          readable: ['skill'],
+          writable: [],
+          memoryMb: 32,
+        }),
+      ).toThrow(/unusable sandbox path/);
+    },
+    SANDBOX_TEST_TIMEOUT_MS,
+  );
 });

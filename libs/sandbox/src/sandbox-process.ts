@@ -77,8 +77,12 @@ export class SandboxProcess {
       serialization: 'json',
     });
     const child = this.child;
-    child.stdout!.setEncoding('utf8').on('data', (text: string) => (this.run ? this.run.onStream('stdout', text) : this.onIdle(text)));
-    child.stderr!.setEncoding('utf8').on('data', (text: string) => (this.run ? this.run.onStream('stderr', text) : this.onIdle(text)));
+    child
+      .stdout!.setEncoding('utf8')
+      .on('data', (text: string) => (this.run ? this.run.onStream('stdout', text) : this.onIdle(text)));
+    child
+      .stderr!.setEncoding('utf8')
+      .on('data', (text: string) => (this.run ? this.run.onStream('stderr', text) : this.onIdle(text)));
     const log = child.stdio[4] as NodeJS.ReadableStream;
     log.setEncoding('utf8');
     log.on('data', (text: string) => this.onLogData(text));
@@ -212,8 +216,18 @@ class SandboxRun {
       const { skillDir, roots } = skillView(this.spec);
       const entry = path.posix.join(skillDir, path.relative(this.spec.skillDir, this.spec.entry));
       this.proc.send({
-        type: 'run', entry, skillDir, envNames: Object.keys(this.spec.env), args, roots, readable, writable, maxResultBytes: limits.resultBytes, maxFileBytes: limits.fileBytes,
-        nonce: this.nonce, keepAlive: this.keepAlive,
+        type: 'run',
+        entry,
+        skillDir,
+        envNames: Object.keys(this.spec.env),
+        args,
+        roots,
+        readable,
+        writable,
+        maxResultBytes: limits.resultBytes,
+        maxFileBytes: limits.fileBytes,
+        nonce: this.nonce,
+        keepAlive: this.keepAlive,
       });
       this.timers.push(setTimeout(() => this.kill({ kind: 'timed_out' }), this.spec.timeoutMs));
       this.timers.push(setInterval(() => this.checkMemory(), MEMORY_POLL_MS));
@@ -264,7 +278,8 @@ class SandboxRun {
   }
 
   onClose(code: number | null, signal: NodeJS.Signals | null): void {
-    for (const stream of ['stdout', 'stderr'] as const) if (this.keepAlive) this.onOutput(stream, this.split[stream].flush());
+    for (const stream of ['stdout', 'stderr'] as const)
+      if (this.keepAlive) this.onOutput(stream, this.split[stream].flush());
     this.end ??= this.exitReason(code, signal);
     this.finish(false);
   }
@@ -282,7 +297,15 @@ class SandboxRun {
   }
 
   private maybeDone(): void {
-    if (this.resultIn && this.idle && !this.killed && this.split.stdout.seen && this.split.stderr.seen && this.logMarkerSeen) this.finish(true);
+    if (
+      this.resultIn &&
+      this.idle &&
+      !this.killed &&
+      this.split.stdout.seen &&
+      this.split.stderr.seen &&
+      this.logMarkerSeen
+    )
+      this.finish(true);
   }
 
   private finish(reusable: boolean): void {
@@ -292,27 +315,42 @@ class SandboxRun {
     for (const timer of this.timers) clearTimeout(timer);
     this.aborter.abort();
     this.proc.detach();
-    const keep = reusable && !this.killed && this.leftoverFree && this.withinMemory() && this.proc.hasCpuForAnotherRun();
+    const keep =
+      reusable && !this.killed && this.leftoverFree && this.withinMemory() && this.proc.hasCpuForAnotherRun();
     done({ end: this.end!, output: this.output.snapshot(), reusable: keep, pid: this.proc.pid });
   }
 
   private async onFetch(message: Extract<ChildMessage, { type: 'fetch' }>): Promise<void> {
     const { id, request } = message;
     if (++this.fetches > this.spec.limits.fetchesPerRun) {
-      return this.proc.send({ type: 'fetch-reply', id, error: `more than ${this.spec.limits.fetchesPerRun} fetches in one run` });
+      return this.proc.send({
+        type: 'fetch-reply',
+        id,
+        error: `more than ${this.spec.limits.fetchesPerRun} fetches in one run`,
+      });
     }
     try {
       const body = request.body === undefined ? undefined : Buffer.from(request.body, 'base64');
       const response = await this.spec.guard.fetch({ ...request, body }, this.spec.allowedHosts, this.aborter.signal);
       const encoded = Buffer.from(response.body).toString('base64');
-      this.proc.send({ type: 'fetch-reply', id, status: response.status, statusText: response.statusText, url: response.url, headers: response.headers, body: encoded });
+      this.proc.send({
+        type: 'fetch-reply',
+        id,
+        status: response.status,
+        statusText: response.statusText,
+        url: response.url,
+        headers: response.headers,
+        body: encoded,
+      });
     } catch (err) {
       this.proc.send({ type: 'fetch-reply', id, error: (err as Error).message });
     }
   }
 
   private async onReserve(id: number, bytes: number): Promise<void> {
-    const error = this.spec.reserve ? await this.spec.reserve(bytes).catch((err: Error) => `disk quota unavailable: ${err.message}`) : undefined;
+    const error = this.spec.reserve
+      ? await this.spec.reserve(bytes).catch((err: Error) => `disk quota unavailable: ${err.message}`)
+      : undefined;
     this.proc.send({ type: 'reserve-reply', id, ...(error ? { error } : {}) });
   }
 
@@ -336,7 +374,10 @@ class SandboxRun {
     if (OOM_MARKERS.test(this.output.tail())) return { kind: 'out_of_memory' };
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const lastLine = this.output.tail().trim().split('\n').at(-1);
-    return { kind: 'crashed', reason: `the skill process ${how} before returning a result${lastLine ? `: ${lastLine}` : ''}` };
+    return {
+      kind: 'crashed',
+      reason: `the skill process ${how} before returning a result${lastLine ? `: ${lastLine}` : ''}`,
+    };
   }
 }
 

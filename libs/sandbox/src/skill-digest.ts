@@ -33,5 +33,7 @@ export async function readSkillFiles(skillDir: string): Promise<SkillFileBytes[]
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(skillDir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
     .sort();
-  return Promise.all(paths.map(async (p) => ({ path: p, bytes: new Uint8Array(await readFile(path.join(skillDir, p))) })));
+  return Promise.all(
+    paths.map(async (p) => ({ path: p, bytes: new Uint8Array(await readFile(path.join(skillDir, p))) })),
+  );
 }

@@ -60,7 +60,9 @@ export interface SkillExecution {
 
 const SKILL_DATA_QUOTA: QuotaNames = { folder: "this tenant's skill data", tenant: "this tenant's skill data" };
 
-const BOOTSTRAP = fileURLToPath(new URL(`./child/bootstrap${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+const BOOTSTRAP = fileURLToPath(
+  new URL(`./child/bootstrap${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+);
 
 /** A tenant's folder name under the data root (any tenant id, no path tricks). */
 export function tenantSegment(tenant: string): string {
@@ -80,7 +82,8 @@ export class SkillRunner {
   private readonly reserving = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: SkillRunnerOptions) {
-    if (!path.isAbsolute(options.dataRoot)) throw new AlfredError(ErrorCode.BadRequest, 'dataRoot must be an absolute path');
+    if (!path.isAbsolute(options.dataRoot))
+      throw new AlfredError(ErrorCode.BadRequest, 'dataRoot must be an absolute path');
     this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
     this.guard = options.fetchGuard ?? new FetchGuard();
     this.secrets = options.secrets ?? {};
@@ -95,8 +98,15 @@ export class SkillRunner {
   private readonly os: OsSandbox | undefined;
 
   /** Whether runs get the OS layer, and when it is required but cannot start, why. */
-  static async osStatus(options: Pick<SkillRunnerOptions, 'osSandbox' | 'bwrapPath'>): Promise<{ mode: 'required' | 'unsafe-off'; available: boolean; reason?: string }> {
-    if (options.osSandbox === 'unsafe-off') return { mode: 'unsafe-off', available: false, reason: 'turned off by the operator (ALFRED_OS_SANDBOX=unsafe-off)' };
+  static async osStatus(
+    options: Pick<SkillRunnerOptions, 'osSandbox' | 'bwrapPath'>,
+  ): Promise<{ mode: 'required' | 'unsafe-off'; available: boolean; reason?: string }> {
+    if (options.osSandbox === 'unsafe-off')
+      return {
+        mode: 'unsafe-off',
+        available: false,
+        reason: 'turned off by the operator (ALFRED_OS_SANDBOX=unsafe-off)',
+      };
     return { mode: 'required', ...(await OsSandbox.probe(options.bwrapPath)) };
   }
 
@@ -112,7 +122,12 @@ export class SkillRunner {
   }
 
   /** Validates the arguments (throws VALIDATION_FAILED, nothing runs), runs the skill and validates its result. */
-  async execute(skillDir: string, manifest: SkillManifest, args: unknown, caller: SkillCaller): Promise<SkillExecution> {
+  async execute(
+    skillDir: string,
+    manifest: SkillManifest,
+    args: unknown,
+    caller: SkillCaller,
+  ): Promise<SkillExecution> {
     const startedAt = new Date();
     const parsedCaller = SkillCaller.parse(caller);
     const parsedArgs = this.parseArgs(manifest, args);
@@ -122,7 +137,10 @@ export class SkillRunner {
       throw new AlfredError(ErrorCode.NotFound, `skill ${manifest.id} has no execute.ts`, { skillDir });
     }
     const os = await this.placement(parsedCaller.tenant);
-    const [digest, roots] = await Promise.all([skillDigest(realDir), this.prepareRoots(manifest, realDir, parsedCaller.tenant)]);
+    const [digest, roots] = await Promise.all([
+      skillDigest(realDir),
+      this.prepareRoots(manifest, realDir, parsedCaller.tenant),
+    ]);
     const outcome = await this.run(parsedCaller.tenant, manifest.id, digest, {
       nodePath: this.nodePath,
       bootstrapPath: BOOTSTRAP,
@@ -144,7 +162,11 @@ export class SkillRunner {
       ...(this.quota ? { reserve: (bytes: number) => this.reserve(parsedCaller.tenant, bytes) } : {}),
     });
     // Inside the OS sandbox every path is a fixed one (`/skill`, `/data/self`); without it, host paths become root names.
-    const { result, outcome: kind } = interpret(outcome.end, manifest, os ? {} : { [realDir]: 'skill', ...invert(roots) });
+    const { result, outcome: kind } = interpret(
+      outcome.end,
+      manifest,
+      os ? {} : { [realDir]: 'skill', ...invert(roots) },
+    );
     return { result, record: this.record(manifest, digest, parsedCaller, startedAt, kind, result, outcome) };
   }
 
@@ -159,7 +181,21 @@ export class SkillRunner {
   private async run(tenant: string, id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
     if (!this.pool.enabled) return runSandboxed(spec);
     const view = skillView(spec);
-    const key = createHash('sha256').update(JSON.stringify([tenant, id, digest, spec.nodePath, sandboxArgv({ ...spec, ...view }), view.mounts, spec.env, spec.skillDir, spec.os ? 'os' : 'no-os'])).digest('hex');
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify([
+          tenant,
+          id,
+          digest,
+          spec.nodePath,
+          sandboxArgv({ ...spec, ...view }),
+          view.mounts,
+          spec.env,
+          spec.skillDir,
+          spec.os ? 'os' : 'no-os',
+        ]),
+      )
+      .digest('hex');
     const proc = this.pool.take(key) ?? new SandboxProcess(spec, true);
     const outcome = await runWarm(spec, proc);
     if (outcome.reusable) this.pool.give(key, proc);
@@ -172,7 +208,9 @@ export class SkillRunner {
     if (parsed.success) return parsed.data;
     const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
     const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-    throw new AlfredError(ErrorCode.ValidationFailed, `invalid arguments for skill ${manifest.id}: ${summary}`, { issues });
+    throw new AlfredError(ErrorCode.ValidationFailed, `invalid arguments for skill ${manifest.id}: ${summary}`, {
+      issues,
+    });
   }
 
   private allowedEnv(manifest: SkillManifest, tenant: string): Record<string, string> {
@@ -196,7 +234,8 @@ export class SkillRunner {
       if (bytes < 0) return void this.quota!.noted(this.tenantBase(tenant), undefined, bytes);
       const state = await this.quota!.state(this.tenantBase(tenant));
       if (bytes > state.remaining) Metrics.diskQuotaRefusals.inc({ area: 'skill_data' });
-      if (bytes > state.remaining) return `write refused: it adds ${bytes} bytes past the ${quotaMessage(state, SKILL_DATA_QUOTA)}`;
+      if (bytes > state.remaining)
+        return `write refused: it adds ${bytes} bytes past the ${quotaMessage(state, SKILL_DATA_QUOTA)}`;
       this.quota!.noted(this.tenantBase(tenant), undefined, bytes);
       return undefined;
     };
@@ -211,7 +250,11 @@ export class SkillRunner {
   }
 
   /** Data roots live under the caller's tenant: `<dataRoot>/tenants/<tenant>/skill-data/<id>` and `.../shared/<name>`. */
-  private async prepareRoots(manifest: SkillManifest, skillDir: string, tenant: string): Promise<Record<string, string>> {
+  private async prepareRoots(
+    manifest: SkillManifest,
+    skillDir: string,
+    tenant: string,
+  ): Promise<Record<string, string>> {
     const roots: Record<string, string> = { skill: skillDir };
     const { read, write } = manifest.permissions.fs;
     const base = this.tenantBase(tenant);
@@ -260,9 +303,16 @@ function invert(roots: Record<string, string>): Record<string, string> {
 const ALLOCATION_FAILED = /^(Failed to allocate memory|Array buffer allocation failed|Invalid array buffer length)/;
 
 /** Turns how the child ended into the skill result and the recorded outcome; server paths in errors become root names. */
-function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<string, string>): { result: SkillResult; outcome: SkillExecutionOutcome } {
+function interpret(
+  end: SandboxEnd,
+  manifest: SkillManifest,
+  paths: Record<string, string>,
+): { result: SkillResult; outcome: SkillExecutionOutcome } {
   const scrub = (text: string) => Object.entries(paths).reduce((out, [dir, name]) => out.replaceAll(dir, name), text);
-  const fail = (outcome: SkillExecutionOutcome, error: string) => ({ result: { success: false, error: scrub(error) }, outcome });
+  const fail = (outcome: SkillExecutionOutcome, error: string) => ({
+    result: { success: false, error: scrub(error) },
+    outcome,
+  });
   switch (end.kind) {
     case 'timed_out':
       return fail('timed_out', `timed out after ${manifest.timeoutMs} ms`);
@@ -273,7 +323,8 @@ function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<strin
     case 'crashed':
       return fail('crashed', end.reason);
     case 'threw':
-      if (ALLOCATION_FAILED.test(end.message)) return fail('out_of_memory', `exceeded memory limit of ${manifest.memoryMb} MB`);
+      if (ALLOCATION_FAILED.test(end.message))
+        return fail('out_of_memory', `exceeded memory limit of ${manifest.memoryMb} MB`);
       return fail('threw', end.message);
     case 'result':
       return checkResult(end.json, manifest);
@@ -281,13 +332,18 @@ function interpret(end: SandboxEnd, manifest: SkillManifest, paths: Record<strin
 }
 
 function checkResult(json: string, manifest: SkillManifest): { result: SkillResult; outcome: SkillExecutionOutcome } {
-  const invalid = (why: string) => ({ result: { success: false, error: `invalid result: ${why}` }, outcome: 'invalid_result' as const });
+  const invalid = (why: string) => ({
+    result: { success: false, error: `invalid result: ${why}` },
+    outcome: 'invalid_result' as const,
+  });
   const parsed = SkillResult.safeParse(JSON.parse(json));
-  if (!parsed.success) return invalid(`expected {success: boolean, result?, error?: string}: ${summarize(parsed.error.issues)}`);
+  if (!parsed.success)
+    return invalid(`expected {success: boolean, result?, error?: string}: ${summarize(parsed.error.issues)}`);
   const result = parsed.data;
   if (result.success && manifest.result) {
     const checked = parameterSchema(manifest.result).safeParse(result.result);
-    if (!checked.success) return invalid(`result does not match the manifest's result schema: ${summarize(checked.error.issues)}`);
+    if (!checked.success)
+      return invalid(`result does not match the manifest's result schema: ${summarize(checked.error.issues)}`);
   }
   return { result, outcome: result.success ? 'succeeded' : 'failed' };
 }

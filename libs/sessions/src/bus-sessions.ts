@@ -18,11 +18,21 @@ export class BusSessions implements SessionAccess {
   }
 
   async replace(scope: Scope, id: string, options: ReplaceMessagesOptions): Promise<number> {
-    const request = { scope, id, messages: [...options.messages], expected_version: options.expectedVersion, tokens: options.tokens };
+    const request = {
+      scope,
+      id,
+      messages: [...options.messages],
+      expected_version: options.expectedVersion,
+      tokens: options.tokens,
+    };
     return (await this.bus.request(SessionRoutes.replace, request, { context: currentRequest() })).version;
   }
 
   list(scope: Scope, options: ListSessionsOptions = {}): Promise<SessionList> {
-    return this.bus.request(SessionRoutes.list, { scope, limit: options.limit ?? 20, offset: options.offset ?? 0 }, { context: currentRequest() });
+    return this.bus.request(
+      SessionRoutes.list,
+      { scope, limit: options.limit ?? 20, offset: options.offset ?? 0 },
+      { context: currentRequest() },
+    );
   }
 }

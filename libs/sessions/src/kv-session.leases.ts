@@ -55,7 +55,9 @@ export class KvSessionLeases {
     const held = entry && (JSON.parse(entry.value) as StoredLease);
     if (!entry || !held || held.owner !== owner || held.expiresAt <= Date.now()) return false;
     try {
-      await this.leases.put(key, JSON.stringify({ ...held, expiresAt: Date.now() + ttlMs }), { expected: entry.revision });
+      await this.leases.put(key, JSON.stringify({ ...held, expiresAt: Date.now() + ttlMs }), {
+        expected: entry.revision,
+      });
       return true;
     } catch (err) {
       // Another owner took it over meanwhile (it had lapsed): not ours to renew any more.

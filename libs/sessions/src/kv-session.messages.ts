@@ -38,6 +38,8 @@ export class SessionMessages {
 
   /** Removes every chunk of the session (its deletion). */
   async dropAll(scope: Scope, id: string): Promise<void> {
-    await Promise.all((await this.kv.keys(chunkPrefix(scope, id))).map((key) => this.kv.delete(key).catch(() => false)));
+    await Promise.all(
+      (await this.kv.keys(chunkPrefix(scope, id))).map((key) => this.kv.delete(key).catch(() => false)),
+    );
   }
 }

@@ -32,10 +32,21 @@ describeRedis(moveRedisSessions.name, () => {
     try {
       const base = `${prefix}session:acme%2Ecorp:jarvis:{old-1}`;
       await raw.hset(`${base}:meta`, {
-        id: 'old-1', agent: 'jarvis', version: 3, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z',
-        active_skill: '"pdf"', metadata: '{"channel":"cli"}', tokens: 'null', fence: 5,
+        id: 'old-1',
+        agent: 'jarvis',
+        version: 3,
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-02T00:00:00.000Z',
+        active_skill: '"pdf"',
+        metadata: '{"channel":"cli"}',
+        tokens: 'null',
+        fence: 5,
       });
-      await raw.rpush(`${base}:messages`, JSON.stringify({ role: 'user', content: 'first' }), JSON.stringify({ role: 'assistant', content: 'ok' }));
+      await raw.rpush(
+        `${base}:messages`,
+        JSON.stringify({ role: 'user', content: 'first' }),
+        JSON.stringify({ role: 'assistant', content: 'ok' }),
+      );
       await raw.sadd(`${base}:skills`, 'pdf');
       await raw.set(`${base}:lease`, '5:worker-a', 'PX', 60_000);
       await raw.zadd(`${prefix}sessions:acme%2Ecorp:jarvis`, 1, 'old-1');
@@ -44,7 +55,12 @@ describeRedis(moveRedisSessions.name, () => {
       expect(await moveRedisSessions(raw, prefix, kv)).toBe(1);
 
       expect(await store.get(scope, 'old-1')).toMatchObject({
-        version: 3, message_count: 2, active_skill: 'pdf', loaded_skills: ['pdf'], metadata: { channel: 'cli' }, first_message: 'first',
+        version: 3,
+        message_count: 2,
+        active_skill: 'pdf',
+        loaded_skills: ['pdf'],
+        metadata: { channel: 'cli' },
+        first_message: 'first',
       });
       expect(await store.locate('acme.corp', 'old-1')).toBe('jarvis');
       expect((await store.list(scope, {})).total).toBe(1);

@@ -52,7 +52,20 @@ describe(`${KvSessionStore.name} on files`, () => {
   it("should move an earlier version's session files into the bucket once and remove them", async () => {
     const scope = { tenant: 'acme.corp', agent: 'jarvis' };
     const old = join(dataDir, 'sessions', 'acme%2Ecorp', 'jarvis');
-    const view = { id: 'old-1', agent: 'jarvis', version: 2, message_count: 1, active_skill: null, loaded_skills: [], metadata: {}, tokens: null, first_message: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', messages: [{ role: 'user', content: 'kept' }] };
+    const view = {
+      id: 'old-1',
+      agent: 'jarvis',
+      version: 2,
+      message_count: 1,
+      active_skill: null,
+      loaded_skills: [],
+      metadata: {},
+      tokens: null,
+      first_message: null,
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      messages: [{ role: 'user', content: 'kept' }],
+    };
     const { mkdir } = await import('node:fs/promises');
     await mkdir(old, { recursive: true });
     await writeFile(join(old, 'old-1.json'), JSON.stringify(view));
@@ -61,7 +74,11 @@ describe(`${KvSessionStore.name} on files`, () => {
     expect(await moveFileSessions(dataDir, kv)).toBe(1);
 
     const store = new KvSessionStore(kv);
-    expect(await store.get(scope, 'old-1')).toMatchObject({ version: 2, messages: [{ role: 'user', content: 'kept' }], first_message: 'kept' });
+    expect(await store.get(scope, 'old-1')).toMatchObject({
+      version: 2,
+      messages: [{ role: 'user', content: 'kept' }],
+      first_message: 'kept',
+    });
     expect(await store.locate('acme.corp', 'old-1')).toBe('jarvis');
     expect(await readdir(dataDir)).toEqual(['kv']);
     expect(await moveFileSessions(dataDir, kv)).toBe(0);

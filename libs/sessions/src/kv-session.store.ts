@@ -1,12 +1,28 @@
 import { z } from 'zod';
-import { ErrorCode, SessionSummary, type Scope, type SessionAppendResult, type SessionList, type SessionMessage, type SessionTokens, type SessionView } from '#contracts';
+import {
+  ErrorCode,
+  SessionSummary,
+  type Scope,
+  type SessionAppendResult,
+  type SessionList,
+  type SessionMessage,
+  type SessionTokens,
+  type SessionView,
+} from '#contracts';
 import { AlfredError } from '#errors';
 import { isKvConflict, type KvEntry, type KvStore } from '#kv';
 import { agentPrefix, ownerKey, sessionKey } from './kv-session.keys.js';
 import { KvSessionLeases } from './kv-session.leases.js';
 import { MERGE_AT, SessionMessages } from './kv-session.messages.js';
 import { checkSessionId, firstMessageText, newSession, page, summaryOf, versionConflict } from './session-record.js';
-import type { CreateSessionOptions, FencedWrite, ListSessionsOptions, ReplaceMessagesOptions, SessionLease, SessionStore } from './session-store.js';
+import type {
+  CreateSessionOptions,
+  FencedWrite,
+  ListSessionsOptions,
+  ReplaceMessagesOptions,
+  SessionLease,
+  SessionStore,
+} from './session-store.js';
 
 /** A session's record: its summary, the chunks that hold its messages (in order) and the newest fencing token. */
 export const SessionRecord = SessionSummary.extend({ chunks: z.array(z.string()), fence: z.number().int().optional() });
@@ -63,7 +79,12 @@ export class KvSessionStore implements SessionStore {
     return view;
   }
 
-  async append(scope: Scope, id: string, messages: readonly SessionMessage[], options: FencedWrite = {}): Promise<SessionAppendResult> {
+  async append(
+    scope: Scope,
+    id: string,
+    messages: readonly SessionMessage[],
+    options: FencedWrite = {},
+  ): Promise<SessionAppendResult> {
     const record = await this.withChunk(scope, id, messages, options, (r, chunk) => ({
       ...r,
       chunks: [...r.chunks, chunk],
@@ -93,7 +114,8 @@ export class KvSessionStore implements SessionStore {
     await this.change(scope, id, options, (r) => ({
       ...r,
       active_skill: skill,
-      loaded_skills: skill === null || r.loaded_skills.includes(skill) ? r.loaded_skills : [...r.loaded_skills, skill].sort(),
+      loaded_skills:
+        skill === null || r.loaded_skills.includes(skill) ? r.loaded_skills : [...r.loaded_skills, skill].sort(),
     }));
   }
 
@@ -108,13 +130,15 @@ export class KvSessionStore implements SessionStore {
     await this.messages.dropAll(scope, id);
     // Only the owner's entry goes: a same-id session of another agent (impossible with minted UUIDs) keeps its own.
     const owner = await this.kv.get(ownerKey(scope.tenant, id));
-    if (owner?.value === scope.agent) await this.kv.delete(ownerKey(scope.tenant, id), { expected: owner.revision }).catch(ignoreConflict);
+    if (owner?.value === scope.agent)
+      await this.kv.delete(ownerKey(scope.tenant, id), { expected: owner.revision }).catch(ignoreConflict);
     return existed;
   }
 
   async deleteAll(scope: Scope): Promise<number> {
     let deleted = 0;
-    for (const key of await this.kv.keys(agentPrefix(scope))) if (await this.delete(scope, key.slice(agentPrefix(scope).length))) deleted++;
+    for (const key of await this.kv.keys(agentPrefix(scope)))
+      if (await this.delete(scope, key.slice(agentPrefix(scope).length))) deleted++;
     return deleted;
   }
 
@@ -172,7 +196,12 @@ export class KvSessionStore implements SessionStore {
     });
   }
 
-  private change(scope: Scope, id: string, options: FencedWrite, change: (r: SessionRecord) => SessionRecord): Promise<SessionRecord> {
+  private change(
+    scope: Scope,
+    id: string,
+    options: FencedWrite,
+    change: (r: SessionRecord) => SessionRecord,
+  ): Promise<SessionRecord> {
     checkSessionId(id);
     return this.serially(sessionKey(scope, id), () => this.commit(scope, id, options, change));
   }
@@ -190,15 +219,25 @@ export class KvSessionStore implements SessionStore {
   }
 
   /** A compare-and-set of the record: refused when fenced out, retried when another change landed first. */
-  private async commit(scope: Scope, id: string, options: FencedWrite, change: (r: SessionRecord) => SessionRecord): Promise<SessionRecord> {
+  private async commit(
+    scope: Scope,
+    id: string,
+    options: FencedWrite,
+    change: (r: SessionRecord) => SessionRecord,
+  ): Promise<SessionRecord> {
     const key = sessionKey(scope, id);
     for (let attempt = 1; ; attempt++) {
       const entry = await this.kv.get(key);
       if (!entry) throw AlfredError.notFound('session', id);
       const current = parseRecord(entry);
       const newest = current.fence ?? 0;
-      if (options.fence && options.fence.token < newest) throw AlfredError.leaseLost('session', id, options.fence.token, newest);
-      const next: SessionRecord = { ...change(current), updated_at: new Date().toISOString(), ...(current.fence === undefined ? {} : { fence: current.fence }) };
+      if (options.fence && options.fence.token < newest)
+        throw AlfredError.leaseLost('session', id, options.fence.token, newest);
+      const next: SessionRecord = {
+        ...change(current),
+        updated_at: new Date().toISOString(),
+        ...(current.fence === undefined ? {} : { fence: current.fence }),
+      };
       try {
         await this.kv.put(key, JSON.stringify(next), { expected: entry.revision });
         return next;
@@ -219,7 +258,9 @@ export class KvSessionStore implements SessionStore {
     if (!messages) return;
     const chunk = await this.messages.write(scope, id, messages);
     try {
-      await this.kv.put(sessionKey(scope, id), JSON.stringify({ ...record, chunks: [chunk] }), { expected: entry.revision });
+      await this.kv.put(sessionKey(scope, id), JSON.stringify({ ...record, chunks: [chunk] }), {
+        expected: entry.revision,
+      });
     } catch (err) {
       // The session changed meanwhile: the merge is left to a later append.
       await this.messages.drop(scope, id, [chunk]);
@@ -249,7 +290,8 @@ function parseRecord(entry: KvEntry): SessionRecord {
     json = undefined;
   }
   const parsed = SessionRecord.safeParse(json);
-  if (!parsed.success) throw new AlfredError(ErrorCode.Internal, `session record ${entry.key} is corrupt`, { key: entry.key });
+  if (!parsed.success)
+    throw new AlfredError(ErrorCode.Internal, `session record ${entry.key} is corrupt`, { key: entry.key });
   return parsed.data;
 }
 

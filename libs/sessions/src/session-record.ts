@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorCode, FIRST_MESSAGE_MAX, SessionId, type Scope, type SessionMessage, type SessionSummary, type SessionView } from '#contracts';
+import {
+  ErrorCode,
+  FIRST_MESSAGE_MAX,
+  SessionId,
+  type Scope,
+  type SessionMessage,
+  type SessionSummary,
+  type SessionView,
+} from '#contracts';
 import { AlfredError } from '#errors';
 
 /** Refuses ids that are not session-id shaped before they reach a key or a path. */
@@ -7,7 +15,11 @@ export function checkSessionId(id: string): void {
   if (!SessionId.safeParse(id).success) throw AlfredError.notFound('session', id);
 }
 
-export function newSession(scope: Scope, metadata: Record<string, unknown> = {}, id: string = randomUUID()): SessionView {
+export function newSession(
+  scope: Scope,
+  metadata: Record<string, unknown> = {},
+  id: string = randomUUID(),
+): SessionView {
   const now = new Date().toISOString();
   return {
     id,
@@ -33,7 +45,10 @@ export function summaryOf(view: SessionView): SessionSummary {
 /** The start of a message's text, whitespace collapsed, cut with an ellipsis: what a list of sessions shows. */
 export function firstMessageText(message: SessionMessage | undefined): string | null {
   if (!message) return null;
-  const raw = typeof message.content === 'string' ? message.content : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
+  const raw =
+    typeof message.content === 'string'
+      ? message.content
+      : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
   const text = raw.replace(/\s+/g, ' ').trim();
   if (!text) return null;
   return text.length > FIRST_MESSAGE_MAX ? `${text.slice(0, FIRST_MESSAGE_MAX - 1).trimEnd()}…` : text;

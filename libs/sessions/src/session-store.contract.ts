@@ -22,7 +22,13 @@ async function rejection(p: Promise<unknown>): Promise<AlfredError> {
 const user = (text: string): SessionMessage => ({ role: 'user', content: text });
 const scope: Scope = { tenant: 'tenant-a', agent: 'alfred' };
 const toolTurn: SessionMessage[] = [
-  { role: 'assistant', content: [{ type: 'text', text: 'Listing.' }, { type: 'tool_use', id: 'tu1', name: 'bash', input: { command: 'ls' } }] },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: 'Listing.' },
+      { type: 'tool_use', id: 'tu1', name: 'bash', input: { command: 'ls' } },
+    ],
+  },
   { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: 'a.md', is_error: false }] },
 ];
 
@@ -37,7 +43,11 @@ async function takeOver(store: SessionStore, id: string, owner: string): Promise
 }
 
 /** The behaviour every SessionStore adapter must show; run it from each adapter's spec. */
-export function sessionStoreContract(name: string, describeFn: jest.Describe, makeFixture: () => Promise<SessionStoreFixture>): void {
+export function sessionStoreContract(
+  name: string,
+  describeFn: jest.Describe,
+  makeFixture: () => Promise<SessionStoreFixture>,
+): void {
   describeFn(`${name} (session store contract)`, () => {
     let fx: SessionStoreFixture;
     let store: SessionStore;
@@ -61,7 +71,14 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         const got = await store.get(scope, created.id);
 
         expect(got).toEqual(created);
-        expect(got).toMatchObject({ agent: 'alfred', version: 0, messages: [], active_skill: null, loaded_skills: [], metadata: { channel: 'cli' } });
+        expect(got).toMatchObject({
+          agent: 'alfred',
+          version: 0,
+          messages: [],
+          active_skill: null,
+          loaded_skills: [],
+          metadata: { channel: 'cli' },
+        });
       });
 
       it('should not show a session to another agent or tenant', async () => {
@@ -102,7 +119,9 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         expect(texts).toHaveLength(50);
         expect(got.version).toBe(50);
         for (const tag of ['a', 'b']) {
-          expect(texts.filter((t) => t.startsWith(`${tag}-`))).toEqual(Array.from({ length: 25 }, (_, i) => `${tag}-${i}`));
+          expect(texts.filter((t) => t.startsWith(`${tag}-`))).toEqual(
+            Array.from({ length: 25 }, (_, i) => `${tag}-${i}`),
+          );
         }
       });
     });
@@ -112,7 +131,11 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         const { id } = await store.create(scope);
         await store.append(scope, id, [user('one'), user('two'), user('three')]);
 
-        const version = await store.replace(scope, id, { messages: [user('summary')], expectedVersion: 1, tokens: { count: 9, source: 'estimate' } });
+        const version = await store.replace(scope, id, {
+          messages: [user('summary')],
+          expectedVersion: 1,
+          tokens: { count: 9, source: 'estimate' },
+        });
 
         const got = await store.get(scope, id);
         expect(version).toBe(2);
@@ -151,7 +174,7 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
     });
 
     describe('delete/list', () => {
-      it('should list an agent\'s sessions newest first and forget deleted ones', async () => {
+      it("should list an agent's sessions newest first and forget deleted ones", async () => {
         const first = await store.create(scope);
         await new Promise((r) => setTimeout(r, 5)); // distinct creation timestamps order the list
         const second = await store.create(scope);
@@ -168,7 +191,10 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
       it('should show the start of the first message in the list and in get, or null before there is one', async () => {
         const s = await store.create(scope);
         expect((await store.list(scope)).sessions[0]!.first_message).toBeNull();
-        await store.append(scope, s.id, [user(`  Plan   the trip to Lisbon. ${'More detail. '.repeat(30)}`), ...toolTurn]);
+        await store.append(scope, s.id, [
+          user(`  Plan   the trip to Lisbon. ${'More detail. '.repeat(30)}`),
+          ...toolTurn,
+        ]);
         const listed = (await fx.peer.list(scope)).sessions[0]!.first_message!;
         expect(listed.startsWith('Plan the trip to Lisbon. More detail.')).toBe(true);
         expect(listed.length).toBeLessThanOrEqual(200);
@@ -221,7 +247,9 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
       });
 
       it('should refuse a lease on a missing session', async () => {
-        expect((await rejection(store.acquireLease(scope, '00000000-0000-0000-0000-000000000000', 'worker-1', 1_000))).code).toBe(ErrorCode.NotFound);
+        expect(
+          (await rejection(store.acquireLease(scope, '00000000-0000-0000-0000-000000000000', 'worker-1', 1_000))).code,
+        ).toBe(ErrorCode.NotFound);
       });
 
       it('should let another owner take an expired lease', async () => {
@@ -233,7 +261,7 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         expect(await store.renewLease(scope, id, 'worker-1', 1_000)).toBe(false);
       });
 
-      it('should refuse every write of a holder whose lease another worker took over, and keep the new holder\'s', async () => {
+      it("should refuse every write of a holder whose lease another worker took over, and keep the new holder's", async () => {
         const { id } = await store.create(scope);
         const stale = (await store.acquireLease(scope, id, 'worker-1', 30))!;
         await store.append(scope, id, [user('from worker-1')], { fence: stale });
@@ -243,7 +271,11 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         const refused = await rejection(store.append(scope, id, [user('late worker-1')], { fence: stale }));
         expect(refused.code).toBe(ErrorCode.Conflict);
         expect(refused.message).toMatch(/leased to another holder/);
-        expect(refused.details).toMatchObject({ reason: 'lease_lost', token: stale.token, current_token: fresh!.token });
+        expect(refused.details).toMatchObject({
+          reason: 'lease_lost',
+          token: stale.token,
+          current_token: fresh!.token,
+        });
         for (const write of [
           store.setActiveSkill(scope, id, 'pdf', { fence: stale }),
           store.setTokens(scope, id, { count: 1, source: 'estimate', at_version: 2 }, { fence: stale }),
@@ -259,7 +291,7 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         expect((await store.get(scope, id)).messages).toHaveLength(3);
       });
 
-      it('should keep accepting the newest holder\'s fence after its release, until someone else acquires', async () => {
+      it("should keep accepting the newest holder's fence after its release, until someone else acquires", async () => {
         const { id } = await store.create(scope);
         const lease = (await store.acquireLease(scope, id, 'worker-1', 10_000))!;
         await store.releaseLease(scope, id, 'worker-1');
@@ -268,7 +300,9 @@ export function sessionStoreContract(name: string, describeFn: jest.Describe, ma
         const next = (await fx.peer.acquireLease(scope, id, 'worker-2', 10_000))!;
 
         expect(next.token).toBeGreaterThan(lease.token);
-        expect((await rejection(store.append(scope, id, [user('too late')], { fence: lease }))).details).toMatchObject({ reason: 'lease_lost' });
+        expect((await rejection(store.append(scope, id, [user('too late')], { fence: lease }))).details).toMatchObject({
+          reason: 'lease_lost',
+        });
         expect((await store.get(scope, id)).messages).toEqual([user('closing write')]);
       });
     });

@@ -30,7 +30,9 @@ export async function createSessionStore(config: SessionStoreConfig, log?: MoveL
   }
   const keyPrefix = config.ALFRED_REDIS_PREFIX ?? 'alfred:';
   const redis = createRedis(config.REDIS_URL, 'sessions');
-  await moveEarlierData(log, 'sessions', () => moveRedisSessions(redis, keyPrefix, new RedisKvStore(redis, SESSIONS_BUCKET, { keyPrefix })));
+  await moveEarlierData(log, 'sessions', () =>
+    moveRedisSessions(redis, keyPrefix, new RedisKvStore(redis, SESSIONS_BUCKET, { keyPrefix })),
+  );
   await redis.quit().catch(() => redis.disconnect());
   return new KvSessionStore(new RedisKvStore(config.REDIS_URL, SESSIONS_BUCKET, { keyPrefix }));
 }

@@ -48,7 +48,12 @@ export interface SessionStore {
    * Appends atomically: concurrent appends from any instance never lose a message. With a fence, refused with
    * CONFLICT (details.reason `lease_lost`) when a newer lease holder exists, in the same atomic step as the write.
    */
-  append(scope: Scope, id: string, messages: readonly SessionMessage[], options?: FencedWrite): Promise<SessionAppendResult>;
+  append(
+    scope: Scope,
+    id: string,
+    messages: readonly SessionMessage[],
+    options?: FencedWrite,
+  ): Promise<SessionAppendResult>;
   /** Replaces all messages (compaction); returns the new version. */
   replace(scope: Scope, id: string, options: ReplaceMessagesOptions): Promise<number>;
   /** Sets the active skill; a named skill also joins `loaded_skills`, which compaction keeps. */

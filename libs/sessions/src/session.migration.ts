@@ -13,7 +13,11 @@ async function adopt(kv: KvStore, scope: Scope, view: SessionView & { fence?: nu
   const { messages, ...summary } = view;
   const chunks = messages.length === 0 ? [] : [await new SessionMessages(kv).write(scope, view.id, messages)];
   await putIfAbsent(kv, ownerKey(scope.tenant, view.id), scope.agent);
-  await putIfAbsent(kv, sessionKey(scope, view.id), JSON.stringify({ ...summary, first_message: firstMessageText(messages[0]), chunks }));
+  await putIfAbsent(
+    kv,
+    sessionKey(scope, view.id),
+    JSON.stringify({ ...summary, first_message: firstMessageText(messages[0]), chunks }),
+  );
 }
 
 const glob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
@@ -38,16 +42,30 @@ export async function moveRedisSessions(redis: Redis, prefix: string, kv: KvStor
       const [, segment, agent, id] = match as unknown as [string, string, string, string];
       const scope = { tenant: decodeURIComponent(segment), agent };
       const base = meta.slice(0, -':meta'.length);
-      const [m, messages, skills, lease, ttl] = (await redis.multi().hgetall(meta).lrange(`${base}:messages`, 0, -1)
-        .smembers(`${base}:skills`).get(`${base}:lease`).pttl(`${base}:lease`).exec())!.map(([, v]) => v) as
-        [Record<string, string>, string[], string[], string | null, number];
+      const [m, messages, skills, lease, ttl] = (await redis
+        .multi()
+        .hgetall(meta)
+        .lrange(`${base}:messages`, 0, -1)
+        .smembers(`${base}:skills`)
+        .get(`${base}:lease`)
+        .pttl(`${base}:lease`)
+        .exec())!.map(([, v]) => v) as [Record<string, string>, string[], string[], string | null, number];
       if (Object.keys(m).length > 0) {
         const parsed = messages.map((text) => JSON.parse(text) as SessionView['messages'][number]);
         await adopt(kv, scope, {
-          id, agent, version: Number(m.version ?? 0), message_count: parsed.length,
-          active_skill: json(m.active_skill, null), loaded_skills: [...skills].sort(), metadata: json(m.metadata, {}),
-          tokens: json(m.tokens, null), first_message: null, created_at: m.created_at!,
-          updated_at: m.updated_at!, messages: parsed, fence: Number(m.fence ?? 0),
+          id,
+          agent,
+          version: Number(m.version ?? 0),
+          message_count: parsed.length,
+          active_skill: json(m.active_skill, null),
+          loaded_skills: [...skills].sort(),
+          metadata: json(m.metadata, {}),
+          tokens: json(m.tokens, null),
+          first_message: null,
+          created_at: m.created_at!,
+          updated_at: m.updated_at!,
+          messages: parsed,
+          fence: Number(m.fence ?? 0),
         });
         const held = lease && /^(\d+):(.*)$/.exec(lease);
         if (held && ttl > 0) {
@@ -56,8 +74,12 @@ export async function moveRedisSessions(redis: Redis, prefix: string, kv: KvStor
         }
         moved++;
       }
-      await redis.multi().del(meta, `${base}:messages`, `${base}:skills`, `${base}:lease`)
-        .zrem(`${prefix}sessions:${segment}:${agent}`, id).hdel(`${prefix}session-owners:${segment}`, id).exec();
+      await redis
+        .multi()
+        .del(meta, `${base}:messages`, `${base}:skills`, `${base}:lease`)
+        .zrem(`${prefix}sessions:${segment}:${agent}`, id)
+        .hdel(`${prefix}session-owners:${segment}`, id)
+        .exec();
     }
   } while (cursor !== '0');
   return moved;
@@ -86,7 +108,11 @@ export async function moveFileSessions(dataDir: string, kv: KvStore): Promise<nu
           // A corrupt file stays where it is (it was unreadable before, too); the others move.
           continue;
         }
-        await adopt(kv, { tenant: decodeURIComponent(segment), agent }, { ...view, id: name.slice(0, -'.json'.length) });
+        await adopt(
+          kv,
+          { tenant: decodeURIComponent(segment), agent },
+          { ...view, id: name.slice(0, -'.json'.length) },
+        );
         await rm(join(dir, name), { force: true });
         moved++;
       }

@@ -8,7 +8,10 @@ import { validateSkillFile } from './validate.command.js';
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const corpus = skillsCorpusDir(repoRoot);
 const present = existsSync(corpus);
-if (!present && process.env.CI === 'true') throw new Error(`skills corpus missing at ${corpus}: CI needs ../shared/skills-corpus beside the repo or ALFRED_SKILLS_CORPUS_DIR`);
+if (!present && process.env.CI === 'true')
+  throw new Error(
+    `skills corpus missing at ${corpus}: CI needs ../shared/skills-corpus beside the repo or ALFRED_SKILLS_CORPUS_DIR`,
+  );
 if (!present) console.warn(`[skip] skills corpus tests: ${corpus} not found`);
 
 const roots = [
@@ -16,7 +19,8 @@ const roots = [
   { dir: join(corpus, 'openai-skills', 'skills'), source: 'extra' as const },
 ];
 
-const longFile = (lines: number) => `body: SKILL.md has ${lines} lines; the spec recommends under 500 (move detail to resource files)`;
+const longFile = (lines: number) =>
+  `body: SKILL.md has ${lines} lines; the spec recommends under 500 (move detail to resource files)`;
 
 /**
  * The strict verdict for every corpus skill, read off each file by hand: all follow the rules
@@ -61,20 +65,28 @@ const EXPECTED: Record<string, { errors: string[]; warnings: string[] }> = {
       const creator = found.skills.find((s) => s.name === 'skill-creator');
       expect(creator?.metadata).toEqual({ 'short-description': 'Create or update a skill' });
       const brainstorming = found.skills.find((s) => s.name === 'brainstorming');
-      expect(brainstorming?.description.startsWith('You MUST use this before any creative work - creating features')).toBe(true);
+      expect(
+        brainstorming?.description.startsWith('You MUST use this before any creative work - creating features'),
+      ).toBe(true);
     });
   });
 
   describe(validateSkillFile.name, () => {
     it('should find exactly the expected skill files', async () => {
       const files: string[] = [];
-      for (const root of roots) files.push(...(await findSkillCandidates(root.dir)).candidates.map((c) => relative(corpus, c.file)));
+      for (const root of roots)
+        files.push(...(await findSkillCandidates(root.dir)).candidates.map((c) => relative(corpus, c.file)));
       expect(files.sort()).toEqual(Object.keys(EXPECTED).sort());
     });
 
     it.each(Object.entries(EXPECTED))('should give %s its verdict', async (rel, expected) => {
       const file = join(corpus, rel);
-      const report = await validateSkillFile({ file, dir: dirname(file), expectedName: dirname(file).split('/').pop()!, kind: 'folder' });
+      const report = await validateSkillFile({
+        file,
+        dir: dirname(file),
+        expectedName: dirname(file).split('/').pop()!,
+        kind: 'folder',
+      });
       expect(report.errors.map((p) => `${p.field}: ${p.message}`)).toEqual(expected.errors);
       expect(report.warnings.map((p) => `${p.field}: ${p.message}`)).toEqual(expected.warnings);
       expect(report.valid).toBe(expected.errors.length === 0);

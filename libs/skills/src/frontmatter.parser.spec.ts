@@ -60,26 +60,43 @@ describe(parseSkillFile.name, () => {
 
   describe('YAML values', () => {
     it('should read block scalars |- and > exactly', () => {
-      const text = '---\nname: demo\ndescription: |-\n  Line one\n  Line two\ncompatibility: >\n  folded\n  text\n---\n';
+      const text =
+        '---\nname: demo\ndescription: |-\n  Line one\n  Line two\ncompatibility: >\n  folded\n  text\n---\n';
       const r = parseSkillFile(text, FILE);
-      expect(r.frontmatter).toEqual({ name: 'demo', description: 'Line one\nLine two', compatibility: 'folded text\n' });
+      expect(r.frontmatter).toEqual({
+        name: 'demo',
+        description: 'Line one\nLine two',
+        compatibility: 'folded text\n',
+      });
     });
 
     it('should read quoted strings with colons and escapes', () => {
-      const text = '---\nname: demo\ndescription: "Use when: the user asks \\"why\\"\\tnow \\u00e9"\nlicense: \'It\'\'s MIT: see LICENSE\'\n---\n';
+      const text =
+        '---\nname: demo\ndescription: "Use when: the user asks \\"why\\"\\tnow \\u00e9"\nlicense: \'It\'\'s MIT: see LICENSE\'\n---\n';
       const r = parseSkillFile(text, FILE);
-      expect(r.frontmatter).toEqual({ name: 'demo', description: 'Use when: the user asks "why"\tnow é', license: "It's MIT: see LICENSE" });
+      expect(r.frontmatter).toEqual({
+        name: 'demo',
+        description: 'Use when: the user asks "why"\tnow é',
+        license: "It's MIT: see LICENSE",
+      });
     });
 
     it('should fold a multi-line plain scalar into one line', () => {
-      const r = parseSkillFile('---\nname: demo\ndescription: Use this when\n  the user wants\n  many lines\n---\n', FILE);
+      const r = parseSkillFile(
+        '---\nname: demo\ndescription: Use this when\n  the user wants\n  many lines\n---\n',
+        FILE,
+      );
       expect(r.frontmatter?.description).toBe('Use this when the user wants many lines');
     });
 
     it('should read a metadata map and a flow list, and know which keys are flow style', () => {
-      const text = '---\nname: demo\ndescription: d\nmetadata:\n  author: me\n  version: "1.0"\nallowed-tools: [Read, Bash]\n---\n';
+      const text =
+        '---\nname: demo\ndescription: d\nmetadata:\n  author: me\n  version: "1.0"\nallowed-tools: [Read, Bash]\n---\n';
       const r = parseSkillFile(text, FILE);
-      expect(r.frontmatter).toMatchObject({ metadata: { author: 'me', version: '1.0' }, 'allowed-tools': ['Read', 'Bash'] });
+      expect(r.frontmatter).toMatchObject({
+        metadata: { author: 'me', version: '1.0' },
+        'allowed-tools': ['Read', 'Bash'],
+      });
       expect(r.flowKeys).toEqual(['allowed-tools']);
       expect(r.keyLines).toEqual({ name: 2, description: 3, metadata: 4, 'allowed-tools': 7 });
     });
@@ -92,7 +109,14 @@ describe(parseSkillFile.name, () => {
     it('should report a duplicate key with its file line and keep the last value', () => {
       const r = parseSkillFile('---\nname: demo\ndescription: first\ndescription: second\n---\n', FILE);
       expect(errors(r)).toEqual([
-        { severity: 'error', field: 'frontmatter', message: 'duplicate key: description', line: 4, column: 1, file: FILE },
+        {
+          severity: 'error',
+          field: 'frontmatter',
+          message: 'duplicate key: description',
+          line: 4,
+          column: 1,
+          file: FILE,
+        },
       ]);
       expect(r.frontmatter?.description).toBe('second');
     });
@@ -112,14 +136,19 @@ describe(parseSkillFile.name, () => {
 
     it('should report an unresolved tag as a warning', () => {
       const r = parseSkillFile('---\nname: demo\ndescription: !custom d\n---\n', FILE);
-      expect(r.problems).toEqual([expect.objectContaining({ severity: 'warning', line: 3, message: 'YAML: Unresolved tag: !custom' })]);
+      expect(r.problems).toEqual([
+        expect.objectContaining({ severity: 'warning', line: 3, message: 'YAML: Unresolved tag: !custom' }),
+      ]);
     });
 
     it('should refuse alias bombs instead of expanding them', () => {
-      const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => {
-        const prev = i === 0 ? 'a' : `l${i - 1}`;
-        return `l${i}: &l${i} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
-      })].join('\n');
+      const bomb = [
+        'a: &a [x, x, x, x, x, x, x, x, x, x]',
+        ...Array.from({ length: 8 }, (_, i) => {
+          const prev = i === 0 ? 'a' : `l${i - 1}`;
+          return `l${i}: &l${i} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
+        }),
+      ].join('\n');
       const r = parseSkillFile(`---\nname: demo\ndescription: d\n${bomb}\n---\n`, FILE);
       expect(r.frontmatter).toBeNull();
       expect(errors(r).length).toBeGreaterThan(0);
@@ -130,6 +159,8 @@ describe(parseSkillFile.name, () => {
 describe(quoteBareColonValues.name, () => {
   it('should quote only plain top-level values that contain ": "', () => {
     const yaml = 'name: demo\ndescription: Use when: asked\nother: "already: quoted"\nlist: [a: b]';
-    expect(quoteBareColonValues(yaml)).toBe('name: demo\ndescription: "Use when: asked"\nother: "already: quoted"\nlist: [a: b]');
+    expect(quoteBareColonValues(yaml)).toBe(
+      'name: demo\ndescription: "Use when: asked"\nother: "already: quoted"\nlist: [a: b]',
+    );
   });
 });

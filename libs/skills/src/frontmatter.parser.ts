@@ -22,7 +22,14 @@ const FENCE = /^---[ \t]*$/;
 const YAML_OPTIONS = { prettyErrors: false, uniqueKeys: true, maxAliasCount: 100 } as const;
 
 function problem(file: string, message: string, line?: number, column?: number): SkillProblem {
-  return { severity: 'error', field: 'frontmatter', message, file, ...(line ? { line } : {}), ...(column ? { column } : {}) };
+  return {
+    severity: 'error',
+    field: 'frontmatter',
+    message,
+    file,
+    ...(line ? { line } : {}),
+    ...(column ? { column } : {}),
+  };
 }
 
 /** Splits a SKILL.md into frontmatter and body and parses the YAML; never throws. */
@@ -47,7 +54,10 @@ export function parseSkillFile(text: string, file: string): ParsedSkillFile {
   return { ...parseYaml(yamlText, file), body, bodyLine: close + 2 };
 }
 
-type YamlPart = Pick<ParsedSkillFile, 'frontmatter' | 'keyLines' | 'flowKeys' | 'nonStringMetadataKeys' | 'recovered' | 'problems'>;
+type YamlPart = Pick<
+  ParsedSkillFile,
+  'frontmatter' | 'keyLines' | 'flowKeys' | 'nonStringMetadataKeys' | 'recovered' | 'problems'
+>;
 
 function parseYaml(yamlText: string, file: string): YamlPart {
   const first = parseOnce(yamlText, file);
@@ -78,7 +88,8 @@ function parseOnce(yamlText: string, file: string): YamlPart {
   };
   for (const err of doc.errors) {
     const { line, col } = at(err.pos[0]);
-    const text = err.code === 'DUPLICATE_KEY' ? `duplicate key: ${keyAt(yamlText, err.pos[0])}` : `YAML: ${err.message}`;
+    const text =
+      err.code === 'DUPLICATE_KEY' ? `duplicate key: ${keyAt(yamlText, err.pos[0])}` : `YAML: ${err.message}`;
     problems.push(problem(file, text, line, col));
   }
   for (const warn of doc.warnings) {
@@ -98,7 +109,9 @@ function parseOnce(yamlText: string, file: string): YamlPart {
     return { frontmatter: null, ...keys, recovered: false, problems };
   }
   if (typeof value !== 'object' || Array.isArray(value)) {
-    problems.push(problem(file, `frontmatter must be a YAML mapping, found ${Array.isArray(value) ? 'a list' : typeof value}`, 2));
+    problems.push(
+      problem(file, `frontmatter must be a YAML mapping, found ${Array.isArray(value) ? 'a list' : typeof value}`, 2),
+    );
     return { frontmatter: null, ...keys, recovered: false, problems };
   }
   return { frontmatter: value as Record<string, unknown>, ...keys, recovered: false, problems };

@@ -7,7 +7,9 @@ export function isInside(parent: string, child: string): boolean {
 }
 
 /** Settles a promise into a value or an error without relying on `instanceof Error` (errors may cross realms). */
-export async function settle<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: NodeJS.ErrnoException }> {
+export async function settle<T>(
+  promise: Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; error: NodeJS.ErrnoException }> {
   try {
     return { ok: true, value: await promise };
   } catch (error) {

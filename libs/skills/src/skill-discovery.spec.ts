@@ -49,7 +49,9 @@ describe(discoverSkills.name, () => {
     await writeSkill(r.dir, 'a/b/c/d/deep', 'deep');
     const found = await discoverSkills([r], { maxDepth: 4 });
     expect(found.skills.map((s) => s.name)).toEqual(['shallow']);
-    expect(found.warnings).toEqual([expect.objectContaining({ file: join(r.dir, 'a/b/c/d/deep'), message: expect.stringContaining('deeper than 4') })]);
+    expect(found.warnings).toEqual([
+      expect.objectContaining({ file: join(r.dir, 'a/b/c/d/deep'), message: expect.stringContaining('deeper than 4') }),
+    ]);
   });
 
   it('should let the higher root win and report the shadowed skill', async () => {
@@ -78,7 +80,11 @@ describe(discoverSkills.name, () => {
     await writeFile(noFm, '# Just markdown\n');
     const found = await discoverSkills([r]);
     expect(found.skills.map((s) => s.name)).toEqual(['good', 'other-name']);
-    expect(found.skills[1].warnings[0]).toMatchObject({ severity: 'warning', field: 'name', message: expect.stringContaining('folder name "mismatch"') });
+    expect(found.skills[1].warnings[0]).toMatchObject({
+      severity: 'warning',
+      field: 'name',
+      message: expect.stringContaining('folder name "mismatch"'),
+    });
     expect(found.skipped.map((s) => [s.path, s.reason])).toEqual([
       [noDesc, 'description is missing'],
       [noFm, 'no frontmatter: the first line must be --- (line 1)'],
@@ -97,7 +103,10 @@ describe(discoverSkills.name, () => {
     expect(found.shadowed).toEqual([]);
     expect(found.warnings).toEqual([
       expect.objectContaining({ file: join(r.dir, 'outside'), message: expect.stringContaining('outside its root') }),
-      expect.objectContaining({ file: join(r.dir, 'x/y/z/w/inside'), message: expect.stringContaining('deeper than 4') }),
+      expect.objectContaining({
+        file: join(r.dir, 'x/y/z/w/inside'),
+        message: expect.stringContaining('deeper than 4'),
+      }),
     ]);
   });
 

@@ -24,7 +24,8 @@ export interface DefaultRootsInput {
 export function defaultRoots(input: DefaultRootsInput): SkillRoot[] {
   const roots: SkillRoot[] = [];
   if (input.projectDir) {
-    for (const d of ['.alfred', '.agents', '.claude']) roots.push({ dir: resolve(input.projectDir, d, 'skills'), source: 'project' });
+    for (const d of ['.alfred', '.agents', '.claude'])
+      roots.push({ dir: resolve(input.projectDir, d, 'skills'), source: 'project' });
   }
   if (input.homeDir) {
     for (const d of ['.alfred', '.agents']) roots.push({ dir: resolve(input.homeDir, d, 'skills'), source: 'global' });
@@ -52,7 +53,15 @@ export interface DiscoveryResult {
 }
 
 /** Root-level markdown files that document a collection rather than being skills. */
-const NOT_SKILL_FILES = new Set(['readme.md', 'skill.md', 'changelog.md', 'license.md', 'contributing.md', 'agents.md', 'claude.md']);
+const NOT_SKILL_FILES = new Set([
+  'readme.md',
+  'skill.md',
+  'changelog.md',
+  'license.md',
+  'contributing.md',
+  'agents.md',
+  'claude.md',
+]);
 
 /** A SKILL.md or direct `*.md` candidate, with the name its frontmatter must carry. */
 export interface SkillCandidate {
@@ -75,7 +84,8 @@ export async function findSkillCandidates(rootDir: string, options: DiscoveryOpt
   if (!realRoot) return { candidates, warnings };
   const visited = new Set<string>();
   let capped = false;
-  const warn = (file: string, message: string): void => void warnings.push({ severity: 'warning', field: 'discovery', message, file });
+  const warn = (file: string, message: string): void =>
+    void warnings.push({ severity: 'warning', field: 'discovery', message, file });
 
   const walk = async (dir: string, depth: number): Promise<void> => {
     const real = await realpath(dir).catch(() => null);
@@ -105,7 +115,12 @@ export async function findSkillCandidates(rootDir: string, options: DiscoveryOpt
       else if (kind === 'dir' && !IGNORED_DIRS.has(entry.name)) {
         if (depth + 1 <= maxDepth) await walk(abs, depth + 1);
         else if (depth + 1 === maxDepth + 1) warn(abs, `deeper than ${maxDepth} levels below ${rootDir}; not scanned`);
-      } else if (kind === 'file' && depth === 0 && entry.name.endsWith('.md') && !NOT_SKILL_FILES.has(entry.name.toLowerCase())) {
+      } else if (
+        kind === 'file' &&
+        depth === 0 &&
+        entry.name.endsWith('.md') &&
+        !NOT_SKILL_FILES.has(entry.name.toLowerCase())
+      ) {
         candidates.push({ file: abs, dir, expectedName: entry.name.slice(0, -3), kind: 'file' });
       }
     }
@@ -116,7 +131,11 @@ export async function findSkillCandidates(rootDir: string, options: DiscoveryOpt
 
 type EntryKind = 'dir' | 'file' | 'outside' | 'other';
 
-async function entryKind(entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean }, abs: string, realRoot: string): Promise<EntryKind> {
+async function entryKind(
+  entry: { isDirectory(): boolean; isFile(): boolean; isSymbolicLink(): boolean },
+  abs: string,
+  realRoot: string,
+): Promise<EntryKind> {
   if (entry.isDirectory()) return 'dir';
   if (entry.isFile()) return 'file';
   if (!entry.isSymbolicLink()) return 'other';
@@ -136,11 +155,22 @@ export async function loadCandidate(candidate: SkillCandidate, root: SkillRoot, 
   const size = (await stat(candidate.file).catch(() => null))?.size ?? 0;
   if (size > SKILL_FILE_MAX_BYTES) {
     const message = `SKILL.md is ${size} bytes; at most ${SKILL_FILE_MAX_BYTES} are read (long material belongs in resource files)`;
-    return { skipped: { path: candidate.file, reason: message, problems: [{ severity: 'warning', field: 'file', message, file: candidate.file } satisfies SkillProblem] } satisfies SkippedSkill };
+    return {
+      skipped: {
+        path: candidate.file,
+        reason: message,
+        problems: [{ severity: 'warning', field: 'file', message, file: candidate.file } satisfies SkillProblem],
+      } satisfies SkippedSkill,
+    };
   }
   const read = await settle(readFile(candidate.file, 'utf8'));
   if (!read.ok) {
-    const problem: SkillProblem = { severity: 'warning', field: 'file', message: `cannot read: ${read.error.message}`, file: candidate.file };
+    const problem: SkillProblem = {
+      severity: 'warning',
+      field: 'file',
+      message: `cannot read: ${read.error.message}`,
+      file: candidate.file,
+    };
     return { skipped: { path: candidate.file, reason: problem.message, problems: [problem] } satisfies SkippedSkill };
   }
   const text = read.value;
@@ -151,9 +181,15 @@ export async function loadCandidate(candidate: SkillCandidate, root: SkillRoot, 
     const reason = result.skipReason ?? 'no usable name or description';
     return { skipped: { path: candidate.file, reason, problems: result.problems } satisfies SkippedSkill };
   }
-  const files = candidate.kind === 'folder'
-    ? (await listSkillFiles(candidate.dir, { maxFiles: (options.digest ?? DEFAULT_DIGEST_LIMITS).maxFiles, maxDepth: 8 })).files
-    : [{ path: basename(candidate.file), abs: candidate.file, size: Buffer.byteLength(text) }];
+  const files =
+    candidate.kind === 'folder'
+      ? (
+          await listSkillFiles(candidate.dir, {
+            maxFiles: (options.digest ?? DEFAULT_DIGEST_LIMITS).maxFiles,
+            maxDepth: 8,
+          })
+        ).files
+      : [{ path: basename(candidate.file), abs: candidate.file, size: Buffer.byteLength(text) }];
   const digest = await digestFiles(files, options.digest);
   const f = result.fields;
   const skill: LoadedSkill = {

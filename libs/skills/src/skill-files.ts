@@ -22,7 +22,10 @@ export interface ListOptions {
  * Regular files under a skill folder, sorted by relative path. A symlinked file counts only when its
  * real path stays inside the folder; symlinked folders are not entered. The list stops at maxFiles.
  */
-export async function listSkillFiles(dir: string, options: ListOptions): Promise<{ files: SkillFileEntry[]; truncated: boolean }> {
+export async function listSkillFiles(
+  dir: string,
+  options: ListOptions,
+): Promise<{ files: SkillFileEntry[]; truncated: boolean }> {
   const files: SkillFileEntry[] = [];
   let truncated = false;
   const realDir = await realpath(dir).catch(() => dir);
@@ -57,7 +60,10 @@ export interface DigestLimits {
 export const DEFAULT_DIGEST_LIMITS: DigestLimits = { maxFiles: 1000, maxFileBytes: 8 * 1024 * 1024 };
 
 /** SHA-256 over sorted relative paths and contents; changes when any file of the skill does. */
-export async function digestFiles(files: SkillFileEntry[], limits: DigestLimits = DEFAULT_DIGEST_LIMITS): Promise<string> {
+export async function digestFiles(
+  files: SkillFileEntry[],
+  limits: DigestLimits = DEFAULT_DIGEST_LIMITS,
+): Promise<string> {
   const hash = createHash('sha256');
   for (const file of files.slice(0, limits.maxFiles)) {
     hash.update(`${file.path}\0${file.size}\0`);

@@ -31,7 +31,10 @@ function oneLine(text: string): string {
 }
 
 export function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] ?? c,
+  );
 }
 
 function renderEntry(e: IndexEntry, format: IndexFormat): string {
@@ -97,7 +100,9 @@ export function renderIndex(all: IndexEntry[], format: IndexFormat, options: Ren
   const keep = sorted.map(() => true);
   let length = joinedLength(lengths, format);
   const dropped: string[] = [];
-  const dropOrder = sorted.map((e, i) => ({ e, i })).sort((a, b) => b.e.rank - a.e.rank || estimate(a.e) - estimate(b.e) || byName(b.e, a.e));
+  const dropOrder = sorted
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => b.e.rank - a.e.rank || estimate(a.e) - estimate(b.e) || byName(b.e, a.e));
   for (const { e, i } of dropOrder) {
     if (length <= budget) break;
     keep[i] = false;
@@ -105,6 +110,8 @@ export function renderIndex(all: IndexEntry[], format: IndexFormat, options: Ren
     length = dropped.length === sorted.length ? 0 : length - (lengths[i]! + 1);
   }
   const shortened = sorted.filter((e, i) => keep[i] && descriptions[i] !== e.description).length;
-  const lines = sorted.flatMap((e, i) => (keep[i] ? [renderEntry({ ...e, description: descriptions[i]! }, format)] : []));
+  const lines = sorted.flatMap((e, i) =>
+    keep[i] ? [renderEntry({ ...e, description: descriptions[i]! }, format)] : [],
+  );
   return { text: joinLines(lines, format), truncated: { shortened, dropped } };
 }

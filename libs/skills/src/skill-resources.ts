@@ -16,7 +16,10 @@ export interface ResourceLimits {
 export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = { maxBytes: 1024 * 1024, maxEntries: 1000 };
 
 /** Level 3: every file of the skill folder but its SKILL.md, with size and text/binary kind. */
-export async function listResources(skill: LoadedSkill, limits: ResourceLimits = DEFAULT_RESOURCE_LIMITS): Promise<SkillResourceList> {
+export async function listResources(
+  skill: LoadedSkill,
+  limits: ResourceLimits = DEFAULT_RESOURCE_LIMITS,
+): Promise<SkillResourceList> {
   if (skill.kind === 'file') return { name: skill.name, resources: [], truncated: false };
   const { files, truncated } = await listSkillFiles(skill.dir, { maxFiles: limits.maxEntries + 1, maxDepth: 8 });
   const others = files.filter((f) => f.path !== 'SKILL.md');
@@ -32,7 +35,10 @@ export async function listResources(skill: LoadedSkill, limits: ResourceLimits =
 
 /** Refuses paths that could leave the folder before touching the file system. */
 function checkRelativePath(relPath: string): void {
-  const bad = (why: string) => new AlfredError(ErrorCode.BadRequest, `invalid resource path "${relPath.replace(/\0/g, '\\0')}": ${why}`, { path: relPath });
+  const bad = (why: string) =>
+    new AlfredError(ErrorCode.BadRequest, `invalid resource path "${relPath.replace(/\0/g, '\\0')}": ${why}`, {
+      path: relPath,
+    });
   if (relPath.length === 0) throw bad('empty');
   if (relPath.includes('\0')) throw bad('contains a NUL byte');
   if (/^([/\\]|[A-Za-z]:)/.test(relPath)) throw bad('must be relative to the skill folder');
@@ -46,16 +52,24 @@ export async function readResource(
   limits: ResourceLimits = DEFAULT_RESOURCE_LIMITS,
 ): Promise<SkillResourceContent> {
   checkRelativePath(relPath);
-  const notFound = () => new AlfredError(ErrorCode.NotFound, `skill ${skill.name} has no resource ${relPath}`, { name: skill.name, path: relPath });
+  const notFound = () =>
+    new AlfredError(ErrorCode.NotFound, `skill ${skill.name} has no resource ${relPath}`, {
+      name: skill.name,
+      path: relPath,
+    });
   if (skill.kind === 'file') throw notFound();
   const folder = await realpath(skill.dir).catch(() => null);
   const target = folder ? await realpath(join(folder, relPath)).catch(() => null) : null;
   if (!folder || !target) throw notFound();
   if (!isInside(folder, target)) {
-    throw new AlfredError(ErrorCode.Forbidden, `resource ${relPath} of skill ${skill.name} resolves outside the skill folder`, {
-      name: skill.name,
-      path: relPath,
-    });
+    throw new AlfredError(
+      ErrorCode.Forbidden,
+      `resource ${relPath} of skill ${skill.name} resolves outside the skill folder`,
+      {
+        name: skill.name,
+        path: relPath,
+      },
+    );
   }
   const handle = await open(target, 'r').catch(() => null);
   if (!handle) throw notFound();
@@ -64,15 +78,23 @@ export async function readResource(
     if (!info.isFile()) throw notFound();
     // A hard link is the same file as one elsewhere (perhaps outside the folder): containment cannot be shown.
     if (info.nlink > 1) {
-      throw new AlfredError(ErrorCode.Forbidden, `resource ${relPath} of skill ${skill.name} is a hard link; it is not served`, { name: skill.name, path: relPath });
+      throw new AlfredError(
+        ErrorCode.Forbidden,
+        `resource ${relPath} of skill ${skill.name} is a hard link; it is not served`,
+        { name: skill.name, path: relPath },
+      );
     }
     if (info.size > limits.maxBytes) {
-      throw new AlfredError(ErrorCode.PayloadTooLarge, `resource ${relPath} is ${info.size} bytes; the limit is ${limits.maxBytes}`, {
-        name: skill.name,
-        path: relPath,
-        size: info.size,
-        limit: limits.maxBytes,
-      });
+      throw new AlfredError(
+        ErrorCode.PayloadTooLarge,
+        `resource ${relPath} is ${info.size} bytes; the limit is ${limits.maxBytes}`,
+        {
+          name: skill.name,
+          path: relPath,
+          size: info.size,
+          limit: limits.maxBytes,
+        },
+      );
     }
     const content = await handle.readFile();
     const binary = isBinary(content, true);

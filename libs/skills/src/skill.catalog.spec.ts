@@ -37,7 +37,11 @@ describe(SkillCatalog.name, () => {
     tmp = await mkdtemp(join(tmpdir(), 'alfred-catalog-'));
     project = { dir: join(tmp, 'project'), source: 'project' };
     bundled = { dir: join(tmp, 'bundled'), source: 'bundled' };
-    catalog = new SkillCatalog({ roots: [project, bundled], debounceMs: 50, resources: { maxBytes: 1024, maxEntries: 100 } });
+    catalog = new SkillCatalog({
+      roots: [project, bundled],
+      debounceMs: 50,
+      resources: { maxBytes: 1024, maxEntries: 100 },
+    });
   });
   afterEach(async () => {
     await catalog.close();
@@ -132,7 +136,8 @@ describe(SkillCatalog.name, () => {
     });
 
     it('should shorten descriptions before dropping skills, and say which', async () => {
-      const long = 'Does the first thing well. Then it explains a great many further details that nobody needs in an index.';
+      const long =
+        'Does the first thing well. Then it explains a great many further details that nobody needs in an index.';
       await writeSkill(project.dir, 'alpha', 'alpha', long);
       await writeSkill(bundled.dir, 'beta', 'beta', long);
       await writeSkill(bundled.dir, 'gamma', 'gamma', long);
@@ -145,7 +150,10 @@ describe(SkillCatalog.name, () => {
       expect(tight.truncated.dropped).toEqual(['gamma', 'beta']);
       expect(tight.text.length).toBeLessThanOrEqual(90);
       expect(tight.text).toContain('**alpha**');
-      expect(catalog.renderIndexMarkdown({ budget: 5 })).toEqual({ text: '', truncated: { shortened: 0, dropped: ['gamma', 'beta', 'alpha'] } });
+      expect(catalog.renderIndexMarkdown({ budget: 5 })).toEqual({
+        text: '',
+        truncated: { shortened: 0, dropped: ['gamma', 'beta', 'alpha'] },
+      });
     });
   });
 
@@ -164,7 +172,12 @@ describe(SkillCatalog.name, () => {
     it('should return the body below the frontmatter with metadata', async () => {
       await writeSkill(bundled.dir, 'alpha', 'alpha', 'Desc.', '# Alpha\n---\nafter a rule\n');
       await catalog.reload();
-      expect(catalog.getBody('alpha')).toMatchObject({ name: 'alpha', body: '# Alpha\n---\nafter a rule\n', body_line: 5, source: 'bundled' });
+      expect(catalog.getBody('alpha')).toMatchObject({
+        name: 'alpha',
+        body: '# Alpha\n---\nafter a rule\n',
+        body_line: 5,
+        source: 'bundled',
+      });
     });
 
     it('should answer an unknown name with NOT_FOUND listing close names', async () => {
@@ -211,8 +224,17 @@ describe(SkillCatalog.name, () => {
     });
 
     it('should return text as utf8 and binary as base64', async () => {
-      expect(await catalog.readResource('res', 'notes.txt')).toEqual({ name: 'res', path: 'notes.txt', size: 10, encoding: 'utf8', content: 'plain text' });
-      expect(await catalog.readResource('res', 'blob.bin')).toMatchObject({ encoding: 'base64', content: Buffer.from([1, 0, 2, 255]).toString('base64') });
+      expect(await catalog.readResource('res', 'notes.txt')).toEqual({
+        name: 'res',
+        path: 'notes.txt',
+        size: 10,
+        encoding: 'utf8',
+        content: 'plain text',
+      });
+      expect(await catalog.readResource('res', 'blob.bin')).toMatchObject({
+        encoding: 'base64',
+        content: Buffer.from([1, 0, 2, 255]).toString('base64'),
+      });
     });
 
     it('should follow a symlink that stays inside the folder and refuse one that leaves it', async () => {
@@ -261,10 +283,19 @@ describe(SkillCatalog.name, () => {
     });
 
     it('should refuse invalid input with VALIDATION_FAILED and details, writing nothing', async () => {
-      const err = await caught(() => catalog.createSkill({ name: 'Bad_Name', description: 'd', body: '' }, project.dir));
+      const err = await caught(() =>
+        catalog.createSkill({ name: 'Bad_Name', description: 'd', body: '' }, project.dir),
+      );
       expect(err.code).toBe('VALIDATION_FAILED');
-      expect(err.details).toEqual({ problems: [expect.objectContaining({ field: 'name', message: 'must be lowercase: "Bad_Name"' }), expect.objectContaining({ field: 'name' })] });
-      expect((await caught(() => catalog.createSkill({ name: 'x', description: 'd', extra: 1 }, project.dir))).code).toBe('VALIDATION_FAILED');
+      expect(err.details).toEqual({
+        problems: [
+          expect.objectContaining({ field: 'name', message: 'must be lowercase: "Bad_Name"' }),
+          expect.objectContaining({ field: 'name' }),
+        ],
+      });
+      expect(
+        (await caught(() => catalog.createSkill({ name: 'x', description: 'd', extra: 1 }, project.dir))).code,
+      ).toBe('VALIDATION_FAILED');
       await expect(readFile(join(project.dir, 'Bad_Name', 'SKILL.md'))).rejects.toThrow();
     });
 
@@ -274,7 +305,9 @@ describe(SkillCatalog.name, () => {
       const err = await caught(() => catalog.createSkill({ name: 'taken', description: 'd', body: '' }, project.dir));
       expect(err.code).toBe('CONFLICT');
       await mkdir(join(project.dir, 'half-made'), { recursive: true });
-      expect((await caught(() => catalog.createSkill({ name: 'half-made', description: 'd', body: '' }, project.dir))).code).toBe('CONFLICT');
+      expect(
+        (await caught(() => catalog.createSkill({ name: 'half-made', description: 'd', body: '' }, project.dir))).code,
+      ).toBe('CONFLICT');
     });
   });
 

@@ -102,11 +102,19 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
 
   /** The level-1 index as markdown; `only` keeps the skills it accepts (an agent's policy). */
   renderIndexMarkdown(options?: RenderOptions, only: (name: string) => boolean = () => true): RenderedIndex {
-    return renderIndex(this.indexEntries().filter((e) => only(e.name)), IndexFormat.Markdown, options);
+    return renderIndex(
+      this.indexEntries().filter((e) => only(e.name)),
+      IndexFormat.Markdown,
+      options,
+    );
   }
 
   renderIndexXml(options?: RenderOptions, only: (name: string) => boolean = () => true): RenderedIndex {
-    return renderIndex(this.indexEntries().filter((e) => only(e.name)), IndexFormat.Xml, options);
+    return renderIndex(
+      this.indexEntries().filter((e) => only(e.name)),
+      IndexFormat.Xml,
+      options,
+    );
   }
 
   private indexEntries() {
@@ -142,12 +150,18 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     const name = (input as { name?: unknown } | null)?.name;
     if (typeof name === 'string' && this.byName.has(name)) {
       const existing = this.byName.get(name)!;
-      throw new AlfredError(ErrorCode.Conflict, `skill ${name} already exists at ${existing.location}`, { name, path: existing.location });
+      throw new AlfredError(ErrorCode.Conflict, `skill ${name} already exists at ${existing.location}`, {
+        name,
+        path: existing.location,
+      });
     }
     const written = await writeNewSkill(input, projectRoot);
     await this.reload();
     if (!this.byName.has(written.name)) {
-      throw new AlfredError(ErrorCode.Internal, `skill ${written.name} was written to ${written.path} but ${projectRoot} is not a catalog root`);
+      throw new AlfredError(
+        ErrorCode.Internal,
+        `skill ${written.name} was written to ${written.path} but ${projectRoot} is not a catalog root`,
+      );
     }
     return this.getBody(written.name);
   }
@@ -156,7 +170,10 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     const skill = this.byName.get(name);
     if (skill) return skill;
     const suggestions = suggestNames(name, this.byName.keys());
-    const hint = suggestions.length > 0 ? `; did you mean ${suggestions.join(', ')}?` : '; see the available skills index for valid names';
+    const hint =
+      suggestions.length > 0
+        ? `; did you mean ${suggestions.join(', ')}?`
+        : '; see the available skills index for valid names';
     throw new AlfredError(ErrorCode.NotFound, `skill "${name}" not found${hint}`, { name, suggestions });
   }
 

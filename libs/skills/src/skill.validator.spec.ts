@@ -8,16 +8,25 @@ function check(frontmatter: string, options: Partial<ValidateOptions> = {}, body
   return validateSkill(parsed, { file: FILE, expectedName: 'demo', mode: ValidationMode.Strict, ...options });
 }
 const strictErrors = (fm: string, opts?: Partial<ValidateOptions>) =>
-  check(fm, opts).problems.filter((p) => p.severity === 'error').map((p) => `${p.field}: ${p.message}`);
+  check(fm, opts)
+    .problems.filter((p) => p.severity === 'error')
+    .map((p) => `${p.field}: ${p.message}`);
 const lenient = { mode: ValidationMode.Lenient } as const;
 
 describe(validateSkill.name, () => {
   it('should accept a skill that follows every rule, with its optional fields', () => {
-    const r = check('name: demo\ndescription: Does demos.\nlicense: MIT\ncompatibility: Needs curl\nmetadata:\n  author: me\nallowed-tools: Bash(curl:*) Read');
+    const r = check(
+      'name: demo\ndescription: Does demos.\nlicense: MIT\ncompatibility: Needs curl\nmetadata:\n  author: me\nallowed-tools: Bash(curl:*) Read',
+    );
     expect(r).toEqual({
       name: 'demo',
       description: 'Does demos.',
-      fields: { license: 'MIT', compatibility: 'Needs curl', metadata: { author: 'me' }, allowedTools: ['Bash(curl:*)', 'Read'] },
+      fields: {
+        license: 'MIT',
+        compatibility: 'Needs curl',
+        metadata: { author: 'me' },
+        allowedTools: ['Bash(curl:*)', 'Read'],
+      },
       problems: [],
       valid: true,
     });
@@ -40,11 +49,15 @@ describe(validateSkill.name, () => {
       const ok = 'a'.repeat(64);
       expect(strictErrors(`name: ${ok}\ndescription: d`, { expectedName: ok })).toEqual([]);
       const long = 'a'.repeat(65);
-      expect(strictErrors(`name: ${long}\ndescription: d`, { expectedName: long })).toEqual([`name: must be at most 64 characters (is 65): "${long}"`]);
+      expect(strictErrors(`name: ${long}\ndescription: d`, { expectedName: long })).toEqual([
+        `name: must be at most 64 characters (is 65): "${long}"`,
+      ]);
     });
 
     it('should require the name to equal the folder name', () => {
-      expect(strictErrors('name: other\ndescription: d')).toEqual(['name: must equal its folder name "demo" (is "other")']);
+      expect(strictErrors('name: other\ndescription: d')).toEqual([
+        'name: must equal its folder name "demo" (is "other")',
+      ]);
     });
 
     it('should require a name, and a string one', () => {
@@ -83,7 +96,9 @@ describe(validateSkill.name, () => {
       expect(strictErrors('name: demo')).toEqual(['description: is required']);
       expect(strictErrors('name: demo\ndescription: "   "')).toEqual(['description: must not be empty']);
       expect(strictErrors(`name: demo\ndescription: ${'x'.repeat(1024)}`)).toEqual([]);
-      expect(strictErrors(`name: demo\ndescription: ${'x'.repeat(1025)}`)).toEqual(['description: must be at most 1024 characters (is 1025)']);
+      expect(strictErrors(`name: demo\ndescription: ${'x'.repeat(1025)}`)).toEqual([
+        'description: must be at most 1024 characters (is 1025)',
+      ]);
     });
 
     it('should skip a skill without a usable description in lenient mode, saying why', () => {
@@ -105,7 +120,9 @@ describe(validateSkill.name, () => {
       expect(strictErrors(`name: demo\ndescription: d\ncompatibility: ${'c'.repeat(501)}`)).toEqual([
         'compatibility: must be at most 500 characters (is 501)',
       ]);
-      expect(strictErrors('name: demo\ndescription: d\ncompatibility: ""')).toEqual(['compatibility: must not be empty when present']);
+      expect(strictErrors('name: demo\ndescription: d\ncompatibility: ""')).toEqual([
+        'compatibility: must not be empty when present',
+      ]);
     });
 
     it('should reject keys the spec does not define, each with its line', () => {
@@ -121,11 +138,16 @@ describe(validateSkill.name, () => {
       expect(strictErrors('name: demo\ndescription: d\nmetadata: [a, b]')).toEqual([
         'metadata: must be a mapping of string keys to values, found a list',
       ]);
-      expect(strictErrors('name: demo\ndescription: d\nmetadata:\n  1: x')).toEqual(['metadata: key 1 must be a string']);
+      expect(strictErrors('name: demo\ndescription: d\nmetadata:\n  1: x')).toEqual([
+        'metadata: key 1 must be a string',
+      ]);
       const r = check('name: demo\ndescription: d\nmetadata:\n  count: 3');
       expect(r.valid).toBe(true);
       expect(r.fields.metadata).toEqual({ count: 3 });
-      expect(r.problems[0]).toMatchObject({ severity: 'warning', message: expect.stringContaining('"count" is a number') });
+      expect(r.problems[0]).toMatchObject({
+        severity: 'warning',
+        message: expect.stringContaining('"count" is a number'),
+      });
     });
 
     it('should take allowed-tools as a space-delimited string and report a list as a spec violation', () => {
@@ -133,11 +155,15 @@ describe(validateSkill.name, () => {
       expect(list.fields.allowedTools).toEqual(['Read', 'Bash']);
       expect(list.problems[0]).toMatchObject({ severity: 'error', field: 'allowed-tools' });
       expect(check('name: demo\ndescription: d\nallowed-tools: [Read]', lenient).problems[0].severity).toBe('warning');
-      expect(strictErrors('name: demo\ndescription: d\nallowed-tools: 3')).toEqual(['allowed-tools: must be a space-delimited string, found a number']);
+      expect(strictErrors('name: demo\ndescription: d\nallowed-tools: 3')).toEqual([
+        'allowed-tools: must be a space-delimited string, found a number',
+      ]);
     });
 
     it('should require license to be a string', () => {
-      expect(strictErrors('name: demo\ndescription: d\nlicense: [MIT]')).toEqual(['license: must be a string, found a list']);
+      expect(strictErrors('name: demo\ndescription: d\nlicense: [MIT]')).toEqual([
+        'license: must be a string, found a list',
+      ]);
     });
   });
 
@@ -161,7 +187,9 @@ describe(validateSkill.name, () => {
         expect.objectContaining({ severity: 'warning', field: 'body', line: 5 }),
       ]);
       const long = check('name: demo\ndescription: d', {}, 'x\n'.repeat(497));
-      expect(long.problems).toEqual([expect.objectContaining({ severity: 'warning', message: expect.stringContaining('501 lines') })]);
+      expect(long.problems).toEqual([
+        expect.objectContaining({ severity: 'warning', message: expect.stringContaining('501 lines') }),
+      ]);
       expect(check('name: demo\ndescription: d', {}, 'x\n'.repeat(496)).problems).toEqual([]);
     });
   });

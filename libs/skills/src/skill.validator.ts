@@ -67,7 +67,9 @@ class ProblemSink {
 /** Applies the Agent Skills rules to a parsed SKILL.md; never throws. */
 export function validateSkill(parsed: ParsedSkillFile, options: ValidateOptions): SkillValidation {
   const strict = options.mode === ValidationMode.Strict;
-  const parseProblems = parsed.problems.map((p) => (strict || p.severity === 'warning' ? p : { ...p, severity: 'warning' as const }));
+  const parseProblems = parsed.problems.map((p) =>
+    strict || p.severity === 'warning' ? p : { ...p, severity: 'warning' as const },
+  );
   const fm = parsed.frontmatter;
   if (!fm) {
     const first = parsed.problems.find((p) => p.severity === 'error') ?? parsed.problems[0];
@@ -76,7 +78,8 @@ export function validateSkill(parsed: ParsedSkillFile, options: ValidateOptions)
     return { name: null, description: null, fields: {}, problems, skipReason: reason, valid: false };
   }
   const sink = new ProblemSink(parsed, options);
-  if (parsed.recovered) sink.warning('frontmatter', 'invalid YAML was read by quoting values that contain ": "; quote them in the file');
+  if (parsed.recovered)
+    sink.warning('frontmatter', 'invalid YAML was read by quoting values that contain ": "; quote them in the file');
   const name = checkName(fm.name, options, sink);
   const description = checkDescription(fm.description, sink);
   const fields = checkOptionalFields(fm, parsed, sink);
@@ -136,7 +139,8 @@ function checkName(raw: unknown, options: ValidateOptions, sink: ProblemSink): C
     return fallback('name is empty');
   }
   for (const rule of nameRuleBreaks(raw)) sink.violation('name', `${rule}: "${raw}"`);
-  if (raw !== options.expectedName) sink.violation('name', `must equal its folder name "${options.expectedName}" (is "${raw}")`);
+  if (raw !== options.expectedName)
+    sink.violation('name', `must equal its folder name "${options.expectedName}" (is "${raw}")`);
   return usableName(raw) ? { value: raw } : fallback(`name "${raw}" cannot be used as a key`);
 }
 
@@ -168,7 +172,10 @@ function checkOptionalFields(fm: Record<string, unknown>, parsed: ParsedSkillFil
   const fields: SkillFields = {};
   for (const key of Object.keys(fm)) {
     if (!(SKILL_ALLOWED_KEYS as readonly string[]).includes(key)) {
-      sink.violation(key, `unknown frontmatter key "${key}"; allowed: ${SKILL_ALLOWED_KEYS.join(', ')} (put extra data under metadata)`);
+      sink.violation(
+        key,
+        `unknown frontmatter key "${key}"; allowed: ${SKILL_ALLOWED_KEYS.join(', ')} (put extra data under metadata)`,
+      );
     }
   }
   if (fm.license !== undefined) {
@@ -200,7 +207,8 @@ function checkMetadata(raw: unknown, parsed: ParsedSkillFile, sink: ProblemSink)
   }
   for (const key of parsed.nonStringMetadataKeys) sink.violation('metadata', `key ${key} must be a string`);
   for (const [key, value] of Object.entries(raw)) {
-    if (typeof value !== 'string') sink.warning('metadata', `value of "${key}" is ${describeType(value)}; the spec expects strings (kept as given)`);
+    if (typeof value !== 'string')
+      sink.warning('metadata', `value of "${key}" is ${describeType(value)}; the spec expects strings (kept as given)`);
   }
   return raw as Record<string, unknown>;
 }
@@ -218,9 +226,14 @@ function checkAllowedTools(raw: unknown, sink: ProblemSink): string[] | undefine
 function checkBody(parsed: ParsedSkillFile, sink: ProblemSink): void {
   const bodyLines = countLines(parsed.body);
   const fileLines = parsed.bodyLine - 1 + bodyLines;
-  if (parsed.body.trim() === '') sink.warning('body', 'is empty: nothing below the frontmatter tells the agent what to do', parsed.bodyLine);
+  if (parsed.body.trim() === '')
+    sink.warning('body', 'is empty: nothing below the frontmatter tells the agent what to do', parsed.bodyLine);
   if (fileLines > SKILL_RECOMMENDED_MAX_LINES) {
-    sink.warning('body', `SKILL.md has ${fileLines} lines; the spec recommends under ${SKILL_RECOMMENDED_MAX_LINES} (move detail to resource files)`, parsed.bodyLine);
+    sink.warning(
+      'body',
+      `SKILL.md has ${fileLines} lines; the spec recommends under ${SKILL_RECOMMENDED_MAX_LINES} (move detail to resource files)`,
+      parsed.bodyLine,
+    );
   }
 }
 

@@ -46,7 +46,10 @@ export async function writeNewSkill(raw: unknown, root: string): Promise<{ name:
     await mkdir(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new AlfredError(ErrorCode.Conflict, `a skill folder ${input.name} already exists in ${root}`, { name: input.name, path: dir });
+      throw new AlfredError(ErrorCode.Conflict, `a skill folder ${input.name} already exists in ${root}`, {
+        name: input.name,
+        path: dir,
+      });
     }
     throw err;
   }

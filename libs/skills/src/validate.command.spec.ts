@@ -32,7 +32,10 @@ describe(runValidateCommand.name, () => {
     await writeSkill(tmp, 'root/good', 'good');
     await writeSkill(tmp, 'root/.system/wrong', 'Wrong_Name');
     await mkdir(join(tmp, 'root', 'extra'));
-    await writeFile(join(tmp, 'root', 'extra', 'SKILL.md'), '---\nname: extra\ndescription: d\nversion: 2\n---\nBody\n');
+    await writeFile(
+      join(tmp, 'root', 'extra', 'SKILL.md'),
+      '---\nname: extra\ndescription: d\nversion: 2\n---\nBody\n',
+    );
     const { io, out } = collector(tmp);
     expect(await runValidateCommand(['root'], io)).toBe(1);
     expect(out).toEqual([

@@ -23,7 +23,12 @@ const USAGE = 'usage: alfred skills validate <dir|SKILL.md>... [--json]';
 export async function validateSkillFile(candidate: SkillCandidate): Promise<SkillValidationReport> {
   const read = await settle(readFile(candidate.file, 'utf8'));
   if (!read.ok) {
-    const problem: SkillProblem = { severity: 'error', field: 'file', message: `cannot read: ${read.error.message}`, file: candidate.file };
+    const problem: SkillProblem = {
+      severity: 'error',
+      field: 'file',
+      message: `cannot read: ${read.error.message}`,
+      file: candidate.file,
+    };
     return { skill: null, path: candidate.file, valid: false, errors: [problem], warnings: [] };
   }
   return validateSkillText(read.value, candidate.file, candidate.expectedName);
@@ -44,16 +49,24 @@ export function validateSkillText(text: string, file: string, expectedName: stri
 }
 
 /** A target may be a SKILL.md (or other .md) file, a skill folder, or a root holding many skills. */
-export async function candidatesFor(target: string): Promise<{ candidates: SkillCandidate[]; problems: SkillProblem[] }> {
+export async function candidatesFor(
+  target: string,
+): Promise<{ candidates: SkillCandidate[]; problems: SkillProblem[] }> {
   const info = await stat(target);
   if (info.isFile()) {
     const isSkillMd = basename(target) === 'SKILL.md';
     const expectedName = isSkillMd ? basename(dirname(target)) : basename(target).replace(/\.md$/, '');
-    return { candidates: [{ file: target, dir: dirname(target), expectedName, kind: isSkillMd ? 'folder' : 'file' }], problems: [] };
+    return {
+      candidates: [{ file: target, dir: dirname(target), expectedName, kind: isSkillMd ? 'folder' : 'file' }],
+      problems: [],
+    };
   }
   if (existsSync(resolve(target, 'SKILL.md'))) {
     const file = resolve(target, 'SKILL.md');
-    return { candidates: [{ file, dir: target, expectedName: basename(resolve(target)), kind: 'folder' }], problems: [] };
+    return {
+      candidates: [{ file, dir: target, expectedName: basename(resolve(target)), kind: 'folder' }],
+      problems: [],
+    };
   }
   const found = await findSkillCandidates(target);
   return { candidates: found.candidates, problems: found.warnings };
@@ -104,7 +117,9 @@ export async function runValidateCommand(args: string[], io: CommandIo): Promise
   const failed = reports.filter((r) => !r.valid).length;
   if (!json) {
     const warnings = reports.reduce((n, r) => n + r.warnings.length, 0);
-    io.out(`${reports.length} skill(s) checked: ${reports.length - failed} valid, ${failed} invalid, ${warnings} warning(s)`);
+    io.out(
+      `${reports.length} skill(s) checked: ${reports.length - failed} valid, ${failed} invalid, ${warnings} warning(s)`,
+    );
   }
   return failed > 0 ? ExitCode.Failed : ExitCode.Ok;
 }

@@ -12,7 +12,14 @@ describe(LoopbackPromptCache.name, () => {
     expect(u1.cache_read_input_tokens).toBe(0);
     expect(u1.cache_creation_input_tokens).toBeGreaterThan(4_000);
 
-    const second = { system, messages: [{ role: 'user', content: [{ type: 'text', text: big('one') }] }, { role: 'assistant', content: 'ok' }, { role: 'user', content: [marked('two')] }] };
+    const second = {
+      system,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: big('one') }] },
+        { role: 'assistant', content: 'ok' },
+        { role: 'user', content: [marked('two')] },
+      ],
+    };
     const u2 = cache.usage(second);
     expect(u2.cache_read_input_tokens).toBe(u1.cache_creation_input_tokens);
     expect(u2.input_tokens).toBe(0);
@@ -20,8 +27,14 @@ describe(LoopbackPromptCache.name, () => {
 
   it('should cache nothing without breakpoints or below the minimum, and miss on a changed prefix', () => {
     const cache = new LoopbackPromptCache(1024);
-    expect(cache.usage({ system: 'plain', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
-    expect(cache.usage({ system: [marked('short')], messages: [] })).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(cache.usage({ system: 'plain', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
+    expect(cache.usage({ system: [marked('short')], messages: [] })).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
     cache.usage({ system: [marked(big('a'))], messages: [] });
     expect(cache.usage({ system: [marked(big('b'))], messages: [] }).cache_read_input_tokens).toBe(0);
   });

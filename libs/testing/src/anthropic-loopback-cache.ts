@@ -23,14 +23,17 @@ const tokensOf = (json: string) => Math.ceil(json.length / 4);
 function blocksOf(body: any): Array<{ json: string; breakpoint: boolean }> {
   const out: Array<{ json: string; breakpoint: boolean }> = [];
   const add = (block: unknown) => {
-    if (block === null || typeof block !== 'object') return out.push({ json: JSON.stringify(block), breakpoint: false });
+    if (block === null || typeof block !== 'object')
+      return out.push({ json: JSON.stringify(block), breakpoint: false });
     const { cache_control, ...rest } = block as Record<string, unknown>;
     out.push({ json: JSON.stringify(rest), breakpoint: cache_control !== undefined });
   };
   for (const tool of body.tools ?? []) add(tool);
-  for (const block of typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : body.system ?? []) add(block);
+  for (const block of typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : (body.system ?? []))
+    add(block);
   for (const message of body.messages ?? []) {
-    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content ?? [];
+    const content =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content ?? []);
     out.push({ json: `role:${message.role}`, breakpoint: false });
     for (const block of content) add(block);
   }
@@ -57,7 +60,8 @@ export class LoopbackPromptCache {
     });
     const breakpoints = prefix.flatMap((b, i) => (b.breakpoint ? [i] : []));
     const total = upTo;
-    if (breakpoints.length === 0) return { input_tokens: total, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    if (breakpoints.length === 0)
+      return { input_tokens: total, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     let hit = -1;
     for (const bp of breakpoints) {
       for (let j = bp; j >= Math.max(0, bp - LOOKBACK_BLOCKS); j--) {
@@ -72,6 +76,10 @@ export class LoopbackPromptCache {
     const read = hit >= 0 ? prefix[hit]!.upTo : 0;
     const cachedUpTo = prefix[last]!.upTo >= this.minTokens ? prefix[last]!.upTo : read;
     const created = Math.max(0, cachedUpTo - read);
-    return { input_tokens: total - read - created, cache_creation_input_tokens: created, cache_read_input_tokens: read };
+    return {
+      input_tokens: total - read - created,
+      cache_creation_input_tokens: created,
+      cache_read_input_tokens: read,
+    };
   }
 }

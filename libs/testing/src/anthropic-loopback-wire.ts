@@ -68,10 +68,15 @@ export function errorBody(type: string, message: string, requestId: string) {
 }
 
 /** A request's input tokens: a plain count, or split into uncached, cache-written and cache-read tokens. */
-export type InputTokens = number | { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+export type InputTokens =
+  | number
+  | { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
 
 function usageOf(reply: ScriptedMessage, input: InputTokens) {
-  const base = typeof input === 'number' ? { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } : input;
+  const base =
+    typeof input === 'number'
+      ? { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+      : input;
   return {
     input_tokens: reply.usage?.input_tokens ?? base.input_tokens,
     output_tokens: reply.usage?.output_tokens ?? outputEstimate(reply.content),
@@ -130,15 +135,24 @@ export function splitInPieces(s: string, parts: number): string[] {
 function blockEvents(block: WireBlock, index: number, pieces: number): SseEvent[] {
   const events: SseEvent[] = [];
   if (block.type === 'text') {
-    events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '', citations: null } } });
+    events.push({
+      event: 'content_block_start',
+      data: { type: 'content_block_start', index, content_block: { type: 'text', text: '', citations: null } },
+    });
     for (const text of splitInPieces(block.text, pieces)) {
-      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } });
+      events.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } },
+      });
     }
   } else {
     const start = { type: 'tool_use', id: block.id, name: block.name, input: {} };
     events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: start } });
     for (const partial_json of splitInPieces(JSON.stringify(block.input), pieces)) {
-      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } } });
+      events.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } },
+      });
     }
   }
   events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
@@ -146,7 +160,13 @@ function blockEvents(block: WireBlock, index: number, pieces: number): SseEvent[
 }
 
 /** The SSE event sequence of a streamed reply, in the order the API sends it. */
-export function streamEvents(reply: ScriptedMessage, model: string, msgId: string, inputTokens: InputTokens, pieces: number): SseEvent[] {
+export function streamEvents(
+  reply: ScriptedMessage,
+  model: string,
+  msgId: string,
+  inputTokens: InputTokens,
+  pieces: number,
+): SseEvent[] {
   const full = messageJson(reply, model, msgId, inputTokens);
   const start = { ...full, content: [], stop_reason: null, usage: { ...full.usage, output_tokens: 1 } };
   const events: SseEvent[] = [

@@ -1,7 +1,11 @@
 import { AnthropicLoopback } from './anthropic-loopback.js';
 
 function post(url: string, body: unknown, headers: Record<string, string>) {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 function sseEvents(text: string): Array<{ event: string; data: any }> {
@@ -48,7 +52,12 @@ describe(AnthropicLoopback.name, () => {
 
   describe('streaming', () => {
     it('should send the real event sequence with tool input split across input_json_delta chunks', async () => {
-      loopback.script({ content: [{ type: 'text', text: 'Checking now' }, { type: 'tool_use', id: 'tu', name: 'bash', input: { command: 'ls -la' } }] });
+      loopback.script({
+        content: [
+          { type: 'text', text: 'Checking now' },
+          { type: 'tool_use', id: 'tu', name: 'bash', input: { command: 'ls -la' } },
+        ],
+      });
 
       const res = await post(`${loopback.url}/v1/messages`, { ...request, stream: true }, { 'x-api-key': 'k1' });
       const events = sseEvents(await res.text());
@@ -57,7 +66,9 @@ describe(AnthropicLoopback.name, () => {
       const names = events.map((e) => e.event);
       expect(names.slice(0, 3)).toEqual(['message_start', 'ping', 'content_block_start']);
       expect(names.slice(-2)).toEqual(['message_delta', 'message_stop']);
-      const json = events.filter((e) => e.data.delta?.type === 'input_json_delta').map((e) => e.data.delta.partial_json);
+      const json = events
+        .filter((e) => e.data.delta?.type === 'input_json_delta')
+        .map((e) => e.data.delta.partial_json);
       expect(json.length).toBeGreaterThan(1);
       expect(JSON.parse(json.join(''))).toEqual({ command: 'ls -la' });
       expect(events.find((e) => e.event === 'message_delta')?.data.delta.stop_reason).toBe('tool_use');
@@ -85,7 +96,9 @@ describe(AnthropicLoopback.name, () => {
 
   describe('count_tokens', () => {
     it('should return a deterministic estimate', async () => {
-      const a: any = await (await post(`${loopback.url}/v1/messages/count_tokens`, request, { 'x-api-key': 'k1' })).json();
+      const a: any = await (
+        await post(`${loopback.url}/v1/messages/count_tokens`, request, { 'x-api-key': 'k1' })
+      ).json();
       const b = await (await post(`${loopback.url}/v1/messages/count_tokens`, request, { 'x-api-key': 'k1' })).json();
 
       expect(a.input_tokens).toBeGreaterThan(0);

@@ -158,7 +158,15 @@ export class AnthropicLoopback {
     }
     const counted = loopbackTokenCount(body);
     if (this.options.contextWindow !== undefined && counted > this.options.contextWindow) {
-      return sendJson(res, 400, errorBody('invalid_request_error', `prompt is too long: ${counted} tokens > ${this.options.contextWindow} maximum`, requestId));
+      return sendJson(
+        res,
+        400,
+        errorBody(
+          'invalid_request_error',
+          `prompt is too long: ${counted} tokens > ${this.options.contextWindow} maximum`,
+          requestId,
+        ),
+      );
     }
     const reply = this.routes.find((r) => r.match(body))?.reply(body) ?? this.queue.shift();
     if (!reply) {
@@ -185,9 +193,21 @@ export class AnthropicLoopback {
     sendJson(res, reply.status, errorBody(type, reply.message ?? `scripted ${type}`, requestId));
   }
 
-  private async sendStream(res: ServerResponse, reply: ScriptedMessage, model: string, msgId: string, inputTokens: InputTokens): Promise<void> {
+  private async sendStream(
+    res: ServerResponse,
+    reply: ScriptedMessage,
+    model: string,
+    msgId: string,
+    inputTokens: InputTokens,
+  ): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    for (const { event, data } of streamEvents(reply, model, msgId, inputTokens, reply.streamPieces ?? this.options.streamPieces ?? 3)) {
+    for (const { event, data } of streamEvents(
+      reply,
+      model,
+      msgId,
+      inputTokens,
+      reply.streamPieces ?? this.options.streamPieces ?? 3,
+    )) {
       if (res.destroyed) return;
       res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       await this.delay(reply.eventDelayMs ?? 0);

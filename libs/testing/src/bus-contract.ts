@@ -26,17 +26,43 @@ const Echo = route(
   { global: true },
 );
 /** Small limits, so the contract tests payload caps without megabytes. */
-const Limited = route(ServiceName.Memory, 'contract-limited', z.object({ text: z.string(), reply: z.int().min(0) }), z.object({ text: z.string() }), {
-  global: true,
-  maxRequestBytes: 200,
-  maxReplyBytes: 300,
-});
-const Nested = route(ServiceName.Distiller, 'contract-nested', z.object({}), z.object({ deadline: z.number().optional(), inner: z.number().optional() }), { global: true });
-const Inner = route(ServiceName.Learner, 'contract-inner', z.object({}), z.object({ deadline: z.number().optional() }), { global: true });
+const Limited = route(
+  ServiceName.Memory,
+  'contract-limited',
+  z.object({ text: z.string(), reply: z.int().min(0) }),
+  z.object({ text: z.string() }),
+  {
+    global: true,
+    maxRequestBytes: 200,
+    maxReplyBytes: 300,
+  },
+);
+const Nested = route(
+  ServiceName.Distiller,
+  'contract-nested',
+  z.object({}),
+  z.object({ deadline: z.number().optional(), inner: z.number().optional() }),
+  { global: true },
+);
+const Inner = route(
+  ServiceName.Learner,
+  'contract-inner',
+  z.object({}),
+  z.object({ deadline: z.number().optional() }),
+  { global: true },
+);
 const Nobody = route(ServiceName.Learner, 'contract-nobody', z.object({}), z.object({}), { global: true });
-const Scoped = route(ServiceName.Memory, 'contract-scoped', z.object({ scope: Scope, text: z.string() }), z.object({ tenant: z.string() }));
+const Scoped = route(
+  ServiceName.Memory,
+  'contract-scoped',
+  z.object({ scope: Scope, text: z.string() }),
+  z.object({ tenant: z.string() }),
+);
 /** A route as it would be if it forgot its tenant: not global, and a request schema without one. */
-const Forgetful = { ...route(ServiceName.Memory, 'contract-forgetful', z.object({ text: z.string() }), z.object({}), { global: true }), options: {} };
+const Forgetful = {
+  ...route(ServiceName.Memory, 'contract-forgetful', z.object({ text: z.string() }), z.object({}), { global: true }),
+  options: {},
+};
 const Thing = z.object({ id: z.string(), n: z.number().int() });
 const thingCreated = event('contract-thing', 'created', 'CONTRACT_THINGS', Thing);
 const thingDeleted = event('contract-thing', 'deleted', 'CONTRACT_THINGS', Thing);
@@ -80,7 +106,9 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
     it('should carry the tenant of a tenant-scoped route to its handler', async () => {
       bus.serve(Scoped, async (p) => ({ tenant: p.scope.tenant }));
       await bus.flush();
-      expect(await bus.request(Scoped, { scope: { tenant: 'acme', agent: 'a' }, text: 'x' })).toEqual({ tenant: 'acme' });
+      expect(await bus.request(Scoped, { scope: { tenant: 'acme', agent: 'a' }, text: 'x' })).toEqual({
+        tenant: 'acme',
+      });
     });
 
     it('should refuse, on both sides, a request on a route that is not global and carries no tenant', async () => {
@@ -178,7 +206,9 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
         return { text: p.text };
       });
       await bus.flush();
-      await expect(bus.request(Limited, { text: 'a'.repeat(150), reply: 0 })).resolves.toEqual({ text: 'a'.repeat(150) });
+      await expect(bus.request(Limited, { text: 'a'.repeat(150), reply: 0 })).resolves.toEqual({
+        text: 'a'.repeat(150),
+      });
       const err = await caught(bus.request(Limited, { text: 'a'.repeat(300), reply: 0 }));
       expect(err.code).toBe('PAYLOAD_TOO_LARGE');
       expect(err.status).toBe(413);
@@ -203,7 +233,10 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
 
     it('should give the handler a deadline before the caller gives up, and a nested request only what remains', async () => {
       bus.serve(Inner, async (_p, ctx) => ({ deadline: ctx.deadline }));
-      bus.serve(Nested, async (_p, ctx) => ({ deadline: ctx.deadline, inner: (await bus.request(Inner, {}, { context: ctx, timeoutMs: 60_000 })).deadline }));
+      bus.serve(Nested, async (_p, ctx) => ({
+        deadline: ctx.deadline,
+        inner: (await bus.request(Inner, {}, { context: ctx, timeoutMs: 60_000 })).deadline,
+      }));
       await bus.flush();
       const before = Date.now();
       const reply = await bus.request(Nested, {}, { timeoutMs: 4_000 });
@@ -220,7 +253,9 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
         return {};
       });
       await bus.flush();
-      const err = await caught(bus.request(Inner, {}, { context: { correlationId: 'late', deadline: Date.now() - 1 } }));
+      const err = await caught(
+        bus.request(Inner, {}, { context: { correlationId: 'late', deadline: Date.now() - 1 } }),
+      );
       expect(err.code).toBe('SERVICE_TIMEOUT');
       expect(handled).toBe(0);
     });
@@ -314,7 +349,9 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
     it('should hand every published event of its kind, with its key, to every subscriber', async () => {
       const seen: Array<[string, string, number]> = [];
       const subs = await Promise.all(
-        ['first', 'second'].map((name) => bus.subscribe(thingCreated, (payload, key) => seen.push([name, key, payload.n]))),
+        ['first', 'second'].map((name) =>
+          bus.subscribe(thingCreated, (payload, key) => seen.push([name, key, payload.n])),
+        ),
       );
       await bus.publish(thingCreated, { id: 'a', n: 1 }, { key: 'a', msgId: `sub-${randomUUID()}` });
       await bus.publish(thingDeleted, { id: 'a', n: 2 }, { key: 'a', msgId: `sub-${randomUUID()}` });
@@ -380,7 +417,11 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
         name: `contract-jobs-${randomUUID().slice(0, 8)}`,
         stream: 'CONTRACT_JOBS',
         subject: 'alfred.jobs.contract.v1',
-        payload: z.object({ id: z.string(), failTimes: z.number().int().default(0), permanent: z.boolean().default(false) }),
+        payload: z.object({
+          id: z.string(),
+          failTimes: z.number().int().default(0),
+          permanent: z.boolean().default(false),
+        }),
         maxDeliver: 3,
         backoffMs: [50, 100],
         ackWaitMs: 5_000,

@@ -7,7 +7,8 @@ export const OS_SANDBOX = await SkillRunner.osStatus({});
  * The mode sandbox tests run in: the OS layer where bubblewrap works; elsewhere Node's layer alone (the attack
  * suites still test it) — except under CI=true, where a missing sandbox must fail the run instead.
  */
-export const SANDBOX_MODE: 'required' | 'unsafe-off' = OS_SANDBOX.available || process.env.CI === 'true' ? 'required' : 'unsafe-off';
+export const SANDBOX_MODE: 'required' | 'unsafe-off' =
+  OS_SANDBOX.available || process.env.CI === 'true' ? 'required' : 'unsafe-off';
 
 /** `describe` for suites that need the OS sandbox: skipped with a printed reason when it cannot start (not under CI). */
 export function describeOsSandbox(name: string, fn: () => void): void {

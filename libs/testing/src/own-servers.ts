@@ -91,7 +91,10 @@ export function startOwnNats(
   storeDir: string,
   { jetstream = true, monitorPort }: { jetstream?: boolean; monitorPort?: number } = {},
 ): Promise<OwnServer> {
-  const optional = [...(jetstream ? ['-js', '-sd', storeDir] : []), ...(monitorPort ? ['-m', String(monitorPort)] : [])];
+  const optional = [
+    ...(jetstream ? ['-js', '-sd', storeDir] : []),
+    ...(monitorPort ? ['-m', String(monitorPort)] : []),
+  ];
   return ownServer({
     command: 'nats-server',
     args: (port) => ['-a', '127.0.0.1', '-p', String(port), ...optional],
@@ -104,7 +107,20 @@ export function startOwnNats(
 export function startOwnRedis(dir: string): Promise<OwnServer> {
   return ownServer({
     command: 'redis-server',
-    args: (port) => ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''],
+    args: (port) => [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+    ],
     ready: /Ready to accept connections/,
     url: (port) => `redis://127.0.0.1:${port}`,
   });
@@ -172,7 +188,11 @@ export async function startOwnNatsCluster(dir: string, size = 3): Promise<OwnNat
     },
   };
   const deadline = Date.now() + 30_000;
-  while (!nodes.some((n) => /JetStream cluster new metadata leader|Self is new JetStream cluster metadata leader/.test(n.output()))) {
+  while (
+    !nodes.some((n) =>
+      /JetStream cluster new metadata leader|Self is new JetStream cluster metadata leader/.test(n.output()),
+    )
+  ) {
     if (Date.now() > deadline) {
       await cluster.stop('SIGKILL');
       throw new Error(`the NATS cluster elected no JetStream leader:\n${nodes.map((n) => n.output()).join('\n')}`);

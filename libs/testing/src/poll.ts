@@ -1,5 +1,9 @@
 /** Polls a condition until it holds or the deadline passes (tests wait on conditions, never on sleeps). */
-export async function pollUntil(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+export async function pollUntil(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -52,7 +52,12 @@ export class TelegramUpdates {
   }
 
   async poll(p: Record<string, unknown>, req: IncomingMessage): Promise<unknown[]> {
-    if (this.webhook) throw new BotApiFailure({ error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" });
+    if (this.webhook)
+      throw new BotApiFailure({
+        error_code: 409,
+        description:
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+      });
     const offset = typeof p.offset === 'number' ? p.offset : undefined;
     if (offset !== undefined && offset > 0) this.confirmBelow(offset);
     const limit = typeof p.limit === 'number' ? Math.min(Math.max(p.limit, 1), 100) : 100;
@@ -60,7 +65,12 @@ export class TelegramUpdates {
     this.waiter?.wake(true);
     if (this.pending.length === 0 && timeoutS > 0) {
       const conflict = await this.wait(timeoutS * 1000, req);
-      if (conflict) throw new BotApiFailure({ error_code: 409, description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running' });
+      if (conflict)
+        throw new BotApiFailure({
+          error_code: 409,
+          description:
+            'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+        });
     }
     const batch = this.pending.slice(0, limit);
     for (const u of batch) this.served.set(u.update_id, (this.served.get(u.update_id) ?? 0) + 1);
@@ -68,8 +78,13 @@ export class TelegramUpdates {
   }
 
   setWebhook(p: Record<string, unknown>): true {
-    if (typeof p.url !== 'string' || !/^https:\/\//.test(p.url)) throw badRequest('bad webhook: An HTTPS URL must be provided for webhook');
-    if (p.secret_token !== undefined && (typeof p.secret_token !== 'string' || !/^[A-Za-z0-9_-]{1,256}$/.test(p.secret_token))) throw badRequest('secret token contains unallowed characters');
+    if (typeof p.url !== 'string' || !/^https:\/\//.test(p.url))
+      throw badRequest('bad webhook: An HTTPS URL must be provided for webhook');
+    if (
+      p.secret_token !== undefined &&
+      (typeof p.secret_token !== 'string' || !/^[A-Za-z0-9_-]{1,256}$/.test(p.secret_token))
+    )
+      throw badRequest('secret token contains unallowed characters');
     if (p.drop_pending_updates === true) this.pending = [];
     this.webhook = { url: p.url, ...(typeof p.secret_token === 'string' ? { secret: p.secret_token } : {}) };
     this.waiter?.wake(true);

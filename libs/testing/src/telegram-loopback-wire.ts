@@ -20,7 +20,12 @@ export function sendAnswer(res: ServerResponse, result: unknown): void {
 }
 
 export function sendError(res: ServerResponse, e: BotApiError): void {
-  const body = { ok: false, error_code: e.error_code, description: e.description, ...(e.retry_after === undefined ? {} : { parameters: { retry_after: e.retry_after } }) };
+  const body = {
+    ok: false,
+    error_code: e.error_code,
+    description: e.description,
+    ...(e.retry_after === undefined ? {} : { parameters: { retry_after: e.retry_after } }),
+  };
   send(res, e.error_code, body);
 }
 
@@ -70,7 +75,8 @@ export async function readParams(req: IncomingMessage, url: URL): Promise<Record
     } catch {
       throw badRequest("can't parse JSON object");
     }
-    if (typeof json !== 'object' || json === null || Array.isArray(json)) throw badRequest('parameters must be a JSON object');
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw badRequest('parameters must be a JSON object');
     return { ...params, ...(json as Record<string, unknown>) };
   }
   if (type.startsWith('application/x-www-form-urlencoded')) {
@@ -85,7 +91,27 @@ export async function readParams(req: IncomingMessage, url: URL): Promise<Record
   throw badRequest('unsupported content type');
 }
 
-const ENTITY_TYPES = new Set(['mention', 'hashtag', 'cashtag', 'bot_command', 'url', 'email', 'phone_number', 'bold', 'italic', 'underline', 'strikethrough', 'spoiler', 'blockquote', 'expandable_blockquote', 'code', 'pre', 'text_link', 'text_mention', 'custom_emoji']);
+const ENTITY_TYPES = new Set([
+  'mention',
+  'hashtag',
+  'cashtag',
+  'bot_command',
+  'url',
+  'email',
+  'phone_number',
+  'bold',
+  'italic',
+  'underline',
+  'strikethrough',
+  'spoiler',
+  'blockquote',
+  'expandable_blockquote',
+  'code',
+  'pre',
+  'text_link',
+  'text_mention',
+  'custom_emoji',
+]);
 
 /** Checks a message text and its entities as Telegram does: 1-4096 UTF-16 units, entities inside the text. */
 export function checkText(text: unknown, entities: unknown, limit = 4096): { text: string; entities?: unknown[] } {
@@ -95,11 +121,21 @@ export function checkText(text: unknown, entities: unknown, limit = 4096): { tex
   if (!Array.isArray(entities)) throw badRequest("can't parse entities: entities must be an array");
   for (const e of entities as Array<Record<string, unknown>>) {
     const { type, offset, length } = e;
-    if (typeof type !== 'string' || !ENTITY_TYPES.has(type)) throw badRequest(`can't parse entities: unsupported entity type ${String(type)}`);
-    if (typeof offset !== 'number' || typeof length !== 'number' || offset < 0 || length <= 0 || offset + length > text.length) {
-      throw badRequest(`can't parse entities: entity ${type} at ${String(offset)}+${String(length)} is outside the text of length ${text.length}`);
+    if (typeof type !== 'string' || !ENTITY_TYPES.has(type))
+      throw badRequest(`can't parse entities: unsupported entity type ${String(type)}`);
+    if (
+      typeof offset !== 'number' ||
+      typeof length !== 'number' ||
+      offset < 0 ||
+      length <= 0 ||
+      offset + length > text.length
+    ) {
+      throw badRequest(
+        `can't parse entities: entity ${type} at ${String(offset)}+${String(length)} is outside the text of length ${text.length}`,
+      );
     }
-    if (type === 'text_link' && typeof e.url !== 'string') throw badRequest("can't parse entities: text_link needs a url");
+    if (type === 'text_link' && typeof e.url !== 'string')
+      throw badRequest("can't parse entities: text_link needs a url");
   }
   return { text, entities };
 }
@@ -113,7 +149,11 @@ export function checkMarkup(markup: unknown): unknown {
     for (const button of row as Array<{ text?: unknown; callback_data?: unknown }>) {
       if (typeof button.text !== 'string' || button.text.length === 0) throw badRequest('button text is empty');
       const data = button.callback_data;
-      if (data !== undefined && (typeof data !== 'string' || Buffer.byteLength(data) === 0 || Buffer.byteLength(data) > 64)) throw badRequest('BUTTON_DATA_INVALID');
+      if (
+        data !== undefined &&
+        (typeof data !== 'string' || Buffer.byteLength(data) === 0 || Buffer.byteLength(data) > 64)
+      )
+        throw badRequest('BUTTON_DATA_INVALID');
     }
   }
   return markup;

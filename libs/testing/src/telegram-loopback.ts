@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pollUntil } from './poll.js';
-import { badRequest, BotApiFailure, checkMarkup, checkText, readParams, sendAnswer, sendError, type BotApiError } from './telegram-loopback-wire.js';
+import {
+  badRequest,
+  BotApiFailure,
+  checkMarkup,
+  checkText,
+  readParams,
+  sendAnswer,
+  sendError,
+  type BotApiError,
+} from './telegram-loopback-wire.js';
 import { TelegramUpdates } from './telegram-loopback-updates.js';
 
 export type { BotApiError } from './telegram-loopback-wire.js';
@@ -98,12 +107,17 @@ export class TelegramLoopback {
 
   /** The next `times` calls of `method` (for one chat, if given) fail with this answer (e.g. a 429 with retry_after). */
   failNext(method: string, answer: BotApiError, options: { times?: number; chatId?: number } = {}): this {
-    for (let i = 0; i < (options.times ?? 1); i++) this.faults.push({ method, answer, ...(options.chatId === undefined ? {} : { chatId: options.chatId }) });
+    for (let i = 0; i < (options.times ?? 1); i++)
+      this.faults.push({ method, answer, ...(options.chatId === undefined ? {} : { chatId: options.chatId }) });
     return this;
   }
 
   /** A user writes in a chat (their private chat with the bot unless another chat is given). */
-  sendText(from: TelegramUser, text: string, where: { chatId?: number; chatType?: string; threadId?: number } = {}): LoopbackMessage {
+  sendText(
+    from: TelegramUser,
+    text: string,
+    where: { chatId?: number; chatType?: string; threadId?: number } = {},
+  ): LoopbackMessage {
     const chatId = where.chatId ?? from.id;
     const command = /^\/\w+(@\w+)?/.exec(text);
     const message = this.store(chatId, where.chatType ?? (chatId === from.id ? 'private' : 'supergroup'), from, text, {
@@ -117,7 +131,9 @@ export class TelegramLoopback {
   /** A user taps an inline button of a bot message. */
   tap(from: TelegramUser, message: LoopbackMessage, data: string): string {
     const id = `${++this.callbackSeq}${Date.now()}`;
-    this.updates.push({ callback_query: { id, from, message: wire(message), chat_instance: String(message.chat.id), data } });
+    this.updates.push({
+      callback_query: { id, from, message: wire(message), chat_instance: String(message.chat.id), data },
+    });
     return id;
   }
 
@@ -148,7 +164,7 @@ export class TelegramLoopback {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://loopback');
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
-    let method = match?.[2] ?? '';
+    const method = match?.[2] ?? '';
     let params: Record<string, unknown> = {};
     const record = (status: number) => this.calls.push({ method, params, at: Date.now(), status });
     try {
@@ -157,13 +173,18 @@ export class TelegramLoopback {
       params = await readParams(req, url);
       const handler = Object.hasOwn(this.handlers, method) ? this.handlers[method] : undefined;
       if (!handler) throw new BotApiFailure({ error_code: 404, description: 'Not Found: method not found' });
-      const fault = this.faults.findIndex((f) => f.method === method && (f.chatId === undefined || f.chatId === Number(params.chat_id)));
+      const fault = this.faults.findIndex(
+        (f) => f.method === method && (f.chatId === undefined || f.chatId === Number(params.chat_id)),
+      );
       if (fault >= 0) throw new BotApiFailure(this.faults.splice(fault, 1)[0]!.answer);
       const result = await handler(params, req);
       record(200);
       sendAnswer(res, result);
     } catch (err) {
-      const answer = err instanceof BotApiFailure ? err.answer : { error_code: 500, description: `Internal Server Error: ${String(err)}` };
+      const answer =
+        err instanceof BotApiFailure
+          ? err.answer
+          : { error_code: 500, description: `Internal Server Error: ${String(err)}` };
       record(answer.error_code);
       sendError(res, answer);
     }
@@ -171,17 +192,25 @@ export class TelegramLoopback {
 
   private methods(): Record<string, Handler> {
     return {
-      getMe: () => ({ ...this.botUser, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
+      getMe: () => ({
+        ...this.botUser,
+        can_join_groups: true,
+        can_read_all_group_messages: false,
+        supports_inline_queries: false,
+      }),
       getUpdates: (p, req) => this.updates.poll(p, req),
       setWebhook: (p) => this.updates.setWebhook(p),
       deleteWebhook: (p) => this.updates.deleteWebhook(p),
       getWebhookInfo: () => this.updates.webhookInfo(),
       setMyCommands: (p) => {
         const commands = typeof p.commands === 'string' ? (JSON.parse(p.commands) as unknown) : p.commands;
-        if (!Array.isArray(commands) || commands.length > 100) throw badRequest('commands must be an array of at most 100 BotCommand');
+        if (!Array.isArray(commands) || commands.length > 100)
+          throw badRequest('commands must be an array of at most 100 BotCommand');
         for (const c of commands as Array<{ command?: unknown; description?: unknown }>) {
-          if (typeof c.command !== 'string' || !/^[a-z0-9_]{1,32}$/.test(c.command)) throw badRequest('BOT_COMMAND_INVALID');
-          if (typeof c.description !== 'string' || c.description.length < 1 || c.description.length > 256) throw badRequest('BOT_COMMAND_DESCRIPTION_INVALID');
+          if (typeof c.command !== 'string' || !/^[a-z0-9_]{1,32}$/.test(c.command))
+            throw badRequest('BOT_COMMAND_INVALID');
+          if (typeof c.description !== 'string' || c.description.length < 1 || c.description.length > 256)
+            throw badRequest('BOT_COMMAND_DESCRIPTION_INVALID');
         }
         this.myCommands = commands as Array<{ command: string; description: string }>;
         return true;
@@ -191,17 +220,33 @@ export class TelegramLoopback {
         const { text, entities } = checkText(p.text, p.entities);
         const markup = checkMarkup(p.reply_markup);
         const chatId = this.chatOf(p);
-        const thread = typeof p.message_thread_id === 'number' ? { message_thread_id: p.message_thread_id, is_topic_message: true } : {};
+        const thread =
+          typeof p.message_thread_id === 'number'
+            ? { message_thread_id: p.message_thread_id, is_topic_message: true }
+            : {};
         const quoted = (p.reply_parameters as { message_id?: unknown } | undefined)?.message_id;
         const reply = typeof quoted === 'number' ? { reply_to_message_id: quoted } : {};
-        return wire(this.store(chatId, 'private', this.botUser, text, { ...(entities ? { entities } : {}), ...(markup ? { reply_markup: markup } : {}), ...thread, ...reply }));
+        return wire(
+          this.store(chatId, 'private', this.botUser, text, {
+            ...(entities ? { entities } : {}),
+            ...(markup ? { reply_markup: markup } : {}),
+            ...thread,
+            ...reply,
+          }),
+        );
       },
       editMessageText: (p) => {
         const message = this.botMessage(p);
         const { text, entities } = checkText(p.text, p.entities);
         const markup = checkMarkup(p.reply_markup);
-        if (text === message.text && JSON.stringify(entities) === JSON.stringify(message.entities) && JSON.stringify(markup) === JSON.stringify(message.reply_markup)) {
-          throw badRequest('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+        if (
+          text === message.text &&
+          JSON.stringify(entities) === JSON.stringify(message.entities) &&
+          JSON.stringify(markup) === JSON.stringify(message.reply_markup)
+        ) {
+          throw badRequest(
+            'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          );
         }
         Object.assign(message, { text, entities, reply_markup: markup });
         message.versions.push({ text, ...(entities ? { entities } : {}), at: Date.now() });
@@ -213,7 +258,8 @@ export class TelegramLoopback {
         return wire(message);
       },
       answerCallbackQuery: (p) => {
-        if (typeof p.callback_query_id !== 'string' || p.callback_query_id.length === 0) throw badRequest('query is too old and response timeout expired or query ID is invalid');
+        if (typeof p.callback_query_id !== 'string' || p.callback_query_id.length === 0)
+          throw badRequest('query is too old and response timeout expired or query ID is invalid');
         return true;
       },
       deleteMessage: (p) => {
@@ -240,12 +286,26 @@ export class TelegramLoopback {
     return message;
   }
 
-  private store(chatId: number, type: string, from: TelegramUser, text: string, extra: Partial<LoopbackMessage>): LoopbackMessage {
+  private store(
+    chatId: number,
+    type: string,
+    from: TelegramUser,
+    text: string,
+    extra: Partial<LoopbackMessage>,
+  ): LoopbackMessage {
     const list = this.chats.get(chatId) ?? [];
     this.chats.set(chatId, list);
     const message_id = (list.at(-1)?.message_id ?? 0) + 1;
     const date = Math.floor(Date.now() / 1000);
-    const message: LoopbackMessage = { message_id, chat: { id: chatId, type: list[0]?.chat.type ?? type }, from, date, text, ...extra, versions: [{ text, ...(extra.entities ? { entities: extra.entities } : {}), at: Date.now() }] };
+    const message: LoopbackMessage = {
+      message_id,
+      chat: { id: chatId, type: list[0]?.chat.type ?? type },
+      from,
+      date,
+      text,
+      ...extra,
+      versions: [{ text, ...(extra.entities ? { entities: extra.entities } : {}), at: Date.now() }],
+    };
     list.push(message);
     return message;
   }

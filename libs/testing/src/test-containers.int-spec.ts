@@ -12,7 +12,9 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 if ('reason' in engine) say(`[skip] testcontainers suite: ${engine.reason}. Start Docker or docker/engine.sh's engine`);
 const client = 'client' in engine ? engine.client : undefined;
 const DEPENDENCIES: Dependency[] = ['nats', 'redis', 'qdrant'];
-const resolved = client ? await Promise.all(DEPENDENCIES.map(async (d) => [d, await imageFor(client, d)] as const)) : [];
+const resolved = client
+  ? await Promise.all(DEPENDENCIES.map(async (d) => [d, await imageFor(client, d)] as const))
+  : [];
 const images = Object.fromEntries(resolved);
 const reaper = client ? await reaperOrNot(client) : undefined;
 if (reaper) say(`[testcontainers] ${reaper}`);

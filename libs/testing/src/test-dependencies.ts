@@ -106,7 +106,10 @@ export async function reaperOrNot(client: ContainerRuntimeClient): Promise<strin
   const { getReaperImage } = (await import('testcontainers/build/reaper/reaper.js')) as { getReaperImage(): string };
   const ryuk = ImageName.fromString(getReaperImage());
   if (await client.image.exists(ryuk)) return undefined;
-  const pulled = await withTimeout(client.image.pull(ryuk), PULL_TIMEOUT_MS).then(() => true, () => false);
+  const pulled = await withTimeout(client.image.pull(ryuk), PULL_TIMEOUT_MS).then(
+    () => true,
+    () => false,
+  );
   if (pulled) return undefined;
   process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
   return `Ryuk (${ryuk.string}) cannot be pulled: it is off, and the run's teardown stops the containers`;

@@ -4,7 +4,16 @@ describe('analyser', () => {
   describe(words.name, () => {
     it('should lower-case, split on non-letters and drop possessives and contraction tails', () => {
       expect(words("Caroline's kids DON'T go; it's 5 o'clock, naïve café")).toEqual([
-        'caroline', 'kids', 'do', 'go', 'it', '5', 'o', 'clock', 'naïve', 'café',
+        'caroline',
+        'kids',
+        'do',
+        'go',
+        'it',
+        '5',
+        'o',
+        'clock',
+        'naïve',
+        'café',
       ]);
       expect(words("I can't and won't")).toEqual(['i', 'can', 'and', 'will']);
     });
@@ -16,7 +25,12 @@ describe('analyser', () => {
 
   describe(analyse.name, () => {
     it('should drop stop words and stem what remains', () => {
-      expect(analyse('What did Caroline research about the adoption agencies?')).toEqual(['carolin', 'research', 'adopt', 'agenc']);
+      expect(analyse('What did Caroline research about the adoption agencies?')).toEqual([
+        'carolin',
+        'research',
+        'adopt',
+        'agenc',
+      ]);
     });
 
     it('should make inflections meet', () => {
@@ -36,7 +50,12 @@ describe('analyser', () => {
 
   describe(termFrequencies.name, () => {
     it('should count repeated terms', () => {
-      expect(termFrequencies('camp camping campers camp')).toEqual(new Map([['camp', 3], ['camper', 1]]));
+      expect(termFrequencies('camp camping campers camp')).toEqual(
+        new Map([
+          ['camp', 3],
+          ['camper', 1],
+        ]),
+      );
     });
   });
 

@@ -22,7 +22,11 @@ describe(estimateTokens.name, () => {
   it('should include the system prompt and tools of a whole request', () => {
     const messages = [{ role: 'user' as const, content: 'hi' }];
     const bare = estimateTokens({ messages });
-    const full = estimateTokens({ messages, system: { stable: ['abcd'], volatile: 'efgh' }, tools: [{ name: 'x', input_schema: { type: 'object' } }] });
+    const full = estimateTokens({
+      messages,
+      system: { stable: ['abcd'], volatile: 'efgh' },
+      tools: [{ name: 'x', input_schema: { type: 'object' } }],
+    });
 
     expect(full).toBeGreaterThan(bare + 4);
   });

@@ -30,13 +30,17 @@ function textTokens(text: string): number {
 
 function blockTokens(block: ContentBlock): number {
   if (block.type === 'text') return textTokens(block.text);
-  if (block.type === 'tool_use') return TOOL_BLOCK_OVERHEAD + textTokens(JSON.stringify({ id: block.id, name: block.name, input: block.input }));
+  if (block.type === 'tool_use')
+    return TOOL_BLOCK_OVERHEAD + textTokens(JSON.stringify({ id: block.id, name: block.name, input: block.input }));
   const content = typeof block.content === 'string' ? block.content : JSON.stringify(block.content ?? '');
   return TOOL_BLOCK_OVERHEAD + textTokens(block.tool_use_id) + textTokens(content);
 }
 
 function messageTokens(message: SessionMessage): number {
-  const body = typeof message.content === 'string' ? textTokens(message.content) : message.content.reduce((n, b) => n + blockTokens(b), 0);
+  const body =
+    typeof message.content === 'string'
+      ? textTokens(message.content)
+      : message.content.reduce((n, b) => n + blockTokens(b), 0);
   return MESSAGE_OVERHEAD + body;
 }
 

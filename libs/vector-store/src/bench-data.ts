@@ -16,12 +16,30 @@ export function prng(seed: number): () => number {
   };
 }
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tu', 'sa', 'vor', 'el', 'din', 'po', 'qua', 'zi', 'mar', 'ne', 'sol', 'ti'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tu',
+  'sa',
+  'vor',
+  'el',
+  'din',
+  'po',
+  'qua',
+  'zi',
+  'mar',
+  'ne',
+  'sol',
+  'ti',
+];
 /** A 4000-word vocabulary: the real words first (most frequent), then made-up ones, as real text has a long tail. */
 const VOCABULARY = [
   ...WORDS,
   ...Array.from({ length: 4000 - WORDS.length }, (_, i) =>
-    [i % 16, (i >> 4) % 16, (i >> 8) % 16].map((k) => SYLLABLES[k]).join('')),
+    [i % 16, (i >> 4) % 16, (i >> 8) % 16].map((k) => SYLLABLES[k]).join(''),
+  ),
 ];
 
 /** A generated sentence of 8-24 words, drawn with a Zipf-like skew (a few words are common, most are rare). */

@@ -8,7 +8,8 @@ const FIELD = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 /** Checks a spec's names (they become table/column names) and its dimension. */
 export function assertValidSpec(spec: CollectionSpec): void {
   if (!NAME.test(spec.name)) throw new RangeError(`invalid collection name "${spec.name}": use [a-z][a-z0-9_]*`);
-  if (!Number.isInteger(spec.dimension) || spec.dimension < 1) throw new RangeError(`invalid dimension ${spec.dimension}`);
+  if (!Number.isInteger(spec.dimension) || spec.dimension < 1)
+    throw new RangeError(`invalid dimension ${spec.dimension}`);
   for (const field of Object.keys(spec.fields)) {
     if (!FIELD.test(field)) throw new RangeError(`invalid field name "${field}"`);
   }
@@ -41,9 +42,11 @@ function fits(type: FieldType, value: FieldValue): boolean {
 
 /** Refuses documents whose vector or fields do not match the spec: a programming error, not user input. */
 export function assertValidDoc(spec: CollectionSpec, doc: Doc): void {
-  const bad = (why: string) => new AlfredError(ErrorCode.BadRequest, `document ${doc.id} does not fit collection ${spec.name}: ${why}`);
+  const bad = (why: string) =>
+    new AlfredError(ErrorCode.BadRequest, `document ${doc.id} does not fit collection ${spec.name}: ${why}`);
   if (doc.id.length === 0) throw bad('empty id');
-  if (doc.vector.length !== spec.dimension) throw bad(`vector has ${doc.vector.length} dims, expected ${spec.dimension}`);
+  if (doc.vector.length !== spec.dimension)
+    throw bad(`vector has ${doc.vector.length} dims, expected ${spec.dimension}`);
   for (const [field, value] of Object.entries(doc.fields)) {
     const type = spec.fields[field];
     if (type === undefined) throw bad(`unknown field "${field}"`);
@@ -58,7 +61,8 @@ export function assertValidCondition(spec: CollectionSpec, c: Condition): FieldT
   if (type === undefined) throw bad('unknown field');
   if (c.op === 'contains' && type !== 'string[]') throw bad('contains needs a string[] field');
   if (c.op !== 'contains' && type === 'string[]') throw bad(`${c.op} is not supported on a string[] field`);
-  if ((c.op === 'gte' || c.op === 'lte') && type === 'boolean') throw bad(`${c.op} is not supported on a boolean field`);
+  if ((c.op === 'gte' || c.op === 'lte') && type === 'boolean')
+    throw bad(`${c.op} is not supported on a boolean field`);
   return type;
 }
 
@@ -75,14 +79,21 @@ export function assertSortable(spec: CollectionSpec, sortBy: string): void {
  * The fields a spec adds to a stored collection. Anything else — a field removed or of another type — needs a
  * migration (reindex); refusing beats writing into a different shape.
  */
-export function addedFields(wanted: CollectionSpec, stored: Readonly<Record<string, FieldType>>): Array<[string, FieldType]> {
+export function addedFields(
+  wanted: CollectionSpec,
+  stored: Readonly<Record<string, FieldType>>,
+): Array<[string, FieldType]> {
   const changed = Object.entries(stored).filter(([f, t]) => wanted.fields[f] !== t);
   if (changed.length > 0) {
     const a = JSON.stringify(Object.entries(stored).sort());
     const b = JSON.stringify(Object.entries(wanted.fields).sort());
-    throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} has fields ${a} but ${b} were asked for; run \`alfred reindex\``, {
-      collection: wanted.name,
-    });
+    throw new AlfredError(
+      ErrorCode.Conflict,
+      `collection ${wanted.name} has fields ${a} but ${b} were asked for; run \`alfred reindex\``,
+      {
+        collection: wanted.name,
+      },
+    );
   }
   return Object.entries(wanted.fields).filter(([f]) => stored[f] === undefined);
 }

@@ -44,7 +44,8 @@ export type EncodedWrite =
   | { readonly kind: 'delete'; readonly scope: DocScope; readonly ids: readonly string[] };
 
 export function encodeWrite(write: CollectionWrite): EncodedWrite {
-  if (write.kind === 'delete') return { kind: 'delete', scope: { tenant: write.scope.tenant, agent: write.scope.agent }, ids: [...write.ids] };
+  if (write.kind === 'delete')
+    return { kind: 'delete', scope: { tenant: write.scope.tenant, agent: write.scope.agent }, ids: [...write.ids] };
   return {
     kind: write.kind,
     docs: write.docs.map((d) => ({

@@ -16,10 +16,23 @@ describe('fusion', () => {
   });
 
   describe(fuseCandidates.name, () => {
-    const options = { text: 'q', limit: 10, minScore: 0, vector: new Float32Array([1]), fuse: (s: { lexical: number; dense?: number }) => (s.lexical + (s.dense ?? 0)) / 2 };
+    const options = {
+      text: 'q',
+      limit: 10,
+      minScore: 0,
+      vector: new Float32Array([1]),
+      fuse: (s: { lexical: number; dense?: number }) => (s.lexical + (s.dense ?? 0)) / 2,
+    };
 
     it('should merge both sides of one doc and fuse its signals', () => {
-      const { hits, total } = fuseCandidates([{ doc: doc('a'), cosine: 0.8 }, { doc: doc('a'), bm25: 2 }, { doc: doc('b'), cosine: 0.2 }], options);
+      const { hits, total } = fuseCandidates(
+        [
+          { doc: doc('a'), cosine: 0.8 },
+          { doc: doc('a'), bm25: 2 },
+          { doc: doc('b'), cosine: 0.2 },
+        ],
+        options,
+      );
       expect(total).toBe(2);
       expect(hits.map((h) => h.doc.id)).toEqual(['a', 'b']);
       expect(hits[0]!.signals).toEqual({ lexical: 0.5, dense: 0.8 });
@@ -27,7 +40,13 @@ describe('fusion', () => {
     });
 
     it('should drop hits under minScore and count only the survivors', () => {
-      const { hits, total } = fuseCandidates([{ doc: doc('a'), cosine: 0.8 }, { doc: doc('b'), cosine: 0.2 }], { ...options, minScore: 0.3 });
+      const { hits, total } = fuseCandidates(
+        [
+          { doc: doc('a'), cosine: 0.8 },
+          { doc: doc('b'), cosine: 0.2 },
+        ],
+        { ...options, minScore: 0.3 },
+      );
       expect(hits.map((h) => h.doc.id)).toEqual(['a']);
       expect(total).toBe(1);
     });

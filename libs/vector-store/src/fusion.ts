@@ -10,7 +10,8 @@ import type { HitSignals, SearchHit, SearchOptions, StoredDoc } from './vector-s
 export const SPARSE_SATURATION_K = 2;
 
 /** The default fusion when a caller gives none: the plain mean of the signals present. */
-export const meanOfSignals = (s: HitSignals): number => (s.dense === undefined ? s.lexical : (s.lexical + Math.max(0, s.dense)) / 2);
+export const meanOfSignals = (s: HitSignals): number =>
+  s.dense === undefined ? s.lexical : (s.lexical + Math.max(0, s.dense)) / 2;
 
 /** Maps a raw BM25 score to 0..1 with a saturating curve. */
 export function saturate(bm25: number, k = SPARSE_SATURATION_K): number {
@@ -31,7 +32,10 @@ export interface Candidate {
  * Merges candidates by doc id, fuses their signals with `options.fuse`, drops those under minScore and
  * sorts best first (ties by id). `total` is the count of survivors in the candidate pools.
  */
-export function fuseCandidates(candidates: readonly Candidate[], options: SearchOptions): { hits: SearchHit[]; total: number } {
+export function fuseCandidates(
+  candidates: readonly Candidate[],
+  options: SearchOptions,
+): { hits: SearchHit[]; total: number } {
   const merged = new Map<string, { doc: StoredDoc; cosine?: number; bm25?: number }>();
   for (const c of candidates) {
     const seen = merged.get(c.doc.id);

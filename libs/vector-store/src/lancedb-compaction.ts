@@ -29,7 +29,10 @@ export class CompactionSchedule {
     this.rowsSince += rows;
     this.flushesSince++;
     if (this.flushesSince < 2) return false;
-    return this.rowsSince >= Math.max(this.policy.minRows, this.rowsAtLast / 2) || this.flushesSince >= this.policy.maxFlushes;
+    return (
+      this.rowsSince >= Math.max(this.policy.minRows, this.rowsAtLast / 2) ||
+      this.flushesSince >= this.policy.maxFlushes
+    );
   }
 
   compacted(rowsNow: number): void {

@@ -81,7 +81,14 @@ export function docColumns(spec: CollectionSpec): string[] {
 }
 
 export function toRow(spec: CollectionSpec, doc: Doc): Record<string, unknown> {
-  const row: Record<string, unknown> = { id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text, vector: doc.vector, context: doc.context ?? null };
+  const row: Record<string, unknown> = {
+    id: doc.id,
+    tenant: doc.tenant,
+    agent: doc.agent,
+    text: doc.text,
+    vector: doc.vector,
+    context: doc.context ?? null,
+  };
   for (const field of Object.keys(spec.fields)) row[fieldColumn(field)] = toCell(doc.fields[field]);
   return row;
 }
@@ -102,7 +109,14 @@ export function fromRow(spec: CollectionSpec, row: Record<string, unknown>): Sto
   const fields: Record<string, FieldValue> = {};
   for (const [field, type] of Object.entries(spec.fields)) fields[field] = fromArrow(type, row[fieldColumn(field)]);
   const context = typeof row.context === 'string' && row.context.length > 0 ? { context: row.context } : {};
-  return { id: row.id as string, tenant: row.tenant as string, agent: row.agent as string, text: row.text as string, ...context, fields };
+  return {
+    id: row.id as string,
+    tenant: row.tenant as string,
+    agent: row.agent as string,
+    text: row.text as string,
+    ...context,
+    fields,
+  };
 }
 
 /** A document as reads return it (without its vector). */
@@ -122,7 +136,9 @@ export function rowVector(row: Record<string, unknown>): Float32Array {
 function columnData(field: Field, values: readonly unknown[]): Data {
   if (field.type instanceof FixedSizeList) return vectorData(field.type, values as readonly Float32Array[]);
   const vector = vectorFromArray(values as unknown[], field.type as DataType);
-  return vector.data.length === 1 ? vector.data[0]! : vectorFromArray([...vector] as unknown[], field.type as DataType).data[0]!;
+  return vector.data.length === 1
+    ? vector.data[0]!
+    : vectorFromArray([...vector] as unknown[], field.type as DataType).data[0]!;
 }
 
 /** The vector column straight from the rows' Float32Arrays (arrow's element-wise builder is the slowest part of a write). */
@@ -130,13 +146,23 @@ function vectorData(type: FixedSizeList, vectors: readonly Float32Array[]): Data
   const size = type.listSize;
   const values = new Float32Array(vectors.length * size);
   vectors.forEach((v, i) => values.set(v.length === size ? v : Float32Array.from(v).subarray(0, size), i * size));
-  const child = makeData({ type: type.children[0]!.type as Float32, length: values.length, nullCount: 0, data: values });
+  const child = makeData({
+    type: type.children[0]!.type as Float32,
+    length: values.length,
+    nullCount: 0,
+    data: values,
+  });
   return makeData({ type, length: vectors.length, nullCount: 0, child });
 }
 
 /** Builds an Arrow table with exactly the table's schema (field order, nullability, metadata). */
 export function toArrowTable(schema: Schema, rows: readonly Record<string, unknown>[]): Table {
-  const children = schema.fields.map((field) => columnData(field, rows.map((r) => r[field.name])));
+  const children = schema.fields.map((field) =>
+    columnData(
+      field,
+      rows.map((r) => r[field.name]),
+    ),
+  );
   const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
   return new Table(schema, [new RecordBatch(schema, data)]);
 }

@@ -11,7 +11,8 @@ const lockfile = join(process.cwd(), 'node_modules', 'proper-lockfile', 'index.j
 
 /** Whether another process can take the table's lock now ('locked', released at once) or finds it held ('ELOCKED'). */
 function otherProcessLocks(dir: string): Promise<string> {
-  const script = `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false })` +
+  const script =
+    `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false })` +
     `.then((release) => release().then(() => console.log('locked')), (e) => console.log(e.code))`;
   return new Promise((resolve) => {
     let out = '';
@@ -46,7 +47,9 @@ describe('LanceDbStore writer lock', () => {
     await first.open(spec);
     await first.close();
     const mismatched = new LanceDbStore({ dir, lockWaitMs: 0 });
-    await expect(mismatched.open({ ...spec, embedderId: 'other-v1-4' })).rejects.toMatchObject({ code: 'EMBEDDER_MISMATCH' });
+    await expect(mismatched.open({ ...spec, embedderId: 'other-v1-4' })).rejects.toMatchObject({
+      code: 'EMBEDDER_MISMATCH',
+    });
     await expect(otherProcessLocks(dir)).resolves.toBe('locked');
     await mismatched.close();
   });
@@ -61,9 +64,16 @@ describe('LanceDbStore writer lock', () => {
 
   it('should refuse a table held by another process', async () => {
     // A real second process holds the lock the way a second memory instance would.
-    const holder = spawn(process.execPath, ['-e', `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false, update: 1000 }).then(() => { console.log('held'); setInterval(() => {}, 1000); })`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false, update: 1000 }).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
     try {
       const store = new LanceDbStore({ dir, lockWaitMs: 1_000 });

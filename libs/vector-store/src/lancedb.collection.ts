@@ -5,16 +5,43 @@ import { Metrics } from '#metrics';
 import { Backoff } from '#retry';
 import type { Schema } from 'apache-arrow';
 import { assertSortable, assertValidCondition, assertValidDoc } from './collection-spec.js';
-import { decodeWrite, encodeWrite, type CollectionWrite, type JournaledWrites, type PreparedWrite } from './collection-write.js';
+import {
+  decodeWrite,
+  encodeWrite,
+  type CollectionWrite,
+  type JournaledWrites,
+  type PreparedWrite,
+} from './collection-write.js';
 import { CompactionSchedule } from './lancedb-compaction.js';
 import { filterWhere, idsWhere, scopeWhere } from './lancedb-filter.js';
 import { collapse, PendingWrites, type CollapsedWrites, type PendingWrite } from './lancedb-pending.js';
-import { docColumns, fieldColumn, fromRow, partialSchema, rowVector, storedOf, toArrowTable, toCell, toRow } from './lancedb-rows.js';
+import {
+  docColumns,
+  fieldColumn,
+  fromRow,
+  partialSchema,
+  rowVector,
+  storedOf,
+  toArrowTable,
+  toCell,
+  toRow,
+} from './lancedb-rows.js';
 import { CollectionMirror } from './mirror/collection-mirror.js';
 import type { ScopeMirror } from './mirror/scope-mirror.js';
 import type { ResidentBudget } from './mirror/resident-budget.js';
 import { RwGate } from './rw-gate.js';
-import type { Collection, CollectionSpec, Doc, DocScope, FieldUpdate, Filter, ListOptions, SearchHit, SearchOptions, StoredDoc } from './vector-store.js';
+import type {
+  Collection,
+  CollectionSpec,
+  Doc,
+  DocScope,
+  FieldUpdate,
+  Filter,
+  ListOptions,
+  SearchHit,
+  SearchOptions,
+  StoredDoc,
+} from './vector-store.js';
 
 /** Tuning of the embedded store's table writes (reads are served from memory; see CollectionMirror). */
 export interface LanceDbTuning {
@@ -75,7 +102,10 @@ export class LanceDbCollection implements Collection {
   ) {
     this.columns = docColumns(spec);
     this.mirror = new CollectionMirror(spec, (scope, install) => this.loadScope(scope, install), budget);
-    this.compaction = new CompactionSchedule({ minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes }, rowsAtOpen);
+    this.compaction = new CompactionSchedule(
+      { minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes },
+      rowsAtOpen,
+    );
     this.journal = {
       name: spec.name,
       prepare: (write) => this.prepare(write),
@@ -96,10 +126,16 @@ export class LanceDbCollection implements Collection {
    * One scope's documents for its in-memory index: a filtered read (the tenant and agent columns are indexed) and,
    * in the same step, the scope's writes the table does not hold yet.
    */
-  private loadScope(scope: DocScope, install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror): Promise<ScopeMirror> {
+  private loadScope(
+    scope: DocScope,
+    install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror,
+  ): Promise<ScopeMirror> {
     return this.gate.shared(async () => {
       const rows = await this.table.query().where(scopeWhere(scope)).select(this.columns).toArray();
-      return install(rows.map((r: Row) => fromRow(this.spec, r)), this.pending.forScope(scope));
+      return install(
+        rows.map((r: Row) => fromRow(this.spec, r)),
+        this.pending.forScope(scope),
+      );
     });
   }
 
@@ -119,7 +155,9 @@ export class LanceDbCollection implements Collection {
     if (resident) return unique.flatMap((id) => resident.get(id) ?? []);
     return this.gate.shared(async () => {
       const rows = await this.table.query().where(idsWhere(scope, unique)).select(this.columns).toArray();
-      const docs = new Map<string, StoredDoc | undefined>(rows.map((r: Row) => [r.id as string, fromRow(this.spec, r)]));
+      const docs = new Map<string, StoredDoc | undefined>(
+        rows.map((r: Row) => [r.id as string, fromRow(this.spec, r)]),
+      );
       for (const w of this.pending.forScope(scope)) {
         if (w.kind === 'delete') for (const id of w.ids) docs.set(id, undefined);
         else for (const d of w.docs) if (unique.includes(d.id)) docs.set(d.id, this.mirror.complete(storedOf(d)));
@@ -133,7 +171,11 @@ export class LanceDbCollection implements Collection {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return Promise.resolve([]);
     return new Promise<string[]>((resolve, reject) => {
-      this.pending.push({ write: { kind: 'delete', scope, ids: unique }, settle: { resolve: () => undefined, reject }, deleted: resolve });
+      this.pending.push({
+        write: { kind: 'delete', scope, ids: unique },
+        settle: { resolve: () => undefined, reject },
+        deleted: resolve,
+      });
       void this.flush().catch(() => undefined);
     });
   }
@@ -179,7 +221,9 @@ export class LanceDbCollection implements Collection {
     if (!this.mirror.needsDense(scope)) return;
     const rows = await this.table.query().where(scopeWhere(scope)).select(['id', 'vector']).toArray();
     const fromTable = rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) }));
-    const fresh = this.pending.forScope(scope).flatMap((w) => (w.kind === 'delete' ? [] : w.docs.map((d) => ({ id: d.id, vector: d.vector }))));
+    const fresh = this.pending
+      .forScope(scope)
+      .flatMap((w) => (w.kind === 'delete' ? [] : w.docs.map((d) => ({ id: d.id, vector: d.vector }))));
     this.mirror.buildDense(scope, [...fromTable, ...fresh]);
   }
 
@@ -187,7 +231,8 @@ export class LanceDbCollection implements Collection {
     await this.flush();
     const docs = await this.gate.shared(async () => {
       const out: StoredDoc[] = [];
-      for await (const batch of this.table.query().select(this.columns)) for (const row of batch.toArray() as Row[]) out.push(fromRow(this.spec, row));
+      for await (const batch of this.table.query().select(this.columns))
+        for (const row of batch.toArray() as Row[]) out.push(fromRow(this.spec, row));
       return out;
     });
     for (let i = 0; i < docs.length; i += pageSize) yield docs.slice(i, i + pageSize);
@@ -196,7 +241,8 @@ export class LanceDbCollection implements Collection {
   /** A merge of only the key columns and the updated fields, per set of fields updated together. */
   async setFields(updates: readonly FieldUpdate[]): Promise<void> {
     if (updates.length === 0) return;
-    for (const u of updates) assertValidDoc(this.spec, { ...u, text: '', vector: new Float32Array(this.spec.dimension) });
+    for (const u of updates)
+      assertValidDoc(this.spec, { ...u, text: '', vector: new Float32Array(this.spec.dimension) });
     await this.flush();
     const groups = new Map<string, FieldUpdate[]>();
     for (const u of updates) {
@@ -213,7 +259,10 @@ export class LanceDbCollection implements Collection {
             id: u.id,
             ...Object.fromEntries(Object.entries(u.fields).map(([f, v]) => [fieldColumn(f), toCell(v)])),
           }));
-          await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().execute(toArrowTable(partialSchema(this.schema, columns), rows));
+          await this.table
+            .mergeInsert(['tenant', 'agent', 'id'])
+            .whenMatchedUpdateAll()
+            .execute(toArrowTable(partialSchema(this.schema, columns), rows));
         }
       }),
     );
@@ -240,7 +289,11 @@ export class LanceDbCollection implements Collection {
 
   /** Persists every write applied so far (journaled or direct) to the table. */
   flush(): Promise<void> {
-    if (this.pending.size === 0) return this.serial.then(() => undefined, () => undefined);
+    if (this.pending.size === 0)
+      return this.serial.then(
+        () => undefined,
+        () => undefined,
+      );
     this.queuedFlush ??= this.run(async () => {
       this.queuedFlush = undefined;
       await this.flushPending();
@@ -254,7 +307,11 @@ export class LanceDbCollection implements Collection {
   }
 
   private prepare(write: CollectionWrite): PreparedWrite {
-    if (this.closed) throw new AlfredError(ErrorCode.ServiceUnavailable, `collection ${this.spec.name} is closed; the write was not made`);
+    if (this.closed)
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        `collection ${this.spec.name} is closed; the write was not made`,
+      );
     this.validate(write);
     return { target: this.spec.name, data: encodeWrite(write), apply: () => this.applyJournaled(write) };
   }
@@ -268,7 +325,10 @@ export class LanceDbCollection implements Collection {
   /** A write without a log of the caller's: answered once the table holds it, and only then visible. */
   private direct(write: CollectionWrite): Promise<void> {
     if (write.kind !== 'delete' && write.docs.length === 0) return Promise.resolve();
-    if (this.closed) return Promise.reject(new AlfredError(ErrorCode.ServiceUnavailable, `collection ${this.spec.name} is closed; the write was not made`));
+    if (this.closed)
+      return Promise.reject(
+        new AlfredError(ErrorCode.ServiceUnavailable, `collection ${this.spec.name} is closed; the write was not made`),
+      );
     this.validate(write);
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ write, settle: { resolve, reject } });
@@ -332,7 +392,8 @@ export class LanceDbCollection implements Collection {
       e.settle.resolve();
       e.deleted?.(e.found ?? []);
     }
-    if (rows > 0 && this.compaction.flushed(rows)) void this.maintain().catch((err: unknown) => (this.lastMaintenanceError = err));
+    if (rows > 0 && this.compaction.flushed(rows))
+      void this.maintain().catch((err: unknown) => (this.lastMaintenanceError = err));
   }
 
   /**
@@ -376,14 +437,21 @@ export class LanceDbCollection implements Collection {
       Metrics.storeCommits.inc(labels);
     }
     if (net.upserts.length > 0) {
-      await this.table.mergeInsert(['tenant', 'agent', 'id']).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(this.arrow(net.upserts));
+      await this.table
+        .mergeInsert(['tenant', 'agent', 'id'])
+        .whenMatchedUpdateAll()
+        .whenNotMatchedInsertAll()
+        .execute(this.arrow(net.upserts));
       Metrics.storeCommits.inc(labels);
     }
     Metrics.storeRows.inc(labels, net.rows);
   }
 
   private arrow(docs: readonly Doc[]) {
-    return toArrowTable(this.schema, docs.map((d) => toRow(this.spec, d)));
+    return toArrowTable(
+      this.schema,
+      docs.map((d) => toRow(this.spec, d)),
+    );
   }
 
   /**

@@ -8,7 +8,13 @@ import type { CollectionSpec, Doc } from './vector-store.js';
 
 const scope = { tenant: 't', agent: 'alfred' };
 const spec: CollectionSpec = { name: 'notes', embedderId: 'test-v1-4', dimension: 4, fields: { n: 'number' } };
-const doc = (id: string, text: string, n = 0): Doc => ({ ...scope, id, text, vector: new Float32Array([1, 0, n, 0]), fields: { n } });
+const doc = (id: string, text: string, n = 0): Doc => ({
+  ...scope,
+  id,
+  text,
+  vector: new Float32Array([1, 0, n, 0]),
+  fields: { n },
+});
 const listAll = { sortBy: 'id', order: 'asc', limit: 100, offset: 0 } as const;
 
 describe('LanceDbCollection journaled writes', () => {
@@ -38,7 +44,9 @@ describe('LanceDbCollection journaled writes', () => {
     expect(await c.get(scope, ['a'])).toEqual([]);
     prepared.apply();
     expect((await c.get(scope, ['a'])).map((d) => d.text)).toEqual(['first note']);
-    expect((await c.search({ ...scope }, { text: 'first', limit: 5, minScore: 0 })).hits.map((h) => h.doc.id)).toEqual(['a']);
+    expect((await c.search({ ...scope }, { text: 'first', limit: 5, minScore: 0 })).hits.map((h) => h.doc.id)).toEqual([
+      'a',
+    ]);
     expect(await rowsOnDisk()).toBe(0);
     expect((await c.list({ ...scope }, listAll)).total).toBe(1);
     expect(await rowsOnDisk()).toBe(1);
@@ -46,7 +54,9 @@ describe('LanceDbCollection journaled writes', () => {
 
   it('should refuse a document that does not fit before anything is applied or logged', async () => {
     const c = await store.open(spec);
-    expect(() => c.journal!.prepare({ kind: 'upsert', docs: [{ ...doc('bad', 'x'), fields: { n: 'not a number' } }] })).toThrow(/does not fit/);
+    expect(() =>
+      c.journal!.prepare({ kind: 'upsert', docs: [{ ...doc('bad', 'x'), fields: { n: 'not a number' } }] }),
+    ).toThrow(/does not fit/);
     expect(await c.get(scope, ['bad'])).toEqual([]);
   });
 

@@ -5,9 +5,21 @@ import { LanceDbStore } from './lancedb.store.js';
 import { ResidentBudget } from './mirror/resident-budget.js';
 import type { CollectionSpec, Doc, DocScope } from './vector-store.js';
 
-const spec: CollectionSpec = { name: 'notes', embedderId: 'test-v1-4', dimension: 4, fields: { n: 'number' }, orderField: 'n' };
+const spec: CollectionSpec = {
+  name: 'notes',
+  embedderId: 'test-v1-4',
+  dimension: 4,
+  fields: { n: 'number' },
+  orderField: 'n',
+};
 const scopeOf = (i: number): DocScope => ({ tenant: 't', agent: `agent-${i}` });
-const doc = (scope: DocScope, i: number): Doc => ({ ...scope, id: `d${i}`, text: `walrus note ${i} of ${scope.agent}`, vector: new Float32Array([1, i, 0, 0]), fields: { n: i } });
+const doc = (scope: DocScope, i: number): Doc => ({
+  ...scope,
+  id: `d${i}`,
+  text: `walrus note ${i} of ${scope.agent}`,
+  vector: new Float32Array([1, i, 0, 0]),
+  fields: { n: i },
+});
 const searchAll = { text: 'walrus note', limit: 50, minScore: 0 };
 
 describe('LanceDbCollection scopes in memory', () => {
@@ -53,7 +65,10 @@ describe('LanceDbCollection scopes in memory', () => {
     expect(budget.residentScopes).toBe(2);
     expect(budget.residentBytes).toBeLessThanOrEqual(bytesOfOne * 2.5);
     // Written while out of memory: the write is there when the scope comes back.
-    c.journal!.prepare({ kind: 'upsert', docs: [{ ...doc(scopeOf(1), 99), text: 'walrus note written while evicted' }] }).apply();
+    c.journal!.prepare({
+      kind: 'upsert',
+      docs: [{ ...doc(scopeOf(1), 99), text: 'walrus note written while evicted' }],
+    }).apply();
     const back = await c.search({ ...scopeOf(1) }, { ...searchAll, text: 'evicted' });
     expect(back.hits[0]!.doc).toMatchObject({ id: 'd99', text: 'walrus note written while evicted' });
     expect((await c.search({ ...scopeOf(1) }, searchAll)).total).toBe(21);
@@ -67,13 +82,16 @@ describe('LanceDbCollection scopes in memory', () => {
     const work: Array<Promise<unknown>> = [];
     for (let round = 0; round < 20; round++) {
       const s = round % 6;
-      work.push(c.search({ ...scopeOf(s) }, searchAll).then((r) => expect(r.total).toBeGreaterThanOrEqual(expected[s]!)));
+      work.push(
+        c.search({ ...scopeOf(s) }, searchAll).then((r) => expect(r.total).toBeGreaterThanOrEqual(expected[s]!)),
+      );
       if (round % 4 === 0) {
         const added = 100 + round;
         expected[s]!++;
         c.journal!.prepare({ kind: 'insert', docs: [doc(scopeOf(s), added)] }).apply();
       }
-      if (round % 7 === 0) work.push(c.upsert([doc(scopeOf((s + 1) % 6), 200 + round)]).then(() => void expected[(s + 1) % 6]!++));
+      if (round % 7 === 0)
+        work.push(c.upsert([doc(scopeOf((s + 1) % 6), 200 + round)]).then(() => void expected[(s + 1) % 6]!++));
     }
     await Promise.all(work);
     for (let s = 0; s < 6; s++) expect((await c.search({ ...scopeOf(s) }, searchAll)).total).toBe(expected[s]);

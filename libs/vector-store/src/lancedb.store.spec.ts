@@ -17,7 +17,8 @@ describe(LanceDbStore.name, () => {
   let store: LanceDbStore;
   const scope = { tenant: 't', agent: 'alfred' };
   const spec = { name: 'big', embedderId: 'test-v1-16', dimension: 16, fields: { tags: 'string[]' } } as const;
-  const randomVector = (seed: number) => Float32Array.from({ length: 16 }, (_, i) => Math.sin(seed * 12.9898 + i * 78.233));
+  const randomVector = (seed: number) =>
+    Float32Array.from({ length: 16 }, (_, i) => Math.sin(seed * 12.9898 + i * 78.233));
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-lancedb-'));
@@ -31,7 +32,13 @@ describe(LanceDbStore.name, () => {
   describe('maintain', () => {
     it('should compact and still find rows by vector and by text, including rows written after it', async () => {
       const c = await store.open(spec);
-      const docs = Array.from({ length: 600 }, (_, i) => ({ ...scope, id: `d${i}`, text: `note number ${i}`, vector: randomVector(i), fields: { tags: [`t${i % 7}`] } }));
+      const docs = Array.from({ length: 600 }, (_, i) => ({
+        ...scope,
+        id: `d${i}`,
+        text: `note number ${i}`,
+        vector: randomVector(i),
+        fields: { tags: [`t${i % 7}`] },
+      }));
       await c.upsert(docs);
       await c.maintain();
       expect(c.lastMaintenanceError).toBeUndefined();
@@ -39,7 +46,10 @@ describe(LanceDbStore.name, () => {
       const fresh = { ...scope, id: 'fresh', text: 'okapi', vector: randomVector(10_000), fields: { tags: ['new'] } };
       await c.upsert([fresh]);
       const fuse = (s: { lexical: number; dense?: number }) => (s.lexical + (s.dense ?? 0)) / 2;
-      const byVector = await c.search({ ...scope }, { vector: fresh.vector, text: 'nothing matches', limit: 3, minScore: 0, fuse });
+      const byVector = await c.search(
+        { ...scope },
+        { vector: fresh.vector, text: 'nothing matches', limit: 3, minScore: 0, fuse },
+      );
       expect(byVector.hits[0]).toMatchObject({ doc: { id: 'fresh' }, signals: { lexical: 0 } });
       expect(byVector.hits[0]!.score).toBeCloseTo(0.5, 3);
       const byText = await c.search({ ...scope }, { vector: randomVector(-1), text: 'okapi', limit: 3, minScore: 0 });
@@ -50,7 +60,13 @@ describe(LanceDbStore.name, () => {
 
     it('should keep every insert committed while maintenance compacts and reindexes beside them', async () => {
       const c = await store.open(spec);
-      const doc = (i: number) => ({ ...scope, id: `d${i}`, text: `note number ${i}`, vector: randomVector(i), fields: { tags: [`t${i % 7}`] } });
+      const doc = (i: number) => ({
+        ...scope,
+        id: `d${i}`,
+        text: `note number ${i}`,
+        vector: randomVector(i),
+        fields: { tags: [`t${i % 7}`] },
+      });
       for (let i = 0; i < 40; i++) await c.insert([doc(i)]);
       const maintenance = c.maintain();
       const inserts = Array.from({ length: 40 }, (_, i) => c.insert([doc(40 + i)]));
@@ -60,7 +76,10 @@ describe(LanceDbStore.name, () => {
       const all = await c.list({ ...scope }, { sortBy: 'id', order: 'asc', limit: 100, offset: 0 });
       expect(all.total).toBe(80);
       expect((await c.get(scope, ['d3']))[0]!.text).toBe('rewritten while maintenance ran');
-      const found = await c.search({ ...scope }, { vector: randomVector(79), text: 'number 79', limit: 1, minScore: 0 });
+      const found = await c.search(
+        { ...scope },
+        { vector: randomVector(79), text: 'number 79', limit: 1, minScore: 0 },
+      );
       expect(found.hits[0]!.doc.id).toBe('d79');
     });
   });

@@ -143,19 +143,39 @@ export class LanceDbStore implements VectorStore {
       throw err;
     }
     const order = (await table.schema()).fields.map((f) => f.name);
-    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()));
-    return new LanceDbCollection(spec, table, tableSchema(spec, order), this.tuning, await table.countRows(), this.options.budget);
+    this.sizes.set(
+      spec.name,
+      Metrics.storeSize.track({ store: 'lancedb', collection: spec.name }, () => table.countRows()),
+    );
+    return new LanceDbCollection(
+      spec,
+      table,
+      tableSchema(spec, order),
+      this.tuning,
+      await table.countRows(),
+      this.options.budget,
+    );
   }
 
   /** Checks a stored table against the spec and adds what the spec adds: new fields, the context column of old tables. */
   private async upgrade(table: Table, spec: CollectionSpec): Promise<void> {
     const schema = await table.schema();
     const meta = readMeta(schema);
-    if (meta === undefined) throw new AlfredError(ErrorCode.Internal, `table ${spec.name} in ${this.options.dir} has no Alfred metadata; it was not made by Alfred`);
+    if (meta === undefined)
+      throw new AlfredError(
+        ErrorCode.Internal,
+        `table ${spec.name} in ${this.options.dir} has no Alfred metadata; it was not made by Alfred`,
+      );
     if (meta.embedderId !== spec.embedderId || meta.dimension !== spec.dimension) throw embedderMismatch(spec, meta);
     const stored = storedFields(schema, meta.fields);
     const added = addedFields(spec, stored);
-    if (added.length > 0) await table.addColumns(added.map(([field, type]) => ({ name: fieldColumn(field), valueSql: `CAST(NULL AS ${sqlType(spec, field, type)})` })));
+    if (added.length > 0)
+      await table.addColumns(
+        added.map(([field, type]) => ({
+          name: fieldColumn(field),
+          valueSql: `CAST(NULL AS ${sqlType(spec, field, type)})`,
+        })),
+      );
     if (!schema.fields.some((f) => f.name === CONTEXT_COLUMN)) {
       // Tables made before Doc.context gain the column (null for every row); nothing else changes.
       await table.addColumns([{ name: CONTEXT_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
@@ -170,27 +190,43 @@ export class LanceDbStore implements VectorStore {
 
   /** A collection this store has open is asked for again: the same spec, or the open one is refused. */
   private assertSameSpec(stored: CollectionSpec, wanted: CollectionSpec): void {
-    if (stored.embedderId !== wanted.embedderId || stored.dimension !== wanted.dimension) throw embedderMismatch(wanted, stored);
+    if (stored.embedderId !== wanted.embedderId || stored.dimension !== wanted.dimension)
+      throw embedderMismatch(wanted, stored);
     if (addedFields(wanted, stored.fields).length > 0) {
-      throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} is open with fewer fields than asked for`, { collection: wanted.name });
+      throw new AlfredError(ErrorCode.Conflict, `collection ${wanted.name} is open with fewer fields than asked for`, {
+        collection: wanted.name,
+      });
     }
   }
 }
 
 /** The fields a stored table has: those its metadata was made with, and those added as columns since. */
-function storedFields(schema: { fields: Array<{ name: string; type: { toString(): string } }> }, meta: Readonly<Record<string, FieldType>>): Record<string, FieldType> {
+function storedFields(
+  schema: { fields: Array<{ name: string; type: { toString(): string } }> },
+  meta: Readonly<Record<string, FieldType>>,
+): Record<string, FieldType> {
   const fields: Record<string, FieldType> = { ...meta };
   for (const f of schema.fields) {
     if (!f.name.startsWith('f_') || Object.keys(fields).some((k) => fieldColumn(k) === f.name)) continue;
     const type = String(f.type);
-    fields[f.name.slice(2)] = type.startsWith('List') ? 'string[]' : type === 'Int8' ? 'boolean' : type === 'Float64' ? 'number' : 'string';
+    fields[f.name.slice(2)] = type.startsWith('List')
+      ? 'string[]'
+      : type === 'Int8'
+        ? 'boolean'
+        : type === 'Float64'
+          ? 'number'
+          : 'string';
   }
   return fields;
 }
 
 function sqlType(spec: CollectionSpec, field: string, type: FieldType): string {
   if (type === 'string[]') {
-    throw new AlfredError(ErrorCode.Conflict, `a list field (${field}) cannot be added to collection ${spec.name}; run \`alfred reindex\``, { collection: spec.name });
+    throw new AlfredError(
+      ErrorCode.Conflict,
+      `a list field (${field}) cannot be added to collection ${spec.name}; run \`alfred reindex\``,
+      { collection: spec.name },
+    );
   }
   return { string: 'STRING', number: 'DOUBLE', boolean: 'TINYINT' }[type];
 }

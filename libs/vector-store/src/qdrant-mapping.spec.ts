@@ -26,7 +26,12 @@ describe('qdrant mapping', () => {
 
   describe(toFilter.name, () => {
     it('should require the scope and map each condition', () => {
-      const spec = { name: 'm', embedderId: 'e', dimension: 2, fields: { tags: 'string[]', importance: 'number', pinned: 'boolean' } } as const;
+      const spec = {
+        name: 'm',
+        embedderId: 'e',
+        dimension: 2,
+        fields: { tags: 'string[]', importance: 'number', pinned: 'boolean' },
+      } as const;
       const filter = toFilter(spec, {
         tenant: 't',
         agent: 'a',
@@ -47,7 +52,9 @@ describe('qdrant mapping', () => {
           { key: 'f_pinned', match: { value: true } },
         ],
       });
-      expect(() => toFilter(spec, { tenant: 't', agent: 'a', where: [{ field: 'tags', op: 'eq', value: 'x' }] })).toThrow(/not supported/);
+      expect(() =>
+        toFilter(spec, { tenant: 't', agent: 'a', where: [{ field: 'tags', op: 'eq', value: 'x' }] }),
+      ).toThrow(/not supported/);
     });
   });
 });

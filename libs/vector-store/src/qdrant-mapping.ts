@@ -3,7 +3,16 @@ import type { Schemas } from '@qdrant/js-client-rest';
 import { termHashes } from '#embeddings';
 import { CONTEXT_WEIGHT } from '#ranking';
 import { assertValidCondition } from './collection-spec.js';
-import type { CollectionSpec, Condition, Doc, DocScope, FieldType, FieldValue, Filter, StoredDoc } from './vector-store.js';
+import type {
+  CollectionSpec,
+  Condition,
+  Doc,
+  DocScope,
+  FieldType,
+  FieldValue,
+  Filter,
+  StoredDoc,
+} from './vector-store.js';
 
 /** BM25's term-frequency saturation; Qdrant's `idf` modifier supplies the idf factor at query time. */
 const BM25_K1 = 1.2;
@@ -13,7 +22,9 @@ const BM25_K1 = 1.2;
  * is a name-based (v5-style, SHA-1) UUID of tenant, agent and id; the original id stays in the payload.
  */
 export function pointId(scope: DocScope, id: string): string {
-  const h = createHash('sha1').update(JSON.stringify([scope.tenant, scope.agent, id])).digest();
+  const h = createHash('sha1')
+    .update(JSON.stringify([scope.tenant, scope.agent, id]))
+    .digest();
   h[6] = (h[6]! & 0x0f) | 0x50;
   h[8] = (h[8]! & 0x3f) | 0x80;
   const hex = h.subarray(0, 16).toString('hex');
@@ -26,8 +37,12 @@ export function pointId(scope: DocScope, id: string): string {
  */
 export function sparseDoc(text: string, context?: string): Schemas['SparseVector'] {
   const counts = termHashes(text);
-  if (context) for (const [key, tf] of termHashes(context)) counts.set(key, (counts.get(key) ?? 0) + CONTEXT_WEIGHT * tf);
-  return { indices: [...counts.keys()], values: [...counts.values()].map((tf) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1)) };
+  if (context)
+    for (const [key, tf] of termHashes(context)) counts.set(key, (counts.get(key) ?? 0) + CONTEXT_WEIGHT * tf);
+  return {
+    indices: [...counts.keys()],
+    values: [...counts.values()].map((tf) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1)),
+  };
 }
 
 /** Query-side sparse vector: each distinct term once. */
@@ -39,7 +54,13 @@ export function sparseQuery(text: string): Schemas['SparseVector'] {
 export const payloadKey = (field: string): string => (field === 'id' ? 'doc_id' : `f_${field}`);
 
 export function toPoint(spec: CollectionSpec, doc: Doc): Schemas['PointStruct'] {
-  const payload: Record<string, unknown> = { doc_id: doc.id, tenant: doc.tenant, agent: doc.agent, text: doc.text, context: doc.context ?? null };
+  const payload: Record<string, unknown> = {
+    doc_id: doc.id,
+    tenant: doc.tenant,
+    agent: doc.agent,
+    text: doc.text,
+    context: doc.context ?? null,
+  };
   for (const field of Object.keys(spec.fields)) payload[payloadKey(field)] = doc.fields[field] ?? null;
   const sparse = sparseDoc(doc.text, doc.context);
   const vector: Record<string, number[] | Schemas['SparseVector']> = { dense: Array.from(doc.vector) };
@@ -50,9 +71,17 @@ export function toPoint(spec: CollectionSpec, doc: Doc): Schemas['PointStruct'] 
 export function fromPayload(spec: CollectionSpec, payload: Record<string, unknown> | null | undefined): StoredDoc {
   const p = payload ?? {};
   const fields: Record<string, FieldValue> = {};
-  for (const field of Object.keys(spec.fields)) fields[field] = (p[payloadKey(field)] as FieldValue | undefined) ?? null;
+  for (const field of Object.keys(spec.fields))
+    fields[field] = (p[payloadKey(field)] as FieldValue | undefined) ?? null;
   const context = typeof p.context === 'string' && p.context.length > 0 ? { context: p.context } : {};
-  return { id: p.doc_id as string, tenant: p.tenant as string, agent: p.agent as string, text: p.text as string, ...context, fields };
+  return {
+    id: p.doc_id as string,
+    tenant: p.tenant as string,
+    agent: p.agent as string,
+    text: p.text as string,
+    ...context,
+    fields,
+  };
 }
 
 export function scopeConditions(scope: DocScope): Schemas['FieldCondition'][] {
@@ -67,9 +96,12 @@ function condition(spec: CollectionSpec, c: Condition): Schemas['FieldCondition'
   const key = payloadKey(c.field);
   if (c.op === 'gte' || c.op === 'lte') {
     // Qdrant ranges compare numbers, or RFC 3339 strings as datetimes (string range filters are dates in Alfred).
-    return typeof c.value === 'number' ? { key, range: { [c.op]: c.value } } : { key, range: { [c.op]: c.value } as Schemas['DatetimeRange'] };
+    return typeof c.value === 'number'
+      ? { key, range: { [c.op]: c.value } }
+      : { key, range: { [c.op]: c.value } as Schemas['DatetimeRange'] };
   }
-  if ((c.op === 'eq' || c.op === 'ne') && typeof c.value === 'number') return { key, range: { gte: c.value, lte: c.value } };
+  if ((c.op === 'eq' || c.op === 'ne') && typeof c.value === 'number')
+    return { key, range: { gte: c.value, lte: c.value } };
   return { key, match: { value: c.value as string | boolean } };
 }
 

@@ -33,7 +33,12 @@ export class QdrantStore implements VectorStore {
   private readonly sizes = new Map<string, () => void>();
 
   constructor(options: QdrantStoreOptions) {
-    this.client = new QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs ?? 10_000, checkCompatibility: false });
+    this.client = new QdrantClient({
+      url: options.url,
+      apiKey: options.apiKey,
+      timeout: options.timeoutMs ?? 10_000,
+      checkCompatibility: false,
+    });
     this.prefix = options.prefix ?? 'alfred_';
   }
 
@@ -42,24 +47,43 @@ export class QdrantStore implements VectorStore {
     const name = this.prefix + spec.name;
     const stored = await this.readMeta(name);
     if (stored === undefined) await this.create(name, spec);
-    else if (stored.embedderId !== spec.embedderId || stored.dimension !== spec.dimension) throw embedderMismatch(spec, stored);
+    else if (stored.embedderId !== spec.embedderId || stored.dimension !== spec.dimension)
+      throw embedderMismatch(spec, stored);
     else await this.addFields(name, spec, addedFields(spec, stored.fields));
-    this.sizes.set(spec.name, Metrics.storeSize.track({ store: 'qdrant', collection: spec.name }, async () => (await this.client.count(name, { exact: true })).count));
+    this.sizes.set(
+      spec.name,
+      Metrics.storeSize.track(
+        { store: 'qdrant', collection: spec.name },
+        async () => (await this.client.count(name, { exact: true })).count,
+      ),
+    );
     return new QdrantCollection(spec, this.client, name);
   }
 
   /** Fields a spec adds: indexed, and recorded in the collection's metadata (payloads need no migration). */
-  private async addFields(name: string, spec: CollectionSpec, added: ReadonlyArray<[string, FieldType]>): Promise<void> {
+  private async addFields(
+    name: string,
+    spec: CollectionSpec,
+    added: ReadonlyArray<[string, FieldType]>,
+  ): Promise<void> {
     if (added.length === 0) return;
-    for (const [field, type] of added) await this.client.createPayloadIndex(name, { wait: true, field_name: payloadKey(field), field_schema: indexSchema(type) });
+    for (const [field, type] of added)
+      await this.client.createPayloadIndex(name, {
+        wait: true,
+        field_name: payloadKey(field),
+        field_schema: indexSchema(type),
+      });
     const alfred: AlfredMeta = { embedderId: spec.embedderId, dimension: spec.dimension, fields: { ...spec.fields } };
-    await this.client.updateCollection(name, { metadata: { alfred } } as Parameters<QdrantClient['updateCollection']>[1]);
+    await this.client.updateCollection(name, { metadata: { alfred } } as Parameters<
+      QdrantClient['updateCollection']
+    >[1]);
   }
 
   async drop(name: string): Promise<void> {
     this.sizes.get(name)?.();
     this.sizes.delete(name);
-    if ((await this.client.collectionExists(this.prefix + name)).exists) await this.client.deleteCollection(this.prefix + name);
+    if ((await this.client.collectionExists(this.prefix + name)).exists)
+      await this.client.deleteCollection(this.prefix + name);
   }
 
   async describe(name: string): Promise<{ embedderId: string; dimension: number } | undefined> {
@@ -84,8 +108,14 @@ export class QdrantStore implements VectorStore {
   private async readMeta(name: string): Promise<AlfredMeta | undefined> {
     if (!(await this.client.collectionExists(name)).exists) return undefined;
     const info = await this.client.getCollection(name);
-    const meta = (info.config as { metadata?: Record<string, unknown> | null }).metadata?.alfred as AlfredMeta | undefined;
-    if (meta === undefined) throw new AlfredError(ErrorCode.Internal, `Qdrant collection ${name} has no Alfred metadata; it was not made by Alfred`);
+    const meta = (info.config as { metadata?: Record<string, unknown> | null }).metadata?.alfred as
+      | AlfredMeta
+      | undefined;
+    if (meta === undefined)
+      throw new AlfredError(
+        ErrorCode.Internal,
+        `Qdrant collection ${name} has no Alfred metadata; it was not made by Alfred`,
+      );
     return meta;
   }
 
@@ -96,8 +126,10 @@ export class QdrantStore implements VectorStore {
       sparse_vectors: { bm25: { modifier: 'idf' } },
       metadata: { alfred },
     });
-    const index = (field_name: string, field_schema: Parameters<QdrantClient['createPayloadIndex']>[1]['field_schema']) =>
-      this.client.createPayloadIndex(name, { wait: true, field_name, field_schema });
+    const index = (
+      field_name: string,
+      field_schema: Parameters<QdrantClient['createPayloadIndex']>[1]['field_schema'],
+    ) => this.client.createPayloadIndex(name, { wait: true, field_name, field_schema });
     await index('tenant', { type: 'keyword', is_tenant: true });
     await index('agent', 'keyword');
     await index('doc_id', 'keyword');

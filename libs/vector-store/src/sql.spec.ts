@@ -5,7 +5,7 @@ describe('sql', () => {
     it('should double single quotes and keep everything else literal', () => {
       expect(sqlString("it's")).toBe("'it''s'");
       expect(sqlString("x' OR '1'='1")).toBe("'x'' OR ''1''=''1'");
-      expect(sqlString('back\\slash "dq" ; -- %_')).toBe("'back\\slash \"dq\" ; -- %_'");
+      expect(sqlString('back\\slash "dq" ; -- %_')).toBe('\'back\\slash "dq" ; -- %_\'');
       expect(sqlString('')).toBe("''");
     });
 

@@ -20,8 +20,20 @@ export function axisVector(axis: number, lean = 0, towards = (axis + 1) % DIM): 
   return v.map((x) => x / n);
 }
 
-function doc(scope: DocScope, id: string, text: string, fields: Partial<Record<keyof typeof FIELDS, FieldValue>> = {}, vector = axisVector(7)): Doc {
-  return { ...scope, id, text, vector, fields: { importance: 0.5, tags: [], source: 'memory', pinned: false, ...fields } };
+function doc(
+  scope: DocScope,
+  id: string,
+  text: string,
+  fields: Partial<Record<keyof typeof FIELDS, FieldValue>> = {},
+  vector = axisVector(7),
+): Doc {
+  return {
+    ...scope,
+    id,
+    text,
+    vector,
+    fields: { importance: 0.5, tags: [], source: 'memory', pinned: false, ...fields },
+  };
 }
 
 const ids = (docs: readonly StoredDoc[]) => docs.map((d) => d.id);
@@ -30,7 +42,11 @@ const ids = (docs: readonly StoredDoc[]) => docs.map((d) => d.id);
  * The behaviour every VectorStore adapter must show. Call at a test module's top level with the
  * describe to use (describe, or describe.skip when the backing server is absent).
  */
-export function vectorStoreContract(describeFn: jest.Describe, title: string, makeHarness: () => Promise<StoreHarness>): void {
+export function vectorStoreContract(
+  describeFn: jest.Describe,
+  title: string,
+  makeHarness: () => Promise<StoreHarness>,
+): void {
   describeFn(`${title} (vector-store contract)`, () => {
     let harness: StoreHarness;
     let store: VectorStore;
@@ -48,16 +64,29 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
       await harness?.cleanup();
     });
     beforeEach(() => {
-      spec = { name: `c_${randomUUID().replaceAll('-', '').slice(0, 12)}`, embedderId: 'test-v1-8', dimension: DIM, fields: FIELDS };
+      spec = {
+        name: `c_${randomUUID().replaceAll('-', '').slice(0, 12)}`,
+        embedderId: 'test-v1-8',
+        dimension: DIM,
+        fields: FIELDS,
+      };
     });
 
     describe('upsert/get/delete', () => {
       it('should store, read back, update and delete documents', async () => {
         const c = await store.open(spec);
-        await c.upsert([doc(a, 'd1', 'first', { tags: ['x', 'y'], pinned: true, importance: 0.25 }), doc(a, 'd2', 'second', { source: null })]);
+        await c.upsert([
+          doc(a, 'd1', 'first', { tags: ['x', 'y'], pinned: true, importance: 0.25 }),
+          doc(a, 'd2', 'second', { source: null }),
+        ]);
         const got = await c.get(a, ['d1', 'd2', 'missing']);
         expect(got.sort((x, y) => x.id.localeCompare(y.id))).toEqual([
-          { ...a, id: 'd1', text: 'first', fields: { importance: 0.25, tags: ['x', 'y'], source: 'memory', pinned: true } },
+          {
+            ...a,
+            id: 'd1',
+            text: 'first',
+            fields: { importance: 0.25, tags: ['x', 'y'], source: 'memory', pinned: true },
+          },
           { ...a, id: 'd2', text: 'second', fields: { importance: 0.5, tags: [], source: null, pinned: false } },
         ]);
         await c.upsert([doc(a, 'd1', 'first, edited', { importance: 0.75 })]);
@@ -72,8 +101,12 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
       it('should store new documents that read, list and search like upserted ones', async () => {
         const c = await store.open(spec);
         await c.insert([doc(a, 'n1', 'freshly inserted walrus', { tags: ['x'] }), doc(b, 'n1', 'walrus of scope b')]);
-        expect(await c.get(a, ['n1'])).toEqual([expect.objectContaining({ ...a, id: 'n1', text: 'freshly inserted walrus' })]);
-        expect(await c.get(b, ['n1'])).toEqual([expect.objectContaining({ ...b, id: 'n1', text: 'walrus of scope b' })]);
+        expect(await c.get(a, ['n1'])).toEqual([
+          expect.objectContaining({ ...a, id: 'n1', text: 'freshly inserted walrus' }),
+        ]);
+        expect(await c.get(b, ['n1'])).toEqual([
+          expect.objectContaining({ ...b, id: 'n1', text: 'walrus of scope b' }),
+        ]);
         const found = await c.search({ ...a }, { vector: axisVector(7), text: 'walrus', limit: 5, minScore: 0 });
         expect(found.hits.map((h) => [h.doc.tenant, h.doc.id])).toEqual([[a.tenant, 'n1']]);
         await c.upsert([doc(a, 'n1', 'then updated')]);
@@ -83,8 +116,8 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
       it('should land every one of many concurrent writes, each resolving once stored', async () => {
         const c = await store.open(spec);
         const writes = Array.from({ length: 24 }, (_, i) =>
-          (i % 3 === 0 ? c.upsert([doc(a, `w${i}`, `write ${i}`)]) : c.insert([doc(a, `w${i}`, `write ${i}`)])).then(() =>
-            c.get(a, [`w${i}`]),
+          (i % 3 === 0 ? c.upsert([doc(a, `w${i}`, `write ${i}`)]) : c.insert([doc(a, `w${i}`, `write ${i}`)])).then(
+            () => c.get(a, [`w${i}`]),
           ),
         );
         const seen = await Promise.all(writes);
@@ -101,7 +134,11 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
       it('should never show, list, find or delete another scope’s documents', async () => {
         const c = await store.open(spec);
         const q = axisVector(0);
-        await c.upsert([doc(a, 'same', 'zebra in scope a', {}, q), doc(b, 'same', 'zebra in scope b', {}, q), doc(a2, 'other', 'zebra in a2', {}, q)]);
+        await c.upsert([
+          doc(a, 'same', 'zebra in scope a', {}, q),
+          doc(b, 'same', 'zebra in scope b', {}, q),
+          doc(a2, 'other', 'zebra in a2', {}, q),
+        ]);
         expect(await c.get(b, ['same'])).toEqual([expect.objectContaining({ ...b, text: 'zebra in scope b' })]);
         expect(await c.get(b, ['other'])).toEqual([]);
         const listed = await c.list({ ...a }, { sortBy: 'id', order: 'asc', limit: 10, offset: 0 });
@@ -118,7 +155,10 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         const c = await store.open(spec);
         const q = axisVector(0);
         const crowd = Array.from({ length: 150 }, (_, i) => doc(b, `b${i}`, 'zebra zebra zebra', {}, q));
-        await c.upsert([...crowd, doc(a, 'mine', 'a zebra and many other words in a longer text', {}, axisVector(0, 2))]);
+        await c.upsert([
+          ...crowd,
+          doc(a, 'mine', 'a zebra and many other words in a longer text', {}, axisVector(0, 2)),
+        ]);
         const found = await c.search({ ...a }, { vector: q, text: 'zebra', limit: 5, minScore: 0 });
         expect(ids(found.hits.map((h) => h.doc))).toEqual(['mine']);
       });
@@ -139,18 +179,30 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
 
       it('should filter by eq, contains, ranges and booleans', async () => {
         const c = await seed();
-        const q = (where: NonNullable<Parameters<typeof c.list>[0]['where']>) => c.list({ ...a, where }, page).then((r) => ids(r.docs));
+        const q = (where: NonNullable<Parameters<typeof c.list>[0]['where']>) =>
+          c.list({ ...a, where }, page).then((r) => ids(r.docs));
         expect(await q([{ field: 'source', op: 'eq', value: 'daily' }])).toEqual(['m2', 'm3']);
         expect(await q([{ field: 'tags', op: 'contains', value: 'work' }])).toEqual(['m1', 'm3']);
         expect(await q([{ field: 'tags', op: 'contains', value: 'wor' }])).toEqual([]);
-        expect(await q([{ field: 'importance', op: 'gte', value: 0.5 }, { field: 'importance', op: 'lte', value: 0.5 }])).toEqual(['m3', 'm4']);
+        expect(
+          await q([
+            { field: 'importance', op: 'gte', value: 0.5 },
+            { field: 'importance', op: 'lte', value: 0.5 },
+          ]),
+        ).toEqual(['m3', 'm4']);
         expect(await q([{ field: 'pinned', op: 'eq', value: true }])).toEqual(['m2']);
-        expect(await q([{ field: 'tags', op: 'contains', value: 'work' }, { field: 'source', op: 'eq', value: 'memory' }])).toEqual(['m1']);
+        expect(
+          await q([
+            { field: 'tags', op: 'contains', value: 'work' },
+            { field: 'source', op: 'eq', value: 'memory' },
+          ]),
+        ).toEqual(['m1']);
       });
 
       it('should sort by number and string both ways, ties by id', async () => {
         const c = await seed();
-        const sorted = (sortBy: string, order: 'asc' | 'desc') => c.list({ ...a }, { ...page, sortBy, order }).then((r) => ids(r.docs));
+        const sorted = (sortBy: string, order: 'asc' | 'desc') =>
+          c.list({ ...a }, { ...page, sortBy, order }).then((r) => ids(r.docs));
         expect(await sorted('importance', 'asc')).toEqual(['m2', 'm3', 'm4', 'm1']);
         expect(await sorted('importance', 'desc')).toEqual(['m1', 'm3', 'm4', 'm2']);
         expect(await sorted('source', 'asc')).toEqual(['m2', 'm3', 'm1', 'm4']);
@@ -162,7 +214,10 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         const p1 = await c.list({ ...a }, { ...page, limit: 3 });
         const p2 = await c.list({ ...a }, { ...page, limit: 3, offset: 3 });
         expect([ids(p1.docs), p1.total, ids(p2.docs), p2.total]).toEqual([['m1', 'm2', 'm3'], 4, ['m4'], 4]);
-        const filtered = await c.list({ ...a, where: [{ field: 'source', op: 'eq', value: 'daily' }] }, { ...page, limit: 1, offset: 1 });
+        const filtered = await c.list(
+          { ...a, where: [{ field: 'source', op: 'eq', value: 'daily' }] },
+          { ...page, limit: 1, offset: 1 },
+        );
         expect(filtered).toEqual({ docs: [expect.objectContaining({ id: 'm3' })], total: 2 });
         expect((await c.list({ ...a }, { ...page, offset: 10 })).docs).toEqual([]);
       });
@@ -244,7 +299,7 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
 
     describe('user strings', () => {
       it('should treat quotes and SQL-looking input as plain data', async () => {
-        const evil: DocScope = { tenant: "o'brien\"; DROP TABLE x; --", agent: 'alfred' };
+        const evil: DocScope = { tenant: 'o\'brien"; DROP TABLE x; --', agent: 'alfred' };
         const c = await store.open(spec);
         const id = "x' OR '1'='1";
         await c.upsert([
@@ -257,7 +312,10 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         expect(await list([{ field: 'tags', op: 'contains', value: "a'b" }])).toEqual([id]);
         expect(await list([{ field: 'source', op: 'eq', value: "it's" }])).toEqual([id]);
         expect(await list([{ field: 'source', op: 'eq', value: "' OR '1'='1" }])).toEqual([]);
-        const found = await c.search({ ...evil }, { vector: axisVector(7), text: '"quoted" (text) AND \' OR', limit: 5, minScore: 0 });
+        const found = await c.search(
+          { ...evil },
+          { vector: axisVector(7), text: '"quoted" (text) AND \' OR', limit: 5, minScore: 0 },
+        );
         expect(ids(found.hits.map((h) => h.doc))).toEqual([id]);
         expect(await c.delete(evil, [id])).toEqual([id]);
         expect(await c.get(a, ['victim'])).toHaveLength(1);
@@ -270,7 +328,10 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         expect(await store.describe(spec.name)).toEqual({ embedderId: 'test-v1-8', dimension: DIM });
         expect(await store.describe(`${spec.name}_none`)).toBeUndefined();
         const other = { ...spec, embedderId: 'other-model', dimension: 16 };
-        const err = await store.open(other).then(() => undefined, (e: unknown) => e);
+        const err = await store.open(other).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err).toMatchObject({ code: ErrorCode.EmbedderMismatch });
         expect((err as Error).message).toContain('test-v1-8');
         expect((err as Error).message).toContain('alfred reindex');
@@ -290,38 +351,66 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
 
     describe('added fields, setFields and drop', () => {
       it('should add fields to a stored collection, null until set, and set some fields keeping the rest', async () => {
-        await (await store.open(spec)).upsert([doc(a, 'old', 'written before the field existed', { importance: 0.25 }), doc(b, 'old', 'scope b')]);
+        await (await store.open(spec)).upsert([
+          doc(a, 'old', 'written before the field existed', { importance: 0.25 }),
+          doc(b, 'old', 'scope b'),
+        ]);
         await store.close();
         store = await harness.create();
-        const wider = { ...spec, fields: { ...spec.fields, via: 'string', flagged: 'boolean', written: 'number' } } as const;
+        const wider = {
+          ...spec,
+          fields: { ...spec.fields, via: 'string', flagged: 'boolean', written: 'number' },
+        } as const;
         const c = await store.open(wider);
-        expect((await c.get(a, ['old']))[0]!.fields).toMatchObject({ importance: 0.25, via: null, flagged: null, written: null });
+        expect((await c.get(a, ['old']))[0]!.fields).toMatchObject({
+          importance: 0.25,
+          via: null,
+          flagged: null,
+          written: null,
+        });
         await c.setFields([
           { ...a, id: 'old', fields: { via: 'rest', flagged: false } },
           { ...a, id: 'missing', fields: { via: 'rest', flagged: true } },
           { ...b, id: 'old', fields: { written: 7 } },
         ]);
-        expect((await c.get(a, ['old']))[0]).toMatchObject({ text: 'written before the field existed', fields: { importance: 0.25, via: 'rest', flagged: false, written: null } });
+        expect((await c.get(a, ['old']))[0]).toMatchObject({
+          text: 'written before the field existed',
+          fields: { importance: 0.25, via: 'rest', flagged: false, written: null },
+        });
         expect((await c.get(b, ['old']))[0]!.fields).toMatchObject({ via: null, written: 7 });
         expect(await c.get(a, ['missing'])).toEqual([]);
-        const listed = await c.list({ ...a, where: [{ field: 'via', op: 'eq', value: 'rest' }] }, { sortBy: 'id', order: 'asc', limit: 5, offset: 0 });
+        const listed = await c.list(
+          { ...a, where: [{ field: 'via', op: 'eq', value: 'rest' }] },
+          { sortBy: 'id', order: 'asc', limit: 5, offset: 0 },
+        );
         expect(ids(listed.docs)).toEqual(['old']);
-        const found = await c.search({ ...a, where: [{ field: 'flagged', op: 'eq', value: false }] }, { vector: axisVector(7), text: 'field', limit: 5, minScore: 0 });
+        const found = await c.search(
+          { ...a, where: [{ field: 'flagged', op: 'eq', value: false }] },
+          { vector: axisVector(7), text: 'field', limit: 5, minScore: 0 },
+        );
         expect(ids(found.hits.map((h) => h.doc))).toEqual(['old']);
         await c.upsert([doc(a, 'new', 'written after', { importance: 0.5 })]);
         expect((await c.get(a, ['new']))[0]!.fields).toMatchObject({ via: null });
         await c.setFields([{ ...a, id: 'new', fields: { flagged: true } }]);
         // `ne` lets documents without a value through: b's document was never given `flagged`.
         const notFlagged = [{ field: 'flagged', op: 'ne', value: true }] as const;
-        const page = (s: typeof a) => c.list({ ...s, where: notFlagged }, { sortBy: 'id', order: 'asc', limit: 5, offset: 0 }).then((r) => ids(r.docs));
+        const page = (s: typeof a) =>
+          c
+            .list({ ...s, where: notFlagged }, { sortBy: 'id', order: 'asc', limit: 5, offset: 0 })
+            .then((r) => ids(r.docs));
         expect([await page(a), await page(b)]).toEqual([['old'], ['old']]);
-        const searched = await c.search({ ...b, where: notFlagged }, { vector: axisVector(7), text: 'scope', limit: 5, minScore: 0 });
+        const searched = await c.search(
+          { ...b, where: notFlagged },
+          { vector: axisVector(7), text: 'scope', limit: 5, minScore: 0 },
+        );
         expect(ids(searched.hits.map((h) => h.doc))).toEqual(['old']);
       });
 
       it('should refuse a field whose type changed, and drop a collection', async () => {
         await (await store.open(spec)).upsert([doc(a, 'd', 'text')]);
-        await expect(store.open({ ...spec, name: spec.name, fields: { ...spec.fields, importance: 'string' } })).rejects.toMatchObject({ code: ErrorCode.Conflict });
+        await expect(
+          store.open({ ...spec, name: spec.name, fields: { ...spec.fields, importance: 'string' } }),
+        ).rejects.toMatchObject({ code: ErrorCode.Conflict });
         await store.drop(spec.name);
         expect(await store.describe(spec.name)).toBeUndefined();
         await store.drop(spec.name);
@@ -331,7 +420,9 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
     describe('scanAll and persistence', () => {
       it('should page through every scope’s documents', async () => {
         const c = await store.open(spec);
-        await c.upsert([a, b, a2].flatMap((s, i) => [0, 1, 2].map((j) => doc(s, `s${i}${j}`, `doc ${i} ${j}`))).slice(0, 7));
+        await c.upsert(
+          [a, b, a2].flatMap((s, i) => [0, 1, 2].map((j) => doc(s, `s${i}${j}`, `doc ${i} ${j}`))).slice(0, 7),
+        );
         const pages: StoredDoc[][] = [];
         for await (const p of c.scanAll(3)) pages.push(p);
         expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
@@ -343,7 +434,9 @@ export function vectorStoreContract(describeFn: jest.Describe, title: string, ma
         await store.close();
         store = await harness.create();
         const c = await store.open(spec);
-        expect(await c.get(a, ['kept'])).toEqual([expect.objectContaining({ text: 'persisted text', fields: expect.objectContaining({ tags: ['t'] }) })]);
+        expect(await c.get(a, ['kept'])).toEqual([
+          expect.objectContaining({ text: 'persisted text', fields: expect.objectContaining({ tags: ['t'] }) }),
+        ]);
       });
     });
   });

@@ -11,7 +11,10 @@ import { VECTOR_STORE, type VectorStore } from './vector-store.js';
 /** Qdrant when QDRANT_URL is set, else LanceDB under the data dir. */
 export function createVectorStoreFromConfig(config: EmbeddingConfig): VectorStore {
   if (config.QDRANT_URL) {
-    return new QdrantStore({ url: config.QDRANT_URL, ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}) });
+    return new QdrantStore({
+      url: config.QDRANT_URL,
+      ...(config.QDRANT_API_KEY ? { apiKey: config.QDRANT_API_KEY } : {}),
+    });
   }
   if (config.ALFRED_MEMORY_CACHE_MB !== undefined) residentBudget.setLimit(config.ALFRED_MEMORY_CACHE_MB * 2 ** 20);
   return new LanceDbStore({ dir: join(config.ALFRED_DATA_DIR, 'vectors') });

@@ -18,7 +18,14 @@ import { AgentFileEdits } from './agents/agent-file-edits.js';
 import { AgentService } from './agents/agent.service.js';
 import { moveFileAgents } from './agents/file-agents.migration.js';
 import { moveRedisAgents } from './agents/redis-agents.migration.js';
-import { agentRuntimeEnvSchema, apiUrlOf, loadAgentRuntimeConfig, workspaceQuotaOf, workspacesDirOf, type AgentRuntimeConfig } from './config.js';
+import {
+  agentRuntimeEnvSchema,
+  apiUrlOf,
+  loadAgentRuntimeConfig,
+  workspaceQuotaOf,
+  workspacesDirOf,
+  type AgentRuntimeConfig,
+} from './config.js';
 import { AGENT_FILE_STORE, AgentFileHandlers } from './handlers/agent-file.handlers.js';
 import { AgentHandlers } from './handlers/agent.handlers.js';
 import { SESSION_STORE, SessionHandlers } from './handlers/session.handlers.js';
@@ -52,7 +59,9 @@ async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger):
     await moveEarlierData(logger, 'agents', () => moveFileAgents(config.ALFRED_DATA_DIR, files));
     return files;
   }
-  const registry = new KvAgentStore(new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas }));
+  const registry = new KvAgentStore(
+    new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas }),
+  );
   if (config.REDIS_URL) {
     try {
       const moved = await moveRedisAgents(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, registry);
@@ -74,8 +83,16 @@ export class AgentRuntimeModule {
     return {
       module: AgentRuntimeModule,
       providers: [
-        { provide: SESSION_STORE, inject: [LOGGER], useFactory: (logger: Logger) => createSessionStore(config, logger) },
-        { provide: AGENT_FILE_STORE, inject: [LOGGER], useFactory: (logger: Logger) => createAgentFileStore(config, logger) },
+        {
+          provide: SESSION_STORE,
+          inject: [LOGGER],
+          useFactory: (logger: Logger) => createSessionStore(config, logger),
+        },
+        {
+          provide: AGENT_FILE_STORE,
+          inject: [LOGGER],
+          useFactory: (logger: Logger) => createAgentFileStore(config, logger),
+        },
         {
           provide: AGENT_STORE,
           inject: [BUS, LOGGER],
@@ -85,7 +102,9 @@ export class AgentRuntimeModule {
           provide: TURN_STATE,
           useFactory: (): TurnStateStore => {
             const options = { keyPrefix: config.ALFRED_REDIS_PREFIX, ttlMs: TURN_STATE_TTL_MS };
-            const kv = config.REDIS_URL ? new RedisKvStore(config.REDIS_URL, 'turn-state', options) : new MemoryKvStore(options);
+            const kv = config.REDIS_URL
+              ? new RedisKvStore(config.REDIS_URL, 'turn-state', options)
+              : new MemoryKvStore(options);
             return new KvTurnStateStore(kv);
           },
         },
@@ -97,7 +116,14 @@ export class AgentRuntimeModule {
         {
           provide: TOOL_PROVIDERS,
           inject: [BUS, LOGGER],
-          useFactory: (bus: Bus, logger: Logger): ToolProvider[] => [new ExecutableSkillToolProvider(bus, logger.child({ context: 'ExecutableSkillTools' }), config.ALFRED_SKILL_INDEX_TTL_MS), ...toolProviders],
+          useFactory: (bus: Bus, logger: Logger): ToolProvider[] => [
+            new ExecutableSkillToolProvider(
+              bus,
+              logger.child({ context: 'ExecutableSkillTools' }),
+              config.ALFRED_SKILL_INDEX_TTL_MS,
+            ),
+            ...toolProviders,
+          ],
         },
         {
           provide: AgentService,
@@ -108,10 +134,31 @@ export class AgentRuntimeModule {
         {
           provide: TurnCoordinator,
           inject: [BUS, SESSION_STORE, TURN_STATE, LLM, AgentService, TOOL_PROVIDERS, LOGGER, SERVICE_CONTEXT],
-          useFactory: (bus: Bus, sessions: SessionStore, turnState: TurnStateStore, llm: LlmClient, agents: AgentService, providers: ToolProvider[], logger: Logger, ctx: ServiceContext) => {
+          useFactory: (
+            bus: Bus,
+            sessions: SessionStore,
+            turnState: TurnStateStore,
+            llm: LlmClient,
+            agents: AgentService,
+            providers: ToolProvider[],
+            logger: Logger,
+            ctx: ServiceContext,
+          ) => {
             const log = logger.child({ context: TurnCoordinator.name });
-            const sandbox = new BashSandbox({ mode: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH, folder: workspacesDir, hostPath: config.PATH, quota });
-            void announceOsSandbox(logger.child({ context: 'BashSandbox' }), "the agent's bash commands", config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH, workspacesDir);
+            const sandbox = new BashSandbox({
+              mode: config.ALFRED_OS_SANDBOX,
+              bwrapPath: config.ALFRED_BWRAP_PATH,
+              folder: workspacesDir,
+              hostPath: config.PATH,
+              quota,
+            });
+            void announceOsSandbox(
+              logger.child({ context: 'BashSandbox' }),
+              "the agent's bash commands",
+              config.ALFRED_OS_SANDBOX,
+              config.ALFRED_BWRAP_PATH,
+              workspacesDir,
+            );
             const runner = new TurnRunner(
               { bus, sessions, agents, llm, turnState, providers, logger: log },
               {
@@ -125,26 +172,40 @@ export class AgentRuntimeModule {
                 workspacesDir,
                 quota,
                 apiUrl: apiUrlOf(config, ctx.apiUrl),
-                bash: { defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS, maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX, sandbox },
+                bash: {
+                  defaultTimeoutMs: config.ALFRED_BASH_TIMEOUT_MS,
+                  maxOutputChars: config.ALFRED_TOOL_OUTPUT_MAX,
+                  sandbox,
+                },
               },
             );
-            return new TurnCoordinator(bus, sessions, turnState, llm, runner, {
-              worker: ctx.instance,
-              leaseMs: config.ALFRED_TURN_LEASE_MS,
-              heartbeatMs: config.ALFRED_TURN_HEARTBEAT_MS,
-              deadlineMs: config.ALFRED_TURN_DEADLINE_MS,
-              confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
-              maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
-              maxTenantTurns: config.ALFRED_MAX_TENANT_TURNS ?? Math.max(1, Math.ceil(config.ALFRED_MAX_CONCURRENT_TURNS / 2)),
-              // Running turns may finish until the shutdown deadline, less what writing and closing need.
-              drainMs: () => drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS),
-            }, log);
+            return new TurnCoordinator(
+              bus,
+              sessions,
+              turnState,
+              llm,
+              runner,
+              {
+                worker: ctx.instance,
+                leaseMs: config.ALFRED_TURN_LEASE_MS,
+                heartbeatMs: config.ALFRED_TURN_HEARTBEAT_MS,
+                deadlineMs: config.ALFRED_TURN_DEADLINE_MS,
+                confirmTimeoutMs: config.ALFRED_CONFIRM_TIMEOUT_MS,
+                maxConcurrentTurns: config.ALFRED_MAX_CONCURRENT_TURNS,
+                maxTenantTurns:
+                  config.ALFRED_MAX_TENANT_TURNS ?? Math.max(1, Math.ceil(config.ALFRED_MAX_CONCURRENT_TURNS / 2)),
+                // Running turns may finish until the shutdown deadline, less what writing and closing need.
+                drainMs: () => drainWindowMs(config.ALFRED_SHUTDOWN_DEADLINE_MS),
+              },
+              log,
+            );
           },
         },
         {
           provide: AgentFileEdits,
           inject: [AGENT_FILE_STORE],
-          useFactory: (files: AgentFileStore) => new AgentFileEdits(files, new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
+          useFactory: (files: AgentFileStore) =>
+            new AgentFileEdits(files, new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
         },
         SessionHandlers,
         AgentFileHandlers,

@@ -1,5 +1,11 @@
 import { join } from 'node:path';
-import { Inject, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Module,
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { FileKvStore } from '#files';
@@ -31,7 +37,10 @@ class ChannelLifecycle implements OnApplicationBootstrap, BeforeApplicationShutd
 
   onApplicationBootstrap(): void {
     if (this.channel) this.channel.start();
-    else this.logger.info('Telegram is off: set TELEGRAM_BOT_TOKEN (and ALFRED_TELEGRAM_ALLOW) to talk to your agents from Telegram');
+    else
+      this.logger.info(
+        'Telegram is off: set TELEGRAM_BOT_TOKEN (and ALFRED_TELEGRAM_ALLOW) to talk to your agents from Telegram',
+      );
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -13,7 +13,10 @@ describe(loadChannelsConfig.name, () => {
 
   it('should read the allowlist as agent:id,id pairs', () => {
     const config = loadChannelsConfig({ TELEGRAM_BOT_TOKEN: token, ALFRED_TELEGRAM_ALLOW: 'alfred:11,22; jarvis:22' });
-    expect([...config.ALFRED_TELEGRAM_ALLOW!].map(([a, ids]) => [a, [...ids]])).toEqual([['alfred', [11, 22]], ['jarvis', [22]]]);
+    expect([...config.ALFRED_TELEGRAM_ALLOW!].map(([a, ids]) => [a, [...ids]])).toEqual([
+      ['alfred', [11, 22]],
+      ['jarvis', [22]],
+    ]);
   });
 
   it('should reject a malformed allowlist and a malformed token without echoing the token', () => {
@@ -32,10 +35,13 @@ describe(loadChannelsConfig.name, () => {
   });
 
   it('should refuse an http:// webhook URL, which Telegram never calls, and take an https:// one', () => {
-    expect(() => loadChannelsConfig({ TELEGRAM_BOT_TOKEN: token, ALFRED_TELEGRAM_WEBHOOK_URL: 'http://alfred.example.com' })).toThrow(
-      /ALFRED_TELEGRAM_WEBHOOK_URL.*https:\/\/ URLs only/s,
-    );
+    expect(() =>
+      loadChannelsConfig({ TELEGRAM_BOT_TOKEN: token, ALFRED_TELEGRAM_WEBHOOK_URL: 'http://alfred.example.com' }),
+    ).toThrow(/ALFRED_TELEGRAM_WEBHOOK_URL.*https:\/\/ URLs only/s);
     expect(() => loadChannelsConfig({ ALFRED_TELEGRAM_WEBHOOK_URL: 'ftp://alfred.example.com' })).toThrow(ConfigError);
-    expect(loadChannelsConfig({ ALFRED_TELEGRAM_WEBHOOK_URL: 'https://alfred.example.com/base' }).ALFRED_TELEGRAM_WEBHOOK_URL).toBe('https://alfred.example.com/base');
+    expect(
+      loadChannelsConfig({ ALFRED_TELEGRAM_WEBHOOK_URL: 'https://alfred.example.com/base' })
+        .ALFRED_TELEGRAM_WEBHOOK_URL,
+    ).toBe('https://alfred.example.com/base');
   });
 });

@@ -13,12 +13,22 @@ const UserId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
  */
 const allowList = z.string().transform((raw, ctx) => {
   const allow = new Map<string, Set<number>>();
-  for (const entry of raw.split(';').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(';')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [agent = '', ids = ''] = entry.split(':').map((s) => s.trim());
     const name = AgentName.safeParse(agent);
-    const parsed = ids.split(',').map((s) => s.trim()).filter(Boolean).map((s) => UserId.safeParse(s));
+    const parsed = ids
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((s) => UserId.safeParse(s));
     if (!name.success || parsed.length === 0 || parsed.some((p) => !p.success)) {
-      ctx.addIssue({ code: 'custom', message: `"${entry}" is not agent:user_id,user_id (e.g. alfred:123456789,987654321)` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${entry}" is not agent:user_id,user_id (e.g. alfred:123456789,987654321)`,
+      });
       return z.NEVER;
     }
     const set = allow.get(name.data) ?? new Set<number>();
@@ -38,9 +48,10 @@ export const channelsEnv = {
       'the bot token from @BotFather: the Telegram channel is off without it (never logged) — see ' +
         '`services/channels/README.md`',
     ),
-  TELEGRAM_API_URL: envHelpers.url(/^https?$/)
+  TELEGRAM_API_URL: envHelpers
+    .url(/^https?$/)
     .default('https://api.telegram.org')
-    .describe('the Bot API server (a local Bot API server instead of Telegram\'s)'),
+    .describe("the Bot API server (a local Bot API server instead of Telegram's)"),
   ALFRED_TELEGRAM_ALLOW: allowList
     .optional()
     .describe(
@@ -53,11 +64,14 @@ export const channelsEnv = {
   ALFRED_TELEGRAM_TENANT: TenantId.default('default').describe('the tenant every chat of this bot belongs to'),
   ALFRED_TELEGRAM_WEBHOOK_URL: z
     .string()
-    .refine((v) => /^https:\/\//i.test(v), 'Telegram delivers webhooks to https:// URLs only; put Alfred behind a TLS proxy (or unset it to long-poll)')
+    .refine(
+      (v) => /^https:\/\//i.test(v),
+      'Telegram delivers webhooks to https:// URLs only; put Alfred behind a TLS proxy (or unset it to long-poll)',
+    )
     .pipe(envHelpers.url(/^https$/))
     .optional()
     .describe(
-      'the gateway\'s public https base URL: set, Telegram delivers updates by webhook to ' +
+      "the gateway's public https base URL: set, Telegram delivers updates by webhook to " +
         '`<url>/channels/telegram/<tenant>/webhook`; unset, the service long-polls',
     ),
   ALFRED_TELEGRAM_POLL_TIMEOUT_S: int(0, 50, 25).describe('long-poll wait of one getUpdates call, in seconds'),
@@ -75,7 +89,7 @@ export const channelsEnv = {
     'updates handled at once (a turn holds its update until the reply is out)',
   ),
   ALFRED_CHANNELS_ACK_WAIT_MS: int(1_000, 600_000, 30_000).describe(
-    'how long a stored update may go unacknowledged before another instance takes it over (a crashed one\'s)',
+    "how long a stored update may go unacknowledged before another instance takes it over (a crashed one's)",
   ),
 };
 

@@ -5,8 +5,14 @@ import { extractiveSummary } from './extractive-summarizer.js';
 
 const user = (text: string): SessionMessage => ({ role: 'user', content: text });
 const assistant = (text: string): SessionMessage => ({ role: 'assistant', content: text });
-const call = (id: string, name = 'bash'): SessionMessage => ({ role: 'assistant', content: [{ type: 'tool_use', id, name, input: {} }] });
-const result = (id: string, text = 'ok'): SessionMessage => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: text }] });
+const call = (id: string, name = 'bash'): SessionMessage => ({
+  role: 'assistant',
+  content: [{ type: 'tool_use', id, name, input: {} }],
+});
+const result = (id: string, text = 'ok'): SessionMessage => ({
+  role: 'user',
+  content: [{ type: 'tool_result', tool_use_id: id, content: text }],
+});
 
 describe('planCompaction', () => {
   it('should return null when the session is not longer than what is kept', () => {
@@ -29,7 +35,14 @@ describe('planCompaction', () => {
   });
 
   it('should keep skill loads verbatim, out of the summary', () => {
-    const msgs = [user('1'), call('s1', SKILL_TOOL), result('s1', '# Skill body'), assistant('2'), user('3'), assistant('4')];
+    const msgs = [
+      user('1'),
+      call('s1', SKILL_TOOL),
+      result('s1', '# Skill body'),
+      assistant('2'),
+      user('3'),
+      assistant('4'),
+    ];
     const plan = planCompaction(msgs, 1)!;
     expect(plan.skillMessages).toEqual([msgs[1], msgs[2]]);
     expect(plan.summarised).toEqual([msgs[0], msgs[3], msgs[4]]);
@@ -55,13 +68,16 @@ describe('extractiveSummary', () => {
   });
 
   it('should prefer lines matching the instructions when over budget', () => {
-    const msgs = Array.from({ length: 60 }, (_, i) => user(i === 55 ? 'The database password rotates monthly.' : `filler line ${i}.`));
+    const msgs = Array.from({ length: 60 }, (_, i) =>
+      user(i === 55 ? 'The database password rotates monthly.' : `filler line ${i}.`),
+    );
     expect(extractiveSummary(msgs, 'keep everything about the database')).toContain('database password');
   });
 });
 
 describe('planByTokens', () => {
-  const size = (m: SessionMessage[]) => m.reduce((n, x) => n + (typeof x.content === 'string' ? x.content.length : 10), 0);
+  const size = (m: SessionMessage[]) =>
+    m.reduce((n, x) => n + (typeof x.content === 'string' ? x.content.length : 10), 0);
 
   it('should keep the longest recent tail within the budget, however few messages that is', () => {
     const msgs = [user('a'.repeat(500)), assistant('b'.repeat(500)), user('c'.repeat(500)), assistant('d'.repeat(40))];
@@ -82,7 +98,10 @@ describe('planByTokens', () => {
 
 describe('renderTranscript', () => {
   it('should clip each huge block and drop the oldest lines beyond the limit', () => {
-    const text = renderTranscript([user('old '.repeat(100)), result('t1', 'r'.repeat(50_000)), user('latest question')], 4_300);
+    const text = renderTranscript(
+      [user('old '.repeat(100)), result('t1', 'r'.repeat(50_000)), user('latest question')],
+      4_300,
+    );
     expect(text.length).toBeLessThan(4_400);
     expect(text).toContain('characters left out');
     expect(text).toContain('older transcript lines left out');

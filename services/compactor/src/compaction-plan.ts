@@ -52,7 +52,11 @@ const loadsSkill = (segment: readonly SessionMessage[]) =>
  * Token-bounded: keeps the longest recent tail (whole segments) within `tailTokens` and summarises the rest, skill
  * loads included (they are re-read on demand), so a few huge messages cannot make compaction a no-op.
  */
-export function planByTokens(messages: readonly SessionMessage[], tailTokens: number, tokensOf: (m: SessionMessage[]) => number): CompactionPlan | null {
+export function planByTokens(
+  messages: readonly SessionMessage[],
+  tailTokens: number,
+  tokensOf: (m: SessionMessage[]) => number,
+): CompactionPlan | null {
   const all = segments(messages);
   let kept = 0;
   let used = 0;
@@ -79,7 +83,8 @@ export function planCompaction(messages: readonly SessionMessage[], preserveRece
   if (cut === 0) return null;
   const summarised: SessionMessage[] = [];
   const skillMessages: SessionMessage[] = [];
-  for (const segment of segments(messages.slice(0, cut))) (loadsSkill(segment) ? skillMessages : summarised).push(...segment);
+  for (const segment of segments(messages.slice(0, cut)))
+    (loadsSkill(segment) ? skillMessages : summarised).push(...segment);
   if (summarised.length === 0) return null;
   return { summarised, skillMessages, recent: messages.slice(cut) };
 }

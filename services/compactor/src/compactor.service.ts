@@ -44,10 +44,18 @@ export class CompactorService {
       ? planByTokens(session.messages, Math.floor(req.targetTokens / 2), (m) => estimateTokens(m))
       : planCompaction(session.messages, req.preserveRecent ?? this.options.defaultPreserveRecent);
     if (!plan) {
-      return this.result(before, before, `Nothing to compact: the session has ${session.messages.length} messages, all kept.`, 0, session.version);
+      return this.result(
+        before,
+        before,
+        `Nothing to compact: the session has ${session.messages.length} messages, all kept.`,
+        0,
+        session.version,
+      );
     }
     const summary =
-      mode === 'model' ? await modelSummary(this.llm, plan.summarised, req.instructions, req.targetTokens) : extractiveSummary(plan.summarised, req.instructions);
+      mode === 'model'
+        ? await modelSummary(this.llm, plan.summarised, req.instructions, req.targetTokens)
+        : extractiveSummary(plan.summarised, req.instructions);
     const messages: SessionMessage[] = [{ role: 'user', content: summary }, ...plan.skillMessages, ...plan.recent];
     const after = await this.measure(messages);
     const version = await this.sessions.replace(scope, req.sessionId, {
@@ -59,12 +67,20 @@ export class CompactorService {
   }
 
   private measure(messages: readonly SessionMessage[]): Promise<TokenMeasure> {
-    if (messages.length === 0) return Promise.resolve({ tokens: 0, source: this.llm.isConfigured ? 'model' : 'estimate' });
+    if (messages.length === 0)
+      return Promise.resolve({ tokens: 0, source: this.llm.isConfigured ? 'model' : 'estimate' });
     return this.llm.measure({ messages });
   }
 
-  private result(before: TokenMeasure, after: TokenMeasure, summary: string, compacted: number, version: number): CompactResult {
-    if (before.source !== after.source) throw new AlfredError(ErrorCode.Internal, 'token counts came from different sources');
+  private result(
+    before: TokenMeasure,
+    after: TokenMeasure,
+    summary: string,
+    compacted: number,
+    version: number,
+  ): CompactResult {
+    if (before.source !== after.source)
+      throw new AlfredError(ErrorCode.Internal, 'token counts came from different sources');
     return {
       status: 'completed',
       tokens_before: before.tokens,

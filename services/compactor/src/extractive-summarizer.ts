@@ -22,7 +22,12 @@ function choose(lines: TranscriptLine[], instructions: string | undefined): Tran
     const hits = [...words(line.text)].filter((w) => wanted.has(w)).length;
     return { i, score: hits * 2 + (line.role === 'user' ? 1 : 0) - i / (lines.length * 10) };
   });
-  const keep = new Set(scored.sort((a, b) => b.score - a.score).slice(0, MAX_LINES).map((s) => s.i));
+  const keep = new Set(
+    scored
+      .sort((a, b) => b.score - a.score)
+      .slice(0, MAX_LINES)
+      .map((s) => s.i),
+  );
   return lines.filter((_, i) => keep.has(i));
 }
 
@@ -32,8 +37,13 @@ function choose(lines: TranscriptLine[], instructions: string | undefined): Tran
  */
 export function extractiveSummary(messages: readonly SessionMessage[], instructions?: string): string {
   const all = transcriptLines(messages);
-  const earlier = all.filter((l) => l.text.startsWith(SUMMARY_MARKER)).map((l) => l.text.split('\n').slice(1).join('\n').trim());
-  const lines = choose(all.filter((l) => !l.text.startsWith(SUMMARY_MARKER) && l.text.trim()), instructions);
+  const earlier = all
+    .filter((l) => l.text.startsWith(SUMMARY_MARKER))
+    .map((l) => l.text.split('\n').slice(1).join('\n').trim());
+  const lines = choose(
+    all.filter((l) => !l.text.startsWith(SUMMARY_MARKER) && l.text.trim()),
+    instructions,
+  );
   const omitted = all.length - earlier.length - lines.length;
   return [
     `${SUMMARY_MARKER} of ${messages.length} earlier messages — extractive: no language model is configured, so these are the leading sentences of the compacted messages, not a rewritten summary]`,

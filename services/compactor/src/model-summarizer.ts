@@ -15,12 +15,20 @@ export const COMPACT_SYSTEM = [
 const ModelSummary = z.object({ summary: z.string().trim().min(1).max(100_000) });
 
 /** A summary written by Claude; malformed output is a MODEL_ERROR, never stored. */
-export async function modelSummary(llm: LlmClient, messages: readonly SessionMessage[], instructions?: string, targetTokens?: number): Promise<string> {
+export async function modelSummary(
+  llm: LlmClient,
+  messages: readonly SessionMessage[],
+  instructions?: string,
+  targetTokens?: number,
+): Promise<string> {
   // Near a small window the summary and what it reads are bounded by the target (about 4 characters per token).
   const maxTokens = targetTokens ? Math.max(256, Math.min(4096, Math.floor(targetTokens / 3))) : 4096;
   const transcript = renderTranscript(messages, targetTokens ? targetTokens * 4 : 400_000);
   const completion = await llm.complete({
-    system: { stable: [COMPACT_SYSTEM], volatile: instructions ? `The user's instructions for this summary: ${instructions}` : undefined },
+    system: {
+      stable: [COMPACT_SYSTEM],
+      volatile: instructions ? `The user's instructions for this summary: ${instructions}` : undefined,
+    },
     messages: [{ role: 'user', content: `<conversation>\n${transcript}\n</conversation>\n\nReturn the JSON summary.` }],
     maxTokens,
     temperature: 0,

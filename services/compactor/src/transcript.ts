@@ -20,7 +20,8 @@ export function transcriptLines(messages: readonly SessionMessage[]): Transcript
     }
     for (const b of m.content) {
       if (b.type === 'text') out.push({ role: m.role, text: b.text });
-      else if (b.type === 'tool_use') out.push({ role: 'tool call', text: `${b.name}(${clip(JSON.stringify(b.input), 300)})` });
+      else if (b.type === 'tool_use')
+        out.push({ role: 'tool call', text: `${b.name}(${clip(JSON.stringify(b.input), 300)})` });
       else {
         const content = typeof b.content === 'string' ? b.content : (b.content ?? []).map((t) => t.text).join('\n');
         out.push({ role: b.is_error ? 'tool error' : 'tool result', text: content });
@@ -33,7 +34,10 @@ export function transcriptLines(messages: readonly SessionMessage[]): Transcript
 // One block of the transcript a summariser reads: its head and tail (a huge tool output says little more).
 const BLOCK_MAX = 4_000;
 
-const clipMiddle = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max * 0.75)}\n[… ${s.length - max} characters left out …]\n${s.slice(-max * 0.25)}`);
+const clipMiddle = (s: string, max: number) =>
+  s.length <= max
+    ? s
+    : `${s.slice(0, max * 0.75)}\n[… ${s.length - max} characters left out …]\n${s.slice(-max * 0.25)}`;
 
 /** The transcript as plain text, for the model: each block clipped, the oldest lines dropped beyond `maxChars`. */
 export function renderTranscript(messages: readonly SessionMessage[], maxChars = Infinity): string {

@@ -9,7 +9,12 @@ const MAX_SESSIONS = 20;
 const SESSION_ITEM_IMPORTANCE = 0.4;
 
 /** Daily memories from `since` on (all when undefined), newest first, through the memory service. */
-export async function readMemories(bus: Bus, scope: Scope, since: string | undefined, context?: MessageContext): Promise<DistillItem[]> {
+export async function readMemories(
+  bus: Bus,
+  scope: Scope,
+  since: string | undefined,
+  context?: MessageContext,
+): Promise<DistillItem[]> {
   const out: DistillItem[] = [];
   for (let offset = 0; offset < MAX_MEMORIES; offset += PAGE) {
     const page = await bus.request(
@@ -32,15 +37,24 @@ export async function readMemories(bus: Bus, scope: Scope, since: string | undef
 export async function storedInsightIds(bus: Bus, scope: Scope, context?: MessageContext): Promise<Set<string>> {
   const ids = new Set<string>();
   for (let offset = 0; offset < MAX_MEMORIES; offset += PAGE) {
-    const page = await bus.request(MemoryRoutes.list, { scope, query: { source: 'memory', limit: PAGE, offset } }, { context });
-    for (const m of page.memories) for (const t of m.tags) if (t.startsWith('insight-')) ids.add(t.slice('insight-'.length));
+    const page = await bus.request(
+      MemoryRoutes.list,
+      { scope, query: { source: 'memory', limit: PAGE, offset } },
+      { context },
+    );
+    for (const m of page.memories)
+      for (const t of m.tags) if (t.startsWith('insight-')) ids.add(t.slice('insight-'.length));
     if (!page.pagination.has_more) break;
   }
   return ids;
 }
 
 /** What the user said in the agent's recent sessions (text of user messages), from `since` on. */
-export async function readSessions(store: Pick<SessionAccess, 'list' | 'get'>, scope: Scope, since: string | undefined): Promise<DistillItem[]> {
+export async function readSessions(
+  store: Pick<SessionAccess, 'list' | 'get'>,
+  scope: Scope,
+  since: string | undefined,
+): Promise<DistillItem[]> {
   const { sessions } = await store.list(scope, { limit: MAX_SESSIONS });
   const out: DistillItem[] = [];
   for (const summary of sessions) {
@@ -48,8 +62,12 @@ export async function readSessions(store: Pick<SessionAccess, 'list' | 'get'>, s
     const session = await store.get(scope, summary.id).catch(() => undefined);
     for (const m of session?.messages ?? []) {
       if (m.role !== 'user') continue;
-      const text = typeof m.content === 'string' ? m.content : m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
-      if (text.trim() && !text.startsWith('[Compacted summary')) out.push({ text: text.slice(0, 1000), importance: SESSION_ITEM_IMPORTANCE, at: summary.updated_at });
+      const text =
+        typeof m.content === 'string'
+          ? m.content
+          : m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
+      if (text.trim() && !text.startsWith('[Compacted summary'))
+        out.push({ text: text.slice(0, 1000), importance: SESSION_ITEM_IMPORTANCE, at: summary.updated_at });
     }
   }
   return out;

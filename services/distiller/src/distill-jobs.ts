@@ -1,7 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ErrorCode, JobId, type DistillBody, type DistillReply, type JobView, type Scope } from '#contracts';
-import { PermanentError, queueDef, type Bus, type Consuming, type JobContext, type MessageContext, type WorkQueue } from '#bus';
+import {
+  PermanentError,
+  queueDef,
+  type Bus,
+  type Consuming,
+  type JobContext,
+  type MessageContext,
+  type WorkQueue,
+} from '#bus';
 import { AlfredError, isAlfredError, isLeaseLost } from '#errors';
 import type { Logger } from '#logging';
 import type { DistillerService } from './distiller.service.js';
@@ -24,7 +32,10 @@ export interface DistillJobsOptions {
 }
 
 /** The durable queue of distill jobs (JetStream work queue in NATS mode, a persisted log embedded). */
-export function distillQueue(bus: Bus, options: Pick<DistillJobsOptions, 'maxAttempts' | 'backoffMs' | 'ackWaitMs'>): WorkQueue<typeof DistillJob> {
+export function distillQueue(
+  bus: Bus,
+  options: Pick<DistillJobsOptions, 'maxAttempts' | 'backoffMs' | 'ackWaitMs'>,
+): WorkQueue<typeof DistillJob> {
   return bus.queue(
     queueDef({
       name: 'distiller-jobs',
@@ -120,7 +131,10 @@ export class DistillJobs {
     try {
       await this.queue.enqueue({ job_id: job.job_id }, { msgId: job.job_id, context });
     } catch (err) {
-      await this.repo.update(job.job_id, { status: 'failed', error: `could not queue the job: ${(err as Error).message}` });
+      await this.repo.update(job.job_id, {
+        status: 'failed',
+        error: `could not queue the job: ${(err as Error).message}`,
+      });
       await this.repo.release(job.dedupe_key, job.job_id);
       throw err;
     }
@@ -132,7 +146,9 @@ export class DistillJobs {
       const job = await this.repo.get(id);
       if (job?.status === 'completed' && job.result) return job.result;
       if (job?.status === 'failed') {
-        throw new AlfredError(job.error_code ?? ErrorCode.Internal, `distillation failed: ${job.error}`, { job_id: id });
+        throw new AlfredError(job.error_code ?? ErrorCode.Internal, `distillation failed: ${job.error}`, {
+          job_id: id,
+        });
       }
       if (Date.now() >= deadline) return { status: 'processing', job_id: id };
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
@@ -155,7 +171,10 @@ export class DistillJobs {
     } catch (err) {
       if (!isLeaseLost(err)) throw err;
       // A newer delivery owns the job: this one's work is dropped, and acknowledging it is right.
-      this.logger.warn({ job_id: id, attempt: ctx.attempt }, 'distill job taken over by a newer delivery: result dropped');
+      this.logger.warn(
+        { job_id: id, attempt: ctx.attempt },
+        'distill job taken over by a newer delivery: result dropped',
+      );
     }
   }
 

@@ -57,18 +57,19 @@ export const distillerEnvSchema = z.object({
     .max(600_000)
     .default(10_000)
     .describe(
-      'how soon after its last heartbeat a killed distiller\'s job is delivered again (running jobs beat every third ' +
+      "how soon after its last heartbeat a killed distiller's job is delivered again (running jobs beat every third " +
         'of it; `stalled` after two missed)',
     ),
 });
 export type DistillerConfig = z.output<typeof distillerEnvSchema>;
 
-
 /** Jobs in key-value buckets (Redis or the data dir), with what an earlier version kept in its own layout moved in. */
 async function jobRepository(config: DistillerConfig, logger: Logger): Promise<JobRepository> {
   const buckets = jobBuckets(config);
   await moveEarlierData(logger, 'jobs', () =>
-    config.REDIS_URL ? moveRedisJobs(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, buckets) : moveFileJobs(config.ALFRED_DATA_DIR, buckets),
+    config.REDIS_URL
+      ? moveRedisJobs(config.REDIS_URL, config.ALFRED_REDIS_PREFIX, buckets)
+      : moveFileJobs(config.ALFRED_DATA_DIR, buckets),
   );
   return new KvJobRepository(buckets);
 }
@@ -90,7 +91,13 @@ export class DistillerModule {
           inject: [BUS, JOB_REPOSITORY, LOGGER],
           useFactory: async (bus: Bus, repo: JobRepository, logger: Logger) => {
             // Sessions and agent files are agent-runtime's: reached through its routes.
-            const distiller = new DistillerService(bus, new BusAgentFiles(bus), new BusSessions(bus), createLlmClient(config), config.ALFRED_REQUIRE_MODEL);
+            const distiller = new DistillerService(
+              bus,
+              new BusAgentFiles(bus),
+              new BusSessions(bus),
+              createLlmClient(config),
+              config.ALFRED_REQUIRE_MODEL,
+            );
             const options = {
               waitMs: config.ALFRED_DISTILL_WAIT_MS,
               maxAttempts: config.ALFRED_DISTILL_MAX_ATTEMPTS,
@@ -98,7 +105,13 @@ export class DistillerModule {
               concurrency: config.ALFRED_DISTILL_CONCURRENCY,
               ackWaitMs: config.ALFRED_DISTILL_ACK_WAIT_MS,
             };
-            const jobs = new DistillJobs(distillQueue(bus, options), repo, distiller, logger.child({ context: DistillJobs.name }), options);
+            const jobs = new DistillJobs(
+              distillQueue(bus, options),
+              repo,
+              distiller,
+              logger.child({ context: DistillJobs.name }),
+              options,
+            );
             await jobs.start();
             return jobs;
           },

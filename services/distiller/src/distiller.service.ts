@@ -39,14 +39,26 @@ export class DistillerService {
     const file = await this.files.read(run.scope, 'memory');
     const known = parseInsights(file.content);
     const candidates =
-      items.length === 0 ? [] : mode === 'model' ? await distillWithModel(this.llm, items, known.map((k) => k.text), run.request.focus) : distillByClustering(items);
+      items.length === 0
+        ? []
+        : mode === 'model'
+          ? await distillWithModel(
+              this.llm,
+              items,
+              known.map((k) => k.text),
+              run.request.focus,
+            )
+          : distillByClustering(items);
     const fresh = newInsights(await withoutSecrets(candidates), known);
     run.signal?.throwIfAborted();
     await this.storeMemories(run, fresh);
     if (fresh.length > 0) {
       run.signal?.throwIfAborted();
       const reason = `distill: ${fresh.length} insight(s)${run.request.focus ? ` on ${run.request.focus}` : ''}`;
-      await this.files.write(run.scope, 'memory', appendInsights(file.content, fresh), { reason, expectedVersion: file.version });
+      await this.files.write(run.scope, 'memory', appendInsights(file.content, fresh), {
+        reason,
+        expectedVersion: file.version,
+      });
     }
     return {
       status: 'completed',
@@ -64,8 +76,16 @@ export class DistillerService {
     const missing = insights.filter((i) => !stored.has(insightId(i.text)));
     if (missing.length === 0) return;
     run.signal?.throwIfAborted();
-    const memories = missing.map((i) => ({ content: i.text, importance: i.importance, tags: ['insight', `insight-${insightId(i.text)}`] }));
-    await this.bus.request(MemoryRoutes.batchCreate, { scope: run.scope, memories, source: 'memory', writer: { via: 'distill' } }, { context: run.context });
+    const memories = missing.map((i) => ({
+      content: i.text,
+      importance: i.importance,
+      tags: ['insight', `insight-${insightId(i.text)}`],
+    }));
+    await this.bus.request(
+      MemoryRoutes.batchCreate,
+      { scope: run.scope, memories, source: 'memory', writer: { via: 'distill' } },
+      { context: run.context },
+    );
   }
 }
 
@@ -88,7 +108,12 @@ export function newInsights(candidates: readonly Insight[], known: ReturnType<ty
   const out: Insight[] = [];
   for (const c of candidates) {
     if (isKnown(c.text, known, ids)) continue;
-    if (out.some((o) => insightId(o.text) === insightId(c.text) || coverage(contentWords(c.text), contentWords(o.text)) >= 0.8)) continue;
+    if (
+      out.some(
+        (o) => insightId(o.text) === insightId(c.text) || coverage(contentWords(c.text), contentWords(o.text)) >= 0.8,
+      )
+    )
+      continue;
     out.push(c);
   }
   return out;

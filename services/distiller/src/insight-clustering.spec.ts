@@ -3,7 +3,11 @@ import { appendInsights, parseInsights } from './memory-file.js';
 import { newInsights } from './distiller.service.js';
 import { insightId } from './text-similarity.js';
 
-const item = (text: string, importance = 0.5, at = '2026-01-01T00:00:00.000Z'): DistillItem => ({ text, importance, at });
+const item = (text: string, importance = 0.5, at = '2026-01-01T00:00:00.000Z'): DistillItem => ({
+  text,
+  importance,
+  at,
+});
 
 describe('distillByClustering', () => {
   it('should turn recurring memories into one insight and drop one-offs', () => {

@@ -18,7 +18,11 @@ export function jobBuckets(config: JobStoreConfig): JobBuckets {
       jobs: new RedisKvStore(redis, 'jobs', { keyPrefix, ttlMs: JOB_TTL_MS }),
       active: new RedisKvStore(redis, 'jobs-active', { keyPrefix, ttlMs: ACTIVE_TTL_MS }),
       last: new RedisKvStore(redis, 'distill-last', { keyPrefix }),
-      close: () => redis.quit().then(() => undefined, () => redis.disconnect()),
+      close: () =>
+        redis.quit().then(
+          () => undefined,
+          () => redis.disconnect(),
+        ),
     };
   }
   const dir = (bucket: string) => join(config.ALFRED_DATA_DIR, 'kv', bucket);
@@ -28,4 +32,3 @@ export function jobBuckets(config: JobStoreConfig): JobBuckets {
     last: new FileKvStore(dir('distill-last')),
   };
 }
-

@@ -40,8 +40,14 @@ describe(moveFileJobs.name, () => {
     const dir = await mkdtemp(join(tmpdir(), 'alfred-jobs-move-'));
     try {
       await mkdir(join(dir, 'jobs'));
-      await writeFile(join(dir, 'jobs', 'job-old-1.json'), JSON.stringify({ ...record('job-old-1', 'running'), fence: 3 }));
-      const state = { active: { 'acme.corp/jarvis/all': 'job-old-1' }, last: { [`${encodeURIComponent(scope.tenant)}/jarvis`]: '2026-02-02T00:00:00.000Z' } };
+      await writeFile(
+        join(dir, 'jobs', 'job-old-1.json'),
+        JSON.stringify({ ...record('job-old-1', 'running'), fence: 3 }),
+      );
+      const state = {
+        active: { 'acme.corp/jarvis/all': 'job-old-1' },
+        last: { [`${encodeURIComponent(scope.tenant)}/jarvis`]: '2026-02-02T00:00:00.000Z' },
+      };
       await writeFile(join(dir, 'jobs', 'state.json'), JSON.stringify(state));
       const buckets = jobBuckets({ ALFRED_DATA_DIR: dir, ALFRED_REDIS_PREFIX: 'alfred:' });
 
@@ -59,7 +65,11 @@ describeRedis(moveRedisJobs.name, () => {
   it("should move an earlier version's job keys into the buckets and delete them", async () => {
     const prefix = `it-${randomUUID().slice(0, 8)}:`;
     const redis = new Redis(testServers.redisUrl);
-    const buckets = jobBuckets({ REDIS_URL: testServers.redisUrl, ALFRED_REDIS_PREFIX: prefix, ALFRED_DATA_DIR: '/nonexistent' });
+    const buckets = jobBuckets({
+      REDIS_URL: testServers.redisUrl,
+      ALFRED_REDIS_PREFIX: prefix,
+      ALFRED_DATA_DIR: '/nonexistent',
+    });
     try {
       await redis.set(`${prefix}job:job-old-1`, JSON.stringify(record('job-old-1', 'running')), 'EX', 3600);
       await redis.set(`${prefix}job-fence:job-old-1`, '4');

@@ -7,7 +7,11 @@ import { jobKey, lastKey, type JobBuckets } from './kv-job.repository.js';
 
 /** Writes an earlier version's job state where absent (a newer record wins), keeping its fencing token. */
 async function adopt(buckets: JobBuckets, job: JobRecord, fence: number): Promise<void> {
-  await putIfAbsent(buckets.jobs, jobKey(job.job_id), JSON.stringify({ ...job, fence: Math.max(fence, job.fence ?? 0) }));
+  await putIfAbsent(
+    buckets.jobs,
+    jobKey(job.job_id),
+    JSON.stringify({ ...job, fence: Math.max(fence, job.fence ?? 0) }),
+  );
 }
 
 /**
@@ -43,7 +47,11 @@ export async function moveRedisJobs(url: string, prefix: string, buckets: JobBuc
     await each('distill-last:*', async (key, at) => {
       const rest = key.slice('distill-last:'.length);
       const cut = rest.lastIndexOf(':');
-      await putIfAbsent(buckets.last, lastKey({ tenant: decodeURIComponent(rest.slice(0, cut)), agent: rest.slice(cut + 1) }), at);
+      await putIfAbsent(
+        buckets.last,
+        lastKey({ tenant: decodeURIComponent(rest.slice(0, cut)), agent: rest.slice(cut + 1) }),
+        at,
+      );
     });
     return moved;
   } finally {
@@ -57,7 +65,9 @@ export async function moveRedisJobs(url: string, prefix: string, buckets: JobBuc
  */
 export async function moveFileJobs(dataDir: string, buckets: JobBuckets): Promise<number> {
   const dir = join(dataDir, 'jobs');
-  const names: string[] = await readdir(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+  const names: string[] = await readdir(dir).catch((err: NodeJS.ErrnoException) =>
+    err.code === 'ENOENT' ? [] : Promise.reject(err),
+  );
   let moved = 0;
   for (const name of names.filter((n) => n.endsWith('.json') && n !== 'state.json' && !n.startsWith('.'))) {
     await adopt(buckets, JSON.parse(await readFile(join(dir, name), 'utf8')) as JobRecord, 0);
@@ -65,11 +75,18 @@ export async function moveFileJobs(dataDir: string, buckets: JobBuckets): Promis
     moved++;
   }
   if (names.includes('state.json')) {
-    const state = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as { active?: Record<string, string>; last?: Record<string, string> };
+    const state = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as {
+      active?: Record<string, string>;
+      last?: Record<string, string>;
+    };
     for (const [key, id] of Object.entries(state.active ?? {})) await putIfAbsent(buckets.active, keyToken(key), id);
     for (const [scope, at] of Object.entries(state.last ?? {})) {
       const cut = scope.lastIndexOf('/');
-      await putIfAbsent(buckets.last, lastKey({ tenant: decodeURIComponent(scope.slice(0, cut)), agent: scope.slice(cut + 1) }), at);
+      await putIfAbsent(
+        buckets.last,
+        lastKey({ tenant: decodeURIComponent(scope.slice(0, cut)), agent: scope.slice(cut + 1) }),
+        at,
+      );
     }
     await rm(join(dir, 'state.json'), { force: true });
     moved++;

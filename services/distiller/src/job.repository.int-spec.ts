@@ -55,16 +55,23 @@ function contract(name: string, open: () => Promise<{ repo: JobRepository; clean
       expect((await repo.submit(job('k2'))).created).toBe(true);
     });
 
-    it('should refuse the writes of a delivery that a newer claim took over, and keep the newer one\'s', async () => {
+    it("should refuse the writes of a delivery that a newer claim took over, and keep the newer one's", async () => {
       const { job: j } = await repo.submit(job('k4'));
       const first = (await repo.claim(j.job_id))!;
       await repo.update(j.job_id, { status: 'running', attempts: 1 }, first);
       const second = (await repo.claim(j.job_id))!;
       await repo.update(j.job_id, { status: 'running', attempts: 2 }, second);
 
-      const refused = repo.update(j.job_id, { status: 'completed', result: { status: 'completed', insights: [] } as never }, first);
+      const refused = repo.update(
+        j.job_id,
+        { status: 'completed', result: { status: 'completed', insights: [] } as never },
+        first,
+      );
 
-      await expect(refused).rejects.toMatchObject({ code: ErrorCode.Conflict, details: { reason: 'lease_lost', token: first, current_token: second } });
+      await expect(refused).rejects.toMatchObject({
+        code: ErrorCode.Conflict,
+        details: { reason: 'lease_lost', token: first, current_token: second },
+      });
       expect(second).toBeGreaterThan(first);
       expect(await repo.get(j.job_id)).toMatchObject({ status: 'running', attempts: 2, result: null });
       await repo.update(j.job_id, { status: 'completed' }, second);
@@ -96,7 +103,11 @@ function contract(name: string, open: () => Promise<{ repo: JobRepository; clean
 
 contract(`${KvJobRepository.name} on files`, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'alfred-jobs-'));
-  const buckets = { jobs: new FileKvStore(join(dir, 'jobs')), active: new FileKvStore(join(dir, 'active')), last: new FileKvStore(join(dir, 'last')) };
+  const buckets = {
+    jobs: new FileKvStore(join(dir, 'jobs')),
+    active: new FileKvStore(join(dir, 'active')),
+    last: new FileKvStore(join(dir, 'last')),
+  };
   return { repo: new KvJobRepository(buckets), cleanup: () => rm(dir, { recursive: true, force: true }) };
 });
 

@@ -49,4 +49,3 @@ export function toView(job: JobRecord): JobView {
   const { tenant: _t, dedupe_key: _d, error_code: _e, fence: _f, ...view } = job;
   return view;
 }
-

@@ -68,7 +68,8 @@ export class KvJobRepository implements JobRepository {
 
   async update(id: string, patch: JobPatch, fence?: number): Promise<JobRecord | undefined> {
     return this.change(id, (job) => {
-      if (fence !== undefined && fence < (job.fence ?? 0)) throw AlfredError.leaseLost('job', id, fence, job.fence ?? 0);
+      if (fence !== undefined && fence < (job.fence ?? 0))
+        throw AlfredError.leaseLost('job', id, fence, job.fence ?? 0);
       return { ...job, ...patch, updated_at: new Date().toISOString() };
     });
   }

@@ -12,7 +12,17 @@ export interface FileInsight {
 export function parseInsights(content: string): FileInsight[] {
   return content.split('\n').flatMap((line) => {
     const m = line.match(MARK);
-    return m ? [{ id: m[1]!, text: line.replace(MARK, '').replace(/^\s*-\s*/, '').trim() }] : [];
+    return m
+      ? [
+          {
+            id: m[1]!,
+            text: line
+              .replace(MARK, '')
+              .replace(/^\s*-\s*/, '')
+              .trim(),
+          },
+        ]
+      : [];
   });
 }
 
@@ -25,7 +35,10 @@ export function isKnown(text: string, known: readonly FileInsight[], knownIds: R
 
 /** Appends insights under the insights section (created at the end when absent), each with its id marker. */
 export function appendInsights(content: string, insights: ReadonlyArray<{ text: string; support?: number }>): string {
-  const bullets = insights.map((i) => `- ${i.text}${(i.support ?? 1) > 1 ? ` (seen ${i.support} times)` : ''} <!-- insight:${insightId(i.text)} -->`);
+  const bullets = insights.map(
+    (i) =>
+      `- ${i.text}${(i.support ?? 1) > 1 ? ` (seen ${i.support} times)` : ''} <!-- insight:${insightId(i.text)} -->`,
+  );
   const lines = content.replace(/\s+$/, '').split('\n');
   const start = lines.findIndex((l) => l.trim() === INSIGHTS_HEADER);
   if (start < 0) return `${lines.join('\n')}\n\n${INSIGHTS_HEADER}\n\n${bullets.join('\n')}\n`;

@@ -14,13 +14,29 @@ export const DISTILL_SYSTEM = [
 
 const ModelInsights = z.object({
   insights: z
-    .array(z.object({ text: z.string().trim().min(1).max(1000), importance: z.number().min(0).max(1), support: z.number().int().min(1).default(1) }))
+    .array(
+      z.object({
+        text: z.string().trim().min(1).max(1000),
+        importance: z.number().min(0).max(1),
+        support: z.number().int().min(1).default(1),
+      }),
+    )
     .max(20),
 });
 
 /** Insights written by Claude; malformed output is a MODEL_ERROR (the job is retried, then fails with the reason). */
-export async function distillWithModel(llm: LlmClient, items: readonly DistillItem[], known: readonly string[], focus?: string): Promise<Insight[]> {
-  const notes = items.map((i, n) => `${n + 1}. [importance ${i.importance.toFixed(2)}, ${i.at.slice(0, 10)}] ${i.text.replace(/\s+/g, ' ')}`).join('\n');
+export async function distillWithModel(
+  llm: LlmClient,
+  items: readonly DistillItem[],
+  known: readonly string[],
+  focus?: string,
+): Promise<Insight[]> {
+  const notes = items
+    .map(
+      (i, n) =>
+        `${n + 1}. [importance ${i.importance.toFixed(2)}, ${i.at.slice(0, 10)}] ${i.text.replace(/\s+/g, ' ')}`,
+    )
+    .join('\n');
   const completion = await llm.complete({
     system: { stable: [DISTILL_SYSTEM], volatile: focus ? `Focus on: ${focus}` : undefined },
     messages: [

@@ -5,7 +5,10 @@ export { contentWords };
 
 /** Lower case, punctuation to spaces, single spaces. */
 export function normalise(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {

@@ -16,7 +16,10 @@ describe(loadGatewayConfig.name, () => {
   });
 
   it('should accept a non-loopback address with keys, mapping each key to its tenant', () => {
-    const cfg = loadGatewayConfig({ ALFRED_API_HOST: '0.0.0.0', ALFRED_API_KEYS: 'k-aaaaaaaaaaaaaaaa=acme, k-bbbbbbbbbbbbbbbb' });
+    const cfg = loadGatewayConfig({
+      ALFRED_API_HOST: '0.0.0.0',
+      ALFRED_API_KEYS: 'k-aaaaaaaaaaaaaaaa=acme, k-bbbbbbbbbbbbbbbb',
+    });
     expect([...cfg.ALFRED_API_KEYS!.entries()]).toEqual([
       ['k-aaaaaaaaaaaaaaaa', 'acme'],
       ['k-bbbbbbbbbbbbbbbb', 'default'],
@@ -28,7 +31,11 @@ describe(loadGatewayConfig.name, () => {
   });
 
   it('should refuse the placeholder key .env.example ships with until it is changed', () => {
-    const example = /^ALFRED_API_KEYS=(.*)$/m.exec(readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'))![1]!;
-    expect(() => loadGatewayConfig({ ALFRED_API_HOST: '0.0.0.0', ALFRED_API_KEYS: example })).toThrow(/placeholder from \.env\.example/);
+    const example = /^ALFRED_API_KEYS=(.*)$/m.exec(
+      readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'),
+    )![1]!;
+    expect(() => loadGatewayConfig({ ALFRED_API_HOST: '0.0.0.0', ALFRED_API_KEYS: example })).toThrow(
+      /placeholder from \.env\.example/,
+    );
   });
 });

@@ -5,24 +5,28 @@ import { baseEnv, ConfigError, envHelpers, parseEnv, turnEnv } from '#config';
 const PLACEHOLDER = /change-?me/i;
 
 /** `key=tenant` pairs separated by commas; a bare key belongs to the tenant `default`. */
-const apiKeys = z
-  .string()
-  .transform((raw, ctx) => {
-    const keys = new Map<string, string>();
-    for (const entry of raw.split(',').map((e) => e.trim()).filter(Boolean)) {
-      const [key, tenant = 'default'] = entry.split('=').map((s) => s.trim());
-      if (!key || key.length < 16) {
-        ctx.addIssue({ code: 'custom', message: 'each API key must be at least 16 characters' });
-        return z.NEVER;
-      }
-      if (PLACEHOLDER.test(key)) {
-        ctx.addIssue({ code: 'custom', message: 'a key is still the placeholder from .env.example; set a random one (e.g. `openssl rand -hex 32`)' });
-        return z.NEVER;
-      }
-      keys.set(key, tenant);
+const apiKeys = z.string().transform((raw, ctx) => {
+  const keys = new Map<string, string>();
+  for (const entry of raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const [key, tenant = 'default'] = entry.split('=').map((s) => s.trim());
+    if (!key || key.length < 16) {
+      ctx.addIssue({ code: 'custom', message: 'each API key must be at least 16 characters' });
+      return z.NEVER;
     }
-    return keys;
-  });
+    if (PLACEHOLDER.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a key is still the placeholder from .env.example; set a random one (e.g. `openssl rand -hex 32`)',
+      });
+      return z.NEVER;
+    }
+    keys.set(key, tenant);
+  }
+  return keys;
+});
 
 export const gatewayEnvSchema = z.object({
   ...baseEnv,
@@ -33,7 +37,7 @@ export const gatewayEnvSchema = z.object({
     .describe('gateway bind address; anything but loopback requires `ALFRED_API_KEYS`'),
   ALFRED_API_PORT: envHelpers.port
     .default(8080)
-    .describe('gateway port (agents\' skills reach it here unless `ALFRED_API_URL` says)'),
+    .describe("gateway port (agents' skills reach it here unless `ALFRED_API_URL` says)"),
   ALFRED_API_KEYS: apiKeys
     .optional()
     .describe('`key=tenant,key2=tenant2` (a bare key belongs to tenant `default`; keys ≥ 16 chars)'),
@@ -43,8 +47,8 @@ export const gatewayEnvSchema = z.object({
     .optional()
     .meta({
       description:
-        'signs the short-lived credential each agent turn\'s `bash` gets (tenant, agent, session; it lives the ' +
-        'turn\'s deadline and a minute, and is revoked at every end of its turn and when its session or agent is ' +
+        "signs the short-lived credential each agent turn's `bash` gets (tenant, agent, session; it lives the " +
+        "turn's deadline and a minute, and is revoked at every end of its turn and when its session or agent is " +
         'deleted, on every gateway); give every gateway replica the same secret',
       shownDefault: 'random per process',
     }),
@@ -52,7 +56,7 @@ export const gatewayEnvSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .meta({ description: 'the web console\'s built files, served at `/console`', shownDefault: '`dist/console`' }),
+    .meta({ description: "the web console's built files, served at `/console`", shownDefault: '`dist/console`' }),
   ALFRED_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -76,14 +80,14 @@ export const gatewayEnvSchema = z.object({
     .min(50)
     .max(60_000)
     .default(1000)
-    .describe('how long `/health` and `/health/ready` wait for each service\'s answer before counting it `down`'),
+    .describe("how long `/health` and `/health/ready` wait for each service's answer before counting it `down`"),
   ALFRED_METRICS_HISTORY_STEP_S: z.coerce
     .number()
     .int()
     .min(1)
     .max(300)
     .default(10)
-    .describe('one point of `GET /metrics/history` (the console\'s last-hour chart) per this many seconds'),
+    .describe("one point of `GET /metrics/history` (the console's last-hour chart) per this many seconds"),
 });
 export type GatewayConfig = z.output<typeof gatewayEnvSchema>;
 

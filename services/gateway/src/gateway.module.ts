@@ -30,10 +30,19 @@ import { installBodyLimit } from './http/body-limit.js';
 import { acceptOnlyJson, installAuth, refuseNul } from './http/fastify-setup.js';
 import { defaultConsoleDir, installConsole, isConsolePath } from './http/console-static.js';
 import { ScopedCredentials } from './http/scoped-credential.js';
-import { KvCredentialRevocations, memoryRevocations, type CredentialRevocations } from './http/credential-revocations.js';
+import {
+  KvCredentialRevocations,
+  memoryRevocations,
+  type CredentialRevocations,
+} from './http/credential-revocations.js';
 import { CredentialHandlers } from './handlers/credential.handlers.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
-import { IDEMPOTENCY_TTL_MS, KV_BUDGET_MS, KvIdempotencyStore, type IdempotencyStore } from './http/idempotency.store.js';
+import {
+  IDEMPOTENCY_TTL_MS,
+  KV_BUDGET_MS,
+  KvIdempotencyStore,
+  type IdempotencyStore,
+} from './http/idempotency.store.js';
 import {
   AGENT_DIRECTORY,
   BusAgentDirectory,
@@ -47,8 +56,10 @@ export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
   if (!(bus instanceof NatsBus)) return KvIdempotencyStore.inMemory();
   const options = { ttlMs: IDEMPOTENCY_TTL_MS, replicas: bus.replicas, timeoutMs: KV_BUDGET_MS };
   const kv = new NatsKvStore(bus.nc, bus.stream('ALFRED_IDEMPOTENCY'), options);
-  return new KvIdempotencyStore(kv, () => bus.isConnected(), (err) =>
-    logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
+  return new KvIdempotencyStore(
+    kv,
+    () => bus.isConnected(),
+    (err) => logger.warn({ err: String(err) }, 'gave up cleaning an Idempotency-Key after NATS stayed away'),
   );
 }
 
@@ -66,7 +77,10 @@ export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
 /** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process, embedded. */
 export function agentDirectory(bus: Bus): AgentDirectory {
   if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
-  const kv = new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: bus.replicas, timeoutMs: REGISTRY_READ_MS });
+  const kv = new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), {
+    replicas: bus.replicas,
+    timeoutMs: REGISTRY_READ_MS,
+  });
   const registry = new KvAgentStore(kv);
   return new RegistryAgentDirectory(registry, () => bus.isConnected());
 }
@@ -89,7 +103,25 @@ export class GatewayModule {
   static forRoot(deps: GatewayDeps): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [SystemController, MemoriesController, CapabilitiesController, SessionsController, AgentFilesController, JobsController, SkillsController, ExecutableSkillsController, AgentsController, TurnsController, CheckpointsController, RemediationsController, RecallController, McpController, ObservabilityController, ChannelsController, UsageController],
+      controllers: [
+        SystemController,
+        MemoriesController,
+        CapabilitiesController,
+        SessionsController,
+        AgentFilesController,
+        JobsController,
+        SkillsController,
+        ExecutableSkillsController,
+        AgentsController,
+        TurnsController,
+        CheckpointsController,
+        RemediationsController,
+        RecallController,
+        McpController,
+        ObservabilityController,
+        ChannelsController,
+        UsageController,
+      ],
       providers: [
         { provide: BUS, useValue: deps.bus },
         { provide: LOGGER, useValue: deps.logger },
@@ -146,7 +178,10 @@ export async function createGatewayApp(
   });
   registered.set(app, routes);
   installHttpMetrics(fastify);
-  installBodyLimit(fastify, { limitBytes: config.ALFRED_BODY_LIMIT_BYTES, discardBytes: config.ALFRED_BODY_DISCARD_BYTES });
+  installBodyLimit(fastify, {
+    limitBytes: config.ALFRED_BODY_LIMIT_BYTES,
+    discardBytes: config.ALFRED_BODY_DISCARD_BYTES,
+  });
   installAuth(fastify, config.ALFRED_API_KEYS, credentials);
   acceptOnlyJson(fastify);
   refuseNul(fastify);
@@ -154,7 +189,9 @@ export async function createGatewayApp(
   app.useGlobalFilters(new ErrorFilter(deps.logger.child({ context: ErrorFilter.name })));
   app.useGlobalGuards(new AgentExistsGuard(agents));
   const idempotencyLogger = deps.logger.child({ context: IdempotencyInterceptor.name });
-  app.useGlobalInterceptors(new IdempotencyInterceptor(idempotencyStore(deps.bus, idempotencyLogger), idempotencyLogger));
+  app.useGlobalInterceptors(
+    new IdempotencyInterceptor(idempotencyStore(deps.bus, idempotencyLogger), idempotencyLogger),
+  );
   await app.init();
   return app;
 }

@@ -1,4 +1,12 @@
-import { agentFileName, ErrorCode, MemoryRoutes, type AgentFileKind, type LearnBody, type LearnResult, type Scope } from '#contracts';
+import {
+  agentFileName,
+  ErrorCode,
+  MemoryRoutes,
+  type AgentFileKind,
+  type LearnBody,
+  type LearnResult,
+  type Scope,
+} from '#contracts';
 import type { AgentFileAccess } from '#agent-files';
 import type { Bus, MessageContext } from '#bus';
 import { isConflict } from '#errors';
@@ -34,15 +42,25 @@ export class LearnerService {
 
   async learn(scope: Scope, learnBody: LearnBody, context?: MessageContext): Promise<LearnResult> {
     // A secret in an observation would end up in USER.md/SOUL.md (or a pending memory): refused (or redacted) first.
-    const observation = await (this.options.secrets ?? new SecretGuard()).admit(scope.tenant, learnBody.observation, { field: 'observation' });
+    const observation = await (this.options.secrets ?? new SecretGuard()).admit(scope.tenant, learnBody.observation, {
+      field: 'observation',
+    });
     const req = { ...learnBody, observation };
     const confidence = req.confidence ?? 1;
     if (confidence < this.options.minConfidence) return this.holdBack(scope, req, confidence, context);
     const mode = modelOrFallback(this.llm, this.options.requireModel);
-    return retry(() => this.learnOnce(scope, req.target, req.observation, mode), { attempts: ATTEMPTS, retryIf: isConflict });
+    return retry(() => this.learnOnce(scope, req.target, req.observation, mode), {
+      attempts: ATTEMPTS,
+      retryIf: isConflict,
+    });
   }
 
-  private async learnOnce(scope: Scope, target: 'user' | 'soul', observation: string, mode: 'model' | 'fallback'): Promise<LearnResult> {
+  private async learnOnce(
+    scope: Scope,
+    target: 'user' | 'soul',
+    observation: string,
+    mode: 'model' | 'fallback',
+  ): Promise<LearnResult> {
     const file = agentFileName[target];
     const current = await this.files.read(scope, target);
     const said = alreadySays(current.content, observation);
@@ -58,23 +76,41 @@ export class LearnerService {
       changes = [`added under "${OBSERVATIONS_HEADER}": ${observation}`];
     }
     const base = await this.ensureBaseVersion(scope, target, current.version, current.content);
-    const version = await this.files.write(scope, target, content, { reason: `learn: ${observation.slice(0, 200)}`, expectedVersion: base, writer: { via: 'learn' } });
+    const version = await this.files.write(scope, target, content, {
+      reason: `learn: ${observation.slice(0, 200)}`,
+      expectedVersion: base,
+      writer: { via: 'learn' },
+    });
     return { status: 'updated', file, changes, backup_created: `${file}@v${base}`, version };
   }
 
   /** A never-written file gets its default content as version 1 first, so the change can be restored. */
-  private async ensureBaseVersion(scope: Scope, target: AgentFileKind, version: number, content: string): Promise<number> {
+  private async ensureBaseVersion(
+    scope: Scope,
+    target: AgentFileKind,
+    version: number,
+    content: string,
+  ): Promise<number> {
     if (version > 0) return version;
     return this.files.write(scope, target, content, { reason: 'initial content', expectedVersion: 0 });
   }
 
-  private async holdBack(scope: Scope, req: LearnBody, confidence: number, context?: MessageContext): Promise<LearnResult> {
+  private async holdBack(
+    scope: Scope,
+    req: LearnBody,
+    confidence: number,
+    context?: MessageContext,
+  ): Promise<LearnResult> {
     const file = agentFileName[req.target];
     const memory = await this.bus.request(
       MemoryRoutes.create,
       {
         scope,
-        memory: { content: `Pending observation for ${file} (confidence ${confidence}): ${req.observation}`, importance: confidence, tags: [PENDING_TAG, req.target] },
+        memory: {
+          content: `Pending observation for ${file} (confidence ${confidence}): ${req.observation}`,
+          importance: confidence,
+          tags: [PENDING_TAG, req.target],
+        },
         source: 'daily',
         writer: { via: 'learn' },
       },

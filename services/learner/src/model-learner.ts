@@ -24,7 +24,12 @@ const ModelDecision = z.discriminatedUnion('status', [
 export type ModelDecision = z.infer<typeof ModelDecision>;
 
 /** Asks Claude how the observation changes the file; malformed output is a MODEL_ERROR, never written. */
-export async function modelDecision(llm: LlmClient, target: 'user' | 'soul', content: string, observation: string): Promise<ModelDecision> {
+export async function modelDecision(
+  llm: LlmClient,
+  target: 'user' | 'soul',
+  content: string,
+  observation: string,
+): Promise<ModelDecision> {
   const completion = await llm.complete({
     system: { stable: [LEARN_SYSTEM] },
     messages: [

@@ -20,7 +20,9 @@ describe('alreadySays', () => {
 
 describe('appendObservation', () => {
   it('should create the section when absent', () => {
-    expect(appendObservation('# USER.md\n\nIntro.\n', 'Likes tea')).toBe(`# USER.md\n\nIntro.\n\n${OBSERVATIONS_HEADER}\n\n- Likes tea\n`);
+    expect(appendObservation('# USER.md\n\nIntro.\n', 'Likes tea')).toBe(
+      `# USER.md\n\nIntro.\n\n${OBSERVATIONS_HEADER}\n\n- Likes tea\n`,
+    );
   });
 
   it('should append to the existing section, before the next one', () => {

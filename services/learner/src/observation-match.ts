@@ -11,7 +11,8 @@ export function alreadySays(file: string, observation: string): string | null {
     const text = line.replace(/^[\s>*#-]+/, '').trim();
     if (!text) continue;
     const share = coverage(observation, text);
-    if (share >= COVERAGE_THRESHOLD) return `the file already says this: "${text}" (${Math.round(share * 100)}% of its words)`;
+    if (share >= COVERAGE_THRESHOLD)
+      return `the file already says this: "${text}" (${Math.round(share * 100)}% of its words)`;
   }
   return null;
 }

@@ -19,7 +19,12 @@ describe('conversation context', () => {
     });
 
     it('should not reach across a gap of more than half an hour (another sitting)', () => {
-      const contexts = conversationContexts([m('A', 'one', at(0)), m('B', 'two', at(1)), m('A', 'three', at(600)), m('B', 'four', at(601))]);
+      const contexts = conversationContexts([
+        m('A', 'one', at(0)),
+        m('B', 'two', at(1)),
+        m('A', 'three', at(600)),
+        m('B', 'four', at(601)),
+      ]);
       expect(contexts[1]).toBe('Monday, 8 May 2023\nA: one');
       expect(contexts[2]).toBe('Monday, 8 May 2023\nB: four');
     });

@@ -6,7 +6,13 @@ export function messageContent(m: ConversationMessage): string {
   return `${m.speaker}: ${m.content}`;
 }
 
-const DATE = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', weekday: 'long', timeZone: 'UTC' });
+const DATE = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+  weekday: 'long',
+  timeZone: 'UTC',
+});
 
 /**
  * Each message's indexed context (contextual retrieval): the date it was said, and the NEIGHBOUR_WINDOW

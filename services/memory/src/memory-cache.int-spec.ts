@@ -31,14 +31,17 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
     repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
     const subjectPrefix = `t-${randomUUID().slice(0, 8)}.`;
     buses = await Promise.all(
-      ['a', 'b'].map((name) => NatsBus.connect({ url: testServers.natsUrl, name: `memory-cache-${name}`, subjectPrefix, logger: quiet })),
+      ['a', 'b'].map((name) =>
+        NatsBus.connect({ url: testServers.natsUrl, name: `memory-cache-${name}`, subjectPrefix, logger: quiet }),
+      ),
     );
   });
 
   afterEach(async () => {
     for (const o of outboxes.splice(0)) await o.close();
     const jsm = await buses[0]!.jsm();
-    for await (const name of jsm.streams.names()) if (name.startsWith(buses[0]!.stream(''))) await jsm.streams.delete(name);
+    for await (const name of jsm.streams.names())
+      if (name.startsWith(buses[0]!.stream(''))) await jsm.streams.delete(name);
     await Promise.all(buses.map((b) => b.close(2_000)));
     await store.close();
     await rm(dir, { recursive: true, force: true });
@@ -48,7 +51,9 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
   async function instance(bus: NatsBus, subscribed: boolean) {
     const cache = new MemoryCache();
     const subscription = subscribed ? await subscribeCacheInvalidation(bus, cache) : undefined;
-    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [repo.collection.journal!]);
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [
+      repo.collection.journal!,
+    ]);
     outboxes.push(changes);
     return { service: new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { cache }), subscription };
   }
@@ -59,10 +64,18 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
     const m = await a.service.create(scope, { content: 'before', importance: 0.5, tags: [] }, 'daily');
     expect((await b.service.get(scope, m.id)).content).toBe('before');
     await a.service.update(scope, m.id, { content: 'after' });
-    await pollUntil(async () => (await b.service.get(scope, m.id)).content === 'after', 2_000, "b's read to show the update");
+    await pollUntil(
+      async () => (await b.service.get(scope, m.id)).content === 'after',
+      2_000,
+      "b's read to show the update",
+    );
     await a.service.delete(scope, m.id);
     await pollUntil(
-      () => b.service.get(scope, m.id).then(() => false, (err: { code?: string }) => err.code === 'NOT_FOUND'),
+      () =>
+        b.service.get(scope, m.id).then(
+          () => false,
+          (err: { code?: string }) => err.code === 'NOT_FOUND',
+        ),
       2_000,
       "b's read to show the delete",
     );
@@ -75,7 +88,11 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
     const m = await a.service.create(scope, { content: 'before', importance: 0.5, tags: [] }, 'daily');
     expect((await b.service.get(scope, m.id)).content).toBe('before');
     await a.service.update(scope, m.id, { content: 'after' });
-    await pollUntil(async () => (await a.service.get(scope, m.id)).content === 'after', 2_000, "a's own read to show the update");
+    await pollUntil(
+      async () => (await a.service.get(scope, m.id)).content === 'after',
+      2_000,
+      "a's own read to show the update",
+    );
     await buses[1]!.nc.flush();
     expect((await b.service.get(scope, m.id)).content).toBe('before');
     await a.subscription?.close();

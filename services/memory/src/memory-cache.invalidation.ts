@@ -14,7 +14,8 @@ export async function subscribeCacheInvalidation(
   cache: ScopedCache<{ readonly id: string }>,
   kinds: readonly ChangeKind[] = ['updated', 'deleted'],
 ): Promise<EventSubscription> {
-  const evict = (change: { tenant: string; agent: string; id: string }) => cache.evict(change.tenant, change.agent, change.id);
+  const evict = (change: { tenant: string; agent: string; id: string }) =>
+    cache.evict(change.tenant, change.agent, change.id);
   const subscriptions = await Promise.all(kinds.map((kind) => bus.subscribe(MemoryEvents[kind], evict)));
   return { close: async () => void (await Promise.all(subscriptions.map((s) => s.close()))) };
 }

@@ -39,7 +39,11 @@ describe(MemoryCache.name, () => {
       cache.remember(scope, record('b'));
       cache.get(scope, 'a');
       cache.remember(scope, record('c'));
-      expect([cache.get(scope, 'a')?.id, cache.get(scope, 'b')?.id, cache.get(scope, 'c')?.id]).toEqual(['a', undefined, 'c']);
+      expect([cache.get(scope, 'a')?.id, cache.get(scope, 'b')?.id, cache.get(scope, 'c')?.id]).toEqual([
+        'a',
+        undefined,
+        'c',
+      ]);
       expect(cache.size).toBe(2);
     });
 

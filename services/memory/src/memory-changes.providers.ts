@@ -21,7 +21,15 @@ export function memoryChangesProviders(config: { readonly ALFRED_DATA_DIR: strin
   return [
     {
       provide: MEMORY_CHANGES,
-      inject: [BUS, LOGGER, VECTOR_STORE, MemoryRepository, RemediationRepository, CheckpointRepository, MemoryFeedbackRepository],
+      inject: [
+        BUS,
+        LOGGER,
+        VECTOR_STORE,
+        MemoryRepository,
+        RemediationRepository,
+        CheckpointRepository,
+        MemoryFeedbackRepository,
+      ],
       useFactory: async (
         bus: Bus,
         logger: Logger,
@@ -33,7 +41,13 @@ export function memoryChangesProviders(config: { readonly ALFRED_DATA_DIR: strin
       ) => {
         const records: Collection[] = [memories.collection, checkpoints.collection, remediations.collection];
         const targets = [...records, feedback.collection].flatMap((c) => (c.journal ? [c.journal] : []));
-        const changes = await openMemoryChanges(bus, memoryOutboxDir(config.ALFRED_DATA_DIR), { memories, remediations, checkpoints }, logger, targets);
+        const changes = await openMemoryChanges(
+          bus,
+          memoryOutboxDir(config.ALFRED_DATA_DIR),
+          { memories, remediations, checkpoints },
+          logger,
+          targets,
+        );
         await migrateProvenance(store, records, logger);
         return changes;
       },

@@ -6,7 +6,9 @@ import { type Bus } from '#bus';
 /** The stores the memory service's changes land in, as the outbox asks them after a crash. */
 export interface ChangeStores {
   readonly memories: { get(scope: Scope, id: string): Promise<{ version: number } | undefined> };
-  readonly remediations?: { get(scope: Scope, id: string): Promise<{ remediation: { created_at: string; updated_at?: string } } | undefined> };
+  readonly remediations?: {
+    get(scope: Scope, id: string): Promise<{ remediation: { created_at: string; updated_at?: string } } | undefined>;
+  };
   readonly checkpoints?: { get(scope: Scope, id: string): Promise<unknown> };
 }
 
@@ -18,7 +20,11 @@ interface ChangePayload {
   readonly at: string;
 }
 
-const EVENTS: readonly EventDef[] = [...Object.values(MemoryEvents), ...Object.values(RemediationEvents), ...Object.values(CheckpointEvents)];
+const EVENTS: readonly EventDef[] = [
+  ...Object.values(MemoryEvents),
+  ...Object.values(RemediationEvents),
+  ...Object.values(CheckpointEvents),
+];
 
 /** The outbox folder of the memory service under its data dir (shared by instances sharing the dir). */
 export const memoryOutboxDir = (dataDir: string) => join(dataDir, 'outbox', 'memory');

@@ -48,8 +48,14 @@ export class MemoryModule {
         {
           provide: MemoryService,
           inject: [MemoryRepository, EMBEDDER, BUS, MemoryCache, MEMORY_CHANGES, MemoryWriteGuard],
-          useFactory: (repo: MemoryRepository, embedder: Embedder, bus: Bus, cache: MemoryCache, changes: DurableChanges, guard: MemoryWriteGuard) =>
-            new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { guard, cache }),
+          useFactory: (
+            repo: MemoryRepository,
+            embedder: Embedder,
+            bus: Bus,
+            cache: MemoryCache,
+            changes: DurableChanges,
+            guard: MemoryWriteGuard,
+          ) => new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { guard, cache }),
         },
         {
           // Distributed, counts are incremented in a KV bucket every instance shares (compare-and-set); embedded, in one process.
@@ -65,10 +71,18 @@ export class MemoryModule {
           provide: MemorySearch,
           inject: [MemoryRepository, MemoryFeedbackRepository, EMBEDDER],
           useFactory: (repo: MemoryRepository, feedback: MemoryFeedbackRepository, embedder: Embedder) =>
-            new MemorySearch(repo, feedback, new CachedEmbedder(embedder, 1_000), new Ranker(memoryProfile(embedder.kind))),
+            new MemorySearch(
+              repo,
+              feedback,
+              new CachedEmbedder(embedder, 1_000),
+              new Ranker(memoryProfile(embedder.kind)),
+            ),
         },
         Reindexer,
-        { provide: MemoryWriteGuard, useFactory: () => new MemoryWriteGuard(new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)) },
+        {
+          provide: MemoryWriteGuard,
+          useFactory: () => new MemoryWriteGuard(new SecretGuard(config.ALFRED_SECRETS_REDACT_TENANTS)),
+        },
         MemoryHandlers,
         ...recallProviders,
         {

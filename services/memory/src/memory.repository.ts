@@ -1,7 +1,24 @@
 import type { Memory, MemoryListQuery, MemorySource, Scope } from '#contracts';
 import type { StoreWrite } from '#durable';
-import type { Collection, CollectionSpec, CollectionWrite, Condition, Doc, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
-import { PROVENANCE_FIELDS, provenanceConditions, provenanceFields, provenanceView, writtenByOf, type ProvenanceQuery, type WrittenBy } from './provenance/provenance-fields.js';
+import type {
+  Collection,
+  CollectionSpec,
+  CollectionWrite,
+  Condition,
+  Doc,
+  HitSignals,
+  SearchOptions,
+  StoredDoc,
+} from '#vector-store';
+import {
+  PROVENANCE_FIELDS,
+  provenanceConditions,
+  provenanceFields,
+  provenanceView,
+  writtenByOf,
+  type ProvenanceQuery,
+  type WrittenBy,
+} from './provenance/provenance-fields.js';
 
 /** A memory as stored: the API fields plus what the store keeps about it. */
 export interface MemoryRecord extends Omit<Memory, 'provenance' | 'trust'> {
@@ -42,7 +59,12 @@ export class MemoryRepository {
    * The store write that saves records: `insert` for fresh ids (new UUIDs: no row to look up), `upsert` otherwise.
    * Journaled where the store offers it (one outbox line with the change's events), else a call of its own.
    */
-  saveWrite(scope: Scope, records: readonly MemoryRecord[], vectors: readonly Float32Array[], kind: 'insert' | 'upsert'): StoreWrite {
+  saveWrite(
+    scope: Scope,
+    records: readonly MemoryRecord[],
+    vectors: readonly Float32Array[],
+    kind: 'insert' | 'upsert',
+  ): StoreWrite {
     return storeWrite(this.collection, { kind, docs: records.map((r, i) => toDoc(scope, r, vectors[i]!)) });
   }
 
@@ -86,7 +108,10 @@ export class MemoryRepository {
     query: SearchOptions & { source?: MemorySource | undefined; provenance?: ProvenanceQuery },
   ): Promise<{ hits: Array<{ record: MemoryRecord; score: number; signals: HitSignals }>; total: number }> {
     const { source, provenance, ...options } = query;
-    const where: Condition[] = [...(source ? [{ field: 'source', op: 'eq' as const, value: source }] : []), ...provenanceConditions(provenance ?? {})];
+    const where: Condition[] = [
+      ...(source ? [{ field: 'source', op: 'eq' as const, value: source }] : []),
+      ...provenanceConditions(provenance ?? {}),
+    ];
     const { hits, total } = await this.collection.search({ ...scope, where }, options);
     return { hits: hits.map((h) => ({ record: fromDoc(h.doc), score: h.score, signals: h.signals })), total };
   }

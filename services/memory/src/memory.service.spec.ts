@@ -32,7 +32,9 @@ describe(MemoryService.name, () => {
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quietLogger });
     repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
     events = new BusMemoryHistory(bus);
-    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quietLogger, [repo.collection.journal!]);
+    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quietLogger, [
+      repo.collection.journal!,
+    ]);
     service = new MemoryService(repo, embedder, changes, events);
   });
 
@@ -45,9 +47,17 @@ describe(MemoryService.name, () => {
 
   describe('create', () => {
     it('should store a daily memory and record a created event', async () => {
-      const m = await service.create(scope, { content: 'likes tea', importance: 0.7, tags: ['drink', 'drink'] }, 'daily');
+      const m = await service.create(
+        scope,
+        { content: 'likes tea', importance: 0.7, tags: ['drink', 'drink'] },
+        'daily',
+      );
       expect(m.tags).toEqual(['drink']);
-      expect(await service.get(scope, m.id)).toMatchObject({ content: 'likes tea', source: 'daily', date: m.timestamp.slice(0, 10) });
+      expect(await service.get(scope, m.id)).toMatchObject({
+        content: 'likes tea',
+        source: 'daily',
+        date: m.timestamp.slice(0, 10),
+      });
       expect((await events.history(m.id)).map((c) => c.kind)).toEqual(['created']);
     });
 
@@ -56,11 +66,15 @@ describe(MemoryService.name, () => {
       const done = new Promise<void>((resolve) => (embedded = resolve));
       // The embedding finishes only once the caller has given up: its deadline has passed by then.
       const callerGaveUp = gate();
-      const slow = { id: embedder.id, dimension: embedder.dimension, embed: async (texts: string[]) => {
-        await callerGaveUp.promise;
-        embedded();
-        return embedder.embed(texts);
-      } } as unknown as HashingEmbedder;
+      const slow = {
+        id: embedder.id,
+        dimension: embedder.dimension,
+        embed: async (texts: string[]) => {
+          await callerGaveUp.promise;
+          embedded();
+          return embedder.embed(texts);
+        },
+      } as unknown as HashingEmbedder;
       const patient = new MemoryService(repo, slow, changes, events);
       const served = bus.serve(MemoryRoutes.create, (p) => patient.create(p.scope, p.memory, p.source));
       const call = bus.request(MemoryRoutes.create, { scope, memory: { content: 'too late' } }, { timeoutMs: 300 });
@@ -75,8 +89,16 @@ describe(MemoryService.name, () => {
       const served = bus.serve(MemoryRoutes.create, (p) => service.create(p.scope, p.memory, p.source));
       const context = { correlationId: 'c', idempotencyKey: 'key-1' };
       const first = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context });
-      const retry = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context: { ...context, correlationId: 'c2' } });
-      const other = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context: { correlationId: 'c3' } });
+      const retry = await bus.request(
+        MemoryRoutes.create,
+        { scope, memory: { content: 'once' } },
+        { context: { ...context, correlationId: 'c2' } },
+      );
+      const other = await bus.request(
+        MemoryRoutes.create,
+        { scope, memory: { content: 'once' } },
+        { context: { correlationId: 'c3' } },
+      );
       await served.drain();
       expect(retry.id).toBe(first.id);
       expect(other.id).not.toBe(first.id);
@@ -100,7 +122,11 @@ describe(MemoryService.name, () => {
       await service.update(scope, m.id, { content: 'v2' });
       await service.update(scope, m.id, { content: 'v2' });
       const history = (await events.history(m.id)).map((c) => [c.kind, c.version, c.memory?.content]);
-      expect(history).toEqual([['created', 1, 'v1'], ['updated', 2, 'v2'], ['updated', 3, 'v2']]);
+      expect(history).toEqual([
+        ['created', 1, 'v1'],
+        ['updated', 2, 'v2'],
+        ['updated', 3, 'v2'],
+      ]);
     });
 
     it('should bump the version with every change', async () => {
@@ -135,7 +161,11 @@ describe(MemoryService.name, () => {
 
   describe('batchCreate', () => {
     it('should create valid items in one pass and report invalid ones by index', async () => {
-      const result = await service.batchCreate(scope, [{ content: 'ok' }, { content: 5 }, { content: 'fine', importance: 7 }], 'memory');
+      const result = await service.batchCreate(
+        scope,
+        [{ content: 'ok' }, { content: 5 }, { content: 'fine', importance: 7 }],
+        'memory',
+      );
       expect(result.created).toBe(1);
       expect(result.errors.map((e) => e.index)).toEqual([1, 2]);
       expect(result.errors[1]!.error).toMatch(/importance/);

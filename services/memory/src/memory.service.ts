@@ -75,7 +75,15 @@ export class MemoryService {
     const checked = await this.guard.batch(scope, valid);
     errors.push(...checked.refused);
     const bodies = checked.passed.map((p) => p.body);
-    const memories = bodies.length ? await this.createMany(scope, bodies, source, writer, bodies.map((b) => b.content)) : [];
+    const memories = bodies.length
+      ? await this.createMany(
+          scope,
+          bodies,
+          source,
+          writer,
+          bodies.map((b) => b.content),
+        )
+      : [];
     return { created: memories.length, memories, errors: errors.sort((a, b) => a.index - b.index) };
   }
 
@@ -86,9 +94,20 @@ export class MemoryService {
   async ingestConversation(scope: Scope, conversation: ConversationIngestBody, writer?: Writer) {
     const body = await this.guard.conversation(scope, conversation);
     const conversationId = body.conversation_id ?? randomUUID();
-    const bodies = body.messages.map((m) => ({ content: messageContent(m), importance: body.importance, tags: body.tags }));
+    const bodies = body.messages.map((m) => ({
+      content: messageContent(m),
+      importance: body.importance,
+      tags: body.tags,
+    }));
     const checked = body.messages.map((m) => m.content);
-    const memories = await this.createMany(scope, bodies, 'daily', writer, checked, conversationContexts(body.messages));
+    const memories = await this.createMany(
+      scope,
+      bodies,
+      'daily',
+      writer,
+      checked,
+      conversationContexts(body.messages),
+    );
     return { conversation_id: conversationId, created: memories.length, memories };
   }
 
@@ -105,7 +124,10 @@ export class MemoryService {
     const before = await this.mustGet(scope, id);
     const at = this.now().toISOString();
     const content = admitted.content ?? before.content;
-    const rechecked = admitted.content === undefined ? before.written : { ...(before.written ?? writtenBy(undefined, at, '')), trust: trustOf(content) };
+    const rechecked =
+      admitted.content === undefined
+        ? before.written
+        : { ...(before.written ?? writtenBy(undefined, at, '')), trust: trustOf(content) };
     const after: MemoryRecord = {
       ...before,
       content,
@@ -120,7 +142,14 @@ export class MemoryService {
     await this.changes
       .commit([change('updated', scope, after)], [this.repo.saveWrite(scope, [after], [vector!], 'upsert')])
       .finally(() => this.cache.evict(scope.tenant, scope.agent, id));
-    return { id, timestamp: after.timestamp, updated_at: at, content: after.content, importance: after.importance, tags: after.tags };
+    return {
+      id,
+      timestamp: after.timestamp,
+      updated_at: at,
+      content: after.content,
+      importance: after.importance,
+      tags: after.tags,
+    };
   }
 
   async delete(scope: Scope, id: string) {
@@ -131,7 +160,9 @@ export class MemoryService {
 
   async batchDelete(scope: Scope, ids: readonly string[]) {
     const unique = [...new Set(ids)];
-    const found = (await Promise.all(unique.map((id) => this.repo.get(scope, id)))).filter((r): r is MemoryRecord => r !== undefined);
+    const found = (await Promise.all(unique.map((id) => this.repo.get(scope, id)))).filter(
+      (r): r is MemoryRecord => r !== undefined,
+    );
     await this.deleteRecords(scope, found);
     const foundIds = new Set(found.map((r) => r.id));
     return {
@@ -146,14 +177,21 @@ export class MemoryService {
    * matched here (the stores match whole tags), over the scope's first TAG_PREFIX_CAP memories in the list's order.
    */
   async list(scope: Scope, query: MemoryListQuery) {
-    const { records, total } = query.tag_prefix === undefined ? await this.repo.list(scope, query) : await this.byTagPrefix(scope, query, query.tag_prefix);
+    const { records, total } =
+      query.tag_prefix === undefined
+        ? await this.repo.list(scope, query)
+        : await this.byTagPrefix(scope, query, query.tag_prefix);
     return {
       memories: records.map((r) => toMemory(scope, r)),
       pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + records.length < total },
     };
   }
 
-  private async byTagPrefix(scope: Scope, query: MemoryListQuery, prefix: string): Promise<{ records: MemoryRecord[]; total: number }> {
+  private async byTagPrefix(
+    scope: Scope,
+    query: MemoryListQuery,
+    prefix: string,
+  ): Promise<{ records: MemoryRecord[]; total: number }> {
     const p = prefix.toLowerCase();
     const matching: MemoryRecord[] = [];
     for (let offset = 0; offset < TAG_PREFIX_CAP; offset += LIST_PAGE) {
@@ -241,7 +279,11 @@ export class MemoryService {
  * one creation whatever its retries (its id is new, or derived from the client's Idempotency-Key), so a retried
  * creation's event is deduplicated.
  */
-function change(kind: 'created' | 'updated' | 'deleted', scope: Scope, r: MemoryRecord): ChangeEvent<(typeof MemoryEvents)[typeof kind]> {
+function change(
+  kind: 'created' | 'updated' | 'deleted',
+  scope: Scope,
+  r: MemoryRecord,
+): ChangeEvent<(typeof MemoryEvents)[typeof kind]> {
   const payload: MemoryChange = {
     kind,
     id: r.id,
@@ -251,7 +293,12 @@ function change(kind: 'created' | 'updated' | 'deleted', scope: Scope, r: Memory
     at: r.updated_at ?? r.timestamp,
     ...(kind === 'deleted' ? {} : { memory: toMemory(scope, r) }),
   };
-  return { event: MemoryEvents[kind], payload, key: r.id, ...(kind === 'created' ? { msgId: `${r.id}:1:created` } : {}) };
+  return {
+    event: MemoryEvents[kind],
+    payload,
+    key: r.id,
+    ...(kind === 'created' ? { msgId: `${r.id}:1:created` } : {}),
+  };
 }
 
 /** A memory id (UUID-shaped) that the same Idempotency-Key, scope and position always give. */

@@ -23,7 +23,8 @@ export const recallProviders: Provider[] = [
   {
     provide: MemoryFeedbackService,
     inject: [MemoryService, MemoryFeedbackRepository, MEMORY_CHANGES],
-    useFactory: (memories: MemoryService, repo: MemoryFeedbackRepository, changes: DurableChanges) => new MemoryFeedbackService(memories, repo, changes),
+    useFactory: (memories: MemoryService, repo: MemoryFeedbackRepository, changes: DurableChanges) =>
+      new MemoryFeedbackService(memories, repo, changes),
   },
   {
     // Subscribed before the handlers serve, so a report made through another instance evicts cached counts here.
@@ -37,18 +38,25 @@ export const recallProviders: Provider[] = [
   {
     provide: CheckpointRepository,
     inject: [VECTOR_STORE, EMBEDDER],
-    useFactory: async (store: VectorStore, embedder: Embedder) => new CheckpointRepository(await store.open(checkpointCollectionSpec(embedder.id, embedder.dimension))),
+    useFactory: async (store: VectorStore, embedder: Embedder) =>
+      new CheckpointRepository(await store.open(checkpointCollectionSpec(embedder.id, embedder.dimension))),
   },
   {
     provide: RemediationRepository,
     inject: [VECTOR_STORE, EMBEDDER],
-    useFactory: async (store: VectorStore, embedder: Embedder) => new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))),
+    useFactory: async (store: VectorStore, embedder: Embedder) =>
+      new RemediationRepository(await store.open(remediationCollectionSpec(embedder.id, embedder.dimension))),
   },
   {
     provide: CheckpointService,
     inject: [CheckpointRepository, EMBEDDER, BUS, MEMORY_CHANGES, MemoryWriteGuard],
-    useFactory: (repo: CheckpointRepository, embedder: Embedder, bus: Bus, changes: DurableChanges, guard: MemoryWriteGuard) =>
-      new CheckpointService(repo, embedder, bus, changes, guard),
+    useFactory: (
+      repo: CheckpointRepository,
+      embedder: Embedder,
+      bus: Bus,
+      changes: DurableChanges,
+      guard: MemoryWriteGuard,
+    ) => new CheckpointService(repo, embedder, bus, changes, guard),
   },
   {
     provide: RemediationService,
@@ -59,7 +67,8 @@ export const recallProviders: Provider[] = [
   {
     provide: RecallService,
     inject: [MemorySearch, RemediationService, BUS],
-    useFactory: (memories: MemorySearch, remediations: RemediationService, bus: Bus) => new RecallService(memories, remediations, bus),
+    useFactory: (memories: MemorySearch, remediations: RemediationService, bus: Bus) =>
+      new RecallService(memories, remediations, bus),
   },
   RecallHandlers,
 ];

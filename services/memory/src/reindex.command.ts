@@ -13,9 +13,15 @@ interface Io {
  * `alfred reindex`: re-embeds every stored memory with the configured embedder (same environment as
  * the memory service). Run it after changing the embedder, while the memory service is stopped.
  */
-export async function runReindexCommand(args: readonly string[], io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runReindexCommand(
+  args: readonly string[],
+  io: Io,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   if (args.length > 0) {
-    io.err('usage: alfred reindex   (reads the memory service environment: ALFRED_DATA_DIR, ALFRED_EMBEDDER, QDRANT_URL, ...)');
+    io.err(
+      'usage: alfred reindex   (reads the memory service environment: ALFRED_DATA_DIR, ALFRED_EMBEDDER, QDRANT_URL, ...)',
+    );
     return 2;
   }
   const config = loadMemoryConfig(env);

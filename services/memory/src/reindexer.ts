@@ -9,7 +9,12 @@ import { remediationCollectionSpec } from './remediations/remediation.repository
 const PAGE = 256;
 
 /** Every collection of the memory service, all embedded by the configured embedder. */
-const COLLECTIONS = [memoryCollectionSpec, memoryFeedbackCollectionSpec, checkpointCollectionSpec, remediationCollectionSpec];
+const COLLECTIONS = [
+  memoryCollectionSpec,
+  memoryFeedbackCollectionSpec,
+  checkpointCollectionSpec,
+  remediationCollectionSpec,
+];
 
 /** Re-embeds every memory, checkpoint, remediation (and feedback row) from its stored text with the current embedder. */
 @Injectable()
@@ -22,7 +27,8 @@ export class Reindexer {
   async reindex(): Promise<{ reindexed: number; embedder: string; duration_ms: number }> {
     const started = performance.now();
     let reindexed = 0;
-    for (const specOf of COLLECTIONS) reindexed += await this.reindexCollection(specOf(this.embedder.id, this.embedder.dimension));
+    for (const specOf of COLLECTIONS)
+      reindexed += await this.reindexCollection(specOf(this.embedder.id, this.embedder.dimension));
     return { reindexed, embedder: this.embedder.id, duration_ms: Math.round(performance.now() - started) };
   }
 

@@ -9,7 +9,10 @@ export async function purgeScope(collection: Collection, scope: Scope, sortBy = 
   for (;;) {
     const { docs } = await collection.list({ ...scope, where: [] }, { sortBy, order: 'asc', limit: PAGE, offset: 0 });
     if (docs.length === 0) return deleted;
-    const gone = await collection.delete(scope, docs.map((d) => d.id));
+    const gone = await collection.delete(
+      scope,
+      docs.map((d) => d.id),
+    );
     deleted += gone.length;
     if (gone.length === 0) return deleted;
   }

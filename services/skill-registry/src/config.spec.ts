@@ -10,12 +10,24 @@ describe(loadSkillRegistryConfig.name, () => {
     expect(config.ALFRED_HOME_DIR).toBe(homedir());
     expect(existsSync(join(config.ALFRED_SKILLS_BUNDLED_DIR, 'remember', 'SKILL.md'))).toBe(true);
     expect(config.ALFRED_SKILLS_BUNDLED_DIR).toBe(defaultBundledDir());
-    expect(config).toMatchObject({ ALFRED_SKILLS_WATCH: true, ALFRED_SKILLS_EXTRA_ROOTS: [], ALFRED_SKILLS_INDEX_BUDGET: 16_000 });
+    expect(config).toMatchObject({
+      ALFRED_SKILLS_WATCH: true,
+      ALFRED_SKILLS_EXTRA_ROOTS: [],
+      ALFRED_SKILLS_INDEX_BUDGET: 16_000,
+    });
   });
 
   it('should split extra roots like PATH and parse the switches', () => {
-    const config = loadSkillRegistryConfig({ ALFRED_SKILLS_EXTRA_ROOTS: '/a/skills::/b/skills', ALFRED_SKILLS_WATCH: 'false', ALFRED_SKILLS_INDEX_BUDGET: '0' });
-    expect(config).toMatchObject({ ALFRED_SKILLS_EXTRA_ROOTS: ['/a/skills', '/b/skills'], ALFRED_SKILLS_WATCH: false, ALFRED_SKILLS_INDEX_BUDGET: 0 });
+    const config = loadSkillRegistryConfig({
+      ALFRED_SKILLS_EXTRA_ROOTS: '/a/skills::/b/skills',
+      ALFRED_SKILLS_WATCH: 'false',
+      ALFRED_SKILLS_INDEX_BUDGET: '0',
+    });
+    expect(config).toMatchObject({
+      ALFRED_SKILLS_EXTRA_ROOTS: ['/a/skills', '/b/skills'],
+      ALFRED_SKILLS_WATCH: false,
+      ALFRED_SKILLS_INDEX_BUDGET: 0,
+    });
   });
 
   it('should list every bad variable', () => {
@@ -27,7 +39,12 @@ describe(loadSkillRegistryConfig.name, () => {
 
 describe(skillRootsOf.name, () => {
   it('should order the roots project, global, bundled, extra', () => {
-    const config = loadSkillRegistryConfig({ ALFRED_PROJECT_DIR: '/p', ALFRED_HOME_DIR: '/h', ALFRED_SKILLS_BUNDLED_DIR: '/b', ALFRED_SKILLS_EXTRA_ROOTS: '/x' });
+    const config = loadSkillRegistryConfig({
+      ALFRED_PROJECT_DIR: '/p',
+      ALFRED_HOME_DIR: '/h',
+      ALFRED_SKILLS_BUNDLED_DIR: '/b',
+      ALFRED_SKILLS_EXTRA_ROOTS: '/x',
+    });
     expect(skillRootsOf(config)).toEqual([
       { dir: '/p/.alfred/skills', source: 'project' },
       { dir: '/p/.agents/skills', source: 'project' },

@@ -17,7 +17,12 @@ export function defaultBundledDir(): string {
 }
 
 /** A list of folders separated like PATH (`:` on POSIX); empty entries are ignored. */
-const pathList = z.string().transform((raw) => raw.split(delimiter).map((p) => p.trim()).filter(Boolean));
+const pathList = z.string().transform((raw) =>
+  raw
+    .split(delimiter)
+    .map((p) => p.trim())
+    .filter(Boolean),
+);
 
 export const skillRegistryEnvSchema = z.object({
   ...baseEnv,
@@ -44,7 +49,7 @@ export const skillRegistryEnvSchema = z.object({
   ALFRED_SKILLS_BUNDLED_DIR: z
     .string()
     .default(defaultBundledDir)
-    .meta({ description: 'the bundled skills', shownDefault: 'the package\'s `skills/`' }),
+    .meta({ description: 'the bundled skills', shownDefault: "the package's `skills/`" }),
   ALFRED_SKILLS_EXTRA_ROOTS: pathList.default([]).describe('more skill roots, lowest precedence, separated like PATH'),
   ALFRED_SKILLS_INDEX_BUDGET: z.coerce
     .number()

@@ -24,20 +24,34 @@ describe('PublicPaths', () => {
   });
 
   it('should rewrite paths inside texts and leave look-alike prefixes alone', () => {
-    expect(paths.text('skill x already exists at /opt/alfred/skills/x/SKILL.md')).toBe('skill x already exists at /skills/bundled/x/SKILL.md');
+    expect(paths.text('skill x already exists at /opt/alfred/skills/x/SKILL.md')).toBe(
+      'skill x already exists at /skills/bundled/x/SKILL.md',
+    );
     expect(paths.text('<location>/mnt/a/z/SKILL.md</location>')).toBe('<location>/skills/extra/z/SKILL.md</location>');
     expect(paths.text('/opt/alfred/skills-old/x')).toBe('/opt/alfred/skills-old/x');
   });
 
   it('should rewrite every string of a reply, nested', () => {
-    const reply = { skills: [{ dir: '/opt/alfred/skills/r', warnings: [{ file: '/opt/alfred/skills/r/SKILL.md' }], body_lines: 3 }], budget: null };
-    expect(paths.value(reply)).toEqual({ skills: [{ dir: '/skills/bundled/r', warnings: [{ file: '/skills/bundled/r/SKILL.md' }], body_lines: 3 }], budget: null });
+    const reply = {
+      skills: [{ dir: '/opt/alfred/skills/r', warnings: [{ file: '/opt/alfred/skills/r/SKILL.md' }], body_lines: 3 }],
+      budget: null,
+    };
+    expect(paths.value(reply)).toEqual({
+      skills: [{ dir: '/skills/bundled/r', warnings: [{ file: '/skills/bundled/r/SKILL.md' }], body_lines: 3 }],
+      budget: null,
+    });
   });
 
   it("should rewrite an error's message and details and keep its code", async () => {
     const failing = paths.expose(() => {
-      throw new AlfredError(ErrorCode.Conflict, 'exists at /opt/alfred/skills/x/SKILL.md', { path: '/opt/alfred/skills/x/SKILL.md' });
+      throw new AlfredError(ErrorCode.Conflict, 'exists at /opt/alfred/skills/x/SKILL.md', {
+        path: '/opt/alfred/skills/x/SKILL.md',
+      });
     });
-    await expect(failing).rejects.toMatchObject({ code: ErrorCode.Conflict, message: 'exists at /skills/bundled/x/SKILL.md', details: { path: '/skills/bundled/x/SKILL.md' } });
+    await expect(failing).rejects.toMatchObject({
+      code: ErrorCode.Conflict,
+      message: 'exists at /skills/bundled/x/SKILL.md',
+      details: { path: '/skills/bundled/x/SKILL.md' },
+    });
   });
 });

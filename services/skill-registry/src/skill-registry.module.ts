@@ -11,7 +11,13 @@ import { embeddingProviders, VECTOR_STORE, type VectorStore } from '#vector-stor
 import { SkillCatalog } from '#skills';
 import { SecretGuard } from '#content-safety';
 import { moveSkillOutcomeRows, SkillOutcomeRepository } from './outcomes/skill-outcome.repository.js';
-import { loadSkillRegistryConfig, projectSkillsDirOf, skillRegistryEnvSchema, skillRootsOf, type SkillRegistryConfig } from './config.js';
+import {
+  loadSkillRegistryConfig,
+  projectSkillsDirOf,
+  skillRegistryEnvSchema,
+  skillRootsOf,
+  type SkillRegistryConfig,
+} from './config.js';
 import { executableSkillProviders } from './executable/executable-skills.module.js';
 import { InstallRecordsRepository } from './install/install-records.repository.js';
 import { skillInstallProviders } from './install/skill-install.providers.js';
@@ -36,7 +42,8 @@ export class SkillRegistryModule {
           provide: SkillOutcomeRepository,
           inject: [VECTOR_STORE, BUS, LOGGER],
           useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
-            const counters = sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'counters')));
+            const counters =
+              sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'counters')));
             await moveEarlierData(logger, 'skill outcome counts', () => moveSkillOutcomeRows(store, counters));
             return new SkillOutcomeRepository(counters);
           },
@@ -58,7 +65,14 @@ export class SkillRegistryModule {
         },
         {
           provide: SkillRegistryService,
-          inject: [SkillSearchRepository, EMBEDDER, LOGGER, SkillOutcomeRepository, SkillProvenanceRepository, InstallRecordsRepository],
+          inject: [
+            SkillSearchRepository,
+            EMBEDDER,
+            LOGGER,
+            SkillOutcomeRepository,
+            SkillProvenanceRepository,
+            InstallRecordsRepository,
+          ],
           useFactory: async (
             repo: SkillSearchRepository,
             embedder: Embedder,

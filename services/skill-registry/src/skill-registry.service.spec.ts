@@ -67,15 +67,24 @@ describe(SkillRegistryService.name, () => {
 
   describe('outcomes', () => {
     const query = { q: 'deploy the web app to production', limit: 5, min_score: 0 };
-    const order = async (service: SkillRegistryService) => (await service.searchSkills('t', query)).results.map((r) => r.name).filter((n) => n.startsWith('ship-'));
+    const order = async (service: SkillRegistryService) =>
+      (await service.searchSkills('t', query)).results.map((r) => r.name).filter((n) => n.startsWith('ship-'));
     const record = async (service: SkillRegistryService, name: string, success: boolean, times: number) => {
       for (let i = 0; i < times; i++) await service.feedback('t', name, { success, by: 'user' });
     };
 
     beforeEach(async () => {
       // Both match the query; the flaky one a little better (its description repeats the query's words).
-      await writeSkill(project.dir, 'ship-flaky', 'Deploy the web app to production. Use to deploy the web app to production servers.');
-      await writeSkill(project.dir, 'ship-steady', 'Deploy the web app to production servers with a health check. Use when releasing.');
+      await writeSkill(
+        project.dir,
+        'ship-flaky',
+        'Deploy the web app to production. Use to deploy the web app to production servers.',
+      );
+      await writeSkill(
+        project.dir,
+        'ship-steady',
+        'Deploy the web app to production servers with a health check. Use when releasing.',
+      );
     });
 
     it('should let a reliable skill overtake an equally relevant unreliable one after enough outcomes, and not after one', async () => {
@@ -97,7 +106,9 @@ describe(SkillRegistryService.name, () => {
       await record(service, 'ship-flaky', false, 5);
       await record(service, 'ship-steady', true, 5);
       const full = await service.index('t');
-      expect(full.rendered.markdown.text.indexOf('ship-steady')).toBeLessThan(full.rendered.markdown.text.indexOf('ship-flaky'));
+      expect(full.rendered.markdown.text.indexOf('ship-steady')).toBeLessThan(
+        full.rendered.markdown.text.indexOf('ship-flaky'),
+      );
       // The largest budget that drops one of the two: it is the unreliable one (alphabetically it would be ship-steady).
       let budget = full.rendered.markdown.text.length;
       let rendered = full.rendered.markdown;
@@ -112,9 +123,15 @@ describe(SkillRegistryService.name, () => {
 
     it("should count an executable skill's runs under its id and for the SKILL.md skills that offer its tool", async () => {
       await mkdir(join(project.dir, 'ship-release'), { recursive: true });
-      await writeFile(join(project.dir, 'ship-release', 'SKILL.md'), '---\nname: ship-release\ndescription: Release the web app\nallowed-tools: skill_ship_steady Read\n---\n# ship\n');
+      await writeFile(
+        join(project.dir, 'ship-release', 'SKILL.md'),
+        '---\nname: ship-release\ndescription: Release the web app\nallowed-tools: skill_ship_steady Read\n---\n# ship\n',
+      );
       const service = await start(new HashingEmbedder({ dimension: 64 }));
-      expect(await service.executed('t', 'ship-steady', true)).toMatchObject({ counted: ['ship-steady', 'ship-release'], outcomes: { success: 1, failure: 0 } });
+      expect(await service.executed('t', 'ship-steady', true)).toMatchObject({
+        counted: ['ship-steady', 'ship-release'],
+        outcomes: { success: 1, failure: 0 },
+      });
       await service.executed('t', 'ship-steady', false);
       expect((await service.get('t', 'ship-steady')).outcomes).toEqual({ success: 1, failure: 1, estimate: 0.5 });
       expect((await service.get('t', 'ship-release')).outcomes).toEqual({ success: 1, failure: 1, estimate: 0.5 });
@@ -133,7 +150,9 @@ describe(SkillRegistryService.name, () => {
       }
       const outcomes = new CountedWrites(new KvCounters(new FileKvStore(join(tmp, 'kv'))));
       const service = await start(new HashingEmbedder({ dimension: 64 }), { outcomes });
-      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => service.executed('t', 'ship-steady', i % 4 !== 0)));
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => service.executed('t', 'ship-steady', i % 4 !== 0)),
+      );
       expect((await service.get('t', 'ship-steady')).outcomes).toMatchObject({ success: 30, failure: 10 });
       // Each answer holds at least its own outcome; the last write's answer holds them all.
       expect(answers.every((a) => a.outcomes.success + a.outcomes.failure >= 1)).toBe(true);
@@ -145,7 +164,9 @@ describe(SkillRegistryService.name, () => {
 
     it('should refuse feedback for an unknown skill', async () => {
       const service = await start(new HashingEmbedder({ dimension: 64 }));
-      await expect(service.feedback('t', 'no-such-skill', { success: true, by: 'user' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(service.feedback('t', 'no-such-skill', { success: true, by: 'user' })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
     });
   });
 
@@ -186,7 +207,11 @@ describe(SkillRegistryService.name, () => {
       expect(embedder.texts).toBe(10);
       await rm(join(project.dir, 'fresh'), { recursive: true });
       expect(await service.reload('t')).toMatchObject({ removed: ['fresh'], indexed: 0 });
-      expect((await service.searchSkills('t', { q: 'espresso grinder', limit: 50, min_score: 0 })).results.map((r) => r.name)).not.toContain('fresh');
+      expect(
+        (await service.searchSkills('t', { q: 'espresso grinder', limit: 50, min_score: 0 })).results.map(
+          (r) => r.name,
+        ),
+      ).not.toContain('fresh');
     });
 
     it('should re-embed nothing after a restart over the same store', async () => {
@@ -195,7 +220,9 @@ describe(SkillRegistryService.name, () => {
       const again = new CountingEmbedder(new HashingEmbedder({ dimension: 64 }));
       const service = await start(again);
       expect(again.texts).toBe(0);
-      expect((await service.searchSkills('t', { q: 'remember preferences', limit: 1, min_score: 0 })).results[0]?.name).toBe('remember');
+      expect(
+        (await service.searchSkills('t', { q: 'remember preferences', limit: 1, min_score: 0 })).results[0]?.name,
+      ).toBe('remember');
     });
 
     it('should rebuild the index for another embedder instead of refusing', async () => {
@@ -210,16 +237,34 @@ describe(SkillRegistryService.name, () => {
   describe('create', () => {
     it("should write the skill into the tenant's own root and make it searchable for that tenant", async () => {
       const service = await start(new HashingEmbedder());
-      const body = await service.create('t', { name: 'plant-care', description: 'Water the office plants. Use on Mondays.', body: '# Plants\n' });
-      expect(body).toMatchObject({ name: 'plant-care', source: 'project', location: join(project.dir, '..', 'tenant-skills', 't', 'plant-care', 'SKILL.md') });
-      expect((await service.searchSkills('t', { q: 'water office plants', limit: 1, min_score: 0 })).results[0]?.name).toBe('plant-care');
-      await expect(service.create('t', { name: 'plant-care', description: 'Again.', body: '' })).rejects.toMatchObject({ code: 'CONFLICT' });
-      await expect(service.create('t', { name: 'remember', description: 'Shadow a shared one.', body: '' })).rejects.toMatchObject({ code: 'CONFLICT' });
+      const body = await service.create('t', {
+        name: 'plant-care',
+        description: 'Water the office plants. Use on Mondays.',
+        body: '# Plants\n',
+      });
+      expect(body).toMatchObject({
+        name: 'plant-care',
+        source: 'project',
+        location: join(project.dir, '..', 'tenant-skills', 't', 'plant-care', 'SKILL.md'),
+      });
+      expect(
+        (await service.searchSkills('t', { q: 'water office plants', limit: 1, min_score: 0 })).results[0]?.name,
+      ).toBe('plant-care');
+      await expect(service.create('t', { name: 'plant-care', description: 'Again.', body: '' })).rejects.toMatchObject({
+        code: 'CONFLICT',
+      });
+      await expect(
+        service.create('t', { name: 'remember', description: 'Shadow a shared one.', body: '' }),
+      ).rejects.toMatchObject({ code: 'CONFLICT' });
     });
 
     it("should keep a tenant's skill out of every other tenant's index, reads and searches", async () => {
       const service = await start(new HashingEmbedder());
-      await service.create('t', { name: 'plant-care', description: 'Water the office plants. Use on Mondays.', body: '# Plants\n' });
+      await service.create('t', {
+        name: 'plant-care',
+        description: 'Water the office plants. Use on Mondays.',
+        body: '# Plants\n',
+      });
       expect((await service.index('t')).skills.map((s) => s.name)).toContain('plant-care');
       expect((await service.index('other')).skills.map((s) => s.name)).not.toContain('plant-care');
       expect((await service.index('other')).rendered.markdown.text).not.toContain('plant-care');
@@ -228,7 +273,11 @@ describe(SkillRegistryService.name, () => {
       const found = await service.searchSkills('other', { q: 'water office plants', limit: 50, min_score: 0 });
       expect(found.results.map((r) => r.name)).not.toContain('plant-care');
       // The other tenant may create its own skill of that name: a separate skill, not a view of the first.
-      await service.create('other', { name: 'plant-care', description: 'Their plants. Use on Fridays.', body: '# Theirs\n' });
+      await service.create('other', {
+        name: 'plant-care',
+        description: 'Their plants. Use on Fridays.',
+        body: '# Theirs\n',
+      });
       expect((await service.get('t', 'plant-care')).description).toMatch(/Mondays/);
       expect((await service.get('other', 'plant-care')).description).toMatch(/Fridays/);
     });
@@ -237,8 +286,17 @@ describe(SkillRegistryService.name, () => {
   describe('index', () => {
     it('should give the JSON index with both renderings under the configured budget', async () => {
       const service = await start(new HashingEmbedder(), { budget: 400 });
-      const index = (await service.index('t'));
-      expect(index.skills.map((s) => s.name)).toEqual(['checkpoint', 'compact', 'distill', 'learn', 'recall', 'remediate', 'remember', 'skills']);
+      const index = await service.index('t');
+      expect(index.skills.map((s) => s.name)).toEqual([
+        'checkpoint',
+        'compact',
+        'distill',
+        'learn',
+        'recall',
+        'remediate',
+        'remember',
+        'skills',
+      ]);
       expect(index.budget).toBe(400);
       expect(index.rendered.markdown.text.length).toBeLessThanOrEqual(400);
       expect(index.rendered.xml.text.length).toBeLessThanOrEqual(400);

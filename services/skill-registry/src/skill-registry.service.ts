@@ -127,7 +127,13 @@ export class SkillRegistryService {
    * The level-1 index a tenant sees (its own skills over the shared roots); with `only` (an agent's skill policy)
    * it lists and renders just the skills that permits.
    */
-  async index(tenant: string, budget?: number, only?: NamePatterns, written?: WriterQuery, installedFrom?: string): Promise<SkillRegistryIndex> {
+  async index(
+    tenant: string,
+    budget?: number,
+    only?: NamePatterns,
+    written?: WriterQuery,
+    installedFrom?: string,
+  ): Promise<SkillRegistryIndex> {
     const effective = budget ?? (this.options.indexBudget || undefined);
     const catalog = await this.catalogOf(tenant);
     const listed = catalog.index();
@@ -135,9 +141,17 @@ export class SkillRegistryService {
     const own = catalog !== this.catalog && this.options.provenance;
     const installed = await this.installedOf(tenant, catalog);
     const decorated = own ? await own.decorate(tenant, 'skill', listed.skills, (s) => s.name) : listed.skills;
-    const base = { ...listed, skills: withInstalled(decorated, installed), warnings: catalog.rootWarnings(), budget: effective ?? null };
+    const base = {
+      ...listed,
+      skills: withInstalled(decorated, installed),
+      warnings: catalog.rootWarnings(),
+      budget: effective ?? null,
+    };
     // What skills achieved for this tenant orders the index and decides what a budget drops first.
-    const outcomes = await this.outcomesOf(tenant, base.skills.map((s) => s.name));
+    const outcomes = await this.outcomesOf(
+      tenant,
+      base.skills.map((s) => s.name),
+    );
     const estimate = outcomes.size > 0 ? (name: string) => outcomes.get(name)?.estimate : undefined;
     const filtered = hasWriterFilter(written);
     if (!only && !estimate && !filtered && installedFrom === undefined) {
@@ -147,8 +161,13 @@ export class SkillRegistryService {
     const fromSource = installedFrom === undefined ? undefined : fromSourceOf(installed, installedFrom);
     const sets = [writtenBy, fromSource].filter((x): x is Set<string> => x !== undefined);
     const permitted = (name: string) => !only || allows({ skills: only }, 'skill', name);
-    const keep = only || sets.length > 0 ? (name: string) => permitted(name) && sets.every((set) => set.has(name)) : undefined;
-    return { ...base, skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills, rendered: renderOf(catalog, effective, keep, estimate) };
+    const keep =
+      only || sets.length > 0 ? (name: string) => permitted(name) && sets.every((set) => set.has(name)) : undefined;
+    return {
+      ...base,
+      skills: keep ? base.skills.filter((s) => keep(s.name)) : base.skills,
+      rendered: renderOf(catalog, effective, keep, estimate),
+    };
   }
 
   /** The tenant's skills installed from git (SKILL.md part), by name. */
@@ -171,7 +190,10 @@ export class SkillRegistryService {
   async get(tenant: string, name: string): Promise<SkillBodyResponse> {
     const catalog = await this.catalogOf(tenant);
     const found = catalog.getBody(name);
-    const [body] = catalog !== this.catalog && this.options.provenance ? await this.options.provenance.decorate(tenant, 'skill', [found], (s) => s.name) : [found];
+    const [body] =
+      catalog !== this.catalog && this.options.provenance
+        ? await this.options.provenance.decorate(tenant, 'skill', [found], (s) => s.name)
+        : [found];
     const outcomes = (await this.outcomesOf(tenant, [found.name])).get(found.name);
     const [shown] = withInstalled([body!], await this.installedOf(tenant, catalog));
     return outcomes ? { ...shown!, outcomes } : shown!;
@@ -188,9 +210,16 @@ export class SkillRegistryService {
    * One run of an executable skill (the runner already found it): counted under its id — the same counters as the
    * SKILL.md skill of that name — and for every SKILL.md skill the tenant sees whose `allowed-tools` offer its tool.
    */
-  async executed(tenant: string, id: string, success: boolean): Promise<{ counted: string[]; outcomes: SkillOutcomes }> {
+  async executed(
+    tenant: string,
+    id: string,
+    success: boolean,
+  ): Promise<{ counted: string[]; outcomes: SkillOutcomes }> {
     const tool = skillToolName(id);
-    const offering = (await this.catalogOf(tenant)).list().filter((s) => s.name !== id && s.allowed_tools?.includes(tool)).map((s) => s.name);
+    const offering = (await this.catalogOf(tenant))
+      .list()
+      .filter((s) => s.name !== id && s.allowed_tools?.includes(tool))
+      .map((s) => s.name);
     // Each skill's writes have their own lane: counting them together costs one write-time, not one per skill.
     const [outcomes] = await Promise.all([id, ...offering].map((name) => this.count(tenant, name, success)));
     return { counted: [id, ...offering], outcomes };
@@ -202,7 +231,8 @@ export class SkillRegistryService {
    * write-time (about 20 ms embedded), not one per outcome, and outcomes never queue up behind each other.
    */
   private async count(tenant: string, skill: string, success: boolean): Promise<SkillOutcomes> {
-    if (!this.options.outcomes) throw new AlfredError(ErrorCode.ServiceUnavailable, 'skill outcomes are not recorded by this registry');
+    if (!this.options.outcomes)
+      throw new AlfredError(ErrorCode.ServiceUnavailable, 'skill outcomes are not recorded by this registry');
     const repo = this.options.outcomes;
     const key = `${tenant}\u0000${skill}`;
     let lane = this.outcomeLanes.get(key);
@@ -216,16 +246,24 @@ export class SkillRegistryService {
   }
 
   /** A batch written once the lane's last write has ended; outcomes join it until its write starts. */
-  private nextBatch(key: string, lane: OutcomeLane, write: (counts: OutcomeBatch['counts']) => Promise<SkillOutcomes>): OutcomeBatch {
+  private nextBatch(
+    key: string,
+    lane: OutcomeLane,
+    write: (counts: OutcomeBatch['counts']) => Promise<SkillOutcomes>,
+  ): OutcomeBatch {
     const counts = { success: 0, failure: 0 };
-    const written = lane.last.catch(() => undefined).then(() => {
-      lane.waiting = undefined;
-      return write(counts);
-    });
+    const written = lane.last
+      .catch(() => undefined)
+      .then(() => {
+        lane.waiting = undefined;
+        return write(counts);
+      });
     const batch = { counts, written };
     lane.waiting = batch;
     lane.last = written;
-    void written.catch(() => undefined).then(() => lane.last === written && this.outcomeLanes.get(key) === lane && this.outcomeLanes.delete(key));
+    void written
+      .catch(() => undefined)
+      .then(() => lane.last === written && this.outcomeLanes.get(key) === lane && this.outcomeLanes.delete(key));
     return batch;
   }
 
@@ -251,7 +289,12 @@ export class SkillRegistryService {
     const changes = own ? await own.reload() : shared;
     let indexed = await this.sync();
     if (own) indexed += await this.tenants.sync(tenant);
-    return { ...changes, skills: (own ?? this.catalog).list().length, indexed, duration_ms: Math.round(performance.now() - started) };
+    return {
+      ...changes,
+      skills: (own ?? this.catalog).list().length,
+      indexed,
+      duration_ms: Math.round(performance.now() - started),
+    };
   }
 
   /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */
@@ -262,7 +305,9 @@ export class SkillRegistryService {
     const provenance = this.options.provenance;
     if (!provenance || !writer) return this.tenants.create(tenant, admitted);
     const name = (admitted as { name?: unknown } | null)?.name;
-    const created = await provenance.around(tenant, 'skill', typeof name === 'string' ? name : undefined, writer, () => this.tenants.create(tenant, admitted));
+    const created = await provenance.around(tenant, 'skill', typeof name === 'string' ? name : undefined, writer, () =>
+      this.tenants.create(tenant, admitted),
+    );
     return (await provenance.decorate(tenant, 'skill', [created], (s) => s.name))[0]!;
   }
 
@@ -285,28 +330,44 @@ export class SkillRegistryService {
     const provenance = catalog !== this.catalog ? this.options.provenance : undefined;
     const installed = await this.installedOf(tenant, catalog);
     const ownOnly = [
-      hasWriterFilter(written) ? ((await provenance?.matching(tenant, 'skill', written)) ?? new Set<string>()) : undefined,
+      hasWriterFilter(written)
+        ? ((await provenance?.matching(tenant, 'skill', written)) ?? new Set<string>())
+        : undefined,
       installedFrom === undefined ? undefined : fromSourceOf(installed, installedFrom),
     ].filter((x): x is Set<string> => x !== undefined);
-    const writtenBy = ownOnly.length > 0 ? new Set([...ownOnly[0]!].filter((n) => ownOnly.every((set) => set.has(n)))) : undefined;
+    const writtenBy =
+      ownOnly.length > 0 ? new Set([...ownOnly[0]!].filter((n) => ownOnly.every((set) => set.has(n)))) : undefined;
     // A skill removed since the last sync, or shadowed by the tenant's own, is not offered from the shared index.
-    const shared = writtenBy ? [] : hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
+    const shared = writtenBy
+      ? []
+      : hits.filter((h) => this.catalog.has(h.name) && catalog.getBody(h.name).location === h.location);
     const own = (await this.tenants.search(tenant, options)).filter((h) => !writtenBy || writtenBy.has(h.name));
-    const outcomes = await this.outcomesOf(tenant, [...own, ...shared].map((h) => h.name));
+    const outcomes = await this.outcomesOf(
+      tenant,
+      [...own, ...shared].map((h) => h.name),
+    );
     const ranked = this.ranker.rank(
-      [...own, ...shared].map(({ signals, score: _score, ...skill }) => ({ item: skill, evidence: { ...signals, ...outcomeEvidence(outcomes.get(skill.name)) } })),
+      [...own, ...shared].map(({ signals, score: _score, ...skill }) => ({
+        item: skill,
+        evidence: { ...signals, ...outcomeEvidence(outcomes.get(skill.name)) },
+      })),
       { minScore: query.min_score, limit: query.limit, key: (s) => s.name },
     );
     const scored = ranked.hits.map(({ item, score }) => {
       const o = outcomes.get(item.name);
       return { ...item, score, ...(o ? { outcomes: o } : {}) };
     });
-    const results = withInstalled(provenance ? await provenance.decorate(tenant, 'skill', scored, (s) => s.name) : scored, installed);
+    const results = withInstalled(
+      provenance ? await provenance.decorate(tenant, 'skill', scored, (s) => s.name) : scored,
+      installed,
+    );
     const gone = hits.length - shared.length;
     return {
       results,
       query: query.q,
-      total: writtenBy ? Math.max(results.length, own.length - ranked.dropped) : Math.max(results.length, total - gone + own.length - ranked.dropped),
+      total: writtenBy
+        ? Math.max(results.length, own.length - ranked.dropped)
+        : Math.max(results.length, total - gone + own.length - ranked.dropped),
       search_time_ms: Math.round((performance.now() - started) * 100) / 100,
     };
   }
@@ -327,7 +388,9 @@ export class SkillRegistryService {
     const gone = [...this.indexed.keys()].filter((name) => !names.has(name));
     for (let i = 0; i < stale.length; i += EMBED_BATCH) {
       const batch = stale.slice(i, i + EMBED_BATCH);
-      const texts = batch.map((s) => searchTextOf(s, this.catalog.has(s.name) ? this.catalog.getBody(s.name).body : ''));
+      const texts = batch.map((s) =>
+        searchTextOf(s, this.catalog.has(s.name) ? this.catalog.getBody(s.name).body : ''),
+      );
       const vectors = await this.embedder.embed(texts);
       await this.search.upsert(batch.map((skill, j) => ({ skill, text: texts[j]!, vector: vectors[j]! })));
       for (const s of batch) this.indexed.set(s.name, { digest: s.digest, location: s.location });

@@ -1,5 +1,13 @@
 import type { SkillSource, SkillSummary } from '#contracts';
-import type { Collection, CollectionSpec, DocScope, HitSignals, SearchOptions, StoredDoc, VectorStore } from '#vector-store';
+import type {
+  Collection,
+  CollectionSpec,
+  DocScope,
+  HitSignals,
+  SearchOptions,
+  StoredDoc,
+  VectorStore,
+} from '#vector-store';
 import { isAlfredError } from '#errors';
 import { ErrorCode } from '#contracts';
 
@@ -50,7 +58,11 @@ export interface SkillHit {
  * Opens the skills collection. The index is derived data (rebuilt from the skill folders at any time),
  * so a collection made by another embedder is recreated instead of refused.
  */
-export async function openSkillCollection(store: VectorStore, embedderId: string, dimension: number): Promise<Collection> {
+export async function openSkillCollection(
+  store: VectorStore,
+  embedderId: string,
+  dimension: number,
+): Promise<Collection> {
   const spec = skillCollectionSpec(embedderId, dimension);
   try {
     return await store.open(spec);
@@ -84,7 +96,13 @@ export class SkillSearchRepository {
         id: skill.name,
         text,
         vector,
-        fields: { description: skill.description, source: skill.source, location: skill.location, version: skill.version, digest: skill.digest },
+        fields: {
+          description: skill.description,
+          source: skill.source,
+          location: skill.location,
+          version: skill.version,
+          digest: skill.digest,
+        },
       })),
     );
   }

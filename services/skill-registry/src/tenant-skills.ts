@@ -5,7 +5,12 @@ import type { SkillBodyResponse } from '#contracts';
 import type { SearchOptions } from '#vector-store';
 import type { Embedder } from '#embeddings';
 import { listSkillFiles, type SkillCatalog } from '#skills';
-import { tenantSkillScope, type IndexedSkill, type SkillHit, type SkillSearchRepository } from './skill-search.repository.js';
+import {
+  tenantSkillScope,
+  type IndexedSkill,
+  type SkillHit,
+  type SkillSearchRepository,
+} from './skill-search.repository.js';
 
 /** A folder just placed: put the old one back, or let it go. */
 export interface PlacedFolder {
@@ -49,7 +54,11 @@ export class TenantSkills {
       const dir = this.dirOf(tenant);
       if (create) await mkdir(dir, { recursive: true });
       else if (!(await stat(dir).catch(() => undefined))?.isDirectory()) return undefined;
-      entry = { dir, stale: true, catalog: this.options.shared.derive([{ dir, source: 'project' }, ...this.options.shared.roots]) };
+      entry = {
+        dir,
+        stale: true,
+        catalog: this.options.shared.derive([{ dir, source: 'project' }, ...this.options.shared.roots]),
+      };
       this.tenants.set(tenant, entry);
     }
     if (entry.stale) {
@@ -93,7 +102,17 @@ export class TenantSkills {
   async filesOf(tenant: string, name: string): Promise<Map<string, string>> {
     const dir = this.folderOf(tenant, name);
     const { files } = await listSkillFiles(dir, { maxFiles: 10_000, maxDepth: 16 });
-    const hashed = await Promise.all(files.map(async (f) => [f.path, createHash('sha256').update(await readFile(f.abs)).digest('hex')] as const));
+    const hashed = await Promise.all(
+      files.map(
+        async (f) =>
+          [
+            f.path,
+            createHash('sha256')
+              .update(await readFile(f.abs))
+              .digest('hex'),
+          ] as const,
+      ),
+    );
     return new Map(hashed);
   }
 
@@ -159,11 +178,16 @@ export class TenantSkills {
     entry.indexed ??= await this.options.search.indexed(scope);
     const own = catalog.list().filter((s) => s.location.startsWith(entry.dir + sep));
     const names = new Set(own.map((s) => s.name));
-    const stale = own.filter((s) => entry.indexed!.get(s.name)?.digest !== s.digest || entry.indexed!.get(s.name)?.location !== s.location);
+    const stale = own.filter(
+      (s) => entry.indexed!.get(s.name)?.digest !== s.digest || entry.indexed!.get(s.name)?.location !== s.location,
+    );
     if (stale.length > 0) {
       const texts = stale.map((s) => this.options.searchText(s, catalog.getBody(s.name).body));
       const vectors = await this.options.embedder.embed(texts);
-      await this.options.search.upsert(stale.map((skill, i) => ({ skill, text: texts[i]!, vector: vectors[i]! })), scope);
+      await this.options.search.upsert(
+        stale.map((skill, i) => ({ skill, text: texts[i]!, vector: vectors[i]! })),
+        scope,
+      );
       for (const s of stale) entry.indexed.set(s.name, { digest: s.digest, location: s.location });
     }
     const gone = [...entry.indexed.keys()].filter((name) => !names.has(name));

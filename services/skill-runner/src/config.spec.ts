@@ -8,7 +8,9 @@ describe(loadSkillRunnerConfig.name, () => {
   });
 
   it('should read secrets as a JSON object', () => {
-    expect(loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: '{"API_KEY":"k,1"}' }).ALFRED_SKILL_SECRETS).toEqual({ API_KEY: 'k,1' });
+    expect(loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: '{"API_KEY":"k,1"}' }).ALFRED_SKILL_SECRETS).toEqual({
+      API_KEY: 'k,1',
+    });
   });
 
   it('should default to no secrets and a warm pool', () => {
@@ -20,7 +22,10 @@ describe(loadSkillRunnerConfig.name, () => {
     expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRETS: '{"A":' })).toThrow(/does not parse/);
   });
   it('should read which tenants get each secret', () => {
-    expect(loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'WEATHER_KEY=acme|globex, TOKEN=*' }).ALFRED_SKILL_SECRET_GRANTS).toEqual({ WEATHER_KEY: ['acme', 'globex'], TOKEN: '*' });
+    expect(
+      loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'WEATHER_KEY=acme|globex, TOKEN=*' })
+        .ALFRED_SKILL_SECRET_GRANTS,
+    ).toEqual({ WEATHER_KEY: ['acme', 'globex'], TOKEN: '*' });
     expect(() => loadSkillRunnerConfig({ ALFRED_SKILL_SECRET_GRANTS: 'lower=acme' })).toThrow(ConfigError);
   });
 
@@ -28,6 +33,8 @@ describe(loadSkillRunnerConfig.name, () => {
     expect(tenantShareOf(loadSkillRunnerConfig({}))).toBe(4);
     expect(tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '1' }))).toBe(1);
     expect(tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '5' }))).toBe(3);
-    expect(tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '4', ALFRED_SKILL_TENANT_CONCURRENCY: '9' }))).toBe(4);
+    expect(
+      tenantShareOf(loadSkillRunnerConfig({ ALFRED_SKILL_CONCURRENCY: '4', ALFRED_SKILL_TENANT_CONCURRENCY: '9' })),
+    ).toBe(4);
   });
 });

@@ -24,14 +24,26 @@ const secrets = z
 const grants = z
   .string()
   .transform((raw): Record<string, string[] | '*'> => {
-    const entries = raw.split(',').map((p) => p.trim()).filter(Boolean).map((p) => {
-      const at = p.indexOf('=');
-      const tenants = p.slice(at + 1).split('|').map((t) => t.trim()).filter(Boolean);
-      return [p.slice(0, at).trim(), tenants.includes('*') ? '*' : tenants] as const;
-    });
+    const entries = raw
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((p) => {
+        const at = p.indexOf('=');
+        const tenants = p
+          .slice(at + 1)
+          .split('|')
+          .map((t) => t.trim())
+          .filter(Boolean);
+        return [p.slice(0, at).trim(), tenants.includes('*') ? '*' : tenants] as const;
+      });
     return Object.fromEntries(entries);
   })
-  .pipe(z.record(SkillEnvName, z.union([z.literal('*'), z.array(z.string().min(1)).min(1)]), { error: 'grants are NAME=tenant1|tenant2 (or NAME=*) pairs' }));
+  .pipe(
+    z.record(SkillEnvName, z.union([z.literal('*'), z.array(z.string().min(1)).min(1)]), {
+      error: 'grants are NAME=tenant1|tenant2 (or NAME=*) pairs',
+    }),
+  );
 
 export const skillRunnerEnvSchema = z.object({
   ...baseEnv,
@@ -45,7 +57,7 @@ export const skillRunnerEnvSchema = z.object({
   ALFRED_SKILL_SECRET_GRANTS: grants
     .default({})
     .describe(
-      '`NAME=tenant1|tenant2,NAME2=*`: which tenants\' skills may receive each secret (a secret granted to none ' +
+      "`NAME=tenant1|tenant2,NAME2=*`: which tenants' skills may receive each secret (a secret granted to none " +
         'reaches none)',
     ),
   ALFRED_SKILL_WARM_POOL: z.coerce
@@ -61,7 +73,9 @@ export const skillRunnerEnvSchema = z.object({
     .min(1)
     .max(256)
     .default(8)
-    .describe('executions a skill-runner runs at once; more wait, taking turns by tenant (scale out with more runners)'),
+    .describe(
+      'executions a skill-runner runs at once; more wait, taking turns by tenant (scale out with more runners)',
+    ),
   ALFRED_SKILL_TENANT_CONCURRENCY: z.coerce
     .number()
     .int()
@@ -75,7 +89,7 @@ export const skillRunnerEnvSchema = z.object({
     .min(1)
     .max(1_048_576)
     .default(1024)
-    .describe('disk one tenant\'s skill data (`self`, `shared/*`) may hold; past it `ctx.writeFile` throws'),
+    .describe("disk one tenant's skill data (`self`, `shared/*`) may hold; past it `ctx.writeFile` throws"),
 });
 export type SkillRunnerConfig = z.output<typeof skillRunnerEnvSchema>;
 
@@ -85,7 +99,10 @@ export function loadSkillRunnerConfig(env: NodeJS.ProcessEnv): SkillRunnerConfig
 
 /** How many of the runner's slots one tenant may hold. */
 export function tenantShareOf(config: SkillRunnerConfig): number {
-  return Math.min(config.ALFRED_SKILL_CONCURRENCY, config.ALFRED_SKILL_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.ALFRED_SKILL_CONCURRENCY / 2)));
+  return Math.min(
+    config.ALFRED_SKILL_CONCURRENCY,
+    config.ALFRED_SKILL_TENANT_CONCURRENCY ?? Math.max(1, Math.ceil(config.ALFRED_SKILL_CONCURRENCY / 2)),
+  );
 }
 
 /** The runner's own disk: skill files cached by digest, and the skills' data roots. Never the registry's. */

@@ -33,13 +33,15 @@ export class ExecutionLog {
 const LISTED_OUTPUT_CHARS = 2048;
 
 function brief(e: SkillExecutionEvent): SkillExecutionEvent {
-  const cut = (text: string) => (text.length > LISTED_OUTPUT_CHARS ? `${text.slice(0, LISTED_OUTPUT_CHARS)}\n…[cut in the listing]` : text);
+  const cut = (text: string) =>
+    text.length > LISTED_OUTPUT_CHARS ? `${text.slice(0, LISTED_OUTPUT_CHARS)}\n…[cut in the listing]` : text;
   const logs: string[] = [];
   let used = 0;
   for (const line of e.logs) {
     if ((used += line.length) > LISTED_OUTPUT_CHARS) break;
     logs.push(line);
   }
-  const cutAny = logs.length < e.logs.length || e.stdout.length > LISTED_OUTPUT_CHARS || e.stderr.length > LISTED_OUTPUT_CHARS;
+  const cutAny =
+    logs.length < e.logs.length || e.stdout.length > LISTED_OUTPUT_CHARS || e.stderr.length > LISTED_OUTPUT_CHARS;
   return { ...e, stdout: cut(e.stdout), stderr: cut(e.stderr), logs, outputTruncated: e.outputTruncated || cutAny };
 }

@@ -37,13 +37,17 @@ export class SkillExecutionService {
     const caller = { ...request.caller, correlationId: request.caller.correlationId ?? ctx.correlationId };
     // Throws VALIDATION_FAILED with field details before anything runs (and nothing is recorded). Tenants take turns
     // for this runner's slots, none holding more than its share.
-    const { result, record } = await this.slots.run(caller.tenant, () => this.runner.execute(skill.dir, skill.manifest, request.args, caller));
+    const { result, record } = await this.slots.run(caller.tenant, () =>
+      this.runner.execute(skill.dir, skill.manifest, request.args, caller),
+    );
     await this.log.record({ ...record, runner: this.instance });
     Metrics.sandboxExecutions.inc({ kind: 'skill', outcome: record.outcome });
     Metrics.sandboxDuration.observe({ kind: 'skill' }, record.durationMs / 1000);
     // Counted after answering: a count is a read and a durable write in the registry (~20 ms embedded, measured),
     // four times a warm run's own time, and ranking does not need it before the caller has its result.
-    const counted = this.countOutcome(caller.tenant, record.skillId, record.outcome === 'succeeded', ctx).finally(() => this.counting.delete(counted));
+    const counted = this.countOutcome(caller.tenant, record.skillId, record.outcome === 'succeeded', ctx).finally(() =>
+      this.counting.delete(counted),
+    );
     this.counting.add(counted);
     return {
       ...result,
@@ -74,7 +78,10 @@ export class SkillExecutionService {
     try {
       await this.bus.request(SkillRoutes.executed, { tenant, id, success }, { context: ctx });
     } catch (err) {
-      this.logger?.warn({ err: String(err), skill: id, correlationId: ctx.correlationId }, 'the outcome of a skill execution was not counted');
+      this.logger?.warn(
+        { err: String(err), skill: id, correlationId: ctx.correlationId },
+        'the outcome of a skill execution was not counted',
+      );
     }
   }
 
@@ -82,7 +89,10 @@ export class SkillExecutionService {
   private async current(tenant: string, id: string, ctx: MessageContext, retried = false): Promise<CachedSkill> {
     const resolved = await this.bus.request(ExecutableSkillRoutes.resolve, { tenant, id }, { context: ctx });
     if (resolved.status !== 'loaded') {
-      throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${resolved.reason}`, { id, reason: resolved.reason });
+      throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${resolved.reason}`, {
+        id,
+        reason: resolved.reason,
+      });
     }
     try {
       return await this.cache.get(tenant, id, resolved.digest, ctx);

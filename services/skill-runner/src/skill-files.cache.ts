@@ -37,11 +37,16 @@ export class SkillFilesCache {
   private async load(tenant: string, id: string, digest: string, context?: MessageContext): Promise<CachedSkill> {
     const dir = path.join(this.cacheDir, digest.replace(/^sha256:/, ''));
     if (!(await stat(dir).catch(() => undefined))) {
-      const files = await this.bus.request(ExecutableSkillRoutes.files, { tenant, id, digest }, { ...(context ? { context } : {}) });
+      const files = await this.bus.request(
+        ExecutableSkillRoutes.files,
+        { tenant, id, digest },
+        { ...(context ? { context } : {}) },
+      );
       await this.write(dir, files);
     }
     const manifest = SkillManifest.parse(JSON.parse(await readFile(path.join(dir, 'skill.json'), 'utf8')));
-    if (manifest.id !== id) throw new AlfredError(ErrorCode.Internal, `cached skill ${digest} is ${manifest.id}, not ${id}`);
+    if (manifest.id !== id)
+      throw new AlfredError(ErrorCode.Internal, `cached skill ${digest} is ${manifest.id}, not ${id}`);
     return { dir, manifest };
   }
 
@@ -51,12 +56,14 @@ export class SkillFilesCache {
     try {
       for (const file of skill.files) {
         const target = path.resolve(staging, file.path);
-        if (!target.startsWith(staging + path.sep)) throw new AlfredError(ErrorCode.Internal, `skill file path ${file.path} escapes its folder`);
+        if (!target.startsWith(staging + path.sep))
+          throw new AlfredError(ErrorCode.Internal, `skill file path ${file.path} escapes its folder`);
         await mkdir(path.dirname(target), { recursive: true });
         await writeFile(target, Buffer.from(file.content, file.encoding === 'utf8' ? 'utf8' : 'base64'));
       }
       const actual = await skillDigest(staging);
-      if (actual !== skill.digest) throw new AlfredError(ErrorCode.Internal, `skill ${skill.id} files hash to ${actual}, not ${skill.digest}`);
+      if (actual !== skill.digest)
+        throw new AlfredError(ErrorCode.Internal, `skill ${skill.id} files hash to ${actual}, not ${skill.digest}`);
       await rename(staging, dir).catch(async (err: NodeJS.ErrnoException) => {
         // Another execution cached the same version first: theirs is identical.
         if (err.code !== 'EEXIST' && err.code !== 'ENOTEMPTY') throw err;

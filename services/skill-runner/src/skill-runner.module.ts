@@ -4,7 +4,13 @@ import { BUS, type Bus } from '#bus';
 import { FairSlots, SERVICE_CONTEXT, type ServiceContext, type ServiceDefinition } from '#runtime';
 import { LOGGER, type Logger } from '#logging';
 import { announceOsSandbox, SkillRunner } from '#sandbox';
-import { loadSkillRunnerConfig, runnerDirsOf, skillRunnerEnvSchema, tenantShareOf, type SkillRunnerConfig } from './config.js';
+import {
+  loadSkillRunnerConfig,
+  runnerDirsOf,
+  skillRunnerEnvSchema,
+  tenantShareOf,
+  type SkillRunnerConfig,
+} from './config.js';
 import { ExecutionLog } from './execution-log.js';
 import { SkillRunnerHandlers } from './handlers/skill-runner.handlers.js';
 import { SkillExecutionService } from './skill-execution.service.js';
@@ -23,12 +29,28 @@ export class SkillRunnerModule {
           useFactory: (logger: Logger) => {
             const log = logger.child({ context: 'SkillRunner' });
             // Said as soon as bubblewrap has been tried; start-up does not wait for it (executions check it themselves).
-            void announceOsSandbox(log, 'executable skills', config.ALFRED_OS_SANDBOX, config.ALFRED_BWRAP_PATH, dirs.dataRoot);
-            const ungranted = Object.keys(config.ALFRED_SKILL_SECRETS).filter((name) => !config.ALFRED_SKILL_SECRET_GRANTS[name]);
-            if (ungranted.length) log.warn({ secrets: ungranted }, 'these skill secrets are granted to no tenant and reach no skill; grant them with ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2');
+            void announceOsSandbox(
+              log,
+              'executable skills',
+              config.ALFRED_OS_SANDBOX,
+              config.ALFRED_BWRAP_PATH,
+              dirs.dataRoot,
+            );
+            const ungranted = Object.keys(config.ALFRED_SKILL_SECRETS).filter(
+              (name) => !config.ALFRED_SKILL_SECRET_GRANTS[name],
+            );
+            if (ungranted.length)
+              log.warn(
+                { secrets: ungranted },
+                'these skill secrets are granted to no tenant and reach no skill; grant them with ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2',
+              );
             return new SkillRunner({
-              dataRoot: dirs.dataRoot, secrets: config.ALFRED_SKILL_SECRETS, secretGrants: config.ALFRED_SKILL_SECRET_GRANTS, warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
-              osSandbox: config.ALFRED_OS_SANDBOX, bwrapPath: config.ALFRED_BWRAP_PATH,
+              dataRoot: dirs.dataRoot,
+              secrets: config.ALFRED_SKILL_SECRETS,
+              secretGrants: config.ALFRED_SKILL_SECRET_GRANTS,
+              warmPoolSize: config.ALFRED_SKILL_WARM_POOL,
+              osSandbox: config.ALFRED_OS_SANDBOX,
+              bwrapPath: config.ALFRED_BWRAP_PATH,
               tenantDataQuotaBytes: config.ALFRED_TENANT_SKILL_DATA_QUOTA_MB * 1024 * 1024,
             });
           },
@@ -38,8 +60,23 @@ export class SkillRunnerModule {
         {
           provide: SkillExecutionService,
           inject: [BUS, SkillFilesCache, SkillRunner, ExecutionLog, SERVICE_CONTEXT, LOGGER],
-          useFactory: (bus: Bus, cache: SkillFilesCache, runner: SkillRunner, log: ExecutionLog, ctx: ServiceContext, logger: Logger) =>
-            new SkillExecutionService(bus, cache, runner, log, ctx.instance, new FairSlots(config.ALFRED_SKILL_CONCURRENCY, tenantShareOf(config)), logger.child({ context: SkillExecutionService.name })),
+          useFactory: (
+            bus: Bus,
+            cache: SkillFilesCache,
+            runner: SkillRunner,
+            log: ExecutionLog,
+            ctx: ServiceContext,
+            logger: Logger,
+          ) =>
+            new SkillExecutionService(
+              bus,
+              cache,
+              runner,
+              log,
+              ctx.instance,
+              new FairSlots(config.ALFRED_SKILL_CONCURRENCY, tenantShareOf(config)),
+              logger.child({ context: SkillExecutionService.name }),
+            ),
         },
         SkillRunnerHandlers,
         {

@@ -4,7 +4,19 @@
 // (microsoft/onnxruntime#16622). This environment gives the test context the main realm's typed arrays.
 const { TestEnvironment } = require('jest-environment-node');
 
-const TYPED = ['Float32Array', 'Float64Array', 'Int8Array', 'Uint8Array', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array', 'BigUint64Array', 'ArrayBuffer'];
+const TYPED = [
+  'Float32Array',
+  'Float64Array',
+  'Int8Array',
+  'Uint8Array',
+  'Int16Array',
+  'Uint16Array',
+  'Int32Array',
+  'Uint32Array',
+  'BigInt64Array',
+  'BigUint64Array',
+  'ArrayBuffer',
+];
 
 class OnnxEnvironment extends TestEnvironment {
   constructor(config, context) {

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-type Onnx = (typeof import('onnx-proto'))['onnx'];
+type Onnx = typeof import('onnx-proto')['onnx'];
 
 /** onnx-proto is a dev dependency: loaded only when a test writes a model, never by importing #embeddings. */
 async function loadOnnx(): Promise<Onnx> {
@@ -10,7 +10,24 @@ async function loadOnnx(): Promise<Onnx> {
 }
 
 /** Words of the tiny model's vocabulary; ids follow the four special tokens. */
-export const TINY_MODEL_WORDS = ['cat', 'cats', 'dog', 'kitten', 'feline', 'pet', 'stock', 'market', 'price', 'rose', 'fell', 'the', 'a', 'sat', 'on', 'mat'] as const;
+export const TINY_MODEL_WORDS = [
+  'cat',
+  'cats',
+  'dog',
+  'kitten',
+  'feline',
+  'pet',
+  'stock',
+  'market',
+  'price',
+  'rose',
+  'fell',
+  'the',
+  'a',
+  'sat',
+  'on',
+  'mat',
+] as const;
 export const TINY_MODEL_DIMENSION = 8;
 const SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
 
@@ -21,7 +38,8 @@ const SPECIAL = ['[PAD]', '[UNK]', '[CLS]', '[SEP]'] as const;
 function embeddingTable(vocabSize: number): Float32Array {
   const table = new Float32Array(vocabSize * TINY_MODEL_DIMENSION);
   for (let id = 0; id < vocabSize; id++) {
-    for (let d = 0; d < TINY_MODEL_DIMENSION; d++) table[id * TINY_MODEL_DIMENSION + d] = Math.sin(id * 7.31 + d * 1.7) * 0.3;
+    for (let d = 0; d < TINY_MODEL_DIMENSION; d++)
+      table[id * TINY_MODEL_DIMENSION + d] = Math.sin(id * 7.31 + d * 1.7) * 0.3;
   }
   const lean = (word: string, dim: number) => {
     const id = SPECIAL.length + TINY_MODEL_WORDS.indexOf(word as (typeof TINY_MODEL_WORDS)[number]);
@@ -37,10 +55,15 @@ function modelBytes(onnx: Onnx, vocabSize: number): Uint8Array {
   const { TensorProto, TensorShapeProto } = onnx;
   const dims = (...names: (string | number)[]) =>
     new TensorShapeProto({ dim: names.map((n) => (typeof n === 'number' ? { dimValue: n } : { dimParam: n })) });
-  const input = (name: string) => ({ name, type: { tensorType: { elemType: TensorProto.DataType.INT64, shape: dims('batch', 'sequence') } } });
+  const input = (name: string) => ({
+    name,
+    type: { tensorType: { elemType: TensorProto.DataType.INT64, shape: dims('batch', 'sequence') } },
+  });
   const graph = new onnx.GraphProto({
     name: 'tiny-embedder',
-    node: [{ opType: 'Gather', input: ['embedding_table', 'input_ids'], output: ['last_hidden_state'], name: 'lookup' }],
+    node: [
+      { opType: 'Gather', input: ['embedding_table', 'input_ids'], output: ['last_hidden_state'], name: 'lookup' },
+    ],
     initializer: [
       {
         name: 'embedding_table',
@@ -53,11 +76,18 @@ function modelBytes(onnx: Onnx, vocabSize: number): Uint8Array {
     output: [
       {
         name: 'last_hidden_state',
-        type: { tensorType: { elemType: TensorProto.DataType.FLOAT, shape: dims('batch', 'sequence', TINY_MODEL_DIMENSION) } },
+        type: {
+          tensorType: { elemType: TensorProto.DataType.FLOAT, shape: dims('batch', 'sequence', TINY_MODEL_DIMENSION) },
+        },
       },
     ],
   });
-  const model = new onnx.ModelProto({ irVersion: 8, producerName: 'alfred-tests', opsetImport: [{ domain: '', version: 13 }], graph });
+  const model = new onnx.ModelProto({
+    irVersion: 8,
+    producerName: 'alfred-tests',
+    opsetImport: [{ domain: '', version: 13 }],
+    graph,
+  });
   return onnx.ModelProto.encode(model).finish();
 }
 
@@ -66,14 +96,29 @@ function tokenizerJson(vocab: Record<string, number>): unknown {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: SPECIAL.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    added_tokens: SPECIAL.map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
     normalizer: { type: 'Lowercase' },
     pre_tokenizer: { type: 'Whitespace' },
     post_processor: {
       type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+      single: [
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      ],
       pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
-      special_tokens: { '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] }, '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] } },
+      special_tokens: {
+        '[CLS]': { id: '[CLS]', ids: [2], tokens: ['[CLS]'] },
+        '[SEP]': { id: '[SEP]', ids: [3], tokens: ['[SEP]'] },
+      },
     },
     decoder: null,
     model: { type: 'WordLevel', vocab, unk_token: '[UNK]' },
@@ -102,7 +147,17 @@ export async function writeTinyOnnxModel(parentDir: string, name = 'tiny-embedde
     sep_token: '[SEP]',
     mask_token: '[UNK]',
   });
-  await json('config.json', { model_type: 'bert', architectures: ['BertModel'], hidden_size: TINY_MODEL_DIMENSION, vocab_size: vocabSize });
-  await json('special_tokens_map.json', { pad_token: '[PAD]', unk_token: '[UNK]', cls_token: '[CLS]', sep_token: '[SEP]' });
+  await json('config.json', {
+    model_type: 'bert',
+    architectures: ['BertModel'],
+    hidden_size: TINY_MODEL_DIMENSION,
+    vocab_size: vocabSize,
+  });
+  await json('special_tokens_map.json', {
+    pad_token: '[PAD]',
+    unk_token: '[UNK]',
+    cls_token: '[CLS]',
+    sep_token: '[SEP]',
+  });
   return dir;
 }

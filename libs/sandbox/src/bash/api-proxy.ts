@@ -18,7 +18,18 @@ export interface ApiProxy {
 }
 
 /** Headers the sandbox may not set: its own credentials and anything about proxying or hops. */
-const DROPPED = ['authorization', 'x-api-key', 'proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'upgrade', 'host', 'forwarded', 'x-forwarded-for'];
+const DROPPED = [
+  'authorization',
+  'x-api-key',
+  'proxy-authorization',
+  'proxy-connection',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'host',
+  'forwarded',
+  'x-forwarded-for',
+];
 
 /**
  * Starts the proxy. Requests must be origin-form (`GET /memories`); an absolute URL (a request to proxy elsewhere)
@@ -44,21 +55,39 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<ApiProxy>
   };
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, options: ApiProxyOptions, client: typeof http | typeof https, agent: http.Agent): void {
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ApiProxyOptions,
+  client: typeof http | typeof https,
+  agent: http.Agent,
+): void {
   const url = req.url ?? '';
-  if (!url.startsWith('/') || url.startsWith('//')) return refuse(res, 400, 'only requests to Alfred\'s API are forwarded (origin-form paths such as /memories)');
+  if (!url.startsWith('/') || url.startsWith('//'))
+    return refuse(res, 400, "only requests to Alfred's API are forwarded (origin-form paths such as /memories)");
   const headers: http.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.includes(name) && value !== undefined) headers[name] = value;
+  for (const [name, value] of Object.entries(req.headers))
+    if (!DROPPED.includes(name) && value !== undefined) headers[name] = value;
   if (options.credential) headers.authorization = `Bearer ${options.credential}`;
   const base = options.upstream.pathname.replace(/\/$/, '');
   const upstream = client.request(
-    { protocol: options.upstream.protocol, hostname: options.upstream.hostname, port: options.upstream.port, method: req.method, path: `${base}${url}`, headers, agent },
+    {
+      protocol: options.upstream.protocol,
+      hostname: options.upstream.hostname,
+      port: options.upstream.port,
+      method: req.method,
+      path: `${base}${url}`,
+      headers,
+      agent,
+    },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     },
   );
-  upstream.on('error', (err) => (res.headersSent ? res.destroy() : refuse(res, 502, `Alfred's API did not answer: ${err.message}`)));
+  upstream.on('error', (err) =>
+    res.headersSent ? res.destroy() : refuse(res, 502, `Alfred's API did not answer: ${err.message}`),
+  );
   req.pipe(upstream);
 }
 

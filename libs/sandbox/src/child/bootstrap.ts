@@ -54,8 +54,24 @@ interface FetchInit {
 
 /** Builtins without I/O reach; everything else (fs, net, http, dns, child_process, worker_threads, module, vm, v8, ...) is refused. */
 const SAFE_BUILTINS = [
-  'assert', 'assert/strict', 'buffer', 'crypto', 'events', 'path', 'path/posix', 'querystring', 'stream',
-  'stream/promises', 'stream/web', 'string_decoder', 'timers', 'timers/promises', 'url', 'util', 'util/types', 'zlib',
+  'assert',
+  'assert/strict',
+  'buffer',
+  'crypto',
+  'events',
+  'path',
+  'path/posix',
+  'querystring',
+  'stream',
+  'stream/promises',
+  'stream/web',
+  'string_decoder',
+  'timers',
+  'timers/promises',
+  'url',
+  'util',
+  'util/types',
+  'zlib',
 ];
 
 const STDOUT_FD = 1;
@@ -85,8 +101,12 @@ let baseline: Record<string, number> = Object.create(null);
 
 if (!send) realProcess.exit(70);
 realProcess.on('disconnect', () => realProcess.exit(71));
-realProcess.on('uncaughtException', (err) => finish({ type: 'threw', message: `uncaught exception: ${describe(err)}` }));
-realProcess.on('unhandledRejection', (err) => finish({ type: 'threw', message: `unhandled rejection: ${describe(err)}` }));
+realProcess.on('uncaughtException', (err) =>
+  finish({ type: 'threw', message: `uncaught exception: ${describe(err)}` }),
+);
+realProcess.on('unhandledRejection', (err) =>
+  finish({ type: 'threw', message: `unhandled rejection: ${describe(err)}` }),
+);
 realProcess.on('message', (message: RunMessage | FetchReply | ReserveReply) => {
   if (message.type === 'fetch-reply') pendingFetches.get(message.id)?.resolve(message);
   else if (message.type === 'reserve-reply') pendingReserves.get(message.id)?.(message);
@@ -172,8 +192,12 @@ function lockDown(skillDir: string, skillEnvNames: string[]): void {
     load(url, context, nextLoad) {
       const loaded = nextLoad(url, context);
       const format = String(loaded.format);
-      if (format === 'module' || format === 'module-typescript' || format === 'json' || format === 'builtin') return loaded;
-      if (format.startsWith('commonjs')) throw new Error(`skills are ES modules: ${displayName(url)} is CommonJS (use import/export, not require/module.exports)`);
+      if (format === 'module' || format === 'module-typescript' || format === 'json' || format === 'builtin')
+        return loaded;
+      if (format.startsWith('commonjs'))
+        throw new Error(
+          `skills are ES modules: ${displayName(url)} is CommonJS (use import/export, not require/module.exports)`,
+        );
       throw new Error(`${displayName(url)} is a ${format} module, which skills may not load`);
     },
   });
@@ -198,8 +222,17 @@ function lockDown(skillDir: string, skillEnvNames: string[]): void {
   for (const name of ['process', 'console', 'fetch', 'WebSocket', 'EventSource']) {
     Reflect.deleteProperty(globalThis, name);
   }
-  Object.defineProperty(globalThis, 'process', { value: facade, writable: false, configurable: false, enumerable: false });
-  Object.defineProperty(globalThis, 'console', { value: new Console({ stdout, stderr }), writable: true, configurable: true });
+  Object.defineProperty(globalThis, 'process', {
+    value: facade,
+    writable: false,
+    configurable: false,
+    enumerable: false,
+  });
+  Object.defineProperty(globalThis, 'console', {
+    value: new Console({ stdout, stderr }),
+    writable: true,
+    configurable: true,
+  });
 }
 
 function grantedEnv(names: string[]): Readonly<Record<string, string>> {
@@ -247,9 +280,16 @@ function buildContext(message: RunMessage) {
     writeFile: async (file: string, content: string | Uint8Array) => {
       const target = await resolveInRoot(message, file, 'write');
       const bytes = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
-      const existing = await stat(target).then((info) => info.size, () => 0);
+      const existing = await stat(target).then(
+        (info) => info.size,
+        () => 0,
+      );
       if (bytes > existing) await reserve(bytes - existing);
-      const handle = await open(target, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW, 0o640);
+      const handle = await open(
+        target,
+        fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC | fsConstants.O_NOFOLLOW,
+        0o640,
+      );
       try {
         await handle.writeFile(content);
       } finally {
@@ -277,7 +317,10 @@ async function resolveInRoot(message: RunMessage, file: unknown, mode: 'read' | 
   const candidate = path.join(rootDir, rest);
   if (mode === 'write') await mkdir(path.dirname(candidate), { recursive: true });
   // Errors name the skill's own path, never the server's (a link to a file the sandbox does not show is missing).
-  const real = await (mode === 'read' ? realpath(candidate) : realpath(path.dirname(candidate)).then((dir) => path.join(dir, path.basename(candidate)))).catch(() => {
+  const real = await (mode === 'read'
+    ? realpath(candidate)
+    : realpath(path.dirname(candidate)).then((dir) => path.join(dir, path.basename(candidate)))
+  ).catch(() => {
     throw new Error(`${file} does not exist`);
   });
   const relative = path.relative(rootDir, real);
@@ -326,7 +369,8 @@ async function remoteFetch(url: string, init: FetchInit) {
 function encodeBody(body: FetchInit['body']): string | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return Buffer.from(body, 'utf8').toString('base64');
-  if (body instanceof Uint8Array || body instanceof ArrayBuffer) return Buffer.from(body as Uint8Array).toString('base64');
+  if (body instanceof Uint8Array || body instanceof ArrayBuffer)
+    return Buffer.from(body as Uint8Array).toString('base64');
   throw new TypeError('ctx.fetch bodies must be strings, Uint8Arrays or ArrayBuffers');
 }
 

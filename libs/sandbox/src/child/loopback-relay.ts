@@ -25,7 +25,15 @@ server.listen(Number(port), '127.0.0.1', () => {
     process.stderr.write(`could not start ${command[0]}: ${err.message}\n`);
     process.exit(127);
   });
-  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? (({ SIGKILL: 9, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 }) as Record<string, number>)[signal] ?? 1 : 1)));
+  child.on('exit', (code, signal) =>
+    process.exit(
+      code ??
+        128 +
+          (signal
+            ? (({ SIGKILL: 9, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 } as Record<string, number>)[signal] ?? 1)
+            : 1),
+    ),
+  );
 });
 server.on('error', (err) => {
   process.stderr.write(`the API relay could not listen on 127.0.0.1:${port}: ${err.message}\n`);

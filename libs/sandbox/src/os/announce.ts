@@ -11,9 +11,18 @@ interface AnnounceLogger {
  * off because the sandbox cannot start here or cannot use `folder` (and how to turn it on), or runs without it by the
  * operator's choice. Every run refuses with the same reason until the cause is fixed and the service restarted.
  */
-export async function announceOsSandbox(logger: AnnounceLogger, what: string, mode: 'required' | 'unsafe-off', bwrapPath?: string, folder?: string): Promise<boolean> {
+export async function announceOsSandbox(
+  logger: AnnounceLogger,
+  what: string,
+  mode: 'required' | 'unsafe-off',
+  bwrapPath?: string,
+  folder?: string,
+): Promise<boolean> {
   if (mode === 'unsafe-off') {
-    logger.error({ osSandbox: 'unsafe-off' }, `UNSAFE: ${what} run WITHOUT the OS sandbox (ALFRED_OS_SANDBOX=unsafe-off). Untrusted code is contained only by Node's permission model (skills) or not at all (bash). Remove ALFRED_OS_SANDBOX to require the sandbox.`);
+    logger.error(
+      { osSandbox: 'unsafe-off' },
+      `UNSAFE: ${what} run WITHOUT the OS sandbox (ALFRED_OS_SANDBOX=unsafe-off). Untrusted code is contained only by Node's permission model (skills) or not at all (bash). Remove ALFRED_OS_SANDBOX to require the sandbox.`,
+    );
     return true;
   }
   const status = await OsSandbox.probe(bwrapPath, folder);
@@ -21,6 +30,9 @@ export async function announceOsSandbox(logger: AnnounceLogger, what: string, mo
     logger.info({ osSandbox: 'bubblewrap' }, `${what} run inside the OS sandbox (bubblewrap)`);
     return true;
   }
-  logger.error({ osSandbox: 'unavailable', reason: status.reason }, `${what} are OFF: ${status.reason}. To turn them on: ${OS_SANDBOX_FIX}`);
+  logger.error(
+    { osSandbox: 'unavailable', reason: status.reason },
+    `${what} are OFF: ${status.reason}. To turn them on: ${OS_SANDBOX_FIX}`,
+  );
   return false;
 }

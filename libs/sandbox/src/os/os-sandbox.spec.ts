@@ -38,7 +38,8 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
   beforeAll(async () => {
     // mkdtemp makes a 0700 folder: the sandbox's user (another kernel user when the tests run as root) cannot pass it.
     root = await realpath(await mkdtemp(path.join(os.tmpdir(), 'alfred-os-')));
-    for (const dir of ['skill', 'tenants/a', 'tenants/b']) await mkdir(path.join(root, dir), { recursive: true, mode: 0o755 });
+    for (const dir of ['skill', 'tenants/a', 'tenants/b'])
+      await mkdir(path.join(root, dir), { recursive: true, mode: 0o755 });
     await writeFile(path.join(root, 'skill', 'probe.mjs'), PROBE);
     await writeFile(path.join(root, 'tenants', 'b', 'secret.txt'), 'tenant b');
     server = createServer((socket) => {
@@ -57,7 +58,13 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
   it('should give code that escaped Node no network, no host processes, no other tenant and no capability', async () => {
     const nodeDir = path.dirname(await realpath(process.execPath));
     const { file, args } = new OsSandbox().command({
-      command: [`${SandboxPaths.node}/${path.basename(process.execPath)}`, '/skill/probe.mjs', String(hostPort), path.join(root, 'tenants', 'b'), '/skill'],
+      command: [
+        `${SandboxPaths.node}/${path.basename(process.execPath)}`,
+        '/skill/probe.mjs',
+        String(hostPort),
+        path.join(root, 'tenants', 'b'),
+        '/skill',
+      ],
       mounts: [
         { path: nodeDir, mode: 'ro', target: SandboxPaths.node },
         { path: path.join(root, 'skill'), mode: 'ro', target: SandboxPaths.skill },
@@ -71,7 +78,9 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     });
     process.env.ALFRED_FAKE_SERVICE_SECRET = 'service-only';
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(file, args, { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
+      execFile(file, args, { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) =>
+        err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+      ),
     ).finally(() => delete process.env.ALFRED_FAKE_SERVICE_SECRET);
     const seen = JSON.parse(out);
     expect(seen.connect).toBe('ECONNREFUSED');
@@ -99,11 +108,18 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
   /** Runs a shell in tenant `a`'s bash sandbox and answers its stdout. */
   const shell = (script: string, processes: number) => {
     const { file, args } = new OsSandbox().command({
-      command: ['/bin/sh', '-c', script], mounts: [], cwd: '/', tenant: 'a', kind: 'bash', tmpfsMb: 1,
+      command: ['/bin/sh', '-c', script],
+      mounts: [],
+      cwd: '/',
+      tenant: 'a',
+      kind: 'bash',
+      tmpfsMb: 1,
       limits: { addressSpaceMb: 512, processes, cpuSeconds: 10, fileSizeBytes: 1024 * 1024, openFiles: 64 },
     });
     return new Promise<string>((resolve, reject) =>
-      execFile(file, args, { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout))),
+      execFile(file, args, { env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) =>
+        err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+      ),
     );
   };
 
@@ -115,7 +131,9 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     try {
       expect((await shell('echo started', 16)).trim()).toBe('started');
       // The limit still holds inside: the shell's 30 children against 16 end in a refused fork.
-      await expect(shell('for i in $(seq 1 30); do sleep 3 & done; echo all started', 16)).rejects.toThrow(/Cannot fork/);
+      await expect(shell('for i in $(seq 1 30); do sleep 3 & done; echo all started', 16)).rejects.toThrow(
+        /Cannot fork/,
+      );
       expect((await shell('for i in $(seq 1 8); do sleep 1 & done; wait; echo eight', 16)).trim()).toBe('eight');
     } finally {
       for (const child of others) child.kill('SIGKILL');

@@ -10,7 +10,8 @@ export function processTree(pid: number): number[] {
     const next = queue.shift()!;
     seen.push(next);
     for (const tid of read(`/proc/${next}/task`, true)) {
-      for (const child of read(`/proc/${next}/task/${tid}/children`).split(' ')) if (/^\d+$/.test(child)) queue.push(Number(child));
+      for (const child of read(`/proc/${next}/task/${tid}/children`).split(' '))
+        if (/^\d+$/.test(child)) queue.push(Number(child));
     }
   }
   return seen;

@@ -27,10 +27,21 @@ export class SkillWorkspace {
   }
 
   /** Writes skills/<id>/skill.json and execute.ts; returns the folder and the parsed manifest. */
-  async addSkill(id: string, code: string, manifest: Partial<SkillManifestInput> = {}): Promise<{ dir: string; manifest: SkillManifest }> {
+  async addSkill(
+    id: string,
+    code: string,
+    manifest: Partial<SkillManifestInput> = {},
+  ): Promise<{ dir: string; manifest: SkillManifest }> {
     const dir = this.skillDir(id);
     await mkdir(dir, { recursive: true });
-    const parsed = SkillManifest.parse({ id, name: id, description: `test skill ${id}`, version: '1.0.0', createdBy: 'test', ...manifest });
+    const parsed = SkillManifest.parse({
+      id,
+      name: id,
+      description: `test skill ${id}`,
+      version: '1.0.0',
+      createdBy: 'test',
+      ...manifest,
+    });
     await writeFile(path.join(dir, 'skill.json'), JSON.stringify(parsed, null, 2));
     await writeFile(path.join(dir, 'execute.ts'), code);
     return { dir, manifest: parsed };

@@ -9,7 +9,10 @@ import { scopeKey, ScopeMirror } from './scope-mirror.js';
  * Reads one scope from the durable store and, in the same step (before anything else can change it), hands the
  * documents and the scope's writes the store does not hold yet to `install`.
  */
-export type ScopeLoader = (scope: DocScope, install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror) => Promise<ScopeMirror>;
+export type ScopeLoader = (
+  scope: DocScope,
+  install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror,
+) => Promise<ScopeMirror>;
 
 /**
  * A collection's documents in memory, one ScopeMirror per (tenant, agent): the serving side of the embedded store.
@@ -40,7 +43,9 @@ export class CollectionMirror {
     }
     let loading = this.loading.get(key);
     if (!loading) {
-      loading = this.loader(scope, (docs, pending) => this.install(key, docs, pending)).finally(() => this.loading.delete(key));
+      loading = this.loader(scope, (docs, pending) => this.install(key, docs, pending)).finally(() =>
+        this.loading.delete(key),
+      );
       this.loading.set(key, loading);
     }
     return loading;
@@ -87,7 +92,9 @@ export class CollectionMirror {
 
   private install(key: string, docs: readonly StoredDoc[], pending: readonly CollectionWrite[]): ScopeMirror {
     const mirror = new ScopeMirror((d) => this.orderOf(d));
-    const ordered = this.spec.orderField ? [...docs].sort((a, b) => (this.orderOf(a) ?? 0) - (this.orderOf(b) ?? 0)) : docs;
+    const ordered = this.spec.orderField
+      ? [...docs].sort((a, b) => (this.orderOf(a) ?? 0) - (this.orderOf(b) ?? 0))
+      : docs;
     for (const doc of ordered) mirror.upsert(doc);
     for (const w of pending) {
       if (w.kind === 'delete') for (const id of w.ids) mirror.delete(id);
@@ -128,4 +135,3 @@ export class CollectionMirror {
     return Number.isFinite(ms) ? ms : undefined;
   }
 }
-

@@ -55,7 +55,11 @@ export class DenseIndex {
   }
 
   /** The `k` nearest accepted slots by cosine, best first. */
-  nearest(vector: Float32Array, k: number, accept?: (slot: number) => boolean): Array<{ slot: number; cosine: number }> {
+  nearest(
+    vector: Float32Array,
+    k: number,
+    accept?: (slot: number) => boolean,
+  ): Array<{ slot: number; cosine: number }> {
     const query = normalised(vector);
     if (this.graph) {
       const found = this.fromGraph(query, k, accept);
@@ -69,7 +73,11 @@ export class DenseIndex {
     return out.sort((a, b) => b.cosine - a.cosine || a.slot - b.slot).slice(0, k);
   }
 
-  private fromGraph(query: Float32Array, k: number, accept?: (slot: number) => boolean): Array<{ slot: number; cosine: number }> {
+  private fromGraph(
+    query: Float32Array,
+    k: number,
+    accept?: (slot: number) => boolean,
+  ): Array<{ slot: number; cosine: number }> {
     const want = Math.min(this.count, accept ? k * 4 : k);
     const { keys, distances } = this.graph!.search(query, want, 0);
     const out: Array<{ slot: number; cosine: number }> = [];
@@ -83,7 +91,8 @@ export class DenseIndex {
   private buildGraph(): void {
     this.graph = new Index(this.dimension, MetricKind.Cos, ScalarKind.F32, 16);
     for (let slot = 0; slot < this.alive.length; slot++) {
-      if (this.alive[slot]) this.graph.add(BigInt(slot), this.vectors.subarray(slot * this.dimension, (slot + 1) * this.dimension));
+      if (this.alive[slot])
+        this.graph.add(BigInt(slot), this.vectors.subarray(slot * this.dimension, (slot + 1) * this.dimension));
     }
   }
 

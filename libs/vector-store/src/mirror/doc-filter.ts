@@ -26,4 +26,5 @@ function conditionTest(c: Condition): (doc: StoredDoc) => boolean {
   }
 }
 
-const comparable = (v: FieldValue | undefined, bound: number | string) => v !== null && v !== undefined && typeof v === typeof bound;
+const comparable = (v: FieldValue | undefined, bound: number | string) =>
+  v !== null && v !== undefined && typeof v === typeof bound;

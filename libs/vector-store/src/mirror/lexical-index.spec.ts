@@ -7,8 +7,17 @@ const T0 = Date.UTC(2026, 0, 1);
 const min = 60_000;
 
 describe(LexicalIndex.name, () => {
-  const search = (idx: LexicalIndex, text: string, more: { minScore?: number; pool?: number; accept?: (s: number) => boolean } = {}) =>
-    idx.search({ text, pool: more.pool ?? 10, minScore: more.minScore ?? 0, ...(more.accept ? { accept: more.accept } : {}) });
+  const search = (
+    idx: LexicalIndex,
+    text: string,
+    more: { minScore?: number; pool?: number; accept?: (s: number) => boolean } = {},
+  ) =>
+    idx.search({
+      text,
+      pool: more.pool ?? 10,
+      minScore: more.minScore ?? 0,
+      ...(more.accept ? { accept: more.accept } : {}),
+    });
 
   it('should rank by BM25 over analysed terms with scores in (0, 1)', () => {
     const idx = new LexicalIndex();
@@ -25,7 +34,9 @@ describe(LexicalIndex.name, () => {
 
   it('should count only scores at or above minScore and only accepted slots', () => {
     const idx = new LexicalIndex();
-    ['okapi okapi okapi', 'okapi in a long sentence about many other things entirely', 'nothing'].forEach((text, i) => idx.add(i, { text }));
+    ['okapi okapi okapi', 'okapi in a long sentence about many other things entirely', 'nothing'].forEach((text, i) =>
+      idx.add(i, { text }),
+    );
     const all = search(idx, 'okapi');
     expect(search(idx, 'okapi', { minScore: all.top[0]!.score }).total).toBe(1);
     expect(search(idx, 'okapi', { accept: (s) => s !== 0 }).top.map((t) => t.slot)).toEqual([1]);
@@ -37,7 +48,12 @@ describe(LexicalIndex.name, () => {
     idx.add(1, { text: 'What is its name?', order: T0 + min });
     idx.add(2, { text: 'Biscuit, after the colour', order: T0 + 2 * min });
     const r = search(idx, 'puppy name');
-    expect(r.top.map((t) => t.slot).slice(0, 2).sort()).toEqual([0, 1]);
+    expect(
+      r.top
+        .map((t) => t.slot)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual([0, 1]);
     expect(r.scoreOf(2)).toBeGreaterThan(0);
     expect(r.scoreOf(2)).toBeLessThan(r.scoreOf(0));
   });
@@ -82,7 +98,10 @@ describe(LexicalIndex.name, () => {
  * rebuilt on every search, never, or now and then.
  */
 describe(`${LexicalIndex.name} against a brute-force reference`, () => {
-  const VOCAB = 'amber basil cedar delta ember fjord gravel harbor indigo juniper kelp lagoon maple nectar opal pebble quartz raven saffron tundra'.split(' ');
+  const VOCAB =
+    'amber basil cedar delta ember fjord gravel harbor indigo juniper kelp lagoon maple nectar opal pebble quartz raven saffron tundra'.split(
+      ' ',
+    );
 
   interface RefDoc {
     text: string;
@@ -95,32 +114,51 @@ describe(`${LexicalIndex.name} against a brute-force reference`, () => {
     const own = new Map([...docs].map(([slot, d]) => [slot, analyse(d.text)]));
     const ctx = new Map([...docs].map(([slot, d]) => [slot, d.context ? analyse(d.context) : []]));
     // Sequential documents in write order; neighbours within the window, not across a sitting gap.
-    const seq = [...docs].filter(([, d]) => d.order !== undefined && !d.context).sort((x, y) => x[1].order! - y[1].order!);
+    const seq = [...docs]
+      .filter(([, d]) => d.order !== undefined && !d.context)
+      .sort((x, y) => x[1].order! - y[1].order!);
     const neighbours = new Map<number, number[]>();
     seq.forEach(([slot], i) => {
       const out: number[] = [];
       for (const dir of [-1, 1])
         for (let k = 1, at = i; k <= NEIGHBOUR_WINDOW; k++) {
           const nextAt = at + dir;
-          if (nextAt < 0 || nextAt >= seq.length || Math.abs(seq[nextAt]![1].order! - seq[at]![1].order!) > SITTING_GAP_MS) break;
+          if (
+            nextAt < 0 ||
+            nextAt >= seq.length ||
+            Math.abs(seq[nextAt]![1].order! - seq[at]![1].order!) > SITTING_GAP_MS
+          )
+            break;
           out.push(seq[nextAt]![0]);
           at = nextAt;
         }
       neighbours.set(slot, out);
     });
     const effLen = new Map(
-      [...docs.keys()].map((slot) => [slot, own.get(slot)!.length + CONTEXT_WEIGHT * (ctx.get(slot)!.length + (neighbours.get(slot) ?? []).reduce((n, nb) => n + own.get(nb)!.length, 0))]),
+      [...docs.keys()].map((slot) => [
+        slot,
+        own.get(slot)!.length +
+          CONTEXT_WEIGHT *
+            (ctx.get(slot)!.length + (neighbours.get(slot) ?? []).reduce((n, nb) => n + own.get(nb)!.length, 0)),
+      ]),
     );
     const avg = [...effLen.values()].reduce((a, b) => a + b, 0) / Math.max(1, docs.size) || 1;
-    const terms = [...new Set(analyse(query))].filter((t) => [...docs.keys()].some((s) => own.get(s)!.includes(t) || ctx.get(s)!.includes(t)));
-    const idfs = terms.map((t) => idf(docs.size, [...docs.keys()].filter((s) => own.get(s)!.includes(t) || ctx.get(s)!.includes(t)).length));
+    const terms = [...new Set(analyse(query))].filter((t) =>
+      [...docs.keys()].some((s) => own.get(s)!.includes(t) || ctx.get(s)!.includes(t)),
+    );
+    const idfs = terms.map((t) =>
+      idf(docs.size, [...docs.keys()].filter((s) => own.get(s)!.includes(t) || ctx.get(s)!.includes(t)).length),
+    );
     const bound = idfs.reduce((a, b) => a + b, 0) * (BM25_K1 + 1);
     const count = (words: readonly string[], t: string) => words.filter((w) => w === t).length;
     const scores = new Map<number, number>();
     for (const slot of docs.keys()) {
       let score = 0;
       terms.forEach((t, i) => {
-        const tf = count(own.get(slot)!, t) + CONTEXT_WEIGHT * (count(ctx.get(slot)!, t) + (neighbours.get(slot) ?? []).reduce((n, nb) => n + count(own.get(nb)!, t), 0));
+        const tf =
+          count(own.get(slot)!, t) +
+          CONTEXT_WEIGHT *
+            (count(ctx.get(slot)!, t) + (neighbours.get(slot) ?? []).reduce((n, nb) => n + count(own.get(nb)!, t), 0));
         if (tf > 0) score += idfs[i]! * termScore(tf, effLen.get(slot)! / avg);
       });
       scores.set(slot, bound > 0 ? score / bound : 0);
@@ -129,9 +167,18 @@ describe(`${LexicalIndex.name} against a brute-force reference`, () => {
   }
 
   /** The index's top list equals the reference's best `pool` (scores to 1e-9; tied scores may swap slots). */
-  function expectSameTop(idx: LexicalIndex, docs: Map<number, RefDoc>, query: string, pool: number, accept?: (slot: number) => boolean, minScore = 0) {
+  function expectSameTop(
+    idx: LexicalIndex,
+    docs: Map<number, RefDoc>,
+    query: string,
+    pool: number,
+    accept?: (slot: number) => boolean,
+    minScore = 0,
+  ) {
     const ref = reference(docs, query);
-    const want = [...ref].filter(([slot, s]) => s > 0 && s >= minScore && (!accept || accept(slot))).sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+    const want = [...ref]
+      .filter(([slot, s]) => s > 0 && s >= minScore && (!accept || accept(slot)))
+      .sort((x, y) => y[1] - x[1] || x[0] - y[0]);
     const got = idx.search({ text: query, pool, minScore, ...(accept ? { accept } : {}) });
     expect(got.top.length).toBe(Math.min(pool, want.length));
     got.top.forEach(({ slot, score }, i) => {
@@ -151,14 +198,20 @@ describe(`${LexicalIndex.name} against a brute-force reference`, () => {
     const random = prng(11);
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     // Skewed word choice, so some words are in most documents and some in few.
-    const text = (n: number) => Array.from({ length: n }, () => VOCAB[Math.floor(VOCAB.length * random() ** 2)]!).join(' ');
+    const text = (n: number) =>
+      Array.from({ length: n }, () => VOCAB[Math.floor(VOCAB.length * random() ** 2)]!).join(' ');
     const idx = new LexicalIndex({ staleLimit });
     const docs = new Map<number, RefDoc>();
     let clock = T0;
     const addAt = (slot: number) => {
       clock += random() < 0.1 ? 40 * min : Math.floor(random() * 5 * min) + 1;
       const r = random();
-      const doc: RefDoc = r < 0.15 ? { text: text(3 + Math.floor(random() * 8)), context: text(6) } : r < 0.2 ? { text: text(4) } : { text: text(2 + Math.floor(random() * 12)), order: clock };
+      const doc: RefDoc =
+        r < 0.15
+          ? { text: text(3 + Math.floor(random() * 8)), context: text(6) }
+          : r < 0.2
+            ? { text: text(4) }
+            : { text: text(2 + Math.floor(random() * 12)), order: clock };
       docs.set(slot, doc);
       idx.add(slot, doc);
     };
@@ -168,9 +221,9 @@ describe(`${LexicalIndex.name} against a brute-force reference`, () => {
     for (let round = 0; round < 30; round++) {
       for (let k = 0; k < 8; k++) {
         const slot = slotOf(Math.floor(random() * 300));
-        if (docs.has(slot) && random() < 0.6) (idx.remove(slot), docs.delete(slot));
+        if (docs.has(slot) && random() < 0.6) idx.remove(slot), docs.delete(slot);
         else {
-          if (docs.has(slot)) (idx.remove(slot), docs.delete(slot));
+          if (docs.has(slot)) idx.remove(slot), docs.delete(slot);
           addAt(slot);
         }
       }

@@ -177,7 +177,12 @@ export class LexicalIndex {
    * lift it into the best `pool`. Pushes into `heap` (raw scores); returns how many fresh documents were found
    * at or above `floor` (all of them without pruning, a lower bound with it).
    */
-  private maxScore(q: QueryTerms, heap: TopHeap, floor: number, accept: ((slot: number) => boolean) | undefined): number {
+  private maxScore(
+    q: QueryTerms,
+    heap: TopHeap,
+    floor: number,
+    accept: ((slot: number) => boolean) | undefined,
+  ): number {
     const f = this.frozen;
     const n = q.ids.length;
     const { slots, tfs } = f;
@@ -215,7 +220,20 @@ export class LexicalIndex {
       reached[0] = 0;
       for (let k = e; k < n; k++) {
         const i = ord[k]!;
-        pos[i] = accumulate(slots, tfs, pos[i]!, end[i]!, limit, q.idfs[i]! * K1_PLUS_1, a, c, effLen, acc, hit, reached);
+        pos[i] = accumulate(
+          slots,
+          tfs,
+          pos[i]!,
+          end[i]!,
+          limit,
+          q.idfs[i]! * K1_PLUS_1,
+          a,
+          c,
+          effLen,
+          acc,
+          hit,
+          reached,
+        );
       }
       let found = reached[0]!;
       if (found === 0) continue;
@@ -231,7 +249,20 @@ export class LexicalIndex {
         const essential = acc[d]!;
         acc[d] = 0;
         if (stale[doc]) continue;
-        const score = complete(doc, essential, e, threshold, ord, cum, pos, end, slots, tfs, q.idfs, a + c * effLen[doc]!);
+        const score = complete(
+          doc,
+          essential,
+          e,
+          threshold,
+          ord,
+          cum,
+          pos,
+          end,
+          slots,
+          tfs,
+          q.idfs,
+          a + c * effLen[doc]!,
+        );
         if (score < 0) {
           // Pruned: it cannot enter the best pool; its partial score still proves it is at or above floor.
           const partial = -score - 1;
@@ -327,7 +358,7 @@ export class LexicalIndex {
     const slotsEnd = this.terms.length;
     for (let s = 0; s < slotsEnd; s++) {
       if (!this.combined(s, tf, seen)) continue;
-      for (const id of seen) (start[id + 1]!++, (tf[id] = 0));
+      for (const id of seen) start[id + 1]!++, (tf[id] = 0);
     }
     for (let id = 0; id < terms; id++) start[id + 1]! += start[id]!;
     const slots = new Int32Array(start[terms]!);
@@ -429,7 +460,8 @@ export class LexicalIndex {
 
   /** Recomputes neighbours and effective lengths of the sequential slots within W of `slot`. */
   private refreshAround(slot: number): void {
-    if (this.terms[slot] === undefined || (this.prev[slot] === NONE && this.next[slot] === NONE && this.tail !== slot)) return;
+    if (this.terms[slot] === undefined || (this.prev[slot] === NONE && this.next[slot] === NONE && this.tail !== slot))
+      return;
     const affected = [slot, ...this.walk(slot, this.prev, W, false), ...this.walk(slot, this.next, W, false)];
     for (const s of affected) {
       this.markStale(s);
@@ -531,7 +563,20 @@ function part(w: number, tf: number, norm: number): number {
  * first reached go to `hit`, their count in reached[0]); returns the position reached. Kept small and
  * monomorphic so that it compiles to a tight loop without boxed numbers.
  */
-function accumulate(slots: Int32Array, tfs: Float32Array, p: number, stop: number, limit: number, w: number, a: number, c: number, effLen: Float64Array, acc: Float64Array, hit: Int32Array, reached: Int32Array): number {
+function accumulate(
+  slots: Int32Array,
+  tfs: Float32Array,
+  p: number,
+  stop: number,
+  limit: number,
+  w: number,
+  a: number,
+  c: number,
+  effLen: Float64Array,
+  acc: Float64Array,
+  hit: Int32Array,
+  reached: Int32Array,
+): number {
   const base = limit - WINDOW;
   let found = reached[0]!;
   for (; p < stop; p++) {

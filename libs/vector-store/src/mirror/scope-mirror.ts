@@ -4,7 +4,6 @@ import { DenseIndex } from './dense-index.js';
 import { docPredicate } from './doc-filter.js';
 import { LexicalIndex } from './lexical-index.js';
 
-
 const MIN_POOL = 50;
 /**
  * Estimated bytes of one document in memory beside its strings (its object and fields, its lexical records and
@@ -62,7 +61,11 @@ export class ScopeMirror {
     this.docs[slot] = stored;
     this.docBytes += bytesOf(stored);
     const order = this.orderOf(stored);
-    this.lexical.add(slot, { text: stored.text, ...(stored.context ? { context: stored.context } : {}), ...(order !== undefined ? { order } : {}) });
+    this.lexical.add(slot, {
+      text: stored.text,
+      ...(stored.context ? { context: stored.context } : {}),
+      ...(order !== undefined ? { order } : {}),
+    });
     if (this.dense && vector) this.dense.add(slot, vector);
   }
 
@@ -100,9 +103,16 @@ export class ScopeMirror {
     // so that a hybrid total means something for small pages.
     const pool = Math.max(options.limit, MIN_POOL);
     const useDense = options.vector !== undefined && this.dense !== undefined && options.vector.some((x) => x !== 0);
-    const lexical = this.lexical.search({ text: options.text, pool, minScore: useDense ? 0 : options.minScore, ...(accept ? { accept } : {}) });
+    const lexical = this.lexical.search({
+      text: options.text,
+      pool,
+      minScore: useDense ? 0 : options.minScore,
+      ...(accept ? { accept } : {}),
+    });
     if (!useDense) {
-      const hits = lexical.top.slice(0, options.limit).map(({ slot, score }) => ({ doc: this.docs[slot]!, score, signals: { lexical: score } }));
+      const hits = lexical.top
+        .slice(0, options.limit)
+        .map(({ slot, score }) => ({ doc: this.docs[slot]!, score, signals: { lexical: score } }));
       return { hits, total: lexical.total };
     }
     const vector = options.vector!;
@@ -115,7 +125,10 @@ export class ScopeMirror {
     });
     const kept = scored.filter((s) => s.score > 0 && s.score >= options.minScore);
     kept.sort((a, b) => b.score - a.score || a.slot - b.slot);
-    return { hits: kept.slice(0, options.limit).map((s) => ({ doc: this.docs[s.slot]!, score: s.score, signals: s.signals })), total: kept.length };
+    return {
+      hits: kept.slice(0, options.limit).map((s) => ({ doc: this.docs[s.slot]!, score: s.score, signals: s.signals })),
+      total: kept.length,
+    };
   }
 }
 

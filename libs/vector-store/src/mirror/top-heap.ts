@@ -7,7 +7,10 @@ export class TopHeap {
     if (this.items.length < this.capacity) {
       this.items.push({ slot, score });
       this.up(this.items.length - 1);
-    } else if (this.capacity > 0 && (score > this.items[0]!.score || (score === this.items[0]!.score && slot < this.items[0]!.slot))) {
+    } else if (
+      this.capacity > 0 &&
+      (score > this.items[0]!.score || (score === this.items[0]!.score && slot < this.items[0]!.slot))
+    ) {
       this.items[0] = { slot, score };
       this.down(0);
     }
@@ -51,4 +54,5 @@ export class TopHeap {
   }
 }
 
-const worse = (a: { slot: number; score: number }, b: { slot: number; score: number }) => a.score < b.score || (a.score === b.score && a.slot > b.slot);
+const worse = (a: { slot: number; score: number }, b: { slot: number; score: number }) =>
+  a.score < b.score || (a.score === b.score && a.slot > b.slot);

@@ -1,4 +1,13 @@
-import { agentFileName, ErrorCode, type AgentFileKind, type AgentFileRestored, type AgentFileWriteBody, type AgentFileWritten, type Scope, type Writer } from '#contracts';
+import {
+  agentFileName,
+  ErrorCode,
+  type AgentFileKind,
+  type AgentFileRestored,
+  type AgentFileWriteBody,
+  type AgentFileWritten,
+  type Scope,
+  type Writer,
+} from '#contracts';
 import type { AgentFileStore } from '#agent-files';
 import { AlfredError, isAlfredError } from '#errors';
 import { SecretGuard } from '#content-safety';
@@ -22,7 +31,11 @@ export class AgentFileEdits {
     try {
       // A file never written shows its default text at version 0: that text becomes version 1, so the edit can be undone.
       const base = req.expected_version === 0 ? await this.baseVersion(scope, file) : req.expected_version;
-      const version = await this.files.write(scope, file, content, { reason: req.reason ?? EDIT_REASON, expectedVersion: base, writer });
+      const version = await this.files.write(scope, file, content, {
+        reason: req.reason ?? EDIT_REASON,
+        expectedVersion: base,
+        writer,
+      });
       const { at } = await this.files.readVersion(scope, file, version);
       return { agent: scope.agent, file, version, previous_version: base, updated_at: at };
     } catch (err) {
@@ -30,7 +43,13 @@ export class AgentFileEdits {
     }
   }
 
-  async restore(scope: Scope, file: AgentFileKind, version: number, expectedVersion: number | undefined, writer?: Writer): Promise<AgentFileRestored> {
+  async restore(
+    scope: Scope,
+    file: AgentFileKind,
+    version: number,
+    expectedVersion: number | undefined,
+    writer?: Writer,
+  ): Promise<AgentFileRestored> {
     try {
       const restored = await this.files.restore(scope, file, version, { expectedVersion, writer });
       return { agent: scope.agent, file, version: restored, restored_from: version };
@@ -54,7 +73,12 @@ export class AgentFileEdits {
       ErrorCode.Conflict,
       `${agentFileName[file]} changed since you opened it (you edited version ${expected}; version ${current.version} was saved meanwhile). ` +
         'Nothing was saved: compare with the current text and save again.',
-      { file, expected_version: expected, version: current.version, current: { content: current.content, version: current.version, updated_at: current.updated_at } },
+      {
+        file,
+        expected_version: expected,
+        version: current.version,
+        current: { content: current.content, version: current.version, updated_at: current.updated_at },
+      },
     );
   }
 }

@@ -33,11 +33,25 @@ export class AgentService {
 
   async create(tenant: string, body: AgentCreateBody): Promise<AgentView> {
     const now = new Date().toISOString();
-    const record: AgentRecord = { name: body.name, persona: body.persona, ...(body.policy ? { policy: body.policy } : {}), created_at: now, updated_at: now };
+    const record: AgentRecord = {
+      name: body.name,
+      persona: body.persona,
+      ...(body.policy ? { policy: body.policy } : {}),
+      created_at: now,
+      updated_at: now,
+    };
     const { record: stored, created } = await this.agents.create(tenant, record);
-    if (!created && stored.deleting) throw new AlfredError(ErrorCode.Conflict, `agent ${body.name} is being deleted; try again in a moment`, { name: body.name });
-    if (!created && body.name !== DEFAULT_AGENT_NAME) throw new AlfredError(ErrorCode.Conflict, `agent ${body.name} already exists`, { name: body.name });
-    if (!created) return this.patch({ tenant, agent: body.name }, { persona: body.persona, ...(body.policy ? { policy: body.policy } : {}) });
+    if (!created && stored.deleting)
+      throw new AlfredError(ErrorCode.Conflict, `agent ${body.name} is being deleted; try again in a moment`, {
+        name: body.name,
+      });
+    if (!created && body.name !== DEFAULT_AGENT_NAME)
+      throw new AlfredError(ErrorCode.Conflict, `agent ${body.name} already exists`, { name: body.name });
+    if (!created)
+      return this.patch(
+        { tenant, agent: body.name },
+        { persona: body.persona, ...(body.policy ? { policy: body.policy } : {}) },
+      );
     return view(stored);
   }
 
@@ -47,7 +61,10 @@ export class AgentService {
     if (found && !found.deleting) return view(found);
     if (scope.agent !== DEFAULT_AGENT_NAME) throw unknownAgent(scope.agent);
     const now = new Date().toISOString();
-    return view((await this.agents.create(scope.tenant, { name: scope.agent, persona: '', created_at: now, updated_at: now })).record);
+    return view(
+      (await this.agents.create(scope.tenant, { name: scope.agent, persona: '', created_at: now, updated_at: now }))
+        .record,
+    );
   }
 
   async list(tenant: string): Promise<AgentList> {
@@ -62,7 +79,13 @@ export class AgentService {
   async patch(scope: Scope, patch: AgentPatchBody): Promise<AgentView> {
     const current = await this.get(scope);
     const policy = patch.policy ? { ...current.policy, ...patch.policy } : current.policy;
-    const record: AgentRecord = { name: current.name, persona: patch.persona ?? current.persona, policy, created_at: current.created_at, updated_at: new Date().toISOString() };
+    const record: AgentRecord = {
+      name: current.name,
+      persona: patch.persona ?? current.persona,
+      policy,
+      created_at: current.created_at,
+      updated_at: new Date().toISOString(),
+    };
     if (!(await this.agents.update(scope.tenant, record))) throw unknownAgent(scope.agent);
     return view(record);
   }
@@ -74,15 +97,21 @@ export class AgentService {
    */
   async delete(scope: Scope, confirm: string | undefined): Promise<AgentDeleted> {
     if (scope.agent === DEFAULT_AGENT_NAME) {
-      throw new AlfredError(ErrorCode.Forbidden, `the default agent ${DEFAULT_AGENT_NAME} cannot be deleted`, { name: scope.agent });
+      throw new AlfredError(ErrorCode.Forbidden, `the default agent ${DEFAULT_AGENT_NAME} cannot be deleted`, {
+        name: scope.agent,
+      });
     }
     const record = await this.agents.get(scope.tenant, scope.agent);
     if (!record) throw unknownAgent(scope.agent);
     if (confirm !== scope.agent) {
-      throw new AlfredError(ErrorCode.BadRequest, `deleting agent ${scope.agent} removes its memories, sessions and files: confirm with ?confirm=${scope.agent}`, {
-        name: scope.agent,
-        confirm: scope.agent,
-      });
+      throw new AlfredError(
+        ErrorCode.BadRequest,
+        `deleting agent ${scope.agent} removes its memories, sessions and files: confirm with ?confirm=${scope.agent}`,
+        {
+          name: scope.agent,
+          confirm: scope.agent,
+        },
+      );
     }
     if (!record.deleting) await this.agents.update(scope.tenant, { ...record, deleting: true });
     const purged = await this.bus.request(MemoryRoutes.purgeAgent, { scope });

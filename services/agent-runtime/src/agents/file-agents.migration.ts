@@ -9,7 +9,9 @@ import type { AgentRecord, AgentStore } from '#agent-registry';
  */
 export async function moveFileAgents(dataDir: string, registry: AgentStore): Promise<number> {
   const dir = join(dataDir, 'agent-registry');
-  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) =>
+    err.code === 'ENOENT' ? [] : Promise.reject(err),
+  );
   let moved = 0;
   for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.'))) {
     const tenant = decodeURIComponent(name.slice(0, -'.json'.length));

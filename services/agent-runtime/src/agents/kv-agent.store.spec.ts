@@ -7,7 +7,12 @@ import { MemoryKvStore } from '#kv';
 import { agentStoreContract } from '#testing';
 import { moveFileAgents } from './file-agents.migration.js';
 
-const record = (name: string, persona = '') => ({ name, persona, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
+const record = (name: string, persona = '') => ({
+  name,
+  persona,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+});
 
 describe(`${KvAgentStore.name} on files`, () => {
   agentStoreContract(async () => {
@@ -48,7 +53,10 @@ describe(moveFileAgents.name, () => {
 
       expect(await moveFileAgents(dir, registry)).toBe(2);
 
-      expect((await registry.list('acme.corp')).map((r) => [r.name, r.persona])).toEqual([['jarvis', 'moved'], ['scout', 'newer']]);
+      expect((await registry.list('acme.corp')).map((r) => [r.name, r.persona])).toEqual([
+        ['jarvis', 'moved'],
+        ['scout', 'newer'],
+      ]);
       expect(await readdir(join(dir, 'agent-registry'))).toEqual([]);
       expect(await moveFileAgents(dir, registry)).toBe(0);
     } finally {

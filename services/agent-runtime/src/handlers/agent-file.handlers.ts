@@ -23,13 +23,31 @@ export class AgentFileHandlers extends BusHandlers {
 
   protected register(): void {
     const f = this.files;
-    this.handle(AgentFileRoutes.get, async (p) => ({ agent: p.scope.agent, file: p.file, ...(await f.read(p.scope, p.file)) }));
-    this.handle(AgentFileRoutes.history, async (p) => ({ agent: p.scope.agent, file: p.file, versions: await f.history(p.scope, p.file) }));
-    this.handle(AgentFileRoutes.version, async (p) => ({ agent: p.scope.agent, file: p.file, ...(await f.readVersion(p.scope, p.file, p.version)) }));
-    this.handle(AgentFileRoutes.restore, (p) => this.edits.restore(p.scope, p.file, p.version, p.expected_version, p.writer));
+    this.handle(AgentFileRoutes.get, async (p) => ({
+      agent: p.scope.agent,
+      file: p.file,
+      ...(await f.read(p.scope, p.file)),
+    }));
+    this.handle(AgentFileRoutes.history, async (p) => ({
+      agent: p.scope.agent,
+      file: p.file,
+      versions: await f.history(p.scope, p.file),
+    }));
+    this.handle(AgentFileRoutes.version, async (p) => ({
+      agent: p.scope.agent,
+      file: p.file,
+      ...(await f.readVersion(p.scope, p.file, p.version)),
+    }));
+    this.handle(AgentFileRoutes.restore, (p) =>
+      this.edits.restore(p.scope, p.file, p.version, p.expected_version, p.writer),
+    );
     this.handle(AgentFileRoutes.edit, (p) => this.edits.edit(p.scope, p.file, p.request, p.writer));
     this.handle(AgentFileRoutes.write, async (p) => ({
-      version: await f.write(p.scope, p.file, p.content, { reason: p.reason, expectedVersion: p.expected_version, writer: p.writer }),
+      version: await f.write(p.scope, p.file, p.content, {
+        reason: p.reason,
+        expectedVersion: p.expected_version,
+        writer: p.writer,
+      }),
     }));
   }
 }

@@ -34,7 +34,11 @@ export class SessionHandlers extends BusHandlers {
     this.handle(SessionRoutes.get, (p) => s.get(p.scope, p.id));
     this.handle(SessionRoutes.append, (p) => s.append(p.scope, p.id, p.messages));
     this.handle(SessionRoutes.replace, async (p) => ({
-      version: await s.replace(p.scope, p.id, { messages: p.messages, expectedVersion: p.expected_version, tokens: p.tokens }),
+      version: await s.replace(p.scope, p.id, {
+        messages: p.messages,
+        expectedVersion: p.expected_version,
+        tokens: p.tokens,
+      }),
     }));
     this.handle(SessionRoutes.list, (p) => s.list(p.scope, { limit: p.limit, offset: p.offset }));
     this.handle(SessionRoutes.delete, async (p) => {

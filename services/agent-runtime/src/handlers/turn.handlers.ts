@@ -16,7 +16,15 @@ export class TurnHandlers extends BusHandlers implements OnApplicationBootstrap 
 
   protected register(): void {
     const t = this.turns;
-    this.handle(TurnRoutes.start, (p) => t.start({ scope: p.scope, sessionId: p.session_id, turnId: p.turn_id, message: p.message, ...(p.credential ? { apiKey: p.credential } : {}) }));
+    this.handle(TurnRoutes.start, (p) =>
+      t.start({
+        scope: p.scope,
+        sessionId: p.session_id,
+        turnId: p.turn_id,
+        message: p.message,
+        ...(p.credential ? { apiKey: p.credential } : {}),
+      }),
+    );
     this.handle(TurnRoutes.cancel, (p) => t.cancel(p.scope, p.session_id));
     this.handle(TurnRoutes.confirm, (p) => t.confirm(p.scope, p.session_id, p.request_id, p.approve));
   }

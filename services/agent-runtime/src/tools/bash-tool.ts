@@ -29,9 +29,13 @@ export function bashTool(opts: BashToolOptions): AgentTool {
     definition: {
       name: 'bash',
       description:
-        'Run a shell command in your workspace (a sandbox: your workspace at /workspace, also HOME; a read-only system; no network except Alfred\'s API). ' +
+        "Run a shell command in your workspace (a sandbox: your workspace at /workspace, also HOME; a read-only system; no network except Alfred's API). " +
         'ALFRED_API_URL, ALFRED_API_KEY, ALFRED_AGENT and ALFRED_SESSION_ID are set; use them with curl as skills describe. `timeout` is in seconds.',
-      input_schema: { type: 'object', properties: { command: { type: 'string' }, timeout: { type: 'integer', minimum: 1 } }, required: ['command'] },
+      input_schema: {
+        type: 'object',
+        properties: { command: { type: 'string' }, timeout: { type: 'integer', minimum: 1 } },
+        required: ['command'],
+      },
     },
     async call(input, ctx) {
       const command = stringArg(input, 'command')!;
@@ -39,9 +43,15 @@ export function bashTool(opts: BashToolOptions): AgentTool {
       const timeoutMs = Math.min(seconds === undefined ? opts.defaultTimeoutMs : seconds * 1000, opts.defaultTimeoutMs);
       const workspace = await ctx.workspace.root();
       const run = await sandbox.run({
-        command, workspace, tenant: ctx.scope.tenant, env: scrubbedEnv(ctx), apiUrl: opts.apiUrl,
+        command,
+        workspace,
+        tenant: ctx.scope.tenant,
+        env: scrubbedEnv(ctx),
+        apiUrl: opts.apiUrl,
         ...(ctx.apiKey ? { credential: ctx.apiKey } : {}),
-        timeoutMs, maxOutputChars: opts.maxOutputChars, signal: ctx.signal,
+        timeoutMs,
+        maxOutputChars: opts.maxOutputChars,
+        signal: ctx.signal,
       });
       let text = run.output;
       if (run.dropped > 0) text += `\n[output cut: ${run.dropped} more characters not shown]`;

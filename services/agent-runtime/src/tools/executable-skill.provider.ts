@@ -1,4 +1,10 @@
-import { executableSkillTools, isManagementTool, MANAGEMENT_TOOLS, type ExecutableSkillTools, type ToolDefinition } from '#agent-tools';
+import {
+  executableSkillTools,
+  isManagementTool,
+  MANAGEMENT_TOOLS,
+  type ExecutableSkillTools,
+  type ToolDefinition,
+} from '#agent-tools';
 import type { Bus } from '#bus';
 import type { Logger } from '#logging';
 import type { AgentTool, ToolContext, ToolOutcome, ToolProvider } from './tool.types.js';
@@ -52,7 +58,11 @@ export class ExecutableSkillToolProvider implements ToolProvider {
 
   private tool(d: ToolDefinition): AgentTool {
     return {
-      definition: { name: d.name, description: d.description, input_schema: d.input_schema as AgentTool['definition']['input_schema'] },
+      definition: {
+        name: d.name,
+        description: d.description,
+        input_schema: d.input_schema as AgentTool['definition']['input_schema'],
+      },
       call: async (input, ctx) => {
         if (d.requiresConfirmation) {
           const outcome = await ctx.confirm('tool_call', d.name, `Allow ${d.name} with ${JSON.stringify(input)}?`);
@@ -65,11 +75,21 @@ export class ExecutableSkillToolProvider implements ToolProvider {
 
   private async run(name: string, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
     // Who writes a skill through skill_create / skill_update: this session and turn, through that tool (its provenance).
-    const writer = { agent: ctx.scope.agent, session: ctx.sessionId, ...(ctx.turnId ? { turn: ctx.turnId } : {}), via: `tool:${name}` };
+    const writer = {
+      agent: ctx.scope.agent,
+      session: ctx.sessionId,
+      ...(ctx.turnId ? { turn: ctx.turnId } : {}),
+      via: `tool:${name}`,
+    };
     const res = await this.executable.call(name, input, { tenant: ctx.scope.tenant, agent: ctx.scope.agent }, writer);
     const tool = (res.data as { tool?: unknown } | undefined)?.tool;
-    if (res.isError || !MAKES_TOOLS.has(name) || typeof tool !== 'string') return { content: res.content, isError: res.isError };
-    return { content: `${res.content}\n${tool} is one of your tools from now on in this turn. ${KEEP_HINT(tool)}`, isError: false, offers: [tool] };
+    if (res.isError || !MAKES_TOOLS.has(name) || typeof tool !== 'string')
+      return { content: res.content, isError: res.isError };
+    return {
+      content: `${res.content}\n${tool} is one of your tools from now on in this turn. ${KEEP_HINT(tool)}`,
+      isError: false,
+      offers: [tool],
+    };
   }
 }
 

@@ -44,7 +44,11 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
         '`offset` is the first line (1-based), `limit` the number of lines.',
       input_schema: {
         type: 'object',
-        properties: { path: { type: 'string' }, offset: { type: 'integer', minimum: 1 }, limit: { type: 'integer', minimum: 1 } },
+        properties: {
+          path: { type: 'string' },
+          offset: { type: 'integer', minimum: 1 },
+          limit: { type: 'integer', minimum: 1 },
+        },
         required: ['path'],
       },
     },
@@ -53,7 +57,9 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
       const offset = intArg(input, 'offset', 1);
       const limit = intArg(input, 'limit', 1);
       const skillFile = skillFileOf(path, ctx.skills);
-      const text = skillFile ? await readSkillFile(bus, ctx.scope.tenant, skillFile) : await readFile(await ctx.workspace.resolveExisting(path), 'utf8');
+      const text = skillFile
+        ? await readSkillFile(bus, ctx.scope.tenant, skillFile)
+        : await readFile(await ctx.workspace.resolveExisting(path), 'utf8');
       return ok(sliceLines(text, offset, limit, maxChars));
     },
   };
@@ -62,7 +68,11 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
     definition: {
       name: 'write',
       description: 'Create or overwrite a file in your workspace with the given content (parent folders are created).',
-      input_schema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'] },
+      input_schema: {
+        type: 'object',
+        properties: { path: { type: 'string' }, content: { type: 'string' } },
+        required: ['path', 'content'],
+      },
     },
     async call(input, ctx) {
       const path = stringArg(input, 'path')!;
@@ -77,7 +87,8 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
   const edit: AgentTool = {
     definition: {
       name: 'edit',
-      description: 'Replace one exact occurrence of oldText with newText in a workspace file. oldText must match exactly once.',
+      description:
+        'Replace one exact occurrence of oldText with newText in a workspace file. oldText must match exactly once.',
       input_schema: {
         type: 'object',
         properties: { path: { type: 'string' }, oldText: { type: 'string' }, newText: { type: 'string' } },
@@ -94,7 +105,10 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
       const text = await readFile(target, 'utf8');
       const found = countOccurrences(text, oldText);
       if (found === 0) return failed(`oldText was not found in ${path}; nothing changed`);
-      if (found > 1) return failed(`oldText matches ${found} times in ${path}; give more surrounding text so it matches once. Nothing changed.`);
+      if (found > 1)
+        return failed(
+          `oldText matches ${found} times in ${path}; give more surrounding text so it matches once. Nothing changed.`,
+        );
       const at = text.indexOf(oldText);
       const changed = text.slice(0, at) + newText + text.slice(at + oldText.length);
       await ctx.workspace.admit(target, Buffer.byteLength(changed), () => writeNoFollow(target, changed));

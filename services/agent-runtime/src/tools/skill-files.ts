@@ -19,7 +19,8 @@ export function skillFileOf(path: string, skills: readonly SkillSummary[]): Skil
   for (const s of skills) {
     if (target === resolve(s.location)) return { skill: s.name, path: relative(s.dir, target) || 'SKILL.md' };
     const rel = relative(s.dir, target);
-    if (rel && !rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep)) return { skill: s.name, path: rel.split(sep).join('/') };
+    if (rel && !rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep))
+      return { skill: s.name, path: rel.split(sep).join('/') };
   }
   return undefined;
 }

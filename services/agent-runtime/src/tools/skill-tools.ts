@@ -8,13 +8,17 @@ export const LOAD_SKILL = 'load_skill';
 
 function unknownSkill(name: string, ctx: ToolContext) {
   const names = ctx.skills.map((s) => s.name);
-  return failed(`no skill named "${name}"; the skills are: ${names.length ? names.join(', ') : '(none)'}. Check the "Available skills" index.`);
+  return failed(
+    `no skill named "${name}"; the skills are: ${names.length ? names.join(', ') : '(none)'}. Check the "Available skills" index.`,
+  );
 }
 
 /** Renders a skill body as load_skill returns it (and as the active skill joins the system prompt). */
 export function renderSkillBody(skill: { name: string; dir: string; body: string }): string {
-  return `<skill name="${skill.name}" folder="${skill.dir}">\n${skill.body.trim()}\n</skill>\n` +
-    `Files this skill mentions are relative to ${skill.dir}; read them with the read tool by that absolute path.`;
+  return (
+    `<skill name="${skill.name}" folder="${skill.dir}">\n${skill.body.trim()}\n</skill>\n` +
+    `Files this skill mentions are relative to ${skill.dir}; read them with the read tool by that absolute path.`
+  );
 }
 
 /**
@@ -40,7 +44,8 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
   const activate: AgentTool = {
     definition: {
       name: 'activate_skill',
-      description: 'Ask the user to activate a skill for this session: its instructions then stay in your context (one active skill at a time).',
+      description:
+        'Ask the user to activate a skill for this session: its instructions then stay in your context (one active skill at a time).',
       input_schema: { type: 'object', properties: { name: nameSchema }, required: ['name'] },
     },
     async call(input, ctx) {
@@ -49,7 +54,9 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
       const outcome = await ctx.confirm('activate_skill', name, `Activate the skill "${name}" for this session?`);
       if (outcome !== 'approved') return notConfirmed(outcome, `activating the skill "${name}"`);
       await ctx.activeSkillChanged(name);
-      return ok(`The skill "${name}" is active; its instructions are in your system prompt from now on, and the tools it declares are yours while it stays active.`);
+      return ok(
+        `The skill "${name}" is active; its instructions are in your system prompt from now on, and the tools it declares are yours while it stays active.`,
+      );
     },
   };
   const deactivate: AgentTool = {

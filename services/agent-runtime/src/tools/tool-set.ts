@@ -18,7 +18,12 @@ export class ToolSet {
   }
 
   /** Runs one call of a tool of this set; an unknown name is an error result naming the tools there are. */
-  async call(name: string, input: Record<string, unknown>, ctx: ToolContext, allNames: readonly string[] = [...this.byName.keys()]): Promise<ToolOutcome> {
+  async call(
+    name: string,
+    input: Record<string, unknown>,
+    ctx: ToolContext,
+    allNames: readonly string[] = [...this.byName.keys()],
+  ): Promise<ToolOutcome> {
     const tool = this.byName.get(name);
     if (!tool) return failed(`no tool named "${name}"; the tools are: ${allNames.join(', ')}`);
     return this.run(tool, input, ctx);
@@ -35,7 +40,8 @@ export class ToolSet {
 }
 
 function describe(err: unknown): string {
-  if (err instanceof ToolInputError || err instanceof OutsideWorkspaceError || err instanceof WorkspaceQuotaError) return err.message;
+  if (err instanceof ToolInputError || err instanceof OutsideWorkspaceError || err instanceof WorkspaceQuotaError)
+    return err.message;
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return `no such file: ${e.path ?? ''}`.trim();
   if (e?.code === 'EISDIR') return 'the path is a folder, not a file';

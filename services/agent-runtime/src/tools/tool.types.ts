@@ -15,8 +15,12 @@ export type ConfirmOutcome = 'approved' | 'declined' | 'timeout' | 'stopped';
 
 /** What the model is told when a confirmation did not end in approval. */
 export function notConfirmed(outcome: Exclude<ConfirmOutcome, 'approved'>, what: string): ToolOutcome {
-  if (outcome === 'timeout') return failed(`Nobody answered the confirmation for ${what} in time, so it was not done. The user may be away: do not assume they declined; ask again later or continue without it.`);
-  if (outcome === 'stopped') return failed(`The turn stopped while waiting for confirmation of ${what}; nothing was done.`);
+  if (outcome === 'timeout')
+    return failed(
+      `Nobody answered the confirmation for ${what} in time, so it was not done. The user may be away: do not assume they declined; ask again later or continue without it.`,
+    );
+  if (outcome === 'stopped')
+    return failed(`The turn stopped while waiting for confirmation of ${what}; nothing was done.`);
   return failed(`The user declined ${what}; nothing was done. Do not try it again unless the user asks.`);
 }
 
@@ -74,7 +78,8 @@ export function stringArg(input: Record<string, unknown>, name: string, required
 export function intArg(input: Record<string, unknown>, name: string, min: number): number | undefined {
   const v = input[name];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new ToolInputError(`argument "${name}" must be an integer ≥ ${min}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min)
+    throw new ToolInputError(`argument "${name}" must be an integer ≥ ${min}`);
   return v;
 }
 

@@ -53,20 +53,33 @@ export class TurnTools {
     // A denied tool is never offered; a model that calls it anyway is told so, and nothing runs.
     if (!allows(this.policy, 'tool', name)) return failed(policyRefusal(ctx.scope.agent, 'tool', name).message);
     const tool = this.lookup(name);
-    if (!tool) return this.core.call(name, input, ctx, this.definitions.map((d) => d.name));
+    if (!tool)
+      return this.core.call(
+        name,
+        input,
+        ctx,
+        this.definitions.map((d) => d.name),
+      );
     const outcome = await this.core.run(tool, input, ctx);
-    if (outcome.offers?.length) for (const t of await this.find(outcome.offers, true)) this.made.set(t.definition.name, t);
+    if (outcome.offers?.length)
+      for (const t of await this.find(outcome.offers, true)) this.made.set(t.definition.name, t);
     return outcome;
   }
 
   private lookup(name: string): AgentTool | undefined {
-    return this.offered.find((t) => t.definition.name === name) ?? this.declared.find((t) => t.definition.name === name) ?? this.made.get(name);
+    return (
+      this.offered.find((t) => t.definition.name === name) ??
+      this.declared.find((t) => t.definition.name === name) ??
+      this.made.get(name)
+    );
   }
 
   private async find(names: readonly string[], fresh: boolean): Promise<AgentTool[]> {
     const permitted = names.filter((n) => allows(this.policy, 'tool', n));
     if (permitted.length === 0) return [];
-    const found = await Promise.all(this.providers.map((p) => p.find?.(permitted, this.ctx, fresh) ?? Promise.resolve([])));
+    const found = await Promise.all(
+      this.providers.map((p) => p.find?.(permitted, this.ctx, fresh) ?? Promise.resolve([])),
+    );
     return found.flat();
   }
 }

@@ -62,14 +62,19 @@ describe(Workspace.name, () => {
   });
 
   describe('admit', () => {
-    it("should refuse a write that adds past the disk quota, keep what is stored, and always let a file shrink", async () => {
-      const limited = new Workspace(workspaceDirOf(join(base, 'workspaces'), { tenant: 't', agent: 'a' }), new DiskQuota({ folderBytes: 64 * 1024, tenantBytes: 1024 * 1024 }));
+    it('should refuse a write that adds past the disk quota, keep what is stored, and always let a file shrink', async () => {
+      const limited = new Workspace(
+        workspaceDirOf(join(base, 'workspaces'), { tenant: 't', agent: 'a' }),
+        new DiskQuota({ folderBytes: 64 * 1024, tenantBytes: 1024 * 1024 }),
+      );
       const file = await limited.resolveForWrite('data.txt');
       const write = (bytes: number) => limited.admit(file, bytes, () => writeFile(file, 'x'.repeat(bytes)));
       await write(40 * 1024);
       const refused = await write(100 * 1024).catch((err: Error) => err);
       expect(refused).toBeInstanceOf(WorkspaceQuotaError);
-      expect((refused as Error).message).toMatch(/write refused: it adds 61440 bytes past the disk quota: this workspace use .* of 64\.0 KiB; delete files to free space/);
+      expect((refused as Error).message).toMatch(
+        /write refused: it adds 61440 bytes past the disk quota: this workspace use .* of 64\.0 KiB; delete files to free space/,
+      );
       expect((await readFile(file, 'utf8')).length).toBe(40 * 1024);
       await write(1024);
       expect((await readFile(file, 'utf8')).length).toBe(1024);

@@ -47,7 +47,10 @@ export class Workspace {
     if (added > 0) {
       const state = await this.quota.state(dirname(this.dir), this.dir);
       if (added > state.remaining) Metrics.diskQuotaRefusals.inc({ area: 'workspace' });
-      if (added > state.remaining) throw new WorkspaceQuotaError(`write refused: it adds ${added} bytes past the ${quotaMessage(state, WORKSPACE_QUOTA)}`);
+      if (added > state.remaining)
+        throw new WorkspaceQuotaError(
+          `write refused: it adds ${added} bytes past the ${quotaMessage(state, WORKSPACE_QUOTA)}`,
+        );
     }
     await write();
     this.quota.noted(dirname(this.dir), this.dir, added);
@@ -104,7 +107,9 @@ export class Workspace {
 
   private check(root: string, real: string, asked: string): void {
     if (!isInside(root, real)) {
-      throw new OutsideWorkspaceError(`${asked} is outside the workspace (${WORKSPACE_INSIDE}); file tools work only inside it`);
+      throw new OutsideWorkspaceError(
+        `${asked} is outside the workspace (${WORKSPACE_INSIDE}); file tools work only inside it`,
+      );
     }
   }
 }

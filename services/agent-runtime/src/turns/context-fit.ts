@@ -9,7 +9,12 @@ export const CUT_DIR = '.alfred/outputs';
  * A text longer than `maxChars` (a tool result, a pasted message) is kept whole in the workspace and replaced by
  * its head and tail with a pointer to the file, so one huge output can never fill the context window.
  */
-export async function cutToWorkspace(text: string, maxChars: number, workspace: Workspace, name: string): Promise<string> {
+export async function cutToWorkspace(
+  text: string,
+  maxChars: number,
+  workspace: Workspace,
+  name: string,
+): Promise<string> {
   if (text.length <= maxChars) return text;
   const file = `${CUT_DIR}/${name.replace(/[^A-Za-z0-9_-]/g, '_')}.txt`;
   const dir = join(await workspace.root(), CUT_DIR);

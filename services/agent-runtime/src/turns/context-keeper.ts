@@ -39,7 +39,8 @@ export class ContextKeeper {
   ) {}
 
   async call(t: RunningTurn, p: Prepared, state: TurnState): Promise<Completion | undefined> {
-    if (this.estimate(p, state) > this.options.compactThreshold * this.options.contextWindow) await this.fold(t, p, state, this.options.compactThreshold);
+    if (this.estimate(p, state) > this.options.compactThreshold * this.options.contextWindow)
+      await this.fold(t, p, state, this.options.compactThreshold);
     try {
       return await this.stream(t, p, state);
     } catch (err) {
@@ -75,7 +76,11 @@ export class ContextKeeper {
   /** Writes the turn's finished rounds and folds the session so the next call takes about `share` of the window. */
   private async fold(t: RunningTurn, p: Prepared, state: TurnState, share: number): Promise<void> {
     const { contextWindow } = this.options;
-    const fixed = estimateTokens({ system: p.system(), tools: p.tools.definitions, messages: [{ role: 'user', content: p.material }] });
+    const fixed = estimateTokens({
+      system: p.system(),
+      tools: p.tools.definitions,
+      messages: [{ role: 'user', content: p.material }],
+    });
     const room = Math.floor(share * contextWindow) - fixed;
     if (room < 200) {
       throw new AlfredError(
@@ -85,13 +90,21 @@ export class ContextKeeper {
     }
     const { sessions, bus } = this.deps;
     if (state.pending.length > 0) await sessions.append(t.scope, t.sessionId, state.pending, { fence: t.fence });
-    const res = await bus.request(CompactorRoutes.compact, { scope: t.scope, session_id: t.sessionId, target_tokens: Math.floor(room / 2) }, { timeoutMs: 120_000 });
+    const res = await bus.request(
+      CompactorRoutes.compact,
+      { scope: t.scope, session_id: t.sessionId, target_tokens: Math.floor(room / 2) },
+      { timeoutMs: 120_000 },
+    );
     state.history = (await sessions.get(t.scope, t.sessionId)).messages;
     state.pending = [];
     state.previousLength = undefined;
-    if (res.messages_compacted > 0) t.emit({ type: 'compacted', tokens_before: res.tokens_before, tokens_after: res.tokens_after });
+    if (res.messages_compacted > 0)
+      t.emit({ type: 'compacted', tokens_before: res.tokens_before, tokens_after: res.tokens_after });
     else if (this.estimate(p, state) > contextWindow) {
-      throw new AlfredError(ErrorCode.ContextTooLong, `nothing more can be folded and the conversation still needs about ${this.estimate(p, state)} tokens of the ${contextWindow}-token window`);
+      throw new AlfredError(
+        ErrorCode.ContextTooLong,
+        `nothing more can be folded and the conversation still needs about ${this.estimate(p, state)} tokens of the ${contextWindow}-token window`,
+      );
     }
   }
 }

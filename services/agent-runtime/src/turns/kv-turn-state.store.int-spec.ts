@@ -9,7 +9,9 @@ const describeRedis = await describeWithRedis();
 describeRedis(`${KvTurnStateStore.name} on Redis`, () => {
   turnStateContract(async () => {
     const keyPrefix = `t-${randomUUID().slice(0, 8)}:`;
-    const store = new KvTurnStateStore(new RedisKvStore(testServers.redisUrl, 'turn-state', { keyPrefix, ttlMs: TURN_STATE_TTL_MS }));
+    const store = new KvTurnStateStore(
+      new RedisKvStore(testServers.redisUrl, 'turn-state', { keyPrefix, ttlMs: TURN_STATE_TTL_MS }),
+    );
     return {
       store,
       async dispose() {

@@ -42,14 +42,25 @@ export async function loadTurnContext(
       return fallback;
     }
   };
-  const file = (f: AgentFileKind) => soft(`file ${f}`, '', async () => (await bus.request(AgentFileRoutes.get, { scope, file: f })).content);
+  const file = (f: AgentFileKind) =>
+    soft(`file ${f}`, '', async () => (await bus.request(AgentFileRoutes.get, { scope, file: f })).content);
   const [soul, user, memory, memories, index] = await Promise.all([
     file('soul'),
     file('user'),
     file('memory'),
     memoryLimit === 0
       ? []
-      : soft('memories', [], async () => (await bus.request(MemoryRoutes.search, { scope, query: { q: message.slice(0, 2000), limit: memoryLimit, flagged: false } })).results),
+      : soft(
+          'memories',
+          [],
+          async () =>
+            (
+              await bus.request(MemoryRoutes.search, {
+                scope,
+                query: { q: message.slice(0, 2000), limit: memoryLimit, flagged: false },
+              })
+            ).results,
+        ),
     soft<SkillRegistryIndex | undefined>('skills', undefined, skillIndex),
   ]);
   return {

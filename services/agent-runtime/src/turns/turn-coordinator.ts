@@ -64,7 +64,10 @@ export class TurnCoordinator {
     private readonly options: TurnCoordinatorOptions,
     private readonly logger: Logger,
   ) {
-    this.slots = new FairSlots(options.maxConcurrentTurns, Math.min(options.maxConcurrentTurns, options.maxTenantTurns ?? options.maxConcurrentTurns));
+    this.slots = new FairSlots(
+      options.maxConcurrentTurns,
+      Math.min(options.maxConcurrentTurns, options.maxTenantTurns ?? options.maxConcurrentTurns),
+    );
   }
 
   async listen(): Promise<void> {
@@ -77,18 +80,28 @@ export class TurnCoordinator {
   /** Takes the lease and starts the turn in the background; its events follow on the turn's topic. */
   async start(req: StartTurn): Promise<{ turn_id: string; worker: string }> {
     if (!this.llm.isConfigured) throw modelNotConfigured();
-    if (this.draining) throw dependencyUnavailable('agent-runtime', `start a turn: worker ${this.options.worker} is shutting down`);
+    if (this.draining)
+      throw dependencyUnavailable('agent-runtime', `start a turn: worker ${this.options.worker} is shutting down`);
     // Taking the lease is also the check that the session exists (NOT_FOUND otherwise): no read of its messages here.
     const renewedAt = Date.now();
     const fence = await this.sessions.acquireLease(req.scope, req.sessionId, req.turnId, this.options.leaseMs);
     if (!fence) {
       const current = await this.turnState.current(req.scope, req.sessionId);
-      throw new AlfredError(ErrorCode.Conflict, `a turn is already running on session ${req.sessionId}; wait for it or cancel it`, {
-        session_id: req.sessionId,
-        ...(current ? { turn_id: current.turn_id } : {}),
-      });
+      throw new AlfredError(
+        ErrorCode.Conflict,
+        `a turn is already running on session ${req.sessionId}; wait for it or cancel it`,
+        {
+          session_id: req.sessionId,
+          ...(current ? { turn_id: current.turn_id } : {}),
+        },
+      );
     }
-    await this.turnState.setCurrent(req.scope, req.sessionId, { turn_id: req.turnId, worker: this.options.worker }, this.options.leaseMs);
+    await this.turnState.setCurrent(
+      req.scope,
+      req.sessionId,
+      { turn_id: req.turnId, worker: this.options.worker },
+      this.options.leaseMs,
+    );
     const controller = new AbortController();
     const local: LocalTurn = { controller, fence, renewedAt, confirmations: new Map(), done: Promise.resolve() };
     const done = this.execute(req, local);
@@ -99,7 +112,10 @@ export class TurnCoordinator {
   /** Asks whichever worker runs the session's current turn to stop it. */
   async cancel(scope: Scope, sessionId: string): Promise<{ turn_id: string; cancelled: true; worker: string }> {
     const current = await this.turnState.current(scope, sessionId);
-    if (!current) throw new AlfredError(ErrorCode.NotFound, `no turn is running on session ${sessionId}`, { session_id: sessionId });
+    if (!current)
+      throw new AlfredError(ErrorCode.NotFound, `no turn is running on session ${sessionId}`, {
+        session_id: sessionId,
+      });
     await this.turnState.requestCancel(current.turn_id, this.options.deadlineMs);
     await this.bus.emit(TurnTopics.control, { kind: 'cancel', turn_id: current.turn_id });
     return { turn_id: current.turn_id, cancelled: true, worker: this.options.worker };
@@ -108,12 +124,23 @@ export class TurnCoordinator {
   /** Records the answer once and tells the worker waiting for it. */
   async confirm(scope: Scope, sessionId: string, requestId: string, approve: boolean) {
     const outcome = await this.turnState.answer(scope, sessionId, requestId, approve);
-    if (outcome === 'unknown') throw new AlfredError(ErrorCode.NotFound, `no confirmation ${requestId} is waiting on session ${sessionId}`);
-    if (outcome === 'answered') throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} was already answered`);
+    if (outcome === 'unknown')
+      throw new AlfredError(ErrorCode.NotFound, `no confirmation ${requestId} is waiting on session ${sessionId}`);
+    if (outcome === 'answered')
+      throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} was already answered`);
     if ('closed' in outcome) {
-      throw new AlfredError(ErrorCode.Conflict, `confirmation ${requestId} is no longer open: ${closedWhy(outcome.closed)}`, { request_id: requestId, closed: outcome.closed });
+      throw new AlfredError(
+        ErrorCode.Conflict,
+        `confirmation ${requestId} is no longer open: ${closedWhy(outcome.closed)}`,
+        { request_id: requestId, closed: outcome.closed },
+      );
     }
-    await this.bus.emit(TurnTopics.control, { kind: 'confirm', turn_id: outcome.turn_id, request_id: requestId, approve });
+    await this.bus.emit(TurnTopics.control, {
+      kind: 'confirm',
+      turn_id: outcome.turn_id,
+      request_id: requestId,
+      approve,
+    });
     return { request_id: requestId, approve, turn_id: outcome.turn_id, worker: this.options.worker };
   }
 
@@ -146,17 +173,33 @@ export class TurnCoordinator {
 
   private async execute(req: StartTurn, local: LocalTurn): Promise<void> {
     const emit = (event: TurnEvent) => {
-      this.bus.emit(TurnTopics.events, event, { key: req.turnId }).catch((err: unknown) => this.logger.warn({ err: String(err), turn: req.turnId }, 'turn event lost'));
+      this.bus
+        .emit(TurnTopics.events, event, { key: req.turnId })
+        .catch((err: unknown) => this.logger.warn({ err: String(err), turn: req.turnId }, 'turn event lost'));
     };
     const { controller } = local;
-    emit({ type: 'started', turn_id: req.turnId, session_id: req.sessionId, worker: this.options.worker, heartbeat_ms: this.options.heartbeatMs });
+    emit({
+      type: 'started',
+      turn_id: req.turnId,
+      session_id: req.sessionId,
+      worker: this.options.worker,
+      heartbeat_ms: this.options.heartbeatMs,
+    });
     const deadline = setTimeout(() => controller.abort(StopReason.Deadline), this.options.deadlineMs);
     const beat = setInterval(() => void this.heartbeat(req, local, emit), this.options.heartbeatMs);
-    let outcome = { status: 'failed' as const, rounds: 0, usage: zeroUsage() } as Awaited<ReturnType<TurnRunner['run']>>;
+    let outcome = { status: 'failed' as const, rounds: 0, usage: zeroUsage() } as Awaited<
+      ReturnType<TurnRunner['run']>
+    >;
     try {
       const release = await this.slots.acquire(req.scope.tenant, controller.signal);
       try {
-        const turn: RunningTurn = { ...req, fence: local.fence, signal: controller.signal, emit, waitForConfirmation: (id) => this.waitForAnswer(req, local, id) };
+        const turn: RunningTurn = {
+          ...req,
+          fence: local.fence,
+          signal: controller.signal,
+          emit,
+          waitForConfirmation: (id) => this.waitForAnswer(req, local, id),
+        };
         outcome = await this.runner.run(turn);
       } finally {
         release();
@@ -165,7 +208,13 @@ export class TurnCoordinator {
       if (controller.signal.aborted) {
         const reason = String(controller.signal.reason);
         outcome = { ...outcome, status: reason === StopReason.Cancelled ? 'cancelled' : 'failed' };
-        emit({ type: 'error', error: { code: reason === StopReason.Cancelled ? 'CANCELLED' : reason.toUpperCase(), message: `stopped before it ran: ${reason}` } });
+        emit({
+          type: 'error',
+          error: {
+            code: reason === StopReason.Cancelled ? 'CANCELLED' : reason.toUpperCase(),
+            message: `stopped before it ran: ${reason}`,
+          },
+        });
       } else if (isAlfredError(err)) {
         emit({ type: 'error', error: { code: err.code, message: err.message } });
       } else {
@@ -217,11 +266,19 @@ export class TurnCoordinator {
         return;
       }
       local.renewedAt = attempt;
-      await this.turnState.setCurrent(req.scope, req.sessionId, { turn_id: req.turnId, worker: this.options.worker }, this.options.leaseMs);
+      await this.turnState.setCurrent(
+        req.scope,
+        req.sessionId,
+        { turn_id: req.turnId, worker: this.options.worker },
+        this.options.leaseMs,
+      );
       if (await this.turnState.cancelRequested(req.turnId)) controller.abort(StopReason.Cancelled);
     } catch (err) {
       const lapsed = Date.now() - local.renewedAt >= this.options.leaseMs;
-      this.logger.warn({ err: String(err), turn: req.turnId, lapsed }, lapsed ? 'session lease could not be renewed before it lapsed: stopping the turn' : 'turn heartbeat failed');
+      this.logger.warn(
+        { err: String(err), turn: req.turnId, lapsed },
+        lapsed ? 'session lease could not be renewed before it lapsed: stopping the turn' : 'turn heartbeat failed',
+      );
       if (lapsed) controller.abort(StopReason.LeaseLost);
     }
   }
@@ -244,9 +301,15 @@ export class TurnCoordinator {
       const onAbort = () => unanswered('stopped', String(local.controller.signal.reason));
       const timer = setTimeout(() => unanswered('timeout', 'timeout'), this.options.confirmTimeoutMs);
       // The control topic is at-most-once: the stored answer is the record, polled in case a signal was missed.
-      const poll = setInterval(() => {
-        void this.turnState.answerOf(req.scope, req.sessionId, requestId).then((a) => a !== undefined && answered(a), () => undefined);
-      }, Math.min(1_000, this.options.heartbeatMs));
+      const poll = setInterval(
+        () => {
+          void this.turnState.answerOf(req.scope, req.sessionId, requestId).then(
+            (a) => a !== undefined && answered(a),
+            () => undefined,
+          );
+        },
+        Math.min(1_000, this.options.heartbeatMs),
+      );
       local.confirmations.set(requestId, answered);
       local.controller.signal.addEventListener('abort', onAbort, { once: true });
     });

@@ -6,7 +6,12 @@ const marked = (messages: readonly SessionMessage[]) =>
   messages.flatMap((m, i) => (typeof m.content !== 'string' && m.content.some((b) => b.cache_control) ? [i] : []));
 
 describe(buildTurnRequest.name, () => {
-  const base = { system: { stable: ['core'] }, tools: [], material: '<turn_context>now</turn_context>', maxTokens: 100 };
+  const base = {
+    system: { stable: ['core'] },
+    tools: [],
+    material: '<turn_context>now</turn_context>',
+    maxTokens: 100,
+  };
 
   it('should put the turn material after the history and mark the history end and the tail', () => {
     const history = [text('user', 'a'), text('assistant', 'b')];
@@ -18,7 +23,13 @@ describe(buildTurnRequest.name, () => {
 
   it("should also mark the previous call's end, at most four breakpoints with the system's", () => {
     const history = [text('user', 'a'), text('assistant', 'b')];
-    const pending = [text('user', 'c'), text('assistant', 'd'), text('user', 'e'), text('assistant', 'f'), text('user', 'g')];
+    const pending = [
+      text('user', 'c'),
+      text('assistant', 'd'),
+      text('user', 'e'),
+      text('assistant', 'f'),
+      text('user', 'g'),
+    ];
     const req = buildTurnRequest({ ...base, history, pending, previousLength: 5 });
     expect(marked(req.messages)).toEqual([1, 4, 7]);
   });

@@ -19,7 +19,8 @@ export interface TurnRequestParts {
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
 function withBreakpoint(message: SessionMessage): SessionMessage {
-  const blocks: ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content];
+  const blocks: ContentBlock[] =
+    typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content];
   blocks[blocks.length - 1] = { ...blocks.at(-1)!, cache_control: EPHEMERAL };
   return { role: message.role, content: blocks };
 }
@@ -35,7 +36,8 @@ export function buildTurnRequest(p: TurnRequestParts): CompleteRequest {
   const messages: SessionMessage[] = [...p.history, { role: 'user', content: p.material }, ...p.pending];
   const marks = new Set<number>([messages.length - 1]);
   if (p.history.length > 0) marks.add(p.history.length - 1);
-  if (p.previousLength !== undefined && p.previousLength > p.history.length + 1 && p.previousLength < messages.length) marks.add(p.previousLength - 1);
+  if (p.previousLength !== undefined && p.previousLength > p.history.length + 1 && p.previousLength < messages.length)
+    marks.add(p.previousLength - 1);
   return {
     system: p.system,
     tools: p.tools,

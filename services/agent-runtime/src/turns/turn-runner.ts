@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { SkillRoutes, type SessionMessage, type SkillRegistryIndex, type SkillSummary, type ToolResultBlock, type TurnUsage } from '#contracts';
+import {
+  SkillRoutes,
+  type SessionMessage,
+  type SkillRegistryIndex,
+  type SkillSummary,
+  type ToolResultBlock,
+  type TurnUsage,
+} from '#contracts';
 import type { Bus } from '#bus';
 import { isAlfredError } from '#errors';
 import type { Completion, LlmClient, SystemPrompt } from '#llm';
@@ -94,24 +101,44 @@ export class TurnRunner {
 
   async run(t: RunningTurn): Promise<TurnOutcome> {
     const prepared = await this.prepare(t);
-    const message = await cutToWorkspace(t.message, maxCharsFor(this.options.contextWindow, Infinity) * 2, prepared.workspace, `message-${t.turnId}`);
+    const message = await cutToWorkspace(
+      t.message,
+      maxCharsFor(this.options.contextWindow, Infinity) * 2,
+      prepared.workspace,
+      `message-${t.turnId}`,
+    );
     const state: TurnState = { history: prepared.history, pending: [{ role: 'user', content: message }] };
     const loop = await this.loop(t, prepared, state);
     const stopped = t.signal.aborted ? stopReasonOf(t.signal) : undefined;
     let { failure, completed } = loop;
-    if (stopped === StopReason.LeaseLost) failure ??= { code: 'CONFLICT', message: 'the turn lost its session lease; nothing was written' };
+    if (stopped === StopReason.LeaseLost)
+      failure ??= { code: 'CONFLICT', message: 'the turn lost its session lease; nothing was written' };
     else {
       try {
-        await this.persist(t, state.pending, completed ? undefined : NOTE[stopped ?? failure?.code ?? ''] ?? failure?.message);
+        await this.persist(
+          t,
+          state.pending,
+          completed ? undefined : (NOTE[stopped ?? failure?.code ?? ''] ?? failure?.message),
+        );
       } catch (err) {
         completed = false;
-        failure = isAlfredError(err) ? { code: err.code, message: `the turn's messages could not be written: ${err.message}` } : { code: 'INTERNAL_ERROR', message: String(err) };
+        failure = isAlfredError(err)
+          ? { code: err.code, message: `the turn's messages could not be written: ${err.message}` }
+          : { code: 'INTERNAL_ERROR', message: String(err) };
       }
     }
     if (failure) t.emit({ type: 'error', error: failure });
-    else if (stopped) t.emit({ type: 'error', error: { code: stopped === StopReason.Cancelled ? 'CANCELLED' : stopped.toUpperCase(), message: NOTE[stopped] ?? stopped } });
+    else if (stopped)
+      t.emit({
+        type: 'error',
+        error: {
+          code: stopped === StopReason.Cancelled ? 'CANCELLED' : stopped.toUpperCase(),
+          message: NOTE[stopped] ?? stopped,
+        },
+      });
     const status = completed ? 'completed' : stopped === StopReason.Cancelled ? 'cancelled' : 'failed';
-    if (status !== 'cancelled' && stopped !== StopReason.Shutdown && stopped !== StopReason.LeaseLost) await this.recordSkillOutcomes(t, prepared, status === 'completed');
+    if (status !== 'cancelled' && stopped !== StopReason.Shutdown && stopped !== StopReason.LeaseLost)
+      await this.recordSkillOutcomes(t, prepared, status === 'completed');
     return { status, rounds: loop.rounds, usage: loop.usage };
   }
 
@@ -119,7 +146,11 @@ export class TurnRunner {
   private async recordSkillOutcomes(t: RunningTurn, p: Prepared, success: boolean): Promise<void> {
     for (const name of p.ctx.loadedSkills ?? []) {
       try {
-        await this.deps.bus.request(SkillRoutes.feedback, { tenant: t.scope.tenant, name, feedback: { success, by: 'turn' } });
+        await this.deps.bus.request(SkillRoutes.feedback, {
+          tenant: t.scope.tenant,
+          name,
+          feedback: { success, by: 'turn' },
+        });
       } catch (err) {
         this.deps.logger.warn({ err: String(err), skill: name }, 'skill outcome not recorded');
       }
@@ -132,12 +163,18 @@ export class TurnRunner {
     const agent = await agents.get(t.scope);
     const session = await sessions.get(t.scope, t.sessionId);
     const context = await loadTurnContext(bus, t.scope, t.message, this.options.memoryLimit, this.deps.logger, () =>
-      this.indexFor(JSON.stringify([t.scope.tenant, agent.policy.skills])).get(() => bus.request(SkillRoutes.index, { tenant: t.scope.tenant, only: agent.policy.skills })),
+      this.indexFor(JSON.stringify([t.scope.tenant, agent.policy.skills])).get(() =>
+        bus.request(SkillRoutes.index, { tenant: t.scope.tenant, only: agent.policy.skills }),
+      ),
     );
     const workspace = new Workspace(workspaceDirOf(this.options.workspacesDir, t.scope), this.options.quota);
     const cwd = await workspace.root();
     const apiUrl = this.options.apiUrl();
-    const core = ToolSet.core(bus, { ...this.options.bash, apiUrl }, context.skills.map((s) => s.name));
+    const core = ToolSet.core(
+      bus,
+      { ...this.options.bash, apiUrl },
+      context.skills.map((s) => s.name),
+    );
     const at = { scope: t.scope, sessionId: t.sessionId };
     const tools = await TurnTools.create(core, this.deps.providers, at, agent.policy);
     let active = await this.activate(t.scope.tenant, tools, context.skills, session.active_skill);
@@ -157,8 +194,23 @@ export class TurnRunner {
       },
     };
     const { files, skillIndex } = context;
-    const system = () => buildSystemPrompt({ agent, soul: files.soul, user: files.user, memoryFile: files.memory, skillIndex, activeSkill: active });
-    const material = renderTurnMaterial({ memories: context.memories, now: new Date(), workingDirectory: this.options.bash.sandbox?.mode === 'unsafe-off' ? cwd : WORKSPACE_INSIDE, apiUrl, agent: agent.name, sessionId: t.sessionId });
+    const system = () =>
+      buildSystemPrompt({
+        agent,
+        soul: files.soul,
+        user: files.user,
+        memoryFile: files.memory,
+        skillIndex,
+        activeSkill: active,
+      });
+    const material = renderTurnMaterial({
+      memories: context.memories,
+      now: new Date(),
+      workingDirectory: this.options.bash.sandbox?.mode === 'unsafe-off' ? cwd : WORKSPACE_INSIDE,
+      apiUrl,
+      agent: agent.name,
+      sessionId: t.sessionId,
+    });
     return { tools, ctx, workspace, system, material, history: session.messages };
   }
 
@@ -182,13 +234,24 @@ export class TurnRunner {
         }
         state.pending.push({ role: 'user', content: results });
         if (++result.rounds >= this.options.maxToolRounds) {
-          return { ...result, failure: { code: 'TOOL_ROUND_LIMIT', message: `stopped after ${result.rounds} tool rounds (ALFRED_MAX_TOOL_ROUNDS)` } };
+          return {
+            ...result,
+            failure: {
+              code: 'TOOL_ROUND_LIMIT',
+              message: `stopped after ${result.rounds} tool rounds (ALFRED_MAX_TOOL_ROUNDS)`,
+            },
+          };
         }
       }
       return result;
     } catch (err) {
       if (!isAlfredError(err)) this.deps.logger.error({ err, turn: t.turnId }, 'turn failed');
-      return { ...result, failure: isAlfredError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL_ERROR', message: String(err) } };
+      return {
+        ...result,
+        failure: isAlfredError(err)
+          ? { code: err.code, message: err.message }
+          : { code: 'INTERNAL_ERROR', message: String(err) },
+      };
     }
   }
 
@@ -200,7 +263,12 @@ export class TurnRunner {
       t.emit({ type: 'tool_call', id: use.id, name: use.name, input: use.input });
       const out = await p.tools.call(use.name, use.input, p.ctx);
       if (t.signal.aborted) return undefined;
-      const content = await cutToWorkspace(out.content || '(no output)', maxChars, p.workspace, `${t.turnId}-${use.id}`);
+      const content = await cutToWorkspace(
+        out.content || '(no output)',
+        maxChars,
+        p.workspace,
+        `${t.turnId}-${use.id}`,
+      );
       t.emit({ type: 'tool_result', id: use.id, name: use.name, content, is_error: out.isError });
       results.push({ type: 'tool_result', tool_use_id: use.id, content, ...(out.isError ? { is_error: true } : {}) });
     }
@@ -211,19 +279,35 @@ export class TurnRunner {
     // A turn that produced nothing (failed before any model output) leaves the session as it was.
     if (pending.length === 0 || (pending.length === 1 && pending[0]!.role === 'user' && stoppedBecause)) return;
     const messages = [...pending];
-    if (stoppedBecause && messages.at(-1)!.role === 'user') messages.push({ role: 'assistant', content: `[turn stopped: ${stoppedBecause}]` });
+    if (stoppedBecause && messages.at(-1)!.role === 'user')
+      messages.push({ role: 'assistant', content: `[turn stopped: ${stoppedBecause}]` });
     await this.deps.sessions.append(t.scope, t.sessionId, messages, { fence: t.fence });
   }
 
-  private async confirm(t: RunningTurn, action: 'activate_skill' | 'tool_call', skill: string, prompt: string): Promise<ConfirmOutcome> {
+  private async confirm(
+    t: RunningTurn,
+    action: 'activate_skill' | 'tool_call',
+    skill: string,
+    prompt: string,
+  ): Promise<ConfirmOutcome> {
     const requestId = `confirm-${randomUUID().replaceAll('-', '')}`;
-    await this.deps.turnState.openConfirmation(t.scope, t.sessionId, { request_id: requestId, turn_id: t.turnId, skill }, this.options.confirmTimeoutMs + 60_000);
+    await this.deps.turnState.openConfirmation(
+      t.scope,
+      t.sessionId,
+      { request_id: requestId, turn_id: t.turnId, skill },
+      this.options.confirmTimeoutMs + 60_000,
+    );
     t.emit({ type: 'confirmation_request', request_id: requestId, action, skill, prompt });
     return t.waitForConfirmation(requestId);
   }
 
   /** The active skill's body for the system prompt, and its declared tools offered. */
-  private async activate(tenant: string, tools: TurnTools, skills: readonly SkillSummary[], name: string | null): Promise<string | undefined> {
+  private async activate(
+    tenant: string,
+    tools: TurnTools,
+    skills: readonly SkillSummary[],
+    name: string | null,
+  ): Promise<string | undefined> {
     await tools.declare(name ? skills.find((s) => s.name === name)?.allowed_tools : undefined);
     if (!name) return undefined;
     try {

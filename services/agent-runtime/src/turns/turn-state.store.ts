@@ -47,7 +47,8 @@ type StoredConfirmation = Expiring<PendingConfirmation & { readonly answer: bool
 const base = (scope: Scope, sessionId: string) => `${keyToken(scope.tenant)}.${scope.agent}.${sessionId}`;
 const currentKey = (scope: Scope, sessionId: string) => `cur.${base(scope, sessionId)}`;
 const cancelKey = (turnId: string) => `cancel.${keyToken(turnId)}`;
-const confirmKey = (scope: Scope, sessionId: string, requestId: string) => `confirm.${base(scope, sessionId)}.${keyToken(requestId)}`;
+const confirmKey = (scope: Scope, sessionId: string, requestId: string) =>
+  `confirm.${base(scope, sessionId)}.${keyToken(requestId)}`;
 
 /**
  * Turn state on the key-value port: Redis in the distributed shape (every agent-runtime instance sees it), the
@@ -69,7 +70,9 @@ export class KvTurnStateStore implements TurnStateStore {
   async clearCurrent(scope: Scope, sessionId: string, turnId: string): Promise<void> {
     const found = await this.live<CurrentTurn>(currentKey(scope, sessionId));
     if (found?.value.turn_id !== turnId) return;
-    await this.kv.delete(currentKey(scope, sessionId), { expected: found.revision }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
+    await this.kv
+      .delete(currentKey(scope, sessionId), { expected: found.revision })
+      .catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
   }
 
   async requestCancel(turnId: string, ttlMs: number): Promise<void> {
@@ -113,7 +116,10 @@ export class KvTurnStateStore implements TurnStateStore {
    * Compare-and-set of a live confirmation: `next` gives its new state (undefined: leave it as it is). Returns the
    * state it was changed from (or found unchanged); undefined when there is no live confirmation.
    */
-  private async settle(key: string, next: (pending: StoredConfirmation) => StoredConfirmation | undefined): Promise<StoredConfirmation | undefined> {
+  private async settle(
+    key: string,
+    next: (pending: StoredConfirmation) => StoredConfirmation | undefined,
+  ): Promise<StoredConfirmation | undefined> {
     for (let attempt = 1; ; attempt++) {
       const found = await this.live<StoredConfirmation>(key);
       const changed = found && next(found.value);

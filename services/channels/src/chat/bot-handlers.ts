@@ -74,14 +74,25 @@ function callOf(ctx: Context, deps: BotHandlerDeps, convOf: ConvOf): CommandCall
   const conv = convOf(ctx);
   const args = typeof ctx.match === 'string' ? ctx.match : '';
   const busy = deps.relay.isBusy(conv.key);
-  return { conv, userId: ctx.from!.id, args, context: deps.jobOf(ctx.update.update_id).context, busy, idle: (ms) => deps.relay.idle(conv.key, ms) };
+  return {
+    conv,
+    userId: ctx.from!.id,
+    args,
+    context: deps.jobOf(ctx.update.update_id).context,
+    busy,
+    idle: (ms) => deps.relay.idle(conv.key, ms),
+  };
 }
 
 function installCommands(bot: Bot, deps: BotHandlerDeps, convOf: ConvOf): void {
-  bot.command(['start', 'help'], (ctx) => reply(ctx, convOf(ctx), { text: `You talk to ${convOf(ctx).state.agent}.\n\n${HELP}` }));
+  bot.command(['start', 'help'], (ctx) =>
+    reply(ctx, convOf(ctx), { text: `You talk to ${convOf(ctx).state.agent}.\n\n${HELP}` }),
+  );
   bot.command('id', (ctx) => reply(ctx, convOf(ctx), { text: `Your Telegram user id is ${ctx.from!.id}.` }));
   for (const name of COMMANDS) {
-    bot.command(name, async (ctx) => reply(ctx, convOf(ctx), await refusalAsReply(() => deps.commands[name](callOf(ctx, deps, convOf)))));
+    bot.command(name, async (ctx) =>
+      reply(ctx, convOf(ctx), await refusalAsReply(() => deps.commands[name](callOf(ctx, deps, convOf)))),
+    );
   }
 }
 
@@ -93,7 +104,10 @@ async function onTap(ctx: Context, deps: BotHandlerDeps, c: CommandCall): Promis
   if (Confirmations.isTap(data)) {
     const userName = ctx.from!.username ? `@${ctx.from!.username}` : ctx.from!.first_name;
     const message = { message_id: msg?.message_id ?? 0, text: msg && 'text' in msg ? (msg.text ?? '') : '' };
-    notice = await deps.confirmations.answer({ ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) }, message);
+    notice = await deps.confirmations.answer(
+      { ...c, data, userName, may: (agent) => deps.access.may(c.userId, agent) },
+      message,
+    );
   } else if (FORGET_DATA.test(data)) {
     notice = await deps.commands.forgetChosen(c, data);
     if (msg) await ctx.api.editMessageText(msg.chat.id, msg.message_id, notice);
@@ -119,6 +133,8 @@ async function answerStranger(ctx: Context, userId: number): Promise<void> {
 }
 
 async function reply(ctx: Context, conv: Conversation, r: CommandReply): Promise<void> {
-  const keyboard = r.buttons ? { reply_markup: { inline_keyboard: r.buttons.map((b) => [{ text: b.text, callback_data: b.data }]) } } : {};
+  const keyboard = r.buttons
+    ? { reply_markup: { inline_keyboard: r.buttons.map((b) => [{ text: b.text, callback_data: b.data }]) } }
+    : {};
   await ctx.api.sendMessage(conv.chat.chatId, r.text, { ...threadParams(conv.chat), ...keyboard });
 }

@@ -27,7 +27,11 @@ export interface CommandReply {
 }
 
 /** The bot's commands as Telegram's command menu lists them (setMyCommands) and /help explains them. */
-export const BOT_COMMANDS: ReadonlyArray<{ readonly command: string; readonly description: string; readonly usage?: string }> = [
+export const BOT_COMMANDS: ReadonlyArray<{
+  readonly command: string;
+  readonly description: string;
+  readonly usage?: string;
+}> = [
   { command: 'new', description: 'start a new conversation' },
   { command: 'agent', description: 'talk to another agent (/agent alone lists them)', usage: '/agent NAME' },
   { command: 'compact', description: 'summarise this conversation to free context' },
@@ -39,7 +43,10 @@ export const BOT_COMMANDS: ReadonlyArray<{ readonly command: string; readonly de
   { command: 'help', description: 'what I can do' },
 ];
 
-export const HELP = ['Talk to me and your agent answers. Commands:', ...BOT_COMMANDS.map((c) => `${c.usage ?? `/${c.command}`} — ${c.description}`)].join('\n');
+export const HELP = [
+  'Talk to me and your agent answers. Commands:',
+  ...BOT_COMMANDS.map((c) => `${c.usage ?? `/${c.command}`} — ${c.description}`),
+].join('\n');
 
 /** Button data of a /forget candidate: `fg:<nonce>:<index>`. */
 export const FORGET_DATA = /^fg:([0-9a-f]{8}):(\d{1,2})$/;
@@ -53,7 +60,8 @@ export class Commands {
   ) {}
 
   async new(c: CommandCall): Promise<CommandReply> {
-    if (c.busy && !(await c.idle(IDLE_WAIT_MS))) return { text: '⏳ A reply is still being written; /cancel it first.' };
+    if (c.busy && !(await c.idle(IDLE_WAIT_MS)))
+      return { text: '⏳ A reply is still being written; /cancel it first.' };
     const session = await this.conversations.startSession(c.conv, c.context);
     return { text: `🆕 New conversation with ${c.conv.state.agent} (session ${session.id}).` };
   }
@@ -61,7 +69,10 @@ export class Commands {
   async agent(c: CommandCall): Promise<CommandReply> {
     const mine = this.access.agentsOf(c.userId);
     const name = c.args.trim().toLowerCase();
-    if (!name) return { text: `You talk to ${c.conv.state.agent}. Agents you may use: ${mine.join(', ')}.\nSwitch with /agent NAME.` };
+    if (!name)
+      return {
+        text: `You talk to ${c.conv.state.agent}. Agents you may use: ${mine.join(', ')}.\nSwitch with /agent NAME.`,
+      };
     if (!mine.includes(name)) return { text: `You may not talk to ${name}. Agents you may use: ${mine.join(', ')}.` };
     try {
       await this.bus.request(AgentRoutes.get, { scope: this.conversations.scopeOf(name) }, { context: c.context });
@@ -75,17 +86,28 @@ export class Commands {
   }
 
   async compact(c: CommandCall): Promise<CommandReply> {
-    if (c.busy && !(await c.idle(IDLE_WAIT_MS))) return { text: '⏳ A reply is still being written; compact after it.' };
+    if (c.busy && !(await c.idle(IDLE_WAIT_MS)))
+      return { text: '⏳ A reply is still being written; compact after it.' };
     const session = await this.conversations.sessionOf(c.conv, c.context);
-    const r = await this.bus.request(CompactorRoutes.compact, { scope: c.conv.scope, session_id: session.id }, { context: c.context, timeoutMs: 180_000 });
+    const r = await this.bus.request(
+      CompactorRoutes.compact,
+      { scope: c.conv.scope, session_id: session.id },
+      { context: c.context, timeoutMs: 180_000 },
+    );
     const n = (x: number) => x.toLocaleString('en-US');
-    return { text: `🗜 Compacted: ${n(r.tokens_before)} → ${n(r.tokens_after)} tokens (${r.messages_compacted} messages summarised).` };
+    return {
+      text: `🗜 Compacted: ${n(r.tokens_before)} → ${n(r.tokens_after)} tokens (${r.messages_compacted} messages summarised).`,
+    };
   }
 
   async remember(c: CommandCall): Promise<CommandReply> {
     const content = c.args.trim();
     if (!content) return { text: 'Tell me what to remember: /remember TEXT' };
-    const m = await this.bus.request(MemoryRoutes.create, { scope: c.conv.scope, memory: { content, tags: ['telegram'] }, writer: { via: 'telegram' } }, { context: c.context });
+    const m = await this.bus.request(
+      MemoryRoutes.create,
+      { scope: c.conv.scope, memory: { content, tags: ['telegram'] }, writer: { via: 'telegram' } },
+      { context: c.context },
+    );
     await this.conversations.update(c.conv, (s) => ({ ...s, last_memory: { agent: s.agent, id: m.id } }));
     return { text: `🧠 ${c.conv.state.agent} will remember that.` };
   }
@@ -93,7 +115,11 @@ export class Commands {
   async forget(c: CommandCall): Promise<CommandReply> {
     const query = c.args.trim();
     if (!query) return this.forgetLast(c);
-    const found = await this.bus.request(MemoryRoutes.search, { scope: c.conv.scope, query: { q: query, limit: 5 } }, { context: c.context });
+    const found = await this.bus.request(
+      MemoryRoutes.search,
+      { scope: c.conv.scope, query: { q: query, limit: 5 } },
+      { context: c.context },
+    );
     if (found.results.length === 0) return { text: `${c.conv.state.agent} has no memory matching “${query}”.` };
     const nonce = randomBytes(4).toString('hex');
     const ids = found.results.map((r) => r.id);
@@ -144,7 +170,11 @@ export class Commands {
 
   private async deleteMemory(c: CommandCall, agent: string, id: string): Promise<string> {
     try {
-      await this.bus.request(MemoryRoutes.delete, { scope: this.conversations.scopeOf(agent), id }, { context: c.context });
+      await this.bus.request(
+        MemoryRoutes.delete,
+        { scope: this.conversations.scopeOf(agent), id },
+        { context: c.context },
+      );
     } catch (err) {
       if (!isAlfredError(err) || err.status !== 404) throw err;
     }

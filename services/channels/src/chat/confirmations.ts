@@ -37,30 +37,56 @@ export class Confirmations {
   }
 
   /** Sends the request's buttons; returns the message that carries them. */
-  async ask(conv: Conversation, record: UpdateRecord, e: ConfirmationEvent): Promise<{ readonly request_id: string; readonly message_id: number; readonly text: string }> {
+  async ask(
+    conv: Conversation,
+    record: UpdateRecord,
+    e: ConfirmationEvent,
+  ): Promise<{ readonly request_id: string; readonly message_id: number; readonly text: string }> {
     const what = e.action === 'activate_skill' ? `activate the skill “${e.skill}”` : `run “${e.skill}”`;
     const text = `🔐 ${record.agent} asks to ${what}.\n\n${e.prompt}`;
-    const keyboard = { inline_keyboard: [[{ text: '✅ Approve', callback_data: `cf:y:${e.request_id}` }, { text: '❌ Decline', callback_data: `cf:n:${e.request_id}` }]] };
+    const keyboard = {
+      inline_keyboard: [
+        [
+          { text: '✅ Approve', callback_data: `cf:y:${e.request_id}` },
+          { text: '❌ Decline', callback_data: `cf:n:${e.request_id}` },
+        ],
+      ],
+    };
     // Recorded before the buttons exist: a tap can come the moment the message shows.
     await this.conversations.update(conv, (s) => ({
       ...s,
       confirmations: { ...s.confirmations, [e.request_id]: { agent: record.agent!, session_id: record.session_id! } },
     }));
-    const sent = await this.api.sendMessage(conv.chat.chatId, text, { reply_markup: keyboard, ...threadParams(conv.chat) });
+    const sent = await this.api.sendMessage(conv.chat.chatId, text, {
+      reply_markup: keyboard,
+      ...threadParams(conv.chat),
+    });
     return { request_id: e.request_id, message_id: sent.message_id, text };
   }
 
   /** At the end of a turn: requests nobody answered are closed, their buttons removed. */
-  async expire(conv: Conversation, asked: ReadonlyArray<{ readonly request_id: string; readonly message_id: number; readonly text: string }>): Promise<void> {
+  async expire(
+    conv: Conversation,
+    asked: ReadonlyArray<{ readonly request_id: string; readonly message_id: number; readonly text: string }>,
+  ): Promise<void> {
     if (asked.length === 0) return;
     const ids = new Set(asked.map((a) => a.request_id));
     let open: string[] = [];
     await this.conversations.update(conv, (s) => {
       open = Object.keys(s.confirmations).filter((id) => ids.has(id));
-      return { ...s, confirmations: Object.fromEntries(Object.entries(s.confirmations).filter(([id]) => !ids.has(id))) };
+      return {
+        ...s,
+        confirmations: Object.fromEntries(Object.entries(s.confirmations).filter(([id]) => !ids.has(id))),
+      };
     });
     for (const a of asked.filter((x) => open.includes(x.request_id))) {
-      await this.api.editMessageText(conv.chat.chatId, a.message_id, `${a.text}\n\n— Not answered in time; the agent went on without it.`).catch(() => undefined);
+      await this.api
+        .editMessageText(
+          conv.chat.chatId,
+          a.message_id,
+          `${a.text}\n\n— Not answered in time; the agent went on without it.`,
+        )
+        .catch(() => undefined);
     }
   }
 
@@ -77,7 +103,11 @@ export class Confirmations {
     let notice = approve ? 'Approved' : 'Declined';
     try {
       const scope = this.conversations.scopeOf(pending.agent);
-      await this.bus.request(TurnRoutes.confirm, { scope, session_id: pending.session_id, request_id: requestId!, approve }, { context: tap.context });
+      await this.bus.request(
+        TurnRoutes.confirm,
+        { scope, session_id: pending.session_id, request_id: requestId!, approve },
+        { context: tap.context },
+      );
     } catch (err) {
       if (!isAlfredError(err) || (err.code !== ErrorCode.NotFound && err.code !== ErrorCode.Conflict)) throw err;
       notice = err.code === ErrorCode.Conflict ? 'It was already answered.' : 'The agent stopped waiting for this.';
@@ -86,13 +116,22 @@ export class Confirmations {
       const { [requestId!]: _answered, ...rest } = s.confirmations;
       return { ...s, confirmations: rest };
     });
-    const outcome = notice === 'Approved' ? `✅ Approved by ${tap.userName}` : notice === 'Declined' ? `❌ Declined by ${tap.userName}` : `— ${notice}`;
+    const outcome =
+      notice === 'Approved'
+        ? `✅ Approved by ${tap.userName}`
+        : notice === 'Declined'
+          ? `❌ Declined by ${tap.userName}`
+          : `— ${notice}`;
     await this.close(tap, message, outcome);
     return notice;
   }
 
   /** Editing without reply_markup removes the buttons, so a request cannot be answered twice from the chat. */
-  private async close(tap: Tap, message: { readonly message_id: number; readonly text: string }, outcome: string): Promise<void> {
+  private async close(
+    tap: Tap,
+    message: { readonly message_id: number; readonly text: string },
+    outcome: string,
+  ): Promise<void> {
     await this.api.editMessageText(tap.conv.chat.chatId, message.message_id, `${message.text}\n\n${outcome}`);
   }
 }

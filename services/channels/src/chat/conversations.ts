@@ -31,7 +31,8 @@ export class Conversations {
   /** The chat's state, starting it with `firstAgent` when the chat is new. */
   async open(chat: ChatRef, firstAgent: string): Promise<Conversation> {
     const key = chatKeyOf(chat);
-    const state = (await this.store.getChat(key)) ?? (await this.store.updateChat(key, (s) => s ?? emptyChat(firstAgent)));
+    const state =
+      (await this.store.getChat(key)) ?? (await this.store.updateChat(key, (s) => s ?? emptyChat(firstAgent)));
     return { chat, key, state, scope: this.scopeOf(state.agent) };
   }
 
@@ -45,7 +46,12 @@ export class Conversations {
   /** A new session for the chat's current agent; later messages go to it. */
   async startSession(conv: Conversation, ctx?: MessageContext): Promise<SessionSummary> {
     const agent = conv.state.agent;
-    const metadata = { channel: 'telegram', bot: this.bot, chat_id: conv.chat.chatId, ...(conv.chat.threadId === undefined ? {} : { thread_id: conv.chat.threadId }) };
+    const metadata = {
+      channel: 'telegram',
+      bot: this.bot,
+      chat_id: conv.chat.chatId,
+      ...(conv.chat.threadId === undefined ? {} : { thread_id: conv.chat.threadId }),
+    };
     const session = await this.bus.request(SessionRoutes.create, { scope: conv.scope, metadata }, { context: ctx });
     await this.store.updateChat(conv.key, (s) => {
       const base = s ?? emptyChat(agent);

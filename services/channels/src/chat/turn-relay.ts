@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Api } from 'grammy';
-import { CredentialRoutes, ErrorCode, TurnRoutes, TurnTopics, type Scope, type SessionMessage, type TurnEvent } from '#contracts';
+import {
+  CredentialRoutes,
+  ErrorCode,
+  TurnRoutes,
+  TurnTopics,
+  type Scope,
+  type SessionMessage,
+  type TurnEvent,
+} from '#contracts';
 import type { Bus, MessageContext, TopicSubscription } from '#bus';
 import { AlfredError, isAlfredError } from '#errors';
 import type { Logger } from '#logging';
@@ -37,7 +45,8 @@ export class TurnAbandoned extends Error {
 
 export const QUEUED_TEXT = '📥 Got it. I will answer this right after the current reply (/cancel stops that one).';
 /** Said when a message waited for the chat's running turn (on another instance) longer than anyone would. */
-export const NOT_TAKEN_TEXT = '⚠️ This message was not taken: the previous answer is still running after 10 minutes. Send it again later, or /cancel.';
+export const NOT_TAKEN_TEXT =
+  '⚠️ This message was not taken: the previous answer is still running after 10 minutes. Send it again later, or /cancel.';
 /** The longest a message waits for a turn that another instance runs on its session. */
 const QUEUE_WAIT_MS = 10 * 60_000;
 const QUEUE_POLL_MS = [250, 500, 1_000, 2_000] as const;
@@ -105,7 +114,8 @@ export class TurnRelay {
         try {
           await this.follow(req, begun.record, begun.events, begun.attached);
         } finally {
-          if (begun.credential) this.revoke(this.conversations.scopeOf(begun.record.agent!), begun.credential, req.context);
+          if (begun.credential)
+            this.revoke(this.conversations.scopeOf(begun.record.agent!), begun.credential, req.context);
         }
       }
     } finally {
@@ -116,7 +126,14 @@ export class TurnRelay {
 
   private async begin(req: TurnRequest): Promise<Begun | undefined> {
     const session = await this.conversations.sessionOf(req.conv, req.context);
-    const record: UpdateRecord = { status: 'running', turn_id: newTurnId(), agent: req.conv.state.agent, session_id: session.id, version_before: session.version, reply_message_ids: [] };
+    const record: UpdateRecord = {
+      status: 'running',
+      turn_id: newTurnId(),
+      agent: req.conv.state.agent,
+      session_id: session.id,
+      version_before: session.version,
+      reply_message_ids: [],
+    };
     await this.save(req, record);
     return this.start(req, record);
   }
@@ -127,7 +144,10 @@ export class TurnRelay {
     const session = await this.conversations.find(scope, record.session_id!, req.context);
     if (!session) return undefined;
     if (session.version > record.version_before!) {
-      this.logger.info({ update: req.updateId, turn: record.turn_id }, 'resumed update: its turn had finished; answering from the session');
+      this.logger.info(
+        { update: req.updateId, turn: record.turn_id },
+        'resumed update: its turn had finished; answering from the session',
+      );
       await this.reply(req, record).finish(lastAssistantText(session.messages));
       return undefined;
     }
@@ -149,25 +169,42 @@ export class TurnRelay {
     }
   }
 
-  private async startOnce(req: TurnRequest, record: UpdateRecord, earlier: string | undefined, mayWait: boolean): Promise<Begun | undefined | 'busy'> {
+  private async startOnce(
+    req: TurnRequest,
+    record: UpdateRecord,
+    earlier: string | undefined,
+    mayWait: boolean,
+  ): Promise<Begun | undefined | 'busy'> {
     const scope: Scope = this.conversations.scopeOf(record.agent!);
     const events = await this.bus.listen(TurnTopics.events, { key: record.turn_id! });
     let credential: string | undefined;
     try {
       // The agent's bash reaches the API with a credential of this turn's scope, as it does for turns started over HTTP.
-      ({ credential } = await this.bus.request(CredentialRoutes.mint, { scope, session_id: record.session_id!, turn_id: record.turn_id! }, { context: req.context }));
-      await this.bus.request(TurnRoutes.start, { scope, session_id: record.session_id!, turn_id: record.turn_id!, message: req.text, credential }, { context: req.context });
+      ({ credential } = await this.bus.request(
+        CredentialRoutes.mint,
+        { scope, session_id: record.session_id!, turn_id: record.turn_id! },
+        { context: req.context },
+      ));
+      await this.bus.request(
+        TurnRoutes.start,
+        { scope, session_id: record.session_id!, turn_id: record.turn_id!, message: req.text, credential },
+        { context: req.context },
+      );
     } catch (err) {
       events.close();
       if (credential) this.revoke(scope, credential, req.context);
       const running = conflictTurn(err);
       if (running !== undefined && running === earlier) {
         this.logger.info({ update: req.updateId, turn: earlier }, 'resumed update: its turn still runs; following it');
-        return { record: { ...record, turn_id: earlier }, events: await this.bus.listen(TurnTopics.events, { key: earlier }), attached: true };
+        return {
+          record: { ...record, turn_id: earlier },
+          events: await this.bus.listen(TurnTopics.events, { key: earlier }),
+          attached: true,
+        };
       }
       if (running !== undefined && earlier !== undefined) throw err; // another turn holds the session: try again later
       if (running !== undefined && mayWait) return 'busy';
-      if (!isAlfredError(err) || err.status >= 500 && err.code !== ErrorCode.ModelNotConfigured) throw err;
+      if (!isAlfredError(err) || (err.status >= 500 && err.code !== ErrorCode.ModelNotConfigured)) throw err;
       await this.refuse(req, running !== undefined ? NOT_TAKEN_TEXT : `⚠️ ${err.message}`, record);
       return undefined;
     }
@@ -175,7 +212,12 @@ export class TurnRelay {
     return { record, events, attached: false, credential };
   }
 
-  private async follow(req: TurnRequest, record: UpdateRecord, events: Begun['events'], attached: boolean): Promise<void> {
+  private async follow(
+    req: TurnRequest,
+    record: UpdateRecord,
+    events: Begun['events'],
+    attached: boolean,
+  ): Promise<void> {
     const reply = this.reply(req, record);
     const typing = new Typing(this.api, req.conv.chat).start();
     const stream = followTurn(events, record.turn_id!);
@@ -198,8 +240,7 @@ export class TurnRelay {
           await reply.seal();
           newRound = false;
           asked.push(await this.confirmations.ask(req.conv, record, e));
-        }
-        else if (e.type === 'error') failure = e.error;
+        } else if (e.type === 'error') failure = e.error;
       }
     } finally {
       typing.stop();
@@ -228,8 +269,13 @@ export class TurnRelay {
 
   /** Tells the sender their message waits for the answer being written (as a reply to it, so it is clear which). */
   private async tellQueued(req: TurnRequest): Promise<void> {
-    const quote = req.messageId === undefined ? {} : { reply_parameters: { message_id: req.messageId, allow_sending_without_reply: true } };
-    await this.api.sendMessage(req.conv.chat.chatId, QUEUED_TEXT, { ...threadParams(req.conv.chat), ...quote }).catch((err: unknown) => this.logger.warn({ err }, 'could not say that a message was queued'));
+    const quote =
+      req.messageId === undefined
+        ? {}
+        : { reply_parameters: { message_id: req.messageId, allow_sending_without_reply: true } };
+    await this.api
+      .sendMessage(req.conv.chat.chatId, QUEUED_TEXT, { ...threadParams(req.conv.chat), ...quote })
+      .catch((err: unknown) => this.logger.warn({ err }, 'could not say that a message was queued'));
   }
 
   private async refuse(req: TurnRequest, text: string, record?: UpdateRecord): Promise<void> {
@@ -240,7 +286,11 @@ export class TurnRelay {
 
   /** Ends the turn's credential early (it expires after the TTL regardless), without failing the turn's delivery. */
   private revoke(scope: Scope, credential: string, context: MessageContext): void {
-    this.bus.request(CredentialRoutes.revoke, { scope, credential }, { context }).catch((err: unknown) => this.logger.warn({ err }, 'could not revoke a turn credential; it expires after its TTL'));
+    this.bus
+      .request(CredentialRoutes.revoke, { scope, credential }, { context })
+      .catch((err: unknown) =>
+        this.logger.warn({ err }, 'could not revoke a turn credential; it expires after its TTL'),
+      );
   }
 
   private save(req: TurnRequest, record: UpdateRecord): Promise<void> {

@@ -9,7 +9,11 @@ export interface ChannelStoreFixture {
 }
 
 /** What every ChannelStore adapter must do; run it from each adapter's spec. */
-export function channelStoreContract(name: string, describeFn: jest.Describe, makeFixture: () => Promise<ChannelStoreFixture>): void {
+export function channelStoreContract(
+  name: string,
+  describeFn: jest.Describe,
+  makeFixture: () => Promise<ChannelStoreFixture>,
+): void {
   describeFn(`${name} (channel store contract)`, () => {
     let fx: ChannelStoreFixture;
     beforeEach(async () => {
@@ -20,7 +24,11 @@ export function channelStoreContract(name: string, describeFn: jest.Describe, ma
     it('should keep a chat and show it to another instance', async () => {
       expect(await fx.store.getChat('42')).toBeUndefined();
       await fx.store.updateChat('42', (s) => ({ ...(s ?? emptyChat('alfred')), sessions: { alfred: 'sess-1' } }));
-      expect(await fx.peer.getChat('42')).toEqual({ agent: 'alfred', sessions: { alfred: 'sess-1' }, confirmations: {} });
+      expect(await fx.peer.getChat('42')).toEqual({
+        agent: 'alfred',
+        sessions: { alfred: 'sess-1' },
+        confirmations: {},
+      });
     });
 
     it('should lose no change when instances update one chat at once', async () => {

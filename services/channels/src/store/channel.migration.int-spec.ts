@@ -21,7 +21,10 @@ describe(moveFileChannels.name, () => {
       await mkdir(join(root, 'chats'), { recursive: true });
       await mkdir(join(root, 'updates'), { recursive: true });
       await writeFile(join(root, 'chats', '-100%3A7.json'), JSON.stringify({ value: chat }));
-      await writeFile(join(root, 'updates', '42.json'), JSON.stringify({ value: { status: 'running', turn_id: 'turn-1' } }));
+      await writeFile(
+        join(root, 'updates', '42.json'),
+        JSON.stringify({ value: { status: 'running', turn_id: 'turn-1' } }),
+      );
       const kv = new FileKvStore(join(dir, 'kv', 'channels'));
 
       expect(await moveFileChannels(dir, '123', kv, 60_000)).toBe(2);

@@ -22,8 +22,12 @@ export async function moveRedisChannels(redis: Redis, prefix: string, bot: strin
     cursor = next;
     for (const key of found) {
       const rest = key.slice(base.length);
-      const [value, ttl] = (await redis.multi().get(key).pttl(key).exec())!.map(([, v]) => v) as [string | null, number];
-      if (value !== null && rest.startsWith('chat:')) await putIfAbsent(kv, keys.chat(decodeURIComponent(rest.slice(5))), value);
+      const [value, ttl] = (await redis.multi().get(key).pttl(key).exec())!.map(([, v]) => v) as [
+        string | null,
+        number,
+      ];
+      if (value !== null && rest.startsWith('chat:'))
+        await putIfAbsent(kv, keys.chat(decodeURIComponent(rest.slice(5))), value);
       if (value !== null && rest.startsWith('update:') && ttl > 0) {
         const record = { ...(JSON.parse(value) as UpdateRecord), expiresAt: Date.now() + ttl };
         await putIfAbsent(kv, keys.update(Number(rest.slice(7))), JSON.stringify(record));
@@ -44,7 +48,12 @@ const list = (dir: string) =>
  * Moves a bot's chats and handled updates an earlier embedded version kept under `<dataDir>/channels/<bot>/` into the
  * bucket, then removes that folder. A running update's record had no expiry there: it is kept for `retentionMs`.
  */
-export async function moveFileChannels(dataDir: string, bot: string, kv: KvStore, retentionMs: number): Promise<number> {
+export async function moveFileChannels(
+  dataDir: string,
+  bot: string,
+  kv: KvStore,
+  retentionMs: number,
+): Promise<number> {
   const root = join(dataDir, 'channels', safeSegment(bot));
   const keys = channelKeys(bot);
   let moved = 0;
@@ -54,8 +63,15 @@ export async function moveFileChannels(dataDir: string, bot: string, kv: KvStore
     moved++;
   }
   for (const name of (await list(join(root, 'updates'))).filter((n) => n.endsWith('.json'))) {
-    const { value, expires } = JSON.parse(await readFile(join(root, 'updates', name), 'utf8')) as { value: UpdateRecord; expires?: number };
-    await putIfAbsent(kv, keys.update(Number(name.slice(0, -5))), JSON.stringify({ ...value, expiresAt: expires ?? Date.now() + retentionMs }));
+    const { value, expires } = JSON.parse(await readFile(join(root, 'updates', name), 'utf8')) as {
+      value: UpdateRecord;
+      expires?: number;
+    };
+    await putIfAbsent(
+      kv,
+      keys.update(Number(name.slice(0, -5))),
+      JSON.stringify({ ...value, expiresAt: expires ?? Date.now() + retentionMs }),
+    );
     moved++;
   }
   await rm(root, { recursive: true, force: true });

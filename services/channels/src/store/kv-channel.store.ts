@@ -74,7 +74,9 @@ export class KvChannelStore implements ChannelStore {
     const held = entry && (JSON.parse(entry.value) as PollerLease);
     if (held && held.owner !== owner && held.expiresAt > Date.now()) return false;
     try {
-      await this.leases.put(this.keys.poller, JSON.stringify({ owner, expiresAt: Date.now() + ttlMs }), { expected: entry?.revision ?? 0 });
+      await this.leases.put(this.keys.poller, JSON.stringify({ owner, expiresAt: Date.now() + ttlMs }), {
+        expected: entry?.revision ?? 0,
+      });
       return true;
     } catch (err) {
       // Another instance took or renewed it at the same moment: it is theirs.
@@ -86,7 +88,9 @@ export class KvChannelStore implements ChannelStore {
   async releasePoller(owner: string): Promise<void> {
     const entry = await this.leases.get(this.keys.poller);
     if (!entry || (JSON.parse(entry.value) as PollerLease).owner !== owner) return;
-    await this.leases.delete(this.keys.poller, { expected: entry.revision }).catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
+    await this.leases
+      .delete(this.keys.poller, { expected: entry.revision })
+      .catch((err: unknown) => (isKvConflict(err) ? undefined : Promise.reject(err)));
   }
 
   async close(): Promise<void> {

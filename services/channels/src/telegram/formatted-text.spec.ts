@@ -8,7 +8,13 @@ describe(renderMarkdown.name, () => {
     const ft = renderMarkdown('Use **bold _and italic_**, `code`, ~~gone~~ and [a link](https://example.com).');
     expect(ft.text).toBe('Use bold and italic, code, gone and a link.');
     const by = Object.fromEntries(ft.entities.map((e) => [e.type, slice(ft.text, e)]));
-    expect(by).toEqual({ bold: 'bold and italic', italic: 'and italic', code: 'code', strikethrough: 'gone', text_link: 'a link' });
+    expect(by).toEqual({
+      bold: 'bold and italic',
+      italic: 'and italic',
+      code: 'code',
+      strikethrough: 'gone',
+      text_link: 'a link',
+    });
     expect(ft.entities.find((e) => e.type === 'text_link')).toMatchObject({ url: 'https://example.com' });
   });
 

@@ -12,7 +12,12 @@ type EntityType = 'bold' | 'italic' | 'strikethrough' | 'code' | 'pre' | 'text_l
 
 const markdown = new MarkdownIt({ html: false, linkify: false, breaks: false });
 
-const INLINE_ENTITY: Record<string, EntityType> = { strong_open: 'bold', em_open: 'italic', s_open: 'strikethrough', link_open: 'text_link' };
+const INLINE_ENTITY: Record<string, EntityType> = {
+  strong_open: 'bold',
+  em_open: 'italic',
+  s_open: 'strikethrough',
+  link_open: 'text_link',
+};
 const INLINE_CLOSE = new Set(['strong_close', 'em_close', 's_close', 'link_close']);
 
 interface Open {
@@ -42,7 +47,8 @@ class Builder {
     if (length <= 0) return;
     const base = { offset: o.offset, length };
     if (o.type === 'text_link') this.entities.push({ type: 'text_link', url: o.url!, ...base });
-    else if (o.type === 'pre') this.entities.push({ type: 'pre', ...(o.language ? { language: o.language } : {}), ...base });
+    else if (o.type === 'pre')
+      this.entities.push({ type: 'pre', ...(o.language ? { language: o.language } : {}), ...base });
     else this.entities.push({ type: o.type, ...base });
   }
 

@@ -149,13 +149,18 @@ export class ReplyStream {
       if (sameFormatted(this.shown[i], piece)) continue;
       const id = this.ids[this.base + i];
       if (id === undefined) {
-        const sent = await this.api.sendMessage(this.chat.chatId, piece.text, { entities: piece.entities, ...threadParams(this.chat) });
+        const sent = await this.api.sendMessage(this.chat.chatId, piece.text, {
+          entities: piece.entities,
+          ...threadParams(this.chat),
+        });
         this.ids.push(sent.message_id);
         await this.options.onMessage?.(this.ids, this.base);
       } else {
-        await this.api.editMessageText(this.chat.chatId, id, piece.text, { entities: piece.entities }).catch((err: unknown) => {
-          if (!isNotModified(err)) throw err;
-        });
+        await this.api
+          .editMessageText(this.chat.chatId, id, piece.text, { entities: piece.entities })
+          .catch((err: unknown) => {
+            if (!isNotModified(err)) throw err;
+          });
       }
       this.shown[i] = piece;
     }
@@ -182,5 +187,8 @@ function lastPieceEnd(text: string): number | undefined {
 
 /** Telegram refuses an edit that changes nothing (a resumed reply may already show the text). */
 function isNotModified(err: unknown): boolean {
-  return err instanceof Error && /message is not modified/i.test((err as { description?: string }).description ?? err.message);
+  return (
+    err instanceof Error &&
+    /message is not modified/i.test((err as { description?: string }).description ?? err.message)
+  );
 }

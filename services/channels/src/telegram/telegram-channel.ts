@@ -47,12 +47,36 @@ export class TelegramChannel {
     this.bot = createBot(config);
     const queue = updateQueue(bus, config.ALFRED_CHANNELS_ACK_WAIT_MS);
     this.intake = new UpdateIntake(queue, botId);
-    this.worker = new UpdateWorker(this.bot, queue, store, { concurrency: config.ALFRED_CHANNELS_CONCURRENCY, token }, logger);
+    this.worker = new UpdateWorker(
+      this.bot,
+      queue,
+      store,
+      { concurrency: config.ALFRED_CHANNELS_CONCURRENCY, token },
+      logger,
+    );
     const conversations = new Conversations(bus, store, config.ALFRED_TELEGRAM_TENANT, botId);
     const access = new AccessList(config.ALFRED_TELEGRAM_ALLOW ?? new Map(), config.ALFRED_TELEGRAM_DEFAULT_AGENT);
     const confirmations = new Confirmations(bus, this.bot.api, conversations);
-    const relay = new TurnRelay(bus, this.bot.api, store, conversations, confirmations, { editIntervalMs: config.ALFRED_TELEGRAM_EDIT_INTERVAL_MS, firstMessageMs: config.ALFRED_TELEGRAM_FIRST_MESSAGE_MS }, logger);
-    installBotHandlers(this.bot, { access, conversations, confirmations, relay, commands: new Commands(bus, conversations, access), jobOf: this.worker.jobOf });
+    const relay = new TurnRelay(
+      bus,
+      this.bot.api,
+      store,
+      conversations,
+      confirmations,
+      {
+        editIntervalMs: config.ALFRED_TELEGRAM_EDIT_INTERVAL_MS,
+        firstMessageMs: config.ALFRED_TELEGRAM_FIRST_MESSAGE_MS,
+      },
+      logger,
+    );
+    installBotHandlers(this.bot, {
+      access,
+      conversations,
+      confirmations,
+      relay,
+      commands: new Commands(bus, conversations, access),
+      jobOf: this.worker.jobOf,
+    });
   }
 
   get ready(): boolean {
@@ -66,7 +90,9 @@ export class TelegramChannel {
 
   start(): void {
     if (!this.config.ALFRED_TELEGRAM_ALLOW?.size) {
-      this.logger.warn('ALFRED_TELEGRAM_ALLOW is empty: the bot answers everyone with their own user id only; add ids as agent:id,id');
+      this.logger.warn(
+        'ALFRED_TELEGRAM_ALLOW is empty: the bot answers everyone with their own user id only; add ids as agent:id,id',
+      );
     }
     this.connecting = this.connect();
   }
@@ -84,19 +110,27 @@ export class TelegramChannel {
     const connectOnce = async () => {
       if (!this.bot.isInited()) await this.bot.init();
       // Telegram's command menu (the "/" button) lists these; without it a user must know them by heart.
-      await this.bot.api.setMyCommands(BOT_COMMANDS.map(({ command, description }) => ({ command, description: description.slice(0, 256) })));
+      await this.bot.api.setMyCommands(
+        BOT_COMMANDS.map(({ command, description }) => ({ command, description: description.slice(0, 256) })),
+      );
       if (!working) await this.worker.start();
       working = true;
       await this.receive();
       this.connected = true;
-      this.logger.info({ bot: this.bot.botInfo.username, mode: this.config.ALFRED_TELEGRAM_WEBHOOK_URL ? 'webhook' : 'long polling' }, 'Telegram channel connected');
+      this.logger.info(
+        { bot: this.bot.botInfo.username, mode: this.config.ALFRED_TELEGRAM_WEBHOOK_URL ? 'webhook' : 'long polling' },
+        'Telegram channel connected',
+      );
     };
     await retry(connectOnce, {
       attempts: Infinity,
       backoff: CONNECT_BACKOFF,
       signal,
       onRetry: (err, _attempt, retryInMs) =>
-        this.logger.warn({ err: describeTelegramError(err, this.config.TELEGRAM_BOT_TOKEN), retryInMs }, 'could not connect to Telegram; retrying'),
+        this.logger.warn(
+          { err: describeTelegramError(err, this.config.TELEGRAM_BOT_TOKEN), retryInMs },
+          'could not connect to Telegram; retrying',
+        ),
     }).catch((err: unknown) => {
       // Stopped while connecting: nothing to report.
       if (!signal.aborted) throw err;
@@ -114,7 +148,13 @@ export class TelegramChannel {
     // Pending updates stay with Telegram: they are fetched by the poller like any other.
     await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     const api = createPollingApi(this.config);
-    this.poller = new UpdatePoller(api, this.intake, this.store, { timeoutS: this.config.ALFRED_TELEGRAM_POLL_TIMEOUT_S, token: this.config.TELEGRAM_BOT_TOKEN }, this.logger);
+    this.poller = new UpdatePoller(
+      api,
+      this.intake,
+      this.store,
+      { timeoutS: this.config.ALFRED_TELEGRAM_POLL_TIMEOUT_S, token: this.config.TELEGRAM_BOT_TOKEN },
+      this.logger,
+    );
     this.poller.start();
   }
 }

@@ -7,14 +7,25 @@ const token = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw-';
 describe(describeTelegramError.name, () => {
   it('should cut the token out of a network failure that names the URL', () => {
     const cause = new Error(`request to https://api.telegram.org/bot${token}/getUpdates failed, reason: ECONNRESET`);
-    const described = JSON.stringify(describeTelegramError(new HttpError("Network request for 'getUpdates' failed!", cause), token));
+    const described = JSON.stringify(
+      describeTelegramError(new HttpError("Network request for 'getUpdates' failed!", cause), token),
+    );
     expect(described).not.toContain(token.split(':')[1]);
     expect(described).toContain('/bot<token>/getUpdates');
   });
 
   it('should keep what helps: the method, the code and the description', () => {
-    const err = new GrammyError("Call to 'sendMessage' failed!", { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' }, 'sendMessage', {});
-    expect(describeTelegramError(err, token)).toEqual({ method: 'sendMessage', error_code: 403, description: 'Forbidden: bot was blocked by the user' });
+    const err = new GrammyError(
+      "Call to 'sendMessage' failed!",
+      { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' },
+      'sendMessage',
+      {},
+    );
+    expect(describeTelegramError(err, token)).toEqual({
+      method: 'sendMessage',
+      error_code: 403,
+      description: 'Forbidden: bot was blocked by the user',
+    });
   });
 });
 

@@ -15,14 +15,23 @@ export function createBot(config: TelegramConfig): Bot {
 /** A plain API client for getUpdates: the poller does its own backoff and must stay abortable. */
 export function createPollingApi(config: TelegramConfig): Api {
   // Telegram holds a long poll for its timeout; the HTTP client must wait a little longer than that.
-  return new Api(config.TELEGRAM_BOT_TOKEN, { apiRoot: config.TELEGRAM_API_URL, timeoutSeconds: config.ALFRED_TELEGRAM_POLL_TIMEOUT_S + 15 });
+  return new Api(config.TELEGRAM_BOT_TOKEN, {
+    apiRoot: config.TELEGRAM_API_URL,
+    timeoutSeconds: config.ALFRED_TELEGRAM_POLL_TIMEOUT_S + 15,
+  });
 }
 
 /** A Telegram failure as it may be logged: the method, code and description, with the token cut out wherever it appears. */
 export function describeTelegramError(err: unknown, token: string): Record<string, unknown> {
   const redact = (s: string) => s.split(token).join('<token>').split(encodeURIComponent(token)).join('<token>');
-  if (err instanceof GrammyError) return { method: err.method, error_code: err.error_code, description: redact(err.description) };
-  if (err instanceof HttpError) return { kind: 'network', message: redact(err.message), cause: redact(String((err.error as Error | undefined)?.message ?? '')) };
+  if (err instanceof GrammyError)
+    return { method: err.method, error_code: err.error_code, description: redact(err.description) };
+  if (err instanceof HttpError)
+    return {
+      kind: 'network',
+      message: redact(err.message),
+      cause: redact(String((err.error as Error | undefined)?.message ?? '')),
+    };
   if (err instanceof Error) return { message: redact(err.message), ...(err.stack ? { stack: redact(err.stack) } : {}) };
   return { message: redact(String(err)) };
 }

@@ -30,6 +30,9 @@ export class UpdateIntake {
   ) {}
 
   async accept(update: { readonly update_id: number }): Promise<void> {
-    await this.queue.enqueue({ bot: this.bot, update: update as TelegramUpdate }, { msgId: `telegram-${this.bot}-${update.update_id}` });
+    await this.queue.enqueue(
+      { bot: this.bot, update: update as TelegramUpdate },
+      { msgId: `telegram-${this.bot}-${update.update_id}` },
+    );
   }
 }

@@ -12,7 +12,6 @@ export interface PollerOptions {
   readonly token: string;
 }
 
-
 /**
  * Long polling done so no update is lost: each batch is stored on the durable queue first, and only then
  * confirmed to Telegram (by asking for the next offset). A batch that could not be stored is fetched again.
@@ -66,14 +65,21 @@ export class UpdatePoller {
       } catch (err) {
         if (signal.aborted) return;
         this.failures += 1;
-        this.logger.warn({ err: describeTelegramError(err, this.options.token), failures: this.failures }, conflictHint(err));
+        this.logger.warn(
+          { err: describeTelegramError(err, this.options.token), failures: this.failures },
+          conflictHint(err),
+        );
         await sleep(retryAfterMs(err) ?? this.backoff.next(), signal);
       }
     }
   }
 
   private async pollOnce(signal: AbortSignal): Promise<void> {
-    const params = { timeout: this.options.timeoutS, allowed_updates: [...ALLOWED_UPDATES], ...(this.offset === undefined ? {} : { offset: this.offset }) };
+    const params = {
+      timeout: this.options.timeoutS,
+      allowed_updates: [...ALLOWED_UPDATES],
+      ...(this.offset === undefined ? {} : { offset: this.offset }),
+    };
     // grammY types its signal with its polyfill's class; node-fetch takes the platform's AbortSignal as well.
     const updates = await this.api.getUpdates(params, signal as unknown as Parameters<Api['getUpdates']>[1]);
     for (const update of updates) {
@@ -90,7 +96,9 @@ function retryAfterMs(err: unknown): number | undefined {
 }
 
 function conflictHint(err: unknown): string {
-  if (err instanceof GrammyError && err.error_code === 409) return 'getUpdates conflicts with another poller or a webhook; retrying';
-  if (err instanceof GrammyError && err.error_code === 401) return 'Telegram refused the bot token (check TELEGRAM_BOT_TOKEN); retrying';
+  if (err instanceof GrammyError && err.error_code === 409)
+    return 'getUpdates conflicts with another poller or a webhook; retrying';
+  if (err instanceof GrammyError && err.error_code === 401)
+    return 'Telegram refused the bot token (check TELEGRAM_BOT_TOKEN); retrying';
   return 'polling Telegram failed; retrying';
 }

@@ -37,7 +37,11 @@ export class UpdateWorker {
   async start(): Promise<void> {
     this.consuming = await this.queue.consume((job, ctx) => this.handle(job.update as unknown as Update, ctx), {
       concurrency: this.options.concurrency,
-      onDead: (payload, reason) => this.logger.error({ update: (payload as { update?: Update }).update?.update_id, reason }, 'a Telegram update could not be handled and was given up'),
+      onDead: (payload, reason) =>
+        this.logger.error(
+          { update: (payload as { update?: Update }).update?.update_id, reason },
+          'a Telegram update could not be handled and was given up',
+        ),
     });
   }
 
@@ -51,7 +55,8 @@ export class UpdateWorker {
     const running = this.inFlight.get(update.update_id);
     if (running) {
       await running.catch(() => undefined);
-      if ((await this.store.getUpdate(update.update_id))?.status !== 'done') throw new Error(`update ${update.update_id} is not finished yet`);
+      if ((await this.store.getUpdate(update.update_id))?.status !== 'done')
+        throw new Error(`update ${update.update_id} is not finished yet`);
       return;
     }
     const run = this.handleOnce(update, job);
@@ -92,7 +97,9 @@ export class UpdateWorker {
    */
   private settle(id: number, err: unknown): void {
     if (err instanceof TurnAbandoned) throw err;
-    const described = isAlfredError(err) ? { code: err.code, message: err.message } : describeTelegramError(err, this.options.token);
+    const described = isAlfredError(err)
+      ? { code: err.code, message: err.message }
+      : describeTelegramError(err, this.options.token);
     if (isPermanentTelegramError(err) || (isAlfredError(err) && err.status < 500)) {
       this.logger.warn({ update: id, err: described }, 'update could not be answered');
       return;

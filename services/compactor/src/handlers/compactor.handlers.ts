@@ -16,7 +16,12 @@ export class CompactorHandlers extends BusHandlers {
 
   protected register(): void {
     this.handle(CompactorRoutes.compact, (p) =>
-      this.compactor.compact(p.scope, { sessionId: p.session_id, instructions: p.instructions, preserveRecent: p.preserve_recent, targetTokens: p.target_tokens }),
+      this.compactor.compact(p.scope, {
+        sessionId: p.session_id,
+        instructions: p.instructions,
+        preserveRecent: p.preserve_recent,
+        targetTokens: p.target_tokens,
+      }),
     );
   }
 }

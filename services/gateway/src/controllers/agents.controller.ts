@@ -46,13 +46,21 @@ export class AgentsController {
 
   @Get(':name')
   get(@CallerParam() c: Caller, @Param('name') name: string) {
-    return this.bus.request(AgentRoutes.get, { scope: { tenant: c.scope.tenant, agent: agentName(name) } }, { context: c.context });
+    return this.bus.request(
+      AgentRoutes.get,
+      { scope: { tenant: c.scope.tenant, agent: agentName(name) } },
+      { context: c.context },
+    );
   }
 
   @Patch(':name')
   patch(@CallerParam() c: Caller, @Param('name') name: string, @Body() body: unknown) {
     const patch = parseInput(AgentPatchBody, body ?? {});
-    return this.bus.request(AgentRoutes.patch, { scope: { tenant: c.scope.tenant, agent: agentName(name) }, patch }, { context: c.context });
+    return this.bus.request(
+      AgentRoutes.patch,
+      { scope: { tenant: c.scope.tenant, agent: agentName(name) }, patch },
+      { context: c.context },
+    );
   }
 
   @Delete(':name')

@@ -1,6 +1,15 @@
 import { Body, Controller, Headers, HttpCode, Inject, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { CompactBody, CompactorRoutes, DistillBody, DistillerRoutes, ErrorCode, LearnBody, LearnerRoutes, SessionId } from '#contracts';
+import {
+  CompactBody,
+  CompactorRoutes,
+  DistillBody,
+  DistillerRoutes,
+  ErrorCode,
+  LearnBody,
+  LearnerRoutes,
+  SessionId,
+} from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { sessionCaller } from '../http/agent-scope.js';
@@ -19,7 +28,11 @@ function sessionOf(bodyId: string | undefined, header: string | undefined): stri
     throw new AlfredError(ErrorCode.BadRequest, 'session_id and the X-Alfred-Session header name different sessions');
   }
   const id = bodyId ?? fromHeader;
-  if (!id) throw new AlfredError(ErrorCode.BadRequest, 'no session: send session_id in the body or the X-Alfred-Session header');
+  if (!id)
+    throw new AlfredError(
+      ErrorCode.BadRequest,
+      'no session: send session_id in the body or the X-Alfred-Session header',
+    );
   if (!SessionId.safeParse(id).success) throw AlfredError.notFound('session', id);
   return id;
 }
@@ -33,7 +46,11 @@ export class CapabilitiesController {
   @Post('distill')
   async distill(@CallerParam() c: Caller, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
     const request = parseInput(DistillBody, body ?? {});
-    const answer = await this.bus.request(DistillerRoutes.distill, { scope: c.scope, request }, { context: c.context, timeoutMs: 60_000 });
+    const answer = await this.bus.request(
+      DistillerRoutes.distill,
+      { scope: c.scope, request },
+      { context: c.context, timeoutMs: 60_000 },
+    );
     void reply.status(answer.status === 'processing' ? 202 : 200);
     return answer;
   }
@@ -42,12 +59,20 @@ export class CapabilitiesController {
   @HttpCode(200)
   learn(@CallerParam() c: Caller, @Body() body: unknown) {
     const request = parseInput(LearnBody, body);
-    return this.bus.request(LearnerRoutes.learn, { scope: c.scope, request }, { context: c.context, timeoutMs: CAPABILITY_TIMEOUT_MS });
+    return this.bus.request(
+      LearnerRoutes.learn,
+      { scope: c.scope, request },
+      { context: c.context, timeoutMs: CAPABILITY_TIMEOUT_MS },
+    );
   }
 
   @Post('compact')
   @HttpCode(200)
-  async compact(@CallerParam() caller: Caller, @Body() body: unknown, @Headers(SESSION_HEADER) header: string | undefined) {
+  async compact(
+    @CallerParam() caller: Caller,
+    @Body() body: unknown,
+    @Headers(SESSION_HEADER) header: string | undefined,
+  ) {
     const { session_id, instructions, preserve_recent } = parseInput(CompactBody, body ?? {});
     const id = sessionOf(session_id, header);
     const c = await sessionCaller(this.bus, caller, id);

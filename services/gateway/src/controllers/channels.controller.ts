@@ -15,9 +15,18 @@ export class ChannelsController {
 
   @Post('telegram/:tenant/webhook')
   @HttpCode(200)
-  async telegram(@CallerParam() c: Caller, @Param('tenant') tenant: string, @Headers(TELEGRAM_SECRET_HEADER) secret: string | undefined, @Body() body: unknown) {
+  async telegram(
+    @CallerParam() c: Caller,
+    @Param('tenant') tenant: string,
+    @Headers(TELEGRAM_SECRET_HEADER) secret: string | undefined,
+    @Body() body: unknown,
+  ) {
     if (!TenantId.safeParse(tenant).success) throw AlfredError.notFound('channel', tenant);
     const update = parseInput(TelegramUpdate, body ?? {});
-    return this.bus.request(ChannelRoutes.telegramWebhook, { tenant, secret_token: secret ?? '', update }, { context: c.context });
+    return this.bus.request(
+      ChannelRoutes.telegramWebhook,
+      { tenant, secret_token: secret ?? '', update },
+      { context: c.context },
+    );
   }
 }

@@ -42,7 +42,11 @@ export class ExecutableSkillsController {
   @HttpCode(201)
   create(@CallerParam() c: Caller, @Body() body: unknown) {
     const writer = scopedWriter(c);
-    return this.bus.request(ExecutableSkillRoutes.create, { scope: c.scope, body: parseInput(ExecutableSkillCreateBody, body), writer }, { context: c.context });
+    return this.bus.request(
+      ExecutableSkillRoutes.create,
+      { scope: c.scope, body: parseInput(ExecutableSkillCreateBody, body), writer },
+      { context: c.context },
+    );
   }
 
   @Post('executable-skills/reload')
@@ -53,21 +57,33 @@ export class ExecutableSkillsController {
 
   @Get('executable-skills/:id')
   get(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(ExecutableSkillRoutes.get, { tenant: c.scope.tenant, id: skillId(id) }, { context: c.context });
+    return this.bus.request(
+      ExecutableSkillRoutes.get,
+      { tenant: c.scope.tenant, id: skillId(id) },
+      { context: c.context },
+    );
   }
 
   @Patch('executable-skills/:id')
   update(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const patch = parseInput(ExecutableSkillPatch, body);
     const writer = scopedWriter(c);
-    return this.bus.request(ExecutableSkillRoutes.update, { tenant: c.scope.tenant, id: skillId(id), patch, writer }, { context: c.context });
+    return this.bus.request(
+      ExecutableSkillRoutes.update,
+      { tenant: c.scope.tenant, id: skillId(id), patch, writer },
+      { context: c.context },
+    );
   }
 
   /** Without `?confirm=true`: 409 CONFLICT whose details show what would be deleted; nothing changes. */
   @Delete('executable-skills/:id')
   remove(@CallerParam() c: Caller, @Param('id') id: string, @Query() query: unknown) {
     const { confirm } = parseInput(DeleteQuery, query);
-    return this.bus.request(ExecutableSkillRoutes.delete, { tenant: c.scope.tenant, id: skillId(id), confirm: confirm === 'true' }, { context: c.context });
+    return this.bus.request(
+      ExecutableSkillRoutes.delete,
+      { tenant: c.scope.tenant, id: skillId(id), confirm: confirm === 'true' },
+      { context: c.context },
+    );
   }
 
   /** The tenant lets this version (digest) of a skill installed from git run. */
@@ -75,7 +91,11 @@ export class ExecutableSkillsController {
   @HttpCode(200)
   consent(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const { digest } = parseInput(ExecutableSkillConsentBody, body);
-    return this.bus.request(ExecutableSkillRoutes.consent, { tenant: c.scope.tenant, id: skillId(id), digest }, { context: c.context });
+    return this.bus.request(
+      ExecutableSkillRoutes.consent,
+      { tenant: c.scope.tenant, id: skillId(id), digest },
+      { context: c.context },
+    );
   }
 
   @Post(['executable-skills/:id/execute', 'skills/:id/execute'])
@@ -94,7 +114,11 @@ export class ExecutableSkillsController {
   @Get(['executable-skills/:id/executions', 'skills/:id/executions'])
   executions(@CallerParam() c: Caller, @Param('id') id: string, @Query() query: unknown) {
     const parsed = parseInput(SkillExecutionsQuery, query);
-    return this.bus.request(SkillRunnerRoutes.executions, { scope: c.scope, id: skillId(id), query: parsed }, { context: c.context });
+    return this.bus.request(
+      SkillRunnerRoutes.executions,
+      { scope: c.scope, id: skillId(id), query: parsed },
+      { context: c.context },
+    );
   }
 }
 

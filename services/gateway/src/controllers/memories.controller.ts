@@ -31,14 +31,22 @@ export class MemoriesController {
   @HttpCode(201)
   batchCreate(@CallerParam() c: Caller, @Body() body: unknown) {
     const { memories } = parseInput(MemoryBatchCreateBody, body);
-    return this.bus.request(MemoryRoutes.batchCreate, { scope: c.scope, memories, writer: c.writer }, { context: c.context });
+    return this.bus.request(
+      MemoryRoutes.batchCreate,
+      { scope: c.scope, memories, writer: c.writer },
+      { context: c.context },
+    );
   }
 
   @Post('conversations')
   @HttpCode(201)
   ingestConversation(@CallerParam() c: Caller, @Body() body: unknown) {
     const conversation = parseInput(ConversationIngestBody, body);
-    return this.bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation, writer: c.writer }, { context: c.context });
+    return this.bus.request(
+      MemoryRoutes.ingestConversation,
+      { scope: c.scope, conversation, writer: c.writer },
+      { context: c.context },
+    );
   }
 
   @Get('memories')
@@ -70,19 +78,31 @@ export class MemoriesController {
 
   @Delete('memories/:id')
   delete(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(MemoryRoutes.delete, { scope: c.scope, id: parseInput(MemoryId, id) }, { context: c.context });
+    return this.bus.request(
+      MemoryRoutes.delete,
+      { scope: c.scope, id: parseInput(MemoryId, id) },
+      { context: c.context },
+    );
   }
 
   @Get('memories/:id/history')
   history(@CallerParam() c: Caller, @Param('id') id: string) {
-    return this.bus.request(MemoryRoutes.history, { scope: c.scope, id: parseInput(MemoryId, id) }, { context: c.context });
+    return this.bus.request(
+      MemoryRoutes.history,
+      { scope: c.scope, id: parseInput(MemoryId, id) },
+      { context: c.context },
+    );
   }
 
   @Post('memories/:id/feedback')
   @HttpCode(200)
   feedback(@CallerParam() c: Caller, @Param('id') id: string, @Body() body: unknown) {
     const feedback = parseInput(FeedbackBody, body);
-    return this.bus.request(MemoryRoutes.feedback, { scope: c.scope, id: parseInput(MemoryId, id), feedback }, { context: c.context });
+    return this.bus.request(
+      MemoryRoutes.feedback,
+      { scope: c.scope, id: parseInput(MemoryId, id), feedback },
+      { context: c.context },
+    );
   }
 
   @Get('search')

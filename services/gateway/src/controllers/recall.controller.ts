@@ -11,6 +11,10 @@ export class RecallController {
 
   @Get()
   recall(@CallerParam() c: Caller, @Query() query: unknown) {
-    return this.bus.request(RecallRoutes.recall, { scope: c.scope, query: parseInput(RecallQuery, query) }, { context: c.context });
+    return this.bus.request(
+      RecallRoutes.recall,
+      { scope: c.scope, query: parseInput(RecallQuery, query) },
+      { context: c.context },
+    );
   }
 }

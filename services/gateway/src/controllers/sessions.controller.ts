@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { AgentRoutes, ErrorCode, SessionAppendBody, SessionCreateBody, SessionId, SessionListQuery, SessionRoutes } from '#contracts';
+import {
+  AgentRoutes,
+  ErrorCode,
+  SessionAppendBody,
+  SessionCreateBody,
+  SessionId,
+  SessionListQuery,
+  SessionRoutes,
+} from '#contracts';
 import { BUS, type Bus } from '#bus';
 import { AlfredError } from '#errors';
 import { sessionCaller } from '../http/agent-scope.js';
@@ -37,7 +45,10 @@ export class SessionsController {
   async list(@CallerParam() c: Caller, @Query() query: unknown) {
     const { agent, limit, offset } = parseInput(SessionListQuery, query);
     if (agent && c.agentNamed && agent !== c.scope.agent) {
-      throw new AlfredError(ErrorCode.BadRequest, `?agent=${agent} and X-Alfred-Agent: ${c.scope.agent} name different agents`);
+      throw new AlfredError(
+        ErrorCode.BadRequest,
+        `?agent=${agent} and X-Alfred-Agent: ${c.scope.agent} name different agents`,
+      );
     }
     const scope = { ...c.scope, agent: agent ?? c.scope.agent };
     if (agent) await this.bus.request(AgentRoutes.get, { scope }, { context: c.context });

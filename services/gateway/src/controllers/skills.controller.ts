@@ -40,7 +40,13 @@ export class SkillsController {
     const { format, budget, installed_from, ...filters } = parseInput(SkillIndexQuery, query);
     const only = (await callerPolicy(this.agents, c)).skills;
     const sized = budget === undefined ? {} : { budget };
-    const request = { tenant: c.scope.tenant, only, ...sized, ...writtenFilter(filters), ...(installed_from ? { installed_from } : {}) };
+    const request = {
+      tenant: c.scope.tenant,
+      only,
+      ...sized,
+      ...writtenFilter(filters),
+      ...(installed_from ? { installed_from } : {}),
+    };
     const { rendered, ...index } = await this.bus.request(SkillRoutes.index, request, { context: c.context });
     if (format === 'json') return index;
     return { format, ...rendered[format], budget: index.budget };
@@ -66,7 +72,11 @@ export class SkillsController {
   create(@CallerParam() c: Caller, @Body() body: unknown) {
     const skill = parseInput(SkillCreateBody, body);
     const writer = scopedWriter(c);
-    return this.bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer }, { context: c.context, timeoutMs: 60_000 });
+    return this.bus.request(
+      SkillRoutes.create,
+      { tenant: c.scope.tenant, skill, writer },
+      { context: c.context, timeoutMs: 60_000 },
+    );
   }
 
   /** Installs the skills of a git repository (or a folder of it) into the caller tenant's catalog, pinned to a commit. */
@@ -74,7 +84,11 @@ export class SkillsController {
   @HttpCode(200)
   install(@CallerParam() c: Caller, @Body() body: unknown) {
     const parsed = parseInput(SkillInstallBody, body);
-    return this.bus.request(SkillInstallRoutes.install, { tenant: c.scope.tenant, body: parsed, writer: scopedWriter(c) }, { context: c.context });
+    return this.bus.request(
+      SkillInstallRoutes.install,
+      { tenant: c.scope.tenant, body: parsed, writer: scopedWriter(c) },
+      { context: c.context },
+    );
   }
 
   /** Every skill installed from `source` (every installed source without one) moved to its ref's newest commit. */
@@ -98,7 +112,11 @@ export class SkillsController {
   @Delete(':name')
   remove(@CallerParam() c: Caller, @Param('name') name: string, @Query() query: unknown) {
     const { confirm } = parseInput(SkillDeleteQuery, query);
-    return this.bus.request(SkillInstallRoutes.delete, { tenant: c.scope.tenant, name: skillName(name), confirm: confirm === 'true' }, { context: c.context });
+    return this.bus.request(
+      SkillInstallRoutes.delete,
+      { tenant: c.scope.tenant, name: skillName(name), confirm: confirm === 'true' },
+      { context: c.context },
+    );
   }
 
   @Get(':name')

@@ -68,7 +68,10 @@ export class SystemController {
     return { bus: 'nats', dependencies: { nats: this.bus.connectionState() } };
   }
 
-  private async probeServices(names: readonly ServiceName[] = allServices(), details: Record<string, Record<string, unknown>> = {}): Promise<Record<string, string>> {
+  private async probeServices(
+    names: readonly ServiceName[] = allServices(),
+    details: Record<string, Record<string, unknown>> = {},
+  ): Promise<Record<string, string>> {
     const entries = await Promise.all(
       names.map(async (name) => {
         try {
@@ -76,7 +79,8 @@ export class SystemController {
           if (h.details) details[name] = h.details;
           return [name, h.ready ? 'up' : 'not-ready'] as const;
         } catch (err) {
-          const absent = OPTIONAL_SERVICES.includes(name) && err instanceof AlfredError && err.code === ErrorCode.ServiceUnavailable;
+          const absent =
+            OPTIONAL_SERVICES.includes(name) && err instanceof AlfredError && err.code === ErrorCode.ServiceUnavailable;
           return [name, absent ? 'absent' : 'down'] as const;
         }
       }),
@@ -88,7 +92,11 @@ export class SystemController {
 function modelStatus(reported: unknown): ModelStatus {
   const m = reported as { configured?: unknown; name?: unknown } | undefined;
   if (typeof m?.configured !== 'boolean') return { configured: null, hint: 'the agent runtime did not answer' };
-  if (!m.configured) return { configured: false, hint: 'set ANTHROPIC_API_KEY for agent turns; capabilities use their deterministic fallbacks' };
+  if (!m.configured)
+    return {
+      configured: false,
+      hint: 'set ANTHROPIC_API_KEY for agent turns; capabilities use their deterministic fallbacks',
+    };
   return { configured: true, ...(typeof m.name === 'string' ? { name: m.name } : {}) };
 }
 

@@ -36,7 +36,23 @@ async function* revokeAtDone(stream: AsyncIterable<TurnEvent>, revoke: () => Pro
 }
 
 async function collect(stream: AsyncIterable<TurnEvent>, turnId: string, session: string): Promise<TurnResult> {
-  const result: TurnResult = { turn_id: turnId, session_id: session, status: 'failed', text: '', stop_reason: null, rounds: 0, tool_calls: [], usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, model_calls: 0 }, error: null };
+  const result: TurnResult = {
+    turn_id: turnId,
+    session_id: session,
+    status: 'failed',
+    text: '',
+    stop_reason: null,
+    rounds: 0,
+    tool_calls: [],
+    usage: {
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      model_calls: 0,
+    },
+    error: null,
+  };
   const calls = new Map<string, TurnResult['tool_calls'][number]>();
   for await (const e of stream) {
     if (e.type === 'tool_call') calls.set(e.id, { id: e.id, name: e.name, input: e.input, is_error: false });
@@ -60,7 +76,14 @@ export class TurnsController {
   ) {}
 
   @Post(':id/turns')
-  async turn(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown, @Query() query: Record<string, unknown>, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+  async turn(
+    @CallerParam() caller: Caller,
+    @Param('id') id: string,
+    @Body() raw: unknown,
+    @Query() query: Record<string, unknown>,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
     const body = parseInput(TurnBody, raw ?? {});
     const session = sessionId(id);
     const c = await sessionCaller(this.bus, caller, session);
@@ -70,7 +93,11 @@ export class TurnsController {
     // The agent's bash never gets the caller's key: a credential for this tenant, agent and session, ended with the turn.
     const credential = this.credentials.mint({ tenant: c.scope.tenant, agent: c.scope.agent, session, turn: turnId });
     try {
-      await this.bus.request(TurnRoutes.start, { scope: c.scope, session_id: session, turn_id: turnId, message: body.message, credential }, { context: c.context });
+      await this.bus.request(
+        TurnRoutes.start,
+        { scope: c.scope, session_id: session, turn_id: turnId, message: body.message, credential },
+        { context: c.context },
+      );
     } catch (err) {
       events.close();
       await this.revoke(credential);
@@ -80,7 +107,12 @@ export class TurnsController {
     if (wantsJson(req, body, query)) return reply.status(200).send(await collect(stream, turnId, session));
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-correlation-id': c.context.correlationId });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-correlation-id': c.context.correlationId,
+    });
     // A client that disconnects does not end the turn: the events are followed to its end (or the worker's loss),
     // when the credential is revoked, written to nobody.
     for await (const e of stream) {
@@ -108,6 +140,10 @@ export class TurnsController {
   async confirm(@CallerParam() caller: Caller, @Param('id') id: string, @Body() raw: unknown) {
     const { request_id, approve } = parseInput(ConfirmBody, raw ?? {});
     const c = await sessionCaller(this.bus, caller, sessionId(id));
-    return this.bus.request(TurnRoutes.confirm, { scope: c.scope, session_id: id, request_id, approve }, { context: c.context });
+    return this.bus.request(
+      TurnRoutes.confirm,
+      { scope: c.scope, session_id: id, request_id, approve },
+      { context: c.context },
+    );
   }
 }

@@ -19,7 +19,12 @@ export class CredentialHandlers extends BusHandlers {
 
   protected register(): void {
     this.handle(CredentialRoutes.mint, async (p) => ({
-      credential: this.credentials.mint({ tenant: p.scope.tenant, agent: p.scope.agent, session: p.session_id, turn: p.turn_id }),
+      credential: this.credentials.mint({
+        tenant: p.scope.tenant,
+        agent: p.scope.agent,
+        session: p.session_id,
+        turn: p.turn_id,
+      }),
     }));
     this.handle(CredentialRoutes.revoke, async (p) => {
       // Only the tenant the credential was minted for may end it.

@@ -37,7 +37,8 @@ export class AgentExistsGuard implements CanActivate {
 export async function sessionCaller(bus: Bus, c: Caller, sessionId: string): Promise<Caller> {
   let owner: string;
   try {
-    owner = (await bus.request(SessionRoutes.locate, { tenant: c.scope.tenant, id: sessionId }, { context: c.context })).agent;
+    owner = (await bus.request(SessionRoutes.locate, { tenant: c.scope.tenant, id: sessionId }, { context: c.context }))
+      .agent;
   } catch (err) {
     if (isAlfredError(err) && err.code === ErrorCode.NotFound) throw AlfredError.notFound('session', sessionId);
     throw err;

@@ -1,5 +1,16 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import { AgentName, ErrorCode, hasWriterFilter, SkillName, SourceRef, type AgentPolicy, type Scope, type ScopedWriter, type Writer, type WriterQuery } from '#contracts';
+import {
+  AgentName,
+  ErrorCode,
+  hasWriterFilter,
+  SkillName,
+  SourceRef,
+  type AgentPolicy,
+  type Scope,
+  type ScopedWriter,
+  type Writer,
+  type WriterQuery,
+} from '#contracts';
 import type { MessageContext } from '#bus';
 import { AlfredError } from '#errors';
 import type { FastifyRequest } from 'fastify';
@@ -57,7 +68,12 @@ export const SKILL_HEADER = 'X-Alfred-Skill';
  */
 export function writerOf(req: FastifyRequest): Writer {
   const source = header(req, SOURCE_HEADER, SourceRef, 'a URL or document name of at most 2000 characters');
-  const skill = header(req, SKILL_HEADER, SkillName, 'the name of the skill making the request (1-64 lowercase letters, digits and single hyphens)');
+  const skill = header(
+    req,
+    SKILL_HEADER,
+    SkillName,
+    'the name of the skill making the request (1-64 lowercase letters, digits and single hyphens)',
+  );
   const scoped = req.alfred.scoped;
   const who = scoped ? { session: scoped.session, turn: scoped.turn } : { key: req.alfred.keyName ?? 'open-loopback' };
   const via = skill !== undefined ? `skill:${skill}` : scoped ? 'tool:bash' : 'rest';
@@ -87,7 +103,9 @@ export function namedAgent(req: FastifyRequest): string | undefined {
   const asked = Array.isArray(raw) ? raw[0] : raw;
   const scoped = req.alfred.scoped;
   if (scoped && asked !== undefined && asked !== '' && asked !== scoped.agent) {
-    throw new AlfredError(ErrorCode.Forbidden, `this credential acts only as agent ${scoped.agent}`, { header: 'X-Alfred-Agent' });
+    throw new AlfredError(ErrorCode.Forbidden, `this credential acts only as agent ${scoped.agent}`, {
+      header: 'X-Alfred-Agent',
+    });
   }
   const agent = scoped?.agent ?? asked;
   if (agent === undefined || agent === '') return undefined;
@@ -104,7 +122,10 @@ export function callerOf(req: FastifyRequest): Caller {
   const named = namedAgent(req);
   return {
     scope: { tenant: req.alfred.tenant, agent: named ?? DEFAULT_AGENT },
-    context: { correlationId: req.alfred.correlationId, ...(req.alfred.idempotencyKey ? { idempotencyKey: req.alfred.idempotencyKey } : {}) },
+    context: {
+      correlationId: req.alfred.correlationId,
+      ...(req.alfred.idempotencyKey ? { idempotencyKey: req.alfred.idempotencyKey } : {}),
+    },
     agentNamed: named !== undefined,
     writer: writerOf(req),
     ...(req.alfred.policy ? { policy: req.alfred.policy } : {}),
@@ -112,6 +133,6 @@ export function callerOf(req: FastifyRequest): Caller {
 }
 
 /** `@CallerParam() caller: Caller` in a controller method. */
-export const CallerParam = createParamDecorator((_data: unknown, ctx: ExecutionContext): Caller =>
-  callerOf(ctx.switchToHttp().getRequest<FastifyRequest>()),
+export const CallerParam = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): Caller => callerOf(ctx.switchToHttp().getRequest<FastifyRequest>()),
 );

@@ -12,7 +12,9 @@ describe('console static files', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-console-static-'));
     app = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
-    app.setErrorHandler((err, _req, reply) => reply.status(isAlfredError(err) ? 404 : 500).send({ message: (err as Error).message }));
+    app.setErrorHandler((err, _req, reply) =>
+      reply.status(isAlfredError(err) ? 404 : 500).send({ message: (err as Error).message }),
+    );
   });
   afterEach(async () => {
     await app.close();
@@ -22,7 +24,10 @@ describe('console static files', () => {
   describe(installConsole.name, () => {
     it('should serve the page at /console and /console/ and hashed bundles under it, with the CSP', async () => {
       await mkdir(join(dir, 'assets'));
-      await writeFile(join(dir, 'index.html'), '<!doctype html><script type="module" src="/console/assets/app-1.js"></script>');
+      await writeFile(
+        join(dir, 'index.html'),
+        '<!doctype html><script type="module" src="/console/assets/app-1.js"></script>',
+      );
       await writeFile(join(dir, 'assets', 'app-1.js'), 'export {};');
       await installConsole(app, dir);
       for (const url of ['/console', '/console/']) {
@@ -42,7 +47,11 @@ describe('console static files', () => {
       await writeFile(join(dir, 'index.html'), 'page');
       await writeFile(join(dir, '..', `${dir.split('/').pop()}-secret.txt`), 'TOP-SECRET-CONTENT');
       await installConsole(app, dir);
-      for (const url of ['/console/../package.json', '/console/%2e%2e/package.json', `/console/..%2f${dir.split('/').pop()}-secret.txt`]) {
+      for (const url of [
+        '/console/../package.json',
+        '/console/%2e%2e/package.json',
+        `/console/..%2f${dir.split('/').pop()}-secret.txt`,
+      ]) {
         const res = await app.inject({ url });
         expect(res.statusCode).toBeGreaterThanOrEqual(400);
         expect(res.body).not.toContain('TOP-SECRET-CONTENT');

@@ -42,14 +42,20 @@ export function defaultConsoleDir(): string {
 export async function installConsole(app: FastifyInstance, dir: string): Promise<void> {
   if (!existsSync(join(dir, 'index.html'))) {
     const notBuilt = async () => {
-      throw new AlfredError(ErrorCode.NotFound, `the web console is not built (no ${join(dir, 'index.html')}): run npm run build`);
+      throw new AlfredError(
+        ErrorCode.NotFound,
+        `the web console is not built (no ${join(dir, 'index.html')}): run npm run build`,
+      );
     };
     app.get(CONSOLE_PREFIX, notBuilt);
     app.get(`${CONSOLE_PREFIX}/*`, notBuilt);
     return;
   }
   const security = (reply: FastifyReply) =>
-    reply.header('content-security-policy', CONSOLE_CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+    reply
+      .header('content-security-policy', CONSOLE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer');
   // The page at /console (and /console/: trailing slashes are ignored); the files under it come from @fastify/static.
   app.get(CONSOLE_PREFIX, async (_req, reply) => {
     const html = await readFile(join(dir, 'index.html'));
@@ -64,7 +70,10 @@ export async function installConsole(app: FastifyInstance, dir: string): Promise
     setHeaders(reply, path) {
       security(reply);
       // Bundles carry a content hash in their names; the page itself must be fetched fresh after an upgrade.
-      reply.header('cache-control', path.includes(`${join('assets', '')}`) ? 'public, max-age=31536000, immutable' : 'no-cache');
+      reply.header(
+        'cache-control',
+        path.includes(`${join('assets', '')}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
     },
   });
 }

@@ -22,7 +22,11 @@ describeNats(`${KvCredentialRevocations.name} on NATS KV across gateway instance
     connections = await Promise.all([1, 2].map(() => connect({ servers: testServers.natsUrl })));
     [a, b] = connections.map(
       (nc) =>
-        new ScopedCredentials(SECRET, 60_000, new KvCredentialRevocations(new NatsKvStore(nc, bucket, { ttlMs: 60_000 }), { connected: () => connected })),
+        new ScopedCredentials(
+          SECRET,
+          60_000,
+          new KvCredentialRevocations(new NatsKvStore(nc, bucket, { ttlMs: 60_000 }), { connected: () => connected }),
+        ),
     );
   });
   afterAll(async () => {

@@ -92,7 +92,9 @@ export class KvCredentialRevocations implements CredentialRevocations {
   async isRevoked(q: RevocationQuery): Promise<boolean> {
     const { turn, scopes } = keysOf(q);
     if (this.known.has(turn)) return true;
-    const entries = await this.reach('check the credential', () => Promise.all([turn, ...scopes].map((k) => this.kv.get(k))));
+    const entries = await this.reach('check the credential', () =>
+      Promise.all([turn, ...scopes].map((k) => this.kv.get(k))),
+    );
     const times = entries.map((e) => (e ? Number(e.value) : undefined));
     const revoked = times[0] !== undefined || times.slice(1).some((at) => at !== undefined && at >= q.iat);
     if (revoked) this.remember(turn, q.exp);

@@ -16,7 +16,11 @@ const CORRELATION_HEADER = 'x-correlation-id';
  * Tenant resolution: open on loopback without keys; otherwise a valid key is required and picks the tenant. A scoped
  * credential (the agent's bash) is accepted in both modes, for its tenant, agent and session only.
  */
-export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, string> | undefined, credentials: ScopedCredentials): void {
+export function installAuth(
+  app: FastifyInstance,
+  keys: ReadonlyMap<string, string> | undefined,
+  credentials: ScopedCredentials,
+): void {
   const entries = [...(keys ?? new Map<string, string>()).entries()].map(([k, t]) => [Buffer.from(k), t] as const);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const incoming = req.headers[CORRELATION_HEADER];
@@ -26,17 +30,30 @@ export function installAuth(app: FastifyInstance, keys: ReadonlyMap<string, stri
     const presented = bearer(req) ?? header(req, 'x-api-key');
     if (presented !== undefined && ScopedCredentials.looksScoped(presented)) {
       const scope = await credentials.verify(presented);
-      if (!scope) throw new AlfredError(ErrorCode.Unauthorized, 'the scoped credential is not valid or has expired (it lasts one agent turn)');
+      if (!scope)
+        throw new AlfredError(
+          ErrorCode.Unauthorized,
+          'the scoped credential is not valid or has expired (it lasts one agent turn)',
+        );
       checkScopedAccess(req.method, req.url, scope, header(req, 'x-alfred-session'));
       req.alfred.tenant = scope.tenant;
       req.alfred.scoped = scope;
       return;
     }
     const path = req.url.split('?')[0]!;
-    if (entries.length === 0 || OPEN_PATHS.has(path) || isConsolePath(path) || SELF_AUTHENTICATED.some((p) => p.test(path))) return;
+    if (
+      entries.length === 0 ||
+      OPEN_PATHS.has(path) ||
+      isConsolePath(path) ||
+      SELF_AUTHENTICATED.some((p) => p.test(path))
+    )
+      return;
     const tenant = presented === undefined ? undefined : matchKey(entries, presented);
     if (tenant === undefined) {
-      throw new AlfredError(ErrorCode.Unauthorized, presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid');
+      throw new AlfredError(
+        ErrorCode.Unauthorized,
+        presented === undefined ? 'an API key is required (Authorization: Bearer <key>)' : 'the API key is not valid',
+      );
     }
     req.alfred.tenant = tenant;
     req.alfred.keyName = keyName(presented!);

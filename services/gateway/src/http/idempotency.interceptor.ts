@@ -36,22 +36,32 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private async run(req: FastifyRequest, given: string, next: CallHandler): Promise<unknown> {
     if (!KEY_PATTERN.test(given)) {
-      throw new AlfredError(ErrorCode.BadRequest, 'Idempotency-Key must be 1-255 printable ASCII characters', { header: 'Idempotency-Key' });
+      throw new AlfredError(ErrorCode.BadRequest, 'Idempotency-Key must be 1-255 printable ASCII characters', {
+        header: 'Idempotency-Key',
+      });
     }
     const path = req.url.split('?')[0];
     const key = sha256(`${req.alfred.tenant}\n${req.method} ${path}\n${given}`);
-    const fingerprint = sha256(`${String(req.headers['x-alfred-agent'] ?? '')}\n${req.url}\n${JSON.stringify(req.body ?? null)}`);
+    const fingerprint = sha256(
+      `${String(req.headers['x-alfred-agent'] ?? '')}\n${req.url}\n${JSON.stringify(req.body ?? null)}`,
+    );
     const reservation = await this.store.reserve(key, fingerprint);
     if (reservation.kind === 'replay') return reservation.body;
     if (reservation.kind === 'mismatch') {
-      throw new AlfredError(ErrorCode.Conflict, 'this Idempotency-Key was used with another request body', { header: 'Idempotency-Key' });
+      throw new AlfredError(ErrorCode.Conflict, 'this Idempotency-Key was used with another request body', {
+        header: 'Idempotency-Key',
+      });
     }
     if (reservation.kind === 'in-progress') {
       // Retry-After: its gateway answers soon, or (died) its reservation's lease runs out and the retry takes it over.
-      throw new AlfredError(ErrorCode.Conflict, 'a request with this Idempotency-Key is still running; retry after it has answered', {
-        header: 'Idempotency-Key',
-        retryAfterSeconds: reservation.retryAfterSeconds,
-      });
+      throw new AlfredError(
+        ErrorCode.Conflict,
+        'a request with this Idempotency-Key is still running; retry after it has answered',
+        {
+          header: 'Idempotency-Key',
+          retryAfterSeconds: reservation.retryAfterSeconds,
+        },
+      );
     }
     // Services that create derive their new ids from it: a retry after a crash recreates, never duplicates.
     req.alfred.idempotencyKey = key;
@@ -59,13 +69,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       body = await lastValueFrom(next.handle(), { defaultValue: undefined });
     } catch (err) {
-      await this.store.release(key).catch((e: unknown) => this.logger.warn({ err: String(e) }, 'could not release an Idempotency-Key yet; retrying in the background'));
+      await this.store
+        .release(key)
+        .catch((e: unknown) =>
+          this.logger.warn({ err: String(e) }, 'could not release an Idempotency-Key yet; retrying in the background'),
+        );
       throw err;
     }
     // The answer is kept before it is sent: a client that retries after losing it gets it back.
     await this.store.complete(key, { fingerprint, reservedAt: Date.now(), status: 201, body }).catch((e: unknown) =>
       // The change is made: answer it. A retry sees the key still reserved (409) until the reservation goes stale.
-      this.logger.warn({ err: String(e), correlationId: req.alfred.correlationId }, 'could not keep the answer of an Idempotency-Key'),
+      this.logger.warn(
+        { err: String(e), correlationId: req.alfred.correlationId },
+        'could not keep the answer of an Idempotency-Key',
+      ),
     );
     return body;
   }

@@ -5,9 +5,20 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode } from '#contracts';
 import { pollUntil, startOwnNats, type OwnServer } from '#testing';
 import { NatsKvStore } from '#bus';
-import { IDEMPOTENCY_TTL_MS, KvIdempotencyStore, LEASE_RENEW_MS, RESERVATION_LEASE_MS, type IdempotencyRecord } from './idempotency.store.js';
+import {
+  IDEMPOTENCY_TTL_MS,
+  KvIdempotencyStore,
+  LEASE_RENEW_MS,
+  RESERVATION_LEASE_MS,
+  type IdempotencyRecord,
+} from './idempotency.store.js';
 
-const answer = (fingerprint: string): IdempotencyRecord => ({ fingerprint, reservedAt: Date.now(), status: 201, body: { id: 'mem_1' } });
+const answer = (fingerprint: string): IdempotencyRecord => ({
+  fingerprint,
+  reservedAt: Date.now(),
+  status: 201,
+  body: { id: 'mem_1' },
+});
 
 /**
  * The distributed Idempotency-Key store on a NATS server of the test's own, which the test stops and starts: what a
@@ -31,7 +42,13 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
   });
 
   /** A gateway's store on its own connection (reconnecting for ever, like the bus's); background retries as given. */
-  async function gatewayStore(name: string, retryFirstMs: number, url = nats.url, budgetMs = 2_500, lease = { leaseMs: RESERVATION_LEASE_MS, renewMs: LEASE_RENEW_MS }) {
+  async function gatewayStore(
+    name: string,
+    retryFirstMs: number,
+    url = nats.url,
+    budgetMs = 2_500,
+    lease = { leaseMs: RESERVATION_LEASE_MS, renewMs: LEASE_RENEW_MS },
+  ) {
     const nc = await connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     connections.push(nc);
     let connected = true;
@@ -42,7 +59,12 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
       }
     })();
     const kv = new NatsKvStore(nc, name, { ttlMs: IDEMPOTENCY_TTL_MS, timeoutMs: budgetMs });
-    const store = new KvIdempotencyStore(kv, () => connected, () => undefined, { budgetMs, retryFirstMs, ...lease });
+    const store = new KvIdempotencyStore(
+      kv,
+      () => connected,
+      () => undefined,
+      { budgetMs, retryFirstMs, ...lease },
+    );
     return { store, connected: () => connected, nc };
   }
 
@@ -98,9 +120,17 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
       await expect(a.store.complete('answered', answer('body'))).rejects.toThrow();
       await expect(a.store.release('failed')).rejects.toThrow();
     }, [a, b]);
-    await pollUntil(async () => (await b.store.reserve('answered', 'body')).kind === 'replay', 20_000, 'the answer to land');
+    await pollUntil(
+      async () => (await b.store.reserve('answered', 'body')).kind === 'replay',
+      20_000,
+      'the answer to land',
+    );
     // The release landed: the key is free, so another gateway runs the retry.
-    await pollUntil(async () => (await b.store.reserve('failed', 'body')).kind === 'new', 20_000, 'the release to land');
+    await pollUntil(
+      async () => (await b.store.reserve('failed', 'body')).kind === 'new',
+      20_000,
+      'the release to land',
+    );
   }, 60_000);
 
   it("a reservation is its live gateway's for as long as the request runs, and a dead gateway's is taken over once its lease runs out", async () => {
@@ -119,7 +149,11 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
     await a.nc.close();
     const died = Date.now();
     expect(await b.store.reserve('dying', 'body')).toMatchObject({ kind: 'in-progress', retryAfterSeconds: 1 });
-    await pollUntil(async () => (await b.store.reserve('dying', 'body')).kind === 'new', 5_000, 'the dead reservation taken over');
+    await pollUntil(
+      async () => (await b.store.reserve('dying', 'body')).kind === 'new',
+      5_000,
+      'the dead reservation taken over',
+    );
     expect(Date.now() - died).toBeLessThan(lease.leaseMs + 1_500);
     await b.store.complete('dying', answer('body'));
     expect(await b.store.reserve('dying', 'body')).toMatchObject({ kind: 'replay', status: 201 });

@@ -4,7 +4,8 @@ import { IDEMPOTENCY_TTL_MS, KvIdempotencyStore } from './idempotency.store.js';
 /** The embedded gateway's store (the process's memory): what a retry with the same key is told at each stage. */
 describe(KvIdempotencyStore.name, () => {
   const timing = { budgetMs: 1_000, retryFirstMs: 10, leaseMs: 60_000, renewMs: 30_000 };
-  const store = () => new KvIdempotencyStore(new MemoryKvStore({ ttlMs: IDEMPOTENCY_TTL_MS }), () => true, undefined, timing);
+  const store = () =>
+    new KvIdempotencyStore(new MemoryKvStore({ ttlMs: IDEMPOTENCY_TTL_MS }), () => true, undefined, timing);
 
   it('should run a key once: still running, then its answer replayed; another body is a mismatch', async () => {
     const s = store();

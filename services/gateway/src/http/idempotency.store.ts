@@ -217,7 +217,10 @@ export class KvIdempotencyStore implements IdempotencyStore {
     const entry = await this.kv.get(key);
     if (!entry) return;
     const held = codec.decode(entry.value);
-    const same = held.fingerprint === reserved.fingerprint && held.reservedAt === reserved.reservedAt && held.owner === reserved.owner;
+    const same =
+      held.fingerprint === reserved.fingerprint &&
+      held.reservedAt === reserved.reservedAt &&
+      held.owner === reserved.owner;
     if (!same || held.status !== undefined) return;
     await this.kv.delete(key, { expected: entry.revision });
   }
@@ -266,7 +269,11 @@ export class KvIdempotencyStore implements IdempotencyStore {
       }
       const held = codec.decode(entry.value);
       const decision = decide(held, fingerprint, now);
-      const gaveUp = decision !== 'stale' && decision.kind === 'in-progress' && held.owner !== undefined && this.unsettled.get(key)?.owner === held.owner;
+      const gaveUp =
+        decision !== 'stale' &&
+        decision.kind === 'in-progress' &&
+        held.owner !== undefined &&
+        this.unsettled.get(key)?.owner === held.owner;
       if (decision !== 'stale' && !gaveUp) return decision;
       // Take over a reservation its gateway abandoned (this one, or one whose lease ran out: its gateway died or lost
       // NATS); a concurrent taker loses the compare-and-set.

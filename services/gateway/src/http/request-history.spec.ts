@@ -9,12 +9,19 @@ describe(RequestHistory.name, () => {
       await history.sample();
       for (let i = 0; i < 19; i++) Metrics.httpRequests.inc({ method: 'GET', route: '/spec-history', status: '200' });
       Metrics.httpRequests.inc({ method: 'GET', route: '/spec-history', status: '503' });
-      for (let i = 0; i < 20; i++) Metrics.httpDuration.observe({ method: 'GET', route: '/spec-history' }, i < 18 ? 0.004 : 0.2);
+      for (let i = 0; i < 20; i++)
+        Metrics.httpDuration.observe({ method: 'GET', route: '/spec-history' }, i < 18 ? 0.004 : 0.2);
       now += 10_000;
       await history.sample();
 
       const [point] = history.view().points;
-      expect(point).toMatchObject({ at: '2026-11-20T10:00:10.000Z', requests: 20, errors: 1, rate_per_s: 2, error_rate_per_s: 0.1 });
+      expect(point).toMatchObject({
+        at: '2026-11-20T10:00:10.000Z',
+        requests: 20,
+        errors: 1,
+        rate_per_s: 2,
+        error_rate_per_s: 0.1,
+      });
       expect(point!.mean_ms).toBeCloseTo((18 * 4 + 2 * 200) / 20, 6);
       // The 19th of 20 observations lies in the 0.1–0.25 s bucket.
       expect(point!.p95_ms).toBeGreaterThan(100);
@@ -34,9 +41,23 @@ describe(RequestHistory.name, () => {
 
   describe('quantileMs', () => {
     it('should interpolate within the bucket that holds the rank, and stop at the last finite bound', () => {
-      const after = new Map([[0.1, 50], [0.2, 100], [Infinity, 100]]);
+      const after = new Map([
+        [0.1, 50],
+        [0.2, 100],
+        [Infinity, 100],
+      ]);
       expect(quantileMs(new Map(), after, 100, 0.75)).toBeCloseTo(150, 6);
-      expect(quantileMs(new Map(), new Map([[0.1, 0], [Infinity, 10]]), 10, 0.95)).toBe(100);
+      expect(
+        quantileMs(
+          new Map(),
+          new Map([
+            [0.1, 0],
+            [Infinity, 10],
+          ]),
+          10,
+          0.95,
+        ),
+      ).toBe(100);
     });
   });
 });

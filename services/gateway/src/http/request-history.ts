@@ -96,7 +96,12 @@ function pointBetween(a: Totals, b: Totals): MetricsHistoryPoint {
 }
 
 /** The quantile of the step's observations, linear within its histogram bucket (as Prometheus' histogram_quantile). */
-export function quantileMs(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>, observed: number, q: number): number {
+export function quantileMs(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+  observed: number,
+  q: number,
+): number {
   const bounds = [...after.keys()].sort((x, y) => x - y);
   const rank = q * observed;
   let lower = 0;

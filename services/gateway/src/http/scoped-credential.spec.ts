@@ -21,7 +21,9 @@ describe(ScopedCredentials.name, () => {
     const credentials = new ScopedCredentials('s'.repeat(32), 60_000, memoryRevocations(60_000), t.fn);
     const token = credentials.mint(scope);
     const [prefix, claims, sig] = token.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(claims!, 'base64url').toString()), tenant: 'other' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(claims!, 'base64url').toString()), tenant: 'other' }),
+    ).toString('base64url');
     expect(await credentials.verify(`${prefix}.${forged}.${sig}`)).toBeUndefined();
     expect(await new ScopedCredentials('t'.repeat(32), 60_000, undefined, t.fn).verify(token)).toBeUndefined();
     expect(await new ScopedCredentials('s'.repeat(32), 60_000, undefined, t.fn).verify(token)).toMatchObject(scope);
@@ -34,7 +36,10 @@ describe(ScopedCredentials.name, () => {
 
   it('should hold a revocation on every instance that shares the revocations, not only the one that revoked', async () => {
     const shared = memoryRevocations(60_000);
-    const [a, b] = [new ScopedCredentials('s'.repeat(32), 60_000, shared), new ScopedCredentials('s'.repeat(32), 60_000, shared)];
+    const [a, b] = [
+      new ScopedCredentials('s'.repeat(32), 60_000, shared),
+      new ScopedCredentials('s'.repeat(32), 60_000, shared),
+    ];
     const token = a.mint(scope);
     expect(await b.verify(token)).toMatchObject(scope);
     await a.revoke(token);
@@ -71,16 +76,33 @@ describe(checkScopedAccess.name, () => {
   };
 
   it("should let the agent's commands use the capabilities its skills describe", () => {
-    for (const [method, url] of [['POST', '/memories'], ['GET', '/search?q=x'], ['POST', '/compact'], ['GET', '/sessions/sess-1'], ['GET', '/skills/remember'], ['POST', '/executable-skills/adder/execute'], ['GET', '/agents/jarvis/files/user']]) {
+    for (const [method, url] of [
+      ['POST', '/memories'],
+      ['GET', '/search?q=x'],
+      ['POST', '/compact'],
+      ['GET', '/sessions/sess-1'],
+      ['GET', '/skills/remember'],
+      ['POST', '/executable-skills/adder/execute'],
+      ['GET', '/agents/jarvis/files/user'],
+    ]) {
       expect(`${method} ${url} ${allowed(method!, url!)}`).toBe(`${method} ${url} true`);
     }
   });
 
   it('should refuse other sessions, its own confirmations and turns, agent management, skill changes and MCP', () => {
     for (const [method, url] of [
-      ['GET', '/sessions'], ['GET', '/sessions/sess-2'], ['POST', '/sessions/sess-1/confirm'], ['POST', '/sessions/sess-1/turns'],
-      ['DELETE', '/sessions/sess-1/turns/current'], ['POST', '/agents'], ['GET', '/agents/other'], ['POST', '/skills'],
-      ['POST', '/executable-skills'], ['PATCH', '/executable-skills/adder'], ['DELETE', '/executable-skills/adder'], ['POST', '/mcp'],
+      ['GET', '/sessions'],
+      ['GET', '/sessions/sess-2'],
+      ['POST', '/sessions/sess-1/confirm'],
+      ['POST', '/sessions/sess-1/turns'],
+      ['DELETE', '/sessions/sess-1/turns/current'],
+      ['POST', '/agents'],
+      ['GET', '/agents/other'],
+      ['POST', '/skills'],
+      ['POST', '/executable-skills'],
+      ['PATCH', '/executable-skills/adder'],
+      ['DELETE', '/executable-skills/adder'],
+      ['POST', '/mcp'],
     ]) {
       expect(`${method} ${url} ${allowed(method!, url!)}`).toBe(`${method} ${url} false`);
     }

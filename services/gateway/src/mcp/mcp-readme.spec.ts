@@ -7,7 +7,9 @@ const README = new URL('../../../../README.md', import.meta.url);
 describe('README and the MCP tools', () => {
   describe(mcpToolsSentence.name, () => {
     it('should count the tools and name each family once, in order', () => {
-      expect(mcpToolsSentence(['memory_search', 'memory_record', 'recall', 'skills_get'])).toBe('4 tools (`memory_*`, `recall`, `skills_*`)');
+      expect(mcpToolsSentence(['memory_search', 'memory_record', 'recall', 'skills_get'])).toBe(
+        '4 tools (`memory_*`, `recall`, `skills_*`)',
+      );
     });
   });
 

@@ -14,7 +14,8 @@ export function skillUri(name: string, path: string): string {
 
 export function parseSkillUri(uri: string): { name: string; path: string } {
   const match = /^skill:\/\/([^/]+)\/(.+)$/.exec(uri);
-  if (!match) throw new AlfredError(ErrorCode.BadRequest, `not a skill resource URI: ${uri} (expected ${SKILL_URI_TEMPLATE})`);
+  if (!match)
+    throw new AlfredError(ErrorCode.BadRequest, `not a skill resource URI: ${uri} (expected ${SKILL_URI_TEMPLATE})`);
   try {
     return { name: decodeURIComponent(match[1]!), path: match[2]!.split('/').map(decodeURIComponent).join('/') };
   } catch {
@@ -23,7 +24,9 @@ export function parseSkillUri(uri: string): { name: string; path: string } {
 }
 
 function sha256(file: SkillResourceContent): string {
-  return createHash('sha256').update(Buffer.from(file.content, file.encoding === 'utf8' ? 'utf8' : 'base64')).digest('hex');
+  return createHash('sha256')
+    .update(Buffer.from(file.content, file.encoding === 'utf8' ? 'utf8' : 'base64'))
+    .digest('hex');
 }
 
 function mimeTypeOf(path: string, encoding: SkillResourceContent['encoding']): string {
@@ -43,12 +46,24 @@ export class SkillResources {
   ) {}
 
   async list() {
-    const index = await this.bus.request(SkillRoutes.index, { tenant: this.tenant, ...(this.only ? { only: this.only } : {}) }, { context: this.context });
+    const index = await this.bus.request(
+      SkillRoutes.index,
+      { tenant: this.tenant, ...(this.only ? { only: this.only } : {}) },
+      { context: this.context },
+    );
     const files = (
       await Promise.all(
         index.skills.map(async (skill) => {
-          const { resources } = await this.bus.request(SkillRoutes.resources, { tenant: this.tenant, name: skill.name }, { context: this.context });
-          return ['SKILL.md', ...resources.map((r) => r.path)].map((path) => ({ skill: skill.name, description: skill.description, path }));
+          const { resources } = await this.bus.request(
+            SkillRoutes.resources,
+            { tenant: this.tenant, name: skill.name },
+            { context: this.context },
+          );
+          return ['SKILL.md', ...resources.map((r) => r.path)].map((path) => ({
+            skill: skill.name,
+            description: skill.description,
+            path,
+          }));
         }),
       )
     ).flat();
@@ -82,7 +97,11 @@ export class SkillResources {
     }
     const file = await this.read_(name, path);
     const body = file.encoding === 'utf8' ? { text: file.content } : { blob: file.content };
-    return { contents: [{ uri, mimeType: mimeTypeOf(path, file.encoding), ...body, _meta: { sha256: sha256(file), size: file.size } }] };
+    return {
+      contents: [
+        { uri, mimeType: mimeTypeOf(path, file.encoding), ...body, _meta: { sha256: sha256(file), size: file.size } },
+      ],
+    };
   }
 
   private read_(name: string, path: string): Promise<SkillResourceContent> {

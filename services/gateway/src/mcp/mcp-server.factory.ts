@@ -19,7 +19,12 @@ import { SKILL_URI_TEMPLATE, SkillResources } from './mcp-resources.js';
 import { inputJsonSchema, MCP_TOOLS, type McpTool } from './mcp-tools.js';
 
 const TOOLS = new Map(MCP_TOOLS.map((t) => [t.name, t]));
-const TOOL_LIST = MCP_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: inputJsonSchema(t.input), ...(t.annotations ? { annotations: t.annotations } : {}) }));
+const TOOL_LIST = MCP_TOOLS.map((t) => ({
+  name: t.name,
+  description: t.description,
+  inputSchema: inputJsonSchema(t.input),
+  ...(t.annotations ? { annotations: t.annotations } : {}),
+}));
 
 /**
  * One MCP server for one HTTP request (stateless Streamable HTTP): it acts for the request's caller, so
@@ -45,20 +50,36 @@ export function createMcpServer(bus: Bus, caller: Caller, logger: Logger): Serve
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => resources.list());
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [{ uriTemplate: SKILL_URI_TEMPLATE, name: 'skill-file', description: "A file of a skill's folder (SKILL.md or a resource)" }],
+    resourceTemplates: [
+      {
+        uriTemplate: SKILL_URI_TEMPLATE,
+        name: 'skill-file',
+        description: "A file of a skill's folder (SKILL.md or a resource)",
+      },
+    ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     try {
       return await resources.read(req.params.uri);
     } catch (err) {
       const e = asAlfredError(err, logger);
-      throw new McpError(e.code === ErrorCode.NotFound ? -32002 : McpErrorCode.InvalidParams, e.message, e.toBody().error);
+      throw new McpError(
+        e.code === ErrorCode.NotFound ? -32002 : McpErrorCode.InvalidParams,
+        e.message,
+        e.toBody().error,
+      );
     }
   });
   return server;
 }
 
-async function callTool(tool: McpTool, bus: Bus, caller: Caller, args: unknown, logger: Logger): Promise<CallToolResult> {
+async function callTool(
+  tool: McpTool,
+  bus: Bus,
+  caller: Caller,
+  args: unknown,
+  logger: Logger,
+): Promise<CallToolResult> {
   try {
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) throw zodToAlfredError(parsed.error);

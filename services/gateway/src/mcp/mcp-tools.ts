@@ -37,7 +37,11 @@ export interface McpTool<S extends z.ZodType = z.ZodType> {
   readonly description: string;
   readonly input: S;
   /** MCP's hints to clients (e.g. that a tool reaches outside hosts); clients decide what to ask the user. */
-  readonly annotations?: { readonly destructiveHint?: boolean; readonly openWorldHint?: boolean; readonly readOnlyHint?: boolean };
+  readonly annotations?: {
+    readonly destructiveHint?: boolean;
+    readonly openWorldHint?: boolean;
+    readonly readOnlyHint?: boolean;
+  };
   run(bus: Bus, caller: Caller, args: z.output<S>): Promise<unknown>;
 }
 
@@ -55,7 +59,8 @@ const SLOW = (c: Caller) => ({ context: c.context, timeoutMs: 60_000 });
 export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_search',
-    description: 'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
+    description:
+      'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
     input: SkillSearchQuery,
     run: async (bus, c, query) => {
       const found = await bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query }, opts(c));
@@ -65,30 +70,44 @@ export const MCP_TOOLS: readonly McpTool[] = [
   }),
   tool({
     name: 'skills_get',
-    description: "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
+    description:
+      "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
     input: z.strictObject({ name: SkillPathName }),
-    run: (bus, c, { name }) => bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: permittedSkill(c, name) }, opts(c)),
+    run: (bus, c, { name }) =>
+      bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: permittedSkill(c, name) }, opts(c)),
   }),
   tool({
     name: 'skills_index',
-    description: 'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
+    description:
+      'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
     input: SkillIndexQuery,
     run: async (bus, c, { format, budget, ...filters }) => {
       const only = c.policy?.skills;
       const written = writtenFilter(filters);
-      const { rendered, ...index } = await bus.request(SkillRoutes.index, { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}), ...written }, opts(c));
+      const { rendered, ...index } = await bus.request(
+        SkillRoutes.index,
+        { tenant: c.scope.tenant, ...(budget === undefined ? {} : { budget }), ...(only ? { only } : {}), ...written },
+        opts(c),
+      );
       return format === 'json' ? index : { format, ...rendered[format], budget: index.budget };
     },
   }),
   tool({
     name: 'skills_create',
-    description: 'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
+    description:
+      'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
     input: SkillCreateBody,
-    run: (bus, c, skill) => bus.request(SkillRoutes.create, { tenant: c.scope.tenant, skill, writer: scopedWriter(c, 'mcp:skills_create') }, SLOW(c)),
+    run: (bus, c, skill) =>
+      bus.request(
+        SkillRoutes.create,
+        { tenant: c.scope.tenant, skill, writer: scopedWriter(c, 'mcp:skills_create') },
+        SLOW(c),
+      ),
   }),
   tool({
     name: 'skills_feedback',
-    description: 'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
+    description:
+      'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
     input: SkillFeedbackBody.extend({ name: SkillPathName }),
     run: (bus, c, { name, ...feedback }) =>
       bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: permittedSkill(c, name), feedback }, opts(c)),
@@ -102,42 +121,69 @@ export const MCP_TOOLS: readonly McpTool[] = [
     input: SkillInstallBody.omit({ dry_run: true }).extend({ confirm: z.boolean().default(false) }),
     annotations: { destructiveHint: true, openWorldHint: true },
     run: async (bus, c, { confirm, ...body }) => {
-      const request = { tenant: c.scope.tenant, body: { ...body, dry_run: !confirm }, writer: scopedWriter(c, 'mcp:skills_install') };
+      const request = {
+        tenant: c.scope.tenant,
+        body: { ...body, dry_run: !confirm },
+        writer: scopedWriter(c, 'mcp:skills_install'),
+      };
       const result = await bus.request(SkillInstallRoutes.install, request, { context: c.context });
       if (confirm) return result;
-      return { ...result, confirm_required: true, confirm_with: { ...body, confirm: true, expect_commit: result.commit } };
+      return {
+        ...result,
+        confirm_required: true,
+        confirm_with: { ...body, confirm: true, expect_commit: result.commit },
+      };
     },
   }),
   tool({
     name: 'memory_search',
-    description: 'Search this agent\'s memories ("have I solved something like this before?"); ranked by relevance, importance and feedback.',
+    description:
+      'Search this agent\'s memories ("have I solved something like this before?"); ranked by relevance, importance and feedback.',
     input: SearchQuery,
     run: (bus, c, query) => bus.request(MemoryRoutes.search, { scope: c.scope, query }, opts(c)),
   }),
   tool({
     name: 'memory_record',
-    description: 'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with importance 0..1 and tags.',
+    description:
+      'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with importance 0..1 and tags.',
     input: MemoryCreateBody,
-    run: (bus, c, memory) => bus.request(MemoryRoutes.create, { scope: c.scope, memory, writer: { ...c.writer, via: 'mcp:memory_record' } }, opts(c)),
+    run: (bus, c, memory) =>
+      bus.request(
+        MemoryRoutes.create,
+        { scope: c.scope, memory, writer: { ...c.writer, via: 'mcp:memory_record' } },
+        opts(c),
+      ),
   }),
   tool({
     name: 'memory_record_conversation',
     description:
       'Store a conversation: messages (speaker, content, optional ISO time) in order; each becomes a memory "speaker: content", found later through the messages around it and its date.',
     input: ConversationIngestBody,
-    run: (bus, c, conversation) => bus.request(MemoryRoutes.ingestConversation, { scope: c.scope, conversation, writer: { ...c.writer, via: 'mcp:memory_record_conversation' } }, opts(c)),
+    run: (bus, c, conversation) =>
+      bus.request(
+        MemoryRoutes.ingestConversation,
+        { scope: c.scope, conversation, writer: { ...c.writer, via: 'mcp:memory_record_conversation' } },
+        opts(c),
+      ),
   }),
   tool({
     name: 'memory_feedback',
-    description: 'Report whether a memory helped (helpful: true/false, optional note); it moves the memory up or down in later searches.',
+    description:
+      'Report whether a memory helped (helpful: true/false, optional note); it moves the memory up or down in later searches.',
     input: z.strictObject({ id: MemoryId, ...FeedbackBody.shape }),
     run: (bus, c, { id, ...feedback }) => bus.request(MemoryRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
   }),
   tool({
     name: 'checkpoint_save',
-    description: 'Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) a session\'s messages.',
+    description:
+      "Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) a session's messages.",
     input: CheckpointSaveBody,
-    run: (bus, c, checkpoint) => bus.request(CheckpointRoutes.save, { scope: c.scope, checkpoint, writer: { ...c.writer, via: 'mcp:checkpoint_save' } }, opts(c)),
+    run: (bus, c, checkpoint) =>
+      bus.request(
+        CheckpointRoutes.save,
+        { scope: c.scope, checkpoint, writer: { ...c.writer, via: 'mcp:checkpoint_save' } },
+        opts(c),
+      ),
   }),
   tool({
     name: 'checkpoint_list',
@@ -154,25 +200,35 @@ export const MCP_TOOLS: readonly McpTool[] = [
   }),
   tool({
     name: 'remediation_search',
-    description: 'Find recorded fixes for an error: pass the error text as q; paths, numbers, ids and quoted values are normalised away.',
+    description:
+      'Find recorded fixes for an error: pass the error text as q; paths, numbers, ids and quoted values are normalised away.',
     input: RemediationSearchQuery,
     run: (bus, c, query) => bus.request(RemediationRoutes.search, { scope: c.scope, query }, opts(c)),
   }),
   tool({
     name: 'remediation_record',
-    description: 'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
+    description:
+      'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
     input: RemediationRecordBody,
-    run: (bus, c, remediation) => bus.request(RemediationRoutes.record, { scope: c.scope, remediation, writer: { ...c.writer, via: 'mcp:remediation_record' } }, opts(c)),
+    run: (bus, c, remediation) =>
+      bus.request(
+        RemediationRoutes.record,
+        { scope: c.scope, remediation, writer: { ...c.writer, via: 'mcp:remediation_record' } },
+        opts(c),
+      ),
   }),
   tool({
     name: 'remediation_feedback',
-    description: 'Report whether a recorded fix worked (helpful: true/false, optional note); it moves the fix up or down in later searches.',
+    description:
+      'Report whether a recorded fix worked (helpful: true/false, optional note); it moves the fix up or down in later searches.',
     input: z.strictObject({ id: RemediationId, ...FeedbackBody.shape }),
-    run: (bus, c, { id, ...feedback }) => bus.request(RemediationRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
+    run: (bus, c, { id, ...feedback }) =>
+      bus.request(RemediationRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
   }),
   tool({
     name: 'recall',
-    description: 'One ranked list from memories, remediations and skills for a query, filled into budget_tokens: what to paste into context.',
+    description:
+      'One ranked list from memories, remediations and skills for a query, filled into budget_tokens: what to paste into context.',
     input: RecallQuery,
     run: (bus, c, query) => bus.request(RecallRoutes.recall, { scope: c.scope, query }, opts(c)),
   }),
@@ -180,6 +236,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
 
 /** The tool's arguments as JSON Schema (what a caller may send, defaults included), generated from the contract. */
 export function inputJsonSchema(schema: z.ZodType): { type: 'object'; [key: string]: unknown } {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return { ...json, type: 'object' };
 }

@@ -5,7 +5,6 @@ import { SKILL_HEADER, SOURCE_HEADER } from '../http/caller.js';
 import { OPERATIONS, type Content, type Operation } from './operations.js';
 import { SchemaComponents, type JsonSchema } from './schema-components.js';
 
-
 /** `/memories/:id` → `/memories/{id}`; a trailing `*` (a path with slashes) → `{path}`. */
 export function openApiPath(fastifyPath: string): string {
   return fastifyPath.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');
@@ -39,8 +38,20 @@ function parameters(op: Operation, components: SchemaComponents): JsonSchema[] {
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
           // What they create records its writer (provenance): these two headers are the client's part of it.
-          { name: SOURCE_HEADER, in: 'header', required: false, description: 'Where the content came from (a URL or document): recorded as provenance.source.', schema: components.convert(SourceRef, 'input') },
-          { name: SKILL_HEADER, in: 'header', required: false, description: 'The skill making the request: recorded as provenance.via = skill:<name>.', schema: components.convert(SkillName, 'input') },
+          {
+            name: SOURCE_HEADER,
+            in: 'header',
+            required: false,
+            description: 'Where the content came from (a URL or document): recorded as provenance.source.',
+            schema: components.convert(SourceRef, 'input'),
+          },
+          {
+            name: SKILL_HEADER,
+            in: 'header',
+            required: false,
+            description: 'The skill making the request: recorded as provenance.via = skill:<name>.',
+            schema: components.convert(SkillName, 'input'),
+          },
         ]
       : [];
   return [...path, ...query, ...creating];
@@ -49,7 +60,11 @@ function parameters(op: Operation, components: SchemaComponents): JsonSchema[] {
 function content(c: Content | readonly Content[], components: SchemaComponents): JsonSchema {
   const list = (Array.isArray(c) ? c : [c]) as Content[];
   return Object.fromEntries(
-    list.map((one) => (one instanceof z.ZodType ? ['application/json', { schema: components.convert(one, 'output') }] : [one.mediaType, { schema: {} }])),
+    list.map((one) =>
+      one instanceof z.ZodType
+        ? ['application/json', { schema: components.convert(one, 'output') }]
+        : [one.mediaType, { schema: {} }],
+    ),
   );
 }
 
@@ -60,21 +75,39 @@ function describe(c: Content | readonly Content[]): string {
 
 function operation(op: Operation, components: SchemaComponents): JsonSchema {
   const responses: JsonSchema = Object.fromEntries(
-    Object.entries(op.responses).map(([status, c]) => [status, { description: describe(c), content: content(c, components) }]),
+    Object.entries(op.responses).map(([status, c]) => [
+      status,
+      { description: describe(c), content: content(c, components) },
+    ]),
   );
   const errorBody = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
-  for (const [status, description] of Object.entries(op.errors ?? {})) responses[status] = { description, content: errorBody };
+  for (const [status, description] of Object.entries(op.errors ?? {}))
+    responses[status] = { description, content: errorBody };
   responses.default = {
     description: 'Every 4xx/5xx: the API error format (a 503 while a service or broker is away carries Retry-After)',
-    headers: { 'Retry-After': { description: 'On 503: seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } } },
+    headers: {
+      'Retry-After': {
+        description: 'On 503: seconds to wait before retrying',
+        schema: { type: 'integer', minimum: 1 },
+      },
+    },
     content: errorBody,
   };
   const params = parameters(op, components);
   return {
-    operationId: `${op.method.toLowerCase()}${openApiPath(op.path).replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    operationId: `${op.method.toLowerCase()}${openApiPath(op.path)
+      .replace(/[{}]/g, '')
+      .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
     summary: op.summary,
     ...(params.length ? { parameters: params } : {}),
-    ...(op.body ? { requestBody: { required: !op.body.safeParse(undefined).success, content: { 'application/json': { schema: components.convert(op.body, 'input') } } } } : {}),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: !op.body.safeParse(undefined).success,
+            content: { 'application/json': { schema: components.convert(op.body, 'input') } },
+          },
+        }
+      : {}),
     responses,
     ...(op.open ? { security: [] } : {}),
   };
@@ -85,7 +118,8 @@ export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIO
   const components = new SchemaComponents();
   components.define('ErrorBody', ErrorBody, 'output');
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const op of operations) (paths[openApiPath(op.path)] ??= {})[op.method.toLowerCase()] = operation(op, components);
+  for (const op of operations)
+    (paths[openApiPath(op.path)] ??= {})[op.method.toLowerCase()] = operation(op, components);
   return {
     openapi: '3.1.0',
     info: {
@@ -98,7 +132,11 @@ export function buildOpenApiDocument(operations: readonly Operation[] = OPERATIO
     components: {
       schemas: components.schemas,
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'an ALFRED_API_KEYS key (required unless the API is bound to loopback without keys)' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'an ALFRED_API_KEYS key (required unless the API is bound to loopback without keys)',
+        },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
     },

@@ -25,13 +25,20 @@ export class SchemaComponents {
 
   /** Requests are documented as clients send them (`input`: defaults make fields optional), answers as produced. */
   convert(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-    const converted = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', metadata: NAMED }) as JsonSchema;
+    const converted = z.toJSONSchema(schema, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+      metadata: NAMED,
+    }) as JsonSchema;
     const { $schema: _, $defs, ...root } = converted;
     if (!$defs) return root;
     const defs = $defs as Record<string, JsonSchema>;
     const names = componentNames(defs);
-    const rewrite = (node: unknown): unknown => rewriteRefs(node, (local) => `${COMPONENTS}${names.get(local) ?? missing(local)}`);
-    for (const [local, def] of Object.entries(defs)) if (!isAlias(def, defs)) this.place(names.get(local)!, rewrite(def) as JsonSchema);
+    const rewrite = (node: unknown): unknown =>
+      rewriteRefs(node, (local) => `${COMPONENTS}${names.get(local) ?? missing(local)}`);
+    for (const [local, def] of Object.entries(defs))
+      if (!isAlias(def, defs)) this.place(names.get(local)!, rewrite(def) as JsonSchema);
     return rewrite(root) as JsonSchema;
   }
 
@@ -43,7 +50,8 @@ export class SchemaComponents {
   private place(name: string, schema: JsonSchema): void {
     const existing = this.schemas[name];
     // One name, one schema: a registered schema whose input and output forms differ needs a name for each.
-    if (existing !== undefined && !isDeepStrictEqual(existing, schema)) throw new Error(`two different schemas are documented as ${name}`);
+    if (existing !== undefined && !isDeepStrictEqual(existing, schema))
+      throw new Error(`two different schemas are documented as ${name}`);
     this.schemas[name] = schema;
   }
 }

@@ -3,7 +3,14 @@ import type { StoreWrite } from '#durable';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, StoredDoc } from '#vector-store';
 import { storeWrite } from '../memory.repository.js';
-import { PROVENANCE_FIELDS, provenanceConditions, provenanceFields, provenanceView, writtenByOf, type WrittenBy } from '../provenance/provenance-fields.js';
+import {
+  PROVENANCE_FIELDS,
+  provenanceConditions,
+  provenanceFields,
+  provenanceView,
+  writtenByOf,
+  type WrittenBy,
+} from '../provenance/provenance-fields.js';
 
 export const CHECKPOINT_COLLECTION = 'checkpoints';
 
@@ -45,25 +52,25 @@ export class CheckpointRepository {
 
   private toDoc(scope: Scope, c: Checkpoint, vector: Float32Array, written: WrittenBy) {
     return {
-        id: c.id,
-        tenant: scope.tenant,
-        agent: scope.agent,
-        text: checkpointText(c),
-        vector,
-        fields: {
-          name: c.name,
-          summary: c.summary,
-          done_json: JSON.stringify(c.done),
-          next_json: JSON.stringify(c.next),
-          tags: [...c.tags],
-          session_id: c.session?.id ?? null,
-          session_version: c.session?.version ?? null,
-          session_message_count: c.session?.message_count ?? null,
-          session_digest: c.session?.digest ?? null,
-          created_at: c.created_at,
-          ...provenanceFields(written),
-        },
-      };
+      id: c.id,
+      tenant: scope.tenant,
+      agent: scope.agent,
+      text: checkpointText(c),
+      vector,
+      fields: {
+        name: c.name,
+        summary: c.summary,
+        done_json: JSON.stringify(c.done),
+        next_json: JSON.stringify(c.next),
+        tags: [...c.tags],
+        session_id: c.session?.id ?? null,
+        session_version: c.session?.version ?? null,
+        session_message_count: c.session?.message_count ?? null,
+        session_digest: c.session?.digest ?? null,
+        created_at: c.created_at,
+        ...provenanceFields(written),
+      },
+    };
   }
 
   async get(scope: Scope, id: string): Promise<Checkpoint | undefined> {
@@ -82,7 +89,10 @@ export class CheckpointRepository {
 
   /** Newest first; ties (same millisecond) keep a stable order by id. */
   async list(scope: Scope, query: CheckpointListQuery): Promise<{ checkpoints: Checkpoint[]; total: number }> {
-    const where: Condition[] = [...(query.tag ? [{ field: 'tags', op: 'contains' as const, value: query.tag }] : []), ...provenanceConditions(query)];
+    const where: Condition[] = [
+      ...(query.tag ? [{ field: 'tags', op: 'contains' as const, value: query.tag }] : []),
+      ...provenanceConditions(query),
+    ];
     const { docs, total } = await this.collection.list(
       { ...scope, where },
       { sortBy: 'created_at', order: 'desc', limit: query.limit, offset: query.offset },

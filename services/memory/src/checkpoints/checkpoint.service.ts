@@ -57,13 +57,25 @@ export class CheckpointService {
       next: body.next,
       tags: [...new Set(body.tags)],
       session: session
-        ? { id: session.id, version: session.version, message_count: session.message_count, digest: messagesDigest(session.messages) }
+        ? {
+            id: session.id,
+            version: session.version,
+            message_count: session.message_count,
+            digest: messagesDigest(session.messages),
+          }
         : null,
       created_at: this.now().toISOString(),
     };
     const [vector] = await this.embedder.embed([checkpointText(checkpoint)]);
     const written = writtenBy(writer, checkpoint.created_at, [body.summary, ...body.done, ...body.next].join('\n'));
-    const change = { kind: 'saved' as const, id: checkpoint.id, tenant: scope.tenant, agent: scope.agent, at: checkpoint.created_at, checkpoint };
+    const change = {
+      kind: 'saved' as const,
+      id: checkpoint.id,
+      tenant: scope.tenant,
+      agent: scope.agent,
+      at: checkpoint.created_at,
+      checkpoint,
+    };
     await this.changes.commit(
       [{ event: CheckpointEvents.saved, payload: change, key: checkpoint.id, msgId: `${checkpoint.id}:saved` }],
       [this.repo.saveWrite(scope, checkpoint, vector!, written)],
@@ -75,7 +87,12 @@ export class CheckpointService {
     const { checkpoints, total } = await this.repo.list(scope, query);
     return {
       checkpoints,
-      pagination: { total, limit: query.limit, offset: query.offset, has_more: query.offset + checkpoints.length < total },
+      pagination: {
+        total,
+        limit: query.limit,
+        offset: query.offset,
+        has_more: query.offset + checkpoints.length < total,
+      },
     };
   }
 
@@ -102,7 +119,13 @@ export class CheckpointService {
         const chunk = messages.slice(i, i + SESSION_APPEND_MAX);
         last = await this.bus.request(SessionRoutes.append, { scope, id: created.id, messages: chunk }, options);
       }
-      return { checkpoint_id: id, level, session_id: created.id, message_count: last.message_count, session_version: last.version };
+      return {
+        checkpoint_id: id,
+        level,
+        session_id: created.id,
+        message_count: last.message_count,
+        session_version: last.version,
+      };
     } catch (err) {
       await this.bus.request(SessionRoutes.delete, { scope, id: created.id }, options).catch(() => undefined);
       throw err;
@@ -113,13 +136,18 @@ export class CheckpointService {
   private async savedMessages(scope: Scope, checkpoint: Checkpoint, ctx?: MessageContext): Promise<SessionMessage[]> {
     const ref = checkpoint.session;
     const conflict = (reason: string, why: string) =>
-      new AlfredError(ErrorCode.Conflict, `checkpoint ${checkpoint.id} cannot be resumed with messages: ${why}; resume it at level "summary"`, {
-        reason,
-        session_id: ref?.id ?? null,
-      });
+      new AlfredError(
+        ErrorCode.Conflict,
+        `checkpoint ${checkpoint.id} cannot be resumed with messages: ${why}; resume it at level "summary"`,
+        {
+          reason,
+          session_id: ref?.id ?? null,
+        },
+      );
     if (!ref) throw conflict('no_session', 'it was saved without a session');
     const session = await this.session(scope, ref.id, ctx).catch((err: unknown) => {
-      if (err instanceof AlfredError && err.code === ErrorCode.NotFound) throw conflict('session_deleted', `session ${ref.id} no longer exists`);
+      if (err instanceof AlfredError && err.code === ErrorCode.NotFound)
+        throw conflict('session_deleted', `session ${ref.id} no longer exists`);
       throw err;
     });
     const prefix = session.messages.slice(0, ref.message_count);

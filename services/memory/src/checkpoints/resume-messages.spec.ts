@@ -11,8 +11,14 @@ const checkpoint: Checkpoint = {
   session: null,
   created_at: '2026-01-01T00:00:00.000Z',
 };
-const toolCall: SessionMessage = { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'bash', input: { cmd: 'ls' } }] };
-const toolResult: SessionMessage = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a.ts' }] };
+const toolCall: SessionMessage = {
+  role: 'assistant',
+  content: [{ type: 'tool_use', id: 't1', name: 'bash', input: { cmd: 'ls' } }],
+};
+const toolResult: SessionMessage = {
+  role: 'user',
+  content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a.ts' }],
+};
 const saved: SessionMessage[] = [
   { role: 'user', content: 'start' },
   toolCall,
@@ -46,6 +52,8 @@ describe(resumeMessages.name, () => {
 describe(messagesDigest.name, () => {
   it('should change when any saved message changes', () => {
     expect(messagesDigest(saved)).toMatch(/^[0-9a-f]{64}$/);
-    expect(messagesDigest(saved)).not.toBe(messagesDigest([...saved.slice(0, 5), { role: 'assistant', content: 'Done' }]));
+    expect(messagesDigest(saved)).not.toBe(
+      messagesDigest([...saved.slice(0, 5), { role: 'assistant', content: 'Done' }]),
+    );
   });
 });

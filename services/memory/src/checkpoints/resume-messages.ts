@@ -25,7 +25,12 @@ function opensCleanly(m: SessionMessage): boolean {
  * messages (cut forward to a user turn that is not a tool result) and then the note; `full` every saved
  * message and then the note. The note comes last so the model answers it: it is where work continues.
  */
-export function resumeMessages(c: Checkpoint, level: ResumeLevel, saved: readonly SessionMessage[], contextSize: number): SessionMessage[] {
+export function resumeMessages(
+  c: Checkpoint,
+  level: ResumeLevel,
+  saved: readonly SessionMessage[],
+  contextSize: number,
+): SessionMessage[] {
   const note = checkpointNote(c);
   if (level === 'summary') return [note];
   let transcript = level === 'full' ? [...saved] : saved.slice(Math.max(0, saved.length - contextSize));

@@ -37,8 +37,13 @@ describe(`${MemoryFeedbackService.name} counts cache`, () => {
 
   async function instance(): Promise<{ memories: MemoryService; feedback: MemoryFeedbackService }> {
     const memoryRepo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
-    const repo = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)));
-    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [memoryRepo.collection.journal!, repo.collection.journal!]);
+    const repo = new MemoryFeedbackRepository(
+      await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
+    );
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [
+      memoryRepo.collection.journal!,
+      repo.collection.journal!,
+    ]);
     closers.unshift(() => changes.close());
     const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
     const feedback = new MemoryFeedbackService(memories, repo, changes);

@@ -36,24 +36,36 @@ describeNats(`${MemoryFeedbackService.name} with shared counters`, () => {
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quiet });
     store = new LanceDbStore({ dir: join(dir, 'vectors') });
     bucket = `counters-fb-${randomUUID().slice(0, 8)}`;
-    nats = await Promise.all([1, 2].map((n) => NatsBus.connect({ url: testServers.natsUrl, name: `fb-${n}`, logger: quiet })));
+    nats = await Promise.all(
+      [1, 2].map((n) => NatsBus.connect({ url: testServers.natsUrl, name: `fb-${n}`, logger: quiet })),
+    );
   });
   afterAll(async () => {
     for (const o of outboxes) await o.close();
-    await new Kvm(nats[0]!.nc).open(bucket).then((kv) => kv.destroy(), () => undefined);
+    await new Kvm(nats[0]!.nc).open(bucket).then(
+      (kv) => kv.destroy(),
+      () => undefined,
+    );
     await Promise.all(nats.map((n) => n.close(2_000)));
     await bus.close();
     await store.close();
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function instance(nc: NatsBus): Promise<{ memories: MemoryService; feedback: MemoryFeedbackService; repo: MemoryFeedbackRepository }> {
+  async function instance(
+    nc: NatsBus,
+  ): Promise<{ memories: MemoryService; feedback: MemoryFeedbackService; repo: MemoryFeedbackRepository }> {
     const memoryRepo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
-    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [memoryRepo.collection.journal!]);
+    const changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: memoryRepo }, quiet, [
+      memoryRepo.collection.journal!,
+    ]);
     outboxes.push(changes);
     const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
     const counters = new KvCounters(new NatsKvStore(nc.nc, bucket));
-    const repo = new MemoryFeedbackRepository(await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)), counters);
+    const repo = new MemoryFeedbackRepository(
+      await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
+      counters,
+    );
     return { memories, repo, feedback: new MemoryFeedbackService(memories, repo, changes) };
   }
 
@@ -62,7 +74,10 @@ describeNats(`${MemoryFeedbackService.name} with shared counters`, () => {
     const b = await instance(nats[1]!);
     const m = await a.memories.create(scope, { content: 'prefers tabs', importance: 0.5, tags: [] }, 'daily');
 
-    const reports = Array.from({ length: 15 }, (_, i) => [a.feedback.rate(scope, m.id, { helpful: true }), b.feedback.rate(scope, m.id, { helpful: i % 3 === 0 })]);
+    const reports = Array.from({ length: 15 }, (_, i) => [
+      a.feedback.rate(scope, m.id, { helpful: true }),
+      b.feedback.rate(scope, m.id, { helpful: i % 3 === 0 }),
+    ]);
     const results = await Promise.all(reports.flat());
 
     expect((await b.feedback.get(scope, m.id)).feedback).toEqual({ helpful: 20, unhelpful: 10 });

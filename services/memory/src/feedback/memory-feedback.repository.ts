@@ -40,8 +40,14 @@ export class MemoryFeedbackRepository {
     // Rows first, in one read: a count stands only once mirrored into its row (addMirrored), so only rated memories
     // (few of a search's candidates) cost a read of the shared counters, whose totals are the newest.
     const docs = await this.collection.get(scope, [...new Set(ids)]);
-    const shared = this.counters && docs.length > 0 ? await this.counters.get(docs.map((d) => key(scope, d.id))) : undefined;
-    return new Map(docs.map((d) => [d.id, shared?.has(key(scope, d.id)) ? fromCounters(shared.get(key(scope, d.id))) : countsOf(d)] as const));
+    const shared =
+      this.counters && docs.length > 0 ? await this.counters.get(docs.map((d) => key(scope, d.id))) : undefined;
+    return new Map(
+      docs.map(
+        (d) =>
+          [d.id, shared?.has(key(scope, d.id)) ? fromCounters(shared.get(key(scope, d.id))) : countsOf(d)] as const,
+      ),
+    );
   }
 
   /** Whether counts are kept in counters every instance shares (distributed), not in this process's rows alone. */
@@ -58,7 +64,11 @@ export class MemoryFeedbackRepository {
   async increment(scope: Scope, id: string, delta: FeedbackCounts, at: string): Promise<FeedbackCounts> {
     if (!this.counters) throw new Error('increment needs shared counters; without them the caller commits saveWrite');
     const seed = async () => (await this.collection.get(scope, [id])).map(countsOf)[0];
-    return fromCounters(await addMirrored(this.counters, key(scope, id), { ...delta }, seed, (totals) => this.save(scope, id, fromCounters(totals), at)));
+    return fromCounters(
+      await addMirrored(this.counters, key(scope, id), { ...delta }, seed, (totals) =>
+        this.save(scope, id, fromCounters(totals), at),
+      ),
+    );
   }
 
   async save(scope: Scope, id: string, counts: FeedbackCounts, at: string): Promise<void> {

@@ -36,7 +36,10 @@ export class MemoryFeedbackService {
     for (;;) {
       const page = await this.memories.list(scope, MemoryListQuery.parse({ limit: 100 }));
       if (page.memories.length === 0) break;
-      const res = await this.memories.batchDelete(scope, page.memories.map((m) => m.id));
+      const res = await this.memories.batchDelete(
+        scope,
+        page.memories.map((m) => m.id),
+      );
       deleted += res.deleted;
       if (res.deleted === 0) break;
     }
@@ -57,12 +60,21 @@ export class MemoryFeedbackService {
         if (!this.repo.shared) {
           // Counts this process alone keeps (serialised per memory here): the row and its event are one change.
           const before = await this.repo.get(scope, id);
-          const after = { helpful: (before?.helpful ?? 0) + delta.helpful, unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful };
-          await this.changes.commit([this.event(scope, id, body, after, at)], [this.repo.saveWrite(scope, id, after, at)]);
+          const after = {
+            helpful: (before?.helpful ?? 0) + delta.helpful,
+            unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful,
+          };
+          await this.changes.commit(
+            [this.event(scope, id, body, after, at)],
+            [this.repo.saveWrite(scope, id, after, at)],
+          );
           return { id, feedback: after, timestamp: at };
         }
         // The event carries the counts the atomic increment produced: made from its result (see ChangeEvents).
-        const after = await this.changes.apply((counts) => [this.event(scope, id, body, counts, at)], () => this.repo.increment(scope, id, delta, at));
+        const after = await this.changes.apply(
+          (counts) => [this.event(scope, id, body, counts, at)],
+          () => this.repo.increment(scope, id, delta, at),
+        );
         return { id, feedback: after, timestamp: at };
       } finally {
         // After the write: a read that overlapped it can no longer fill the cache with the counts before it.
@@ -87,7 +99,10 @@ export class MemoryFeedbackService {
 
   async list(scope: Scope, query: MemoryListQuery) {
     const page = await this.memories.list(scope, query);
-    const counts = await this.repo.getMany(scope, page.memories.map((m) => m.id));
+    const counts = await this.repo.getMany(
+      scope,
+      page.memories.map((m) => m.id),
+    );
     return { ...page, memories: page.memories.map((m) => attach(m, counts.get(m.id))) };
   }
 

@@ -60,10 +60,17 @@ export function provenanceFields(w: WrittenBy | undefined): Record<string, Field
 /** The record's writing as stored; undefined for records written before provenance was kept. */
 export function writtenByOf(fields: Readonly<Record<string, FieldValue>>): WrittenBy | undefined {
   if (typeof fields.written_at !== 'string' || !fields.written_at) return undefined;
-  const text = (k: string) => (typeof fields[k] === 'string' && fields[k] ? { [k.slice('written_'.length)]: fields[k] as string } : {});
+  const text = (k: string) =>
+    typeof fields[k] === 'string' && fields[k] ? { [k.slice('written_'.length)]: fields[k] as string } : {};
   const reasons = typeof fields.flag_reasons === 'string' ? (JSON.parse(fields.flag_reasons) as unknown) : [];
   return {
-    writer: { ...text('written_session'), ...text('written_turn'), ...text('written_key'), ...text('written_via'), ...text('written_source') },
+    writer: {
+      ...text('written_session'),
+      ...text('written_turn'),
+      ...text('written_key'),
+      ...text('written_via'),
+      ...text('written_source'),
+    },
     written_at: fields.written_at,
     trust: { flagged: fields.flagged === true, reasons: Array.isArray(reasons) ? reasons.map(String) : [] },
   };
@@ -72,13 +79,21 @@ export function writtenByOf(fields: Readonly<Record<string, FieldValue>>): Writt
 /** The additional fields reads show: `provenance` and `trust`, when the record has them. */
 export function provenanceView(scope: Scope, w: WrittenBy | undefined): { provenance?: Provenance; trust?: TrustMark } {
   if (!w) return {};
-  return { provenance: { tenant: scope.tenant, agent: scope.agent, ...w.writer, written_at: w.written_at }, trust: w.trust };
+  return {
+    provenance: { tenant: scope.tenant, agent: scope.agent, ...w.writer, written_at: w.written_at },
+    trust: w.trust,
+  };
 }
 
 /** Provenance filters as conditions of the record's own query: exact, in the store. */
 export function provenanceConditions(q: ProvenanceQuery): Condition[] {
-  const where: Condition[] = writerConditions(q).map((c) => ({ field: `written_${c.field}`, op: 'eq' as const, value: c.value }));
+  const where: Condition[] = writerConditions(q).map((c) => ({
+    field: `written_${c.field}`,
+    op: 'eq' as const,
+    value: c.value,
+  }));
   // Records written before provenance was kept have no mark: unflagged, as `flagged=false` (recall) must find them.
-  if (q.flagged !== undefined) where.push(q.flagged ? { field: 'flagged', op: 'eq', value: true } : { field: 'flagged', op: 'ne', value: true });
+  if (q.flagged !== undefined)
+    where.push(q.flagged ? { field: 'flagged', op: 'eq', value: true } : { field: 'flagged', op: 'ne', value: true });
   return where;
 }

@@ -20,7 +20,16 @@ const legacySpec: CollectionSpec = {
   name: LEGACY_PROVENANCE_COLLECTION,
   embedderId: 'placeholder',
   dimension: 8,
-  fields: { session: 'string', turn: 'string', key: 'string', via: 'string', source: 'string', flagged: 'boolean', reasons: 'string[]', written_at: 'string' },
+  fields: {
+    session: 'string',
+    turn: 'string',
+    key: 'string',
+    via: 'string',
+    source: 'string',
+    flagged: 'boolean',
+    reasons: 'string[]',
+    written_at: 'string',
+  },
 };
 
 describe(migrateProvenance.name, () => {
@@ -38,28 +47,60 @@ describe(migrateProvenance.name, () => {
       id,
       text: content,
       vector: new Float32Array([1, 0, 0, 0]),
-      fields: { importance: 0.5, tags: [], source: 'daily', date: '2026-01-01', timestamp: `2026-01-01T00:00:0${id.length}Z`, updated_at: null, version: 1 },
+      fields: {
+        importance: 0.5,
+        tags: [],
+        source: 'daily',
+        date: '2026-01-01',
+        timestamp: `2026-01-01T00:00:0${id.length}Z`,
+        updated_at: null,
+        version: 1,
+      },
     });
-    await memories.upsert([memory('m1', 'written by a turn'), memory('m22', 'flagged one'), memory('m333', 'from before provenance')]);
+    await memories.upsert([
+      memory('m1', 'written by a turn'),
+      memory('m22', 'flagged one'),
+      memory('m333', 'from before provenance'),
+    ]);
     const legacy = await old.open(legacySpec);
     const row = (id: string, fields: Record<string, unknown>) => ({
       ...scope,
       id,
       text: id,
       vector: placeholderVector(id, 8),
-      fields: { session: null, turn: null, key: null, via: null, source: null, flagged: false, reasons: [], written_at: '2026-01-01T00:00:01Z', ...fields } as never,
+      fields: {
+        session: null,
+        turn: null,
+        key: null,
+        via: null,
+        source: null,
+        flagged: false,
+        reasons: [],
+        written_at: '2026-01-01T00:00:01Z',
+        ...fields,
+      } as never,
     });
-    await legacy.upsert([row('m1', { session: 's1', turn: '3', via: 'tool:bash' }), row('m22', { key: 'open-loopback', via: 'rest', flagged: true, reasons: ['instruction/x at 0'] })]);
+    await legacy.upsert([
+      row('m1', { session: 's1', turn: '3', via: 'tool:bash' }),
+      row('m22', { key: 'open-loopback', via: 'rest', flagged: true, reasons: ['instruction/x at 0'] }),
+    ]);
     await old.close();
 
     const store = new LanceDbStore({ dir });
     const repo = new MemoryRepository(await store.open(memoryCollectionSpec('hash-test', 4)));
     await migrateProvenance(store, [repo.collection], quiet);
     expect(await store.describe(LEGACY_PROVENANCE_COLLECTION)).toBeUndefined();
-    expect((await repo.get(scope, 'm1'))?.written).toEqual({ writer: { session: 's1', turn: '3', via: 'tool:bash' }, written_at: '2026-01-01T00:00:01Z', trust: { flagged: false, reasons: [] } });
+    expect((await repo.get(scope, 'm1'))?.written).toEqual({
+      writer: { session: 's1', turn: '3', via: 'tool:bash' },
+      written_at: '2026-01-01T00:00:01Z',
+      trust: { flagged: false, reasons: [] },
+    });
     expect((await repo.get(scope, 'm22'))?.written?.trust).toEqual({ flagged: true, reasons: ['instruction/x at 0'] });
     expect((await repo.get(scope, 'm333'))?.written).toBeUndefined();
-    const list = (q: Record<string, unknown>) => repo.list(scope, { limit: 10, offset: 0, sort_by: 'date', sort_order: 'asc', ...q } as never).then((r) => r.records.map((m) => m.id));
+    const list = (q: Record<string, unknown>) =>
+      repo
+        .list(scope, { limit: 10, offset: 0, sort_by: 'date', sort_order: 'asc', ...q } as never)
+        .then((r) => r.records.map((m) => m.id));
     expect(await list({ flagged: false })).toEqual(['m1', 'm333']);
     expect(await list({ flagged: true })).toEqual(['m22']);
     expect(await list({ written_via: 'tool:bash' })).toEqual(['m1']);

@@ -29,7 +29,11 @@ const keyOf = (d: { tenant: string; agent: string; id: string }) => `${d.tenant}
  * checkpoints, remediations), then drops it. Runs at start while the old collection exists; idempotent, so a start
  * interrupted half-way finishes the move next time (the collection goes last).
  */
-export async function migrateProvenance(store: VectorStore, records: readonly Collection[], logger: Pick<Logger, 'info'>): Promise<void> {
+export async function migrateProvenance(
+  store: VectorStore,
+  records: readonly Collection[],
+  logger: Pick<Logger, 'info'>,
+): Promise<void> {
   if ((await store.describe(LEGACY_PROVENANCE_COLLECTION)) === undefined) return;
   const legacy = await store.open(LEGACY_SPEC);
   const rows = new Map<string, StoredDoc>();
@@ -40,20 +44,26 @@ export async function migrateProvenance(store: VectorStore, records: readonly Co
     for await (const page of collection.scanAll(PAGE)) {
       for (const d of page) {
         const row = rows.get(keyOf(d));
-        if (row && d.fields.written_at === null) updates.push({ tenant: d.tenant, agent: d.agent, id: d.id, fields: fieldsOf(row) });
+        if (row && d.fields.written_at === null)
+          updates.push({ tenant: d.tenant, agent: d.agent, id: d.id, fields: fieldsOf(row) });
       }
     }
     for (let i = 0; i < updates.length; i += PAGE) await collection.setFields(updates.slice(i, i + PAGE));
     moved += updates.length;
   }
   await store.drop(LEGACY_PROVENANCE_COLLECTION);
-  logger.info({ rows: rows.size, moved }, 'provenance moved into the records it describes; the old collection is dropped');
+  logger.info(
+    { rows: rows.size, moved },
+    'provenance moved into the records it describes; the old collection is dropped',
+  );
 }
 
 function fieldsOf(row: StoredDoc) {
   const f = row.fields;
   const text = (k: string) => (typeof f[k] === 'string' && f[k] ? (f[k] as string) : undefined);
-  const writer = Object.fromEntries(['session', 'turn', 'key', 'via', 'source'].flatMap((k) => (text(k) ? [[k, text(k)!]] : [])));
+  const writer = Object.fromEntries(
+    ['session', 'turn', 'key', 'via', 'source'].flatMap((k) => (text(k) ? [[k, text(k)!]] : [])),
+  );
   return provenanceFields({
     writer,
     written_at: String(f.written_at),

@@ -1,10 +1,4 @@
-import {
-  SkillRoutes,
-  type RecallHit,
-  type RecallQuery,
-  type RecallResponse,
-  type Scope,
-} from '#contracts';
+import { SkillRoutes, type RecallHit, type RecallQuery, type RecallResponse, type Scope } from '#contracts';
 import type { Bus, MessageContext } from '#bus';
 import { estimateTokens } from '#text';
 import type { MemorySearch } from '../search/memory-search.js';
@@ -37,7 +31,9 @@ export class RecallService {
     ]);
     const hits: RecallHit[] = [
       ...memories.results.map((m) => hitOf('memory', m.id, undefined, m.score, m.content)),
-      ...remediations.results.map((r) => hitOf('remediation', r.id, undefined, r.score, `Error: ${r.error_message}\nFix: ${r.fix}`)),
+      ...remediations.results.map((r) =>
+        hitOf('remediation', r.id, undefined, r.score, `Error: ${r.error_message}\nFix: ${r.fix}`),
+      ),
       ...skills.results.map((s) => hitOf('skill', s.name, s.name, s.score, `Skill ${s.name}: ${s.description}`)),
     ].sort((a, b) => b.score - a.score);
     const filled = fillBudget(hits, query.budget_tokens, query.limit);

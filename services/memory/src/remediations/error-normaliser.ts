@@ -40,7 +40,11 @@ export function normaliseError(text: string): string {
 export const SIGNATURE_STACK_FRAMES = 5;
 
 /** The text a remediation is embedded and searched by: the normalised message, tool and top stack frames. */
-export function errorSignature(input: { error_message: string; stack?: string | undefined; tool?: string | undefined }): string {
+export function errorSignature(input: {
+  error_message: string;
+  stack?: string | undefined;
+  tool?: string | undefined;
+}): string {
   const parts = [normaliseError(input.error_message)];
   if (input.tool) parts.push(`tool: ${input.tool}`);
   if (input.stack) {

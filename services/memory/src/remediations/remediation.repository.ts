@@ -3,7 +3,15 @@ import type { StoreWrite } from '#durable';
 import { purgeScope } from '../scope-purge.js';
 import type { Collection, CollectionSpec, Condition, HitSignals, SearchOptions, StoredDoc } from '#vector-store';
 import { storeWrite } from '../memory.repository.js';
-import { PROVENANCE_FIELDS, provenanceConditions, provenanceFields, provenanceView, writtenByOf, type ProvenanceQuery, type WrittenBy } from '../provenance/provenance-fields.js';
+import {
+  PROVENANCE_FIELDS,
+  provenanceConditions,
+  provenanceFields,
+  provenanceView,
+  writtenByOf,
+  type ProvenanceQuery,
+  type WrittenBy,
+} from '../provenance/provenance-fields.js';
 
 /** A remediation as stored: with who wrote it (kept across feedback, which rewrites the record). */
 export interface RemediationRecord {
@@ -45,25 +53,25 @@ export class RemediationRepository {
 
   private toDoc(scope: Scope, { remediation: r, written }: RemediationRecord, vector: Float32Array) {
     return {
-        id: r.id,
-        tenant: scope.tenant,
-        agent: scope.agent,
-        text: r.signature,
-        vector,
-        fields: {
-          error_message: r.error_message,
-          stack: r.stack ?? null,
-          tool: r.tool ?? null,
-          tags: [...r.tags],
-          fix: r.fix,
-          context: r.context ?? null,
-          helpful: r.feedback.helpful,
-          unhelpful: r.feedback.unhelpful,
-          created_at: r.created_at,
-          updated_at: r.updated_at ?? null,
-          ...provenanceFields(written),
-        },
-      };
+      id: r.id,
+      tenant: scope.tenant,
+      agent: scope.agent,
+      text: r.signature,
+      vector,
+      fields: {
+        error_message: r.error_message,
+        stack: r.stack ?? null,
+        tool: r.tool ?? null,
+        tags: [...r.tags],
+        fix: r.fix,
+        context: r.context ?? null,
+        helpful: r.feedback.helpful,
+        unhelpful: r.feedback.unhelpful,
+        created_at: r.created_at,
+        updated_at: r.updated_at ?? null,
+        ...provenanceFields(written),
+      },
+    };
   }
 
   async get(scope: Scope, id: string): Promise<RemediationRecord | undefined> {
@@ -85,13 +93,20 @@ export class RemediationRepository {
     query: SearchOptions & { tool?: string | undefined; provenance?: ProvenanceQuery },
   ): Promise<{ hits: Array<{ remediation: Remediation; score: number; signals: HitSignals }>; total: number }> {
     const { tool, provenance, ...options } = query;
-    const where: Condition[] = [...(tool ? [{ field: 'tool', op: 'eq' as const, value: tool }] : []), ...provenanceConditions(provenance ?? {})];
+    const where: Condition[] = [
+      ...(tool ? [{ field: 'tool', op: 'eq' as const, value: tool }] : []),
+      ...provenanceConditions(provenance ?? {}),
+    ];
     const { hits, total } = await this.collection.search({ ...scope, where }, options);
-    return { hits: hits.map((h) => ({ remediation: viewOf(scope, recordOf(h.doc)), score: h.score, signals: h.signals })), total };
+    return {
+      hits: hits.map((h) => ({ remediation: viewOf(scope, recordOf(h.doc)), score: h.score, signals: h.signals })),
+      total,
+    };
   }
 }
 
-const optional = (key: string, value: unknown) => (typeof value === 'string' && value.length > 0 ? { [key]: value } : {});
+const optional = (key: string, value: unknown) =>
+  typeof value === 'string' && value.length > 0 ? { [key]: value } : {};
 
 /** The API view: the remediation with `provenance` and `trust` when it has them. */
 export function viewOf(scope: Scope, { remediation, written }: RemediationRecord): Remediation {

@@ -58,8 +58,14 @@ export class RemediationService {
       created_at: this.now().toISOString(),
     };
     const [vector] = await this.embedder.embed([remediation.signature]);
-    const record = { remediation, written: writtenBy(writer, remediation.created_at, [body.error_message, body.fix].join('\n')) };
-    await this.changes.commit([changeOf(scope, 'recorded', remediation)], [this.repo.saveWrite(scope, record, vector!, 'insert')]);
+    const record = {
+      remediation,
+      written: writtenBy(writer, remediation.created_at, [body.error_message, body.fix].join('\n')),
+    };
+    await this.changes.commit(
+      [changeOf(scope, 'recorded', remediation)],
+      [this.repo.saveWrite(scope, record, vector!, 'insert')],
+    );
     return viewOf(scope, record);
   }
 
@@ -87,7 +93,10 @@ export class RemediationService {
       provenance: query,
     });
     const ranked = this.ranker.rank(
-      hits.map(({ remediation, signals }) => ({ item: remediation, evidence: { ...signals, feedback: remediation.feedback } })),
+      hits.map(({ remediation, signals }) => ({
+        item: remediation,
+        evidence: { ...signals, feedback: remediation.feedback },
+      })),
       { minScore: query.min_score, limit: query.limit, key: (r) => r.id },
     );
     return {
@@ -113,7 +122,10 @@ export class RemediationService {
       };
       const [vector] = await this.embedder.embed([after.signature]);
       const record = { remediation: after, ...(written ? { written } : {}) };
-      await this.changes.commit([changeOf(scope, 'rated', after, body)], [this.repo.saveWrite(scope, record, vector!, 'upsert')]);
+      await this.changes.commit(
+        [changeOf(scope, 'rated', after, body)],
+        [this.repo.saveWrite(scope, record, vector!, 'upsert')],
+      );
       return { id, feedback: after.feedback, timestamp: at };
     });
   }

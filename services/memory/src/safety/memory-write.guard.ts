@@ -21,7 +21,10 @@ export class MemoryWriteGuard {
 
   async conversation(scope: Scope, body: ConversationIngestBody): Promise<ConversationIngestBody> {
     const messages = await Promise.all(
-      body.messages.map(async (m, index) => ({ ...m, content: await this.secrets.admit(scope.tenant, m.content, { field: 'messages.content', index }) })),
+      body.messages.map(async (m, index) => ({
+        ...m,
+        content: await this.secrets.admit(scope.tenant, m.content, { field: 'messages.content', index }),
+      })),
     );
     return { ...body, messages };
   }
@@ -32,11 +35,25 @@ export class MemoryWriteGuard {
   }
 
   /** Each item checked on its own: the refused ones come back as errors at their index, the others admitted. */
-  async batch<I extends { index: number; body: MemoryCreateBody }>(scope: Scope, items: readonly I[]): Promise<{ passed: I[]; refused: Array<{ index: number; error: string }> }> {
+  async batch<I extends { index: number; body: MemoryCreateBody }>(
+    scope: Scope,
+    items: readonly I[],
+  ): Promise<{ passed: I[]; refused: Array<{ index: number; error: string }> }> {
     const outcomes = await Promise.all(
       items.map(async (item) => {
         try {
-          return { item: { ...item, body: { ...item.body, content: await this.secrets.admit(scope.tenant, item.body.content, { field: 'content', index: item.index }) } } };
+          return {
+            item: {
+              ...item,
+              body: {
+                ...item.body,
+                content: await this.secrets.admit(scope.tenant, item.body.content, {
+                  field: 'content',
+                  index: item.index,
+                }),
+              },
+            },
+          };
         } catch (err) {
           if (!(err instanceof SecretDetectedError)) throw err;
           return { refused: { index: item.index, error: `${err.code}: ${err.message}` } };

@@ -31,10 +31,16 @@ export class MemorySearch {
       source: query.source,
       provenance: query,
     });
-    const counts = await this.feedback.getMany(scope, hits.map((h) => h.record.id));
+    const counts = await this.feedback.getMany(
+      scope,
+      hits.map((h) => h.record.id),
+    );
     // Ranked as stored records; only the page is turned into API memories.
     const ranked = this.ranker.rank(
-      hits.map(({ record, signals }) => ({ item: record, evidence: { ...signals, ...priorsOf(record, counts.get(record.id)) } })),
+      hits.map(({ record, signals }) => ({
+        item: record,
+        evidence: { ...signals, ...priorsOf(record, counts.get(record.id)) },
+      })),
       { minScore: query.min_score, limit: query.limit, key: (r) => r.id, explain: query.explain },
     );
     return {
@@ -51,7 +57,11 @@ export class MemorySearch {
 }
 
 function priorsOf(record: MemoryRecord, feedback: FeedbackCounts | undefined) {
-  return { importance: record.importance, writtenAt: Date.parse(record.updated_at ?? record.timestamp), ...(feedback ? { feedback } : {}) };
+  return {
+    importance: record.importance,
+    writtenAt: Date.parse(record.updated_at ?? record.timestamp),
+    ...(feedback ? { feedback } : {}),
+  };
 }
 
 function withCounts(scope: Scope, record: MemoryRecord, counts: FeedbackCounts | undefined): Memory {

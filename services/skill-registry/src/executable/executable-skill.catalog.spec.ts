@@ -26,7 +26,10 @@ describe(ExecutableSkillCatalog.name, () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-exec-catalog-'));
     await mkdir(join(dir, 'bundled', 'shipped'), { recursive: true });
-    await writeFile(join(dir, 'bundled', 'shipped', 'skill.json'), JSON.stringify({ id: 'shipped', name: 'Shipped', description: 'd', version: '1.0.0', createdBy: 'alfred' }));
+    await writeFile(
+      join(dir, 'bundled', 'shipped', 'skill.json'),
+      JSON.stringify({ id: 'shipped', name: 'Shipped', description: 'd', version: '1.0.0', createdBy: 'alfred' }),
+    );
     await writeFile(join(dir, 'bundled', 'shipped', 'execute.ts'), CODE);
     await mkdir(join(dir, 'bundled', 'markdown-only'), { recursive: true });
     await writeFile(join(dir, 'bundled', 'markdown-only', 'SKILL.md'), '---\nname: markdown-only\n---\n');
@@ -37,7 +40,9 @@ describe(ExecutableSkillCatalog.name, () => {
 
   describe('reload', () => {
     it('should load bundled folders that have a skill.json, read-only', async () => {
-      expect(catalog.list(scope.tenant).map((s) => [s.id, s.source, s.status])).toEqual([['shipped', 'bundled', 'loaded']]);
+      expect(catalog.list(scope.tenant).map((s) => [s.id, s.source, s.status])).toEqual([
+        ['shipped', 'bundled', 'loaded'],
+      ]);
       expect(await codeOf(catalog.update(scope.tenant, 'shipped', { description: 'x' }))).toBe(ErrorCode.Forbidden);
       expect(await codeOf(catalog.delete(scope.tenant, 'shipped', true))).toBe(ErrorCode.Forbidden);
     });
@@ -46,10 +51,22 @@ describe(ExecutableSkillCatalog.name, () => {
   describe('create', () => {
     it('should write the folder, fill defaults and hash exactly the files on disk', async () => {
       const created = await catalog.create(scope, { id: 'fresh', description: 'New', code: CODE });
-      expect(created).toMatchObject({ status: 'loaded', name: 'fresh', version: '1.0.0', created_by: 'maker', code: CODE });
-      expect(created.digest).toBe(await skillDigest(join(dir, 'managed', 'tenants', encodeURIComponent(scope.tenant), 'fresh')));
-      expect(await codeOf(catalog.create(scope, { id: 'fresh', description: 'Again', code: CODE }))).toBe(ErrorCode.Conflict);
-      expect(await codeOf(catalog.create(scope, { id: 'shipped', description: 'Shadow', code: CODE }))).toBe(ErrorCode.Conflict);
+      expect(created).toMatchObject({
+        status: 'loaded',
+        name: 'fresh',
+        version: '1.0.0',
+        created_by: 'maker',
+        code: CODE,
+      });
+      expect(created.digest).toBe(
+        await skillDigest(join(dir, 'managed', 'tenants', encodeURIComponent(scope.tenant), 'fresh')),
+      );
+      expect(await codeOf(catalog.create(scope, { id: 'fresh', description: 'Again', code: CODE }))).toBe(
+        ErrorCode.Conflict,
+      );
+      expect(await codeOf(catalog.create(scope, { id: 'shipped', description: 'Shadow', code: CODE }))).toBe(
+        ErrorCode.Conflict,
+      );
     });
   });
 
@@ -60,7 +77,9 @@ describe(ExecutableSkillCatalog.name, () => {
       expect(v2.version).toBe('1.0.1');
       expect(v2.digest).not.toBe(v1.digest);
       expect(await codeOf(catalog.update(scope.tenant, 'evolving', { timeoutMs: 5 }))).toBe(ErrorCode.ValidationFailed);
-      expect(await codeOf(catalog.update(scope.tenant, 'evolving', { code: 'nope(' }))).toBe(ErrorCode.ValidationFailed);
+      expect(await codeOf(catalog.update(scope.tenant, 'evolving', { code: 'nope(' }))).toBe(
+        ErrorCode.ValidationFailed,
+      );
       expect(catalog.get(scope.tenant, 'evolving')).toMatchObject({ version: '1.0.1', digest: v2.digest });
     });
   });
@@ -70,7 +89,9 @@ describe(ExecutableSkillCatalog.name, () => {
       const created = await catalog.create(scope, { id: 'served', description: 'd', code: CODE });
       const files = catalog.files(scope.tenant, 'served', created.digest);
       expect(files.files.map((f) => f.path)).toEqual(['execute.ts', 'skill.json']);
-      expect(await codeOf(Promise.resolve().then(() => catalog.files(scope.tenant, 'served', `sha256:${'0'.repeat(64)}`)))).toBe(ErrorCode.Conflict);
+      expect(
+        await codeOf(Promise.resolve().then(() => catalog.files(scope.tenant, 'served', `sha256:${'0'.repeat(64)}`))),
+      ).toBe(ErrorCode.Conflict);
     });
   });
 
@@ -84,7 +105,8 @@ describe(ExecutableSkillCatalog.name, () => {
         () => Promise.resolve().then(() => catalog.resolve(other, 'private-one')),
         () => catalog.update(other, 'private-one', { description: 'mine now' }),
         () => catalog.delete(other, 'private-one', true),
-      ]) expect(await codeOf(attempt())).toBe(ErrorCode.NotFound);
+      ])
+        expect(await codeOf(attempt())).toBe(ErrorCode.NotFound);
       // The same id is free for the other tenant: it gets its own skill, not a view of the first.
       await catalog.create({ tenant: other, agent: 'maker' }, { id: 'private-one', description: 'theirs', code: CODE });
       expect(catalog.get(scope.tenant, 'private-one').description).toBe('d');
@@ -92,24 +114,43 @@ describe(ExecutableSkillCatalog.name, () => {
     });
 
     it("should refuse an agent's change made without the user's consent", async () => {
-      expect(await codeOf(catalog.create(scope, { id: 'sneaky', description: 'd', code: CODE }, { by: 'agent', consented: false }))).toBe(ErrorCode.Forbidden);
+      expect(
+        await codeOf(
+          catalog.create(scope, { id: 'sneaky', description: 'd', code: CODE }, { by: 'agent', consented: false }),
+        ),
+      ).toBe(ErrorCode.Forbidden);
       expect(catalog.list(scope.tenant).map((s) => s.id)).not.toContain('sneaky');
     });
   });
 
   describe('install', () => {
-    const files = (code: string) => new Map([['skill.json', Buffer.from(JSON.stringify({ id: 'fetched', name: 'fetched', description: 'd', version: '1.0.0', createdBy: 'git:x' }))], ['execute.ts', Buffer.from(code)]]);
+    const files = (code: string) =>
+      new Map([
+        [
+          'skill.json',
+          Buffer.from(
+            JSON.stringify({ id: 'fetched', name: 'fetched', description: 'd', version: '1.0.0', createdBy: 'git:x' }),
+          ),
+        ],
+        ['execute.ts', Buffer.from(code)],
+      ]);
 
     it('should run an installed skill only once the tenant consented to that exact version', async () => {
       const { skill } = await catalog.install(scope.tenant, 'fetched', files(CODE));
       expect(skill.status).toBe('awaiting_consent');
-      expect(await codeOf(Promise.resolve().then(() => catalog.resolve(scope.tenant, 'fetched')))).toBe(ErrorCode.Forbidden);
-      expect(await codeOf(catalog.consent(scope.tenant, 'fetched', `sha256:${'0'.repeat(64)}`))).toBe(ErrorCode.Conflict);
+      expect(await codeOf(Promise.resolve().then(() => catalog.resolve(scope.tenant, 'fetched')))).toBe(
+        ErrorCode.Forbidden,
+      );
+      expect(await codeOf(catalog.consent(scope.tenant, 'fetched', `sha256:${'0'.repeat(64)}`))).toBe(
+        ErrorCode.Conflict,
+      );
       expect((await catalog.consent(scope.tenant, 'fetched', skill.digest)).status).toBe('loaded');
       expect(catalog.resolve(scope.tenant, 'fetched').status).toBe('loaded');
       // The same files again keep the consent; changed code needs it again; and it all survives a reload.
       expect((await catalog.install(scope.tenant, 'fetched', files(CODE))).skill.status).toBe('loaded');
-      expect((await catalog.install(scope.tenant, 'fetched', files(CODE.replace('1 }', '2 }')))).skill.status).toBe('awaiting_consent');
+      expect((await catalog.install(scope.tenant, 'fetched', files(CODE.replace('1 }', '2 }')))).skill.status).toBe(
+        'awaiting_consent',
+      );
       await catalog.reload();
       expect(catalog.get(scope.tenant, 'fetched').status).toBe('awaiting_consent');
     });
@@ -127,7 +168,9 @@ describe(ExecutableSkillCatalog.name, () => {
       expect(await codeOf(catalog.delete(scope.tenant, 'doomed', false))).toBe(ErrorCode.Conflict);
       expect(catalog.resolve(scope.tenant, 'doomed').status).toBe('loaded');
       await catalog.delete(scope.tenant, 'doomed', true);
-      expect(await codeOf(Promise.resolve().then(() => catalog.resolve(scope.tenant, 'doomed')))).toBe(ErrorCode.NotFound);
+      expect(await codeOf(Promise.resolve().then(() => catalog.resolve(scope.tenant, 'doomed')))).toBe(
+        ErrorCode.NotFound,
+      );
     });
   });
 });

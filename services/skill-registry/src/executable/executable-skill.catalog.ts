@@ -15,7 +15,19 @@ import {
   type SkillFiles,
 } from '#contracts';
 import { AlfredError } from '#errors';
-import { awaitsConsent, CODE, detail, encodeFile, info, MANIFEST, rawManifest, toEntry, validCode, validManifest, type CatalogEntry } from './executable-skill.entry.js';
+import {
+  awaitsConsent,
+  CODE,
+  detail,
+  encodeFile,
+  info,
+  MANIFEST,
+  rawManifest,
+  toEntry,
+  validCode,
+  validManifest,
+  type CatalogEntry,
+} from './executable-skill.entry.js';
 import type { ExecutableSkillStore } from './executable-skill.store.js';
 
 export { validCode, validManifest } from './executable-skill.entry.js';
@@ -55,7 +67,10 @@ export class ExecutableSkillCatalog {
   }
 
   list(tenant: string): ExecutableSkillInfo[] {
-    return [...this.entries.values()].filter((e) => e.owner === undefined || e.owner === tenant).sort((a, b) => a.id.localeCompare(b.id)).map(info);
+    return [...this.entries.values()]
+      .filter((e) => e.owner === undefined || e.owner === tenant)
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map(info);
   }
 
   get(tenant: string, id: string): ExecutableSkillDetail {
@@ -63,7 +78,11 @@ export class ExecutableSkillCatalog {
   }
 
   /** An agent's change (origin `agent`) happens only after the user consented; the tool asks before calling. */
-  async create(scope: Scope, body: ExecutableSkillCreateBody, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
+  async create(
+    scope: Scope,
+    body: ExecutableSkillCreateBody,
+    origin: SkillChangeOrigin = { by: 'user', consented: false },
+  ): Promise<ExecutableSkillDetail> {
     requireConsent(origin, String(body.id));
     const { code, ...fields } = body;
     const manifest = validManifest({ name: fields.id, version: '1.0.0', createdBy: scope.agent, ...fields });
@@ -71,11 +90,21 @@ export class ExecutableSkillCatalog {
     return this.serially(async () => {
       if (this.visible(scope.tenant, manifest.id)) throw conflict(manifest.id);
       if (!(await this.store.create(scope.tenant, manifest.id, filesOf(manifest, code)))) throw conflict(manifest.id);
-      return this.refresh({ id: manifest.id, source: 'managed', owner: scope.tenant, dir: this.store.dirFor(scope.tenant, manifest.id) });
+      return this.refresh({
+        id: manifest.id,
+        source: 'managed',
+        owner: scope.tenant,
+        dir: this.store.dirFor(scope.tenant, manifest.id),
+      });
     });
   }
 
-  async update(tenant: string, id: string, patch: ExecutableSkillPatch, origin: SkillChangeOrigin = { by: 'user', consented: false }): Promise<ExecutableSkillDetail> {
+  async update(
+    tenant: string,
+    id: string,
+    patch: ExecutableSkillPatch,
+    origin: SkillChangeOrigin = { by: 'user', consented: false },
+  ): Promise<ExecutableSkillDetail> {
     requireConsent(origin, id);
     return this.serially(async () => {
       const entry = this.writable(tenant, id);
@@ -111,7 +140,11 @@ export class ExecutableSkillCatalog {
    * once the tenant consents to this version: a replacement keeps the consent only when nothing changed. Resolves to
    * the skill and an undo that puts the previous folder back.
    */
-  install(tenant: string, id: string, files: ReadonlyMap<string, Buffer>): Promise<{ skill: ExecutableSkillDetail; undo: () => Promise<void> }> {
+  install(
+    tenant: string,
+    id: string,
+    files: ReadonlyMap<string, Buffer>,
+  ): Promise<{ skill: ExecutableSkillDetail; undo: () => Promise<void> }> {
     return this.serially(async () => {
       const before = this.entries.get(keyOf(tenant, id));
       const placed = await this.store.put(tenant, id, files);
@@ -126,7 +159,11 @@ export class ExecutableSkillCatalog {
         const previous = before?.installed?.consentedDigest;
         await this.store.writeInstalled(tenant, id, previous ? { consentedDigest: previous } : {});
         const skill = await this.refresh(folder);
-        if (skill.status === 'invalid') throw new AlfredError(ErrorCode.ValidationFailed, `executable skill ${id} is invalid: ${skill.reason}`, { id, reason: skill.reason });
+        if (skill.status === 'invalid')
+          throw new AlfredError(ErrorCode.ValidationFailed, `executable skill ${id} is invalid: ${skill.reason}`, {
+            id,
+            reason: skill.reason,
+          });
         await placed.done();
         return { skill, undo: () => this.serially(undo) };
       } catch (err) {
@@ -145,7 +182,11 @@ export class ExecutableSkillCatalog {
         const message = `skill ${id} changed since that version was shown: its digest is now ${entry.digest}; review it and consent to that one`;
         throw new AlfredError(ErrorCode.Conflict, message, { id, digest: entry.digest });
       }
-      if (!entry.manifest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${entry.reason}`, { id, reason: entry.reason });
+      if (!entry.manifest)
+        throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid and cannot run: ${entry.reason}`, {
+          id,
+          reason: entry.reason,
+        });
       await this.store.writeInstalled(tenant, id, { consentedDigest: digest });
       return this.refresh(entry);
     });
@@ -163,7 +204,11 @@ export class ExecutableSkillCatalog {
           files: entry.files.map((f) => f.path),
           confirm_with: `DELETE /executable-skills/${id}?confirm=true`,
         };
-        throw new AlfredError(ErrorCode.Conflict, `deleting skill ${id} needs confirmation: repeat with confirm=true`, preview);
+        throw new AlfredError(
+          ErrorCode.Conflict,
+          `deleting skill ${id} needs confirmation: repeat with confirm=true`,
+          preview,
+        );
       }
       await this.store.remove(entry.dir);
       if (entry.installed) await this.store.writeInstalled(tenant, id, undefined);
@@ -174,14 +219,25 @@ export class ExecutableSkillCatalog {
 
   resolve(tenant: string, id: string): ExecutableSkillResolved {
     const e = this.runnable(tenant, id);
-    return { id: e.id, status: e.manifest ? 'loaded' : 'invalid', digest: e.digest, ...(e.reason ? { reason: e.reason } : {}), ...(e.manifest ? { version: e.manifest.version } : {}) };
+    return {
+      id: e.id,
+      status: e.manifest ? 'loaded' : 'invalid',
+      digest: e.digest,
+      ...(e.reason ? { reason: e.reason } : {}),
+      ...(e.manifest ? { version: e.manifest.version } : {}),
+    };
   }
 
   /** The exact bytes behind a digest; a skill that changed since is a conflict (the runner resolves again). */
   files(tenant: string, id: string, digest: string): SkillFiles {
     const e = this.runnable(tenant, id);
-    if (!e.manifest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid: ${e.reason}`, { id, reason: e.reason });
-    if (e.digest !== digest) throw new AlfredError(ErrorCode.Conflict, `skill ${id} changed: its digest is now ${e.digest}`, { id, digest: e.digest });
+    if (!e.manifest)
+      throw new AlfredError(ErrorCode.Conflict, `skill ${id} is invalid: ${e.reason}`, { id, reason: e.reason });
+    if (e.digest !== digest)
+      throw new AlfredError(ErrorCode.Conflict, `skill ${id} changed: its digest is now ${e.digest}`, {
+        id,
+        digest: e.digest,
+      });
     return { id, digest, files: e.files.map(encodeFile) };
   }
 
@@ -208,12 +264,23 @@ export class ExecutableSkillCatalog {
 
   private writable(tenant: string, id: string): CatalogEntry {
     const entry = this.entry(tenant, id);
-    if (entry.source !== 'managed') throw new AlfredError(ErrorCode.Forbidden, `skill ${id} is bundled with Alfred and read-only`, { id });
-    if (entry.owner !== tenant) throw new AlfredError(ErrorCode.Forbidden, `skill ${id} was placed on disk by the operator; it is shared and read-only`, { id });
+    if (entry.source !== 'managed')
+      throw new AlfredError(ErrorCode.Forbidden, `skill ${id} is bundled with Alfred and read-only`, { id });
+    if (entry.owner !== tenant)
+      throw new AlfredError(
+        ErrorCode.Forbidden,
+        `skill ${id} was placed on disk by the operator; it is shared and read-only`,
+        { id },
+      );
     return entry;
   }
 
-  private async refresh(folder: { id: string; source: ExecutableSkillSource; owner?: string; dir: string }): Promise<ExecutableSkillDetail> {
+  private async refresh(folder: {
+    id: string;
+    source: ExecutableSkillSource;
+    owner?: string;
+    dir: string;
+  }): Promise<ExecutableSkillDetail> {
     const entry = toEntry(await this.store.reread(folder));
     this.entries.set(keyOf(entry.owner, entry.id), entry);
     return detail(entry);
@@ -238,8 +305,13 @@ export function bumpPatch(version: string | undefined): string {
 
 function requireConsent(origin: SkillChangeOrigin, id: string): void {
   if (origin.by === 'agent' && !origin.consented) {
-    throw new AlfredError(ErrorCode.Forbidden, `an agent may create or change skill ${id} only after the user consents`, { id });
+    throw new AlfredError(
+      ErrorCode.Forbidden,
+      `an agent may create or change skill ${id} only after the user consents`,
+      { id },
+    );
   }
 }
 
-const conflict = (id: string) => new AlfredError(ErrorCode.Conflict, `an executable skill with id ${id} already exists`, { id });
+const conflict = (id: string) =>
+  new AlfredError(ErrorCode.Conflict, `an executable skill with id ${id} already exists`, { id });

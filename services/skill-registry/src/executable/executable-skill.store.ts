@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { EXECUTABLE_SKILL_FILES_MAX_BYTES, EXECUTABLE_SKILL_FILES_MAX_COUNT, type ExecutableSkillSource } from '#contracts';
+import {
+  EXECUTABLE_SKILL_FILES_MAX_BYTES,
+  EXECUTABLE_SKILL_FILES_MAX_COUNT,
+  type ExecutableSkillSource,
+} from '#contracts';
 import { readSkillFiles, type SkillFileBytes } from '#sandbox';
 
 /** A skill folder as found on disk: its files in memory, or why they could not be read. */
@@ -51,7 +55,8 @@ export class ExecutableSkillStore {
     const owned: SkillFolder[] = [];
     for (const seg of await readdir(path.join(this.managedDir, 'tenants')).catch(() => [] as string[])) {
       const owner = decodeURIComponent(seg);
-      for (const f of await this.folders(path.join(this.managedDir, 'tenants', seg), 'managed', false)) owned.push(await this.marked({ ...f, owner }));
+      for (const f of await this.folders(path.join(this.managedDir, 'tenants', seg), 'managed', false))
+        owned.push(await this.marked({ ...f, owner }));
     }
     return [...bundled, ...onDisk, ...owned];
   }
@@ -76,7 +81,11 @@ export class ExecutableSkillStore {
    * Writes a tenant's skill folder exactly as given (a folder it replaces is moved aside whole): `undo` puts the
    * previous one back, `done` drops it.
    */
-  async put(tenant: string, id: string, files: ReadonlyMap<string, Buffer>): Promise<{ undo: () => Promise<void>; done: () => Promise<void> }> {
+  async put(
+    tenant: string,
+    id: string,
+    files: ReadonlyMap<string, Buffer>,
+  ): Promise<{ undo: () => Promise<void>; done: () => Promise<void> }> {
     const staging = await this.stage(Object.fromEntries(files));
     const target = this.dirFor(tenant, id);
     const trash = path.join(this.managedDir, `.trash-${randomUUID()}`);
@@ -114,7 +123,10 @@ export class ExecutableSkillStore {
       return folder;
     }
     const mark = JSON.parse(text) as InstalledMark;
-    return { ...folder, installed: typeof mark.consentedDigest === 'string' ? { consentedDigest: mark.consentedDigest } : {} };
+    return {
+      ...folder,
+      installed: typeof mark.consentedDigest === 'string' ? { consentedDigest: mark.consentedDigest } : {},
+    };
   }
 
   /** Where a new managed skill of `tenant` is written. */
@@ -194,12 +206,24 @@ export class ExecutableSkillStore {
       const entries = await readdir(dir, { recursive: true, withFileTypes: true });
       const count = entries.filter((e) => e.isFile()).length;
       if (count > EXECUTABLE_SKILL_FILES_MAX_COUNT) {
-        return { id, source, dir, modifiedAt, problem: `the folder has ${count} files; at most ${EXECUTABLE_SKILL_FILES_MAX_COUNT} are allowed` };
+        return {
+          id,
+          source,
+          dir,
+          modifiedAt,
+          problem: `the folder has ${count} files; at most ${EXECUTABLE_SKILL_FILES_MAX_COUNT} are allowed`,
+        };
       }
       const files = await readSkillFiles(dir);
       const bytes = files.reduce((sum, f) => sum + f.bytes.byteLength, 0);
       if (bytes > EXECUTABLE_SKILL_FILES_MAX_BYTES) {
-        return { id, source, dir, modifiedAt, problem: `the folder holds ${bytes} bytes; at most ${EXECUTABLE_SKILL_FILES_MAX_BYTES} are allowed` };
+        return {
+          id,
+          source,
+          dir,
+          modifiedAt,
+          problem: `the folder holds ${bytes} bytes; at most ${EXECUTABLE_SKILL_FILES_MAX_BYTES} are allowed`,
+        };
       }
       return { id, source, dir, modifiedAt, files };
     } catch (err) {

@@ -3,13 +3,10 @@ import { z } from 'zod';
 
 /** Environment variables of executable skills, spread into the skill-registry's env schema. */
 export const executableSkillsEnv = {
-  ALFRED_EXEC_SKILLS_DIR: z
-    .string()
-    .optional()
-    .meta({
-      description: 'where executable skills created through the API live',
-      shownDefault: '`$ALFRED_DATA_DIR/executable-skills`',
-    }),
+  ALFRED_EXEC_SKILLS_DIR: z.string().optional().meta({
+    description: 'where executable skills created through the API live',
+    shownDefault: '`$ALFRED_DATA_DIR/executable-skills`',
+  }),
 };
 
 /** What the executable-skills module reads from the registry's config. */

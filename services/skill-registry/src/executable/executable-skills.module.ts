@@ -22,8 +22,16 @@ export function executableSkillProviders(config: ExecutableSkillsConfig): Provid
   const bundled = config.ALFRED_SKILLS_BUNDLED_DIR ? resolve(config.ALFRED_SKILLS_BUNDLED_DIR) : undefined;
   return [
     { provide: ExecutableSkillStore, useFactory: () => new ExecutableSkillStore(managedDirOf(config), bundled) },
-    { provide: ExecutableSkillCatalog, inject: [ExecutableSkillStore], useFactory: (store: ExecutableSkillStore) => new ExecutableSkillCatalog(store) },
-    { provide: CatalogLoader, inject: [ExecutableSkillCatalog], useFactory: (catalog: ExecutableSkillCatalog) => new CatalogLoader(catalog) },
+    {
+      provide: ExecutableSkillCatalog,
+      inject: [ExecutableSkillStore],
+      useFactory: (store: ExecutableSkillStore) => new ExecutableSkillCatalog(store),
+    },
+    {
+      provide: CatalogLoader,
+      inject: [ExecutableSkillCatalog],
+      useFactory: (catalog: ExecutableSkillCatalog) => new CatalogLoader(catalog),
+    },
     ExecutableSkillsHandlers,
   ];
 }

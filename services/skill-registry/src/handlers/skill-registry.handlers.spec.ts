@@ -33,7 +33,12 @@ describe(SkillRegistryHandlers.name, () => {
       ALFRED_SKILLS_WATCH: 'false',
     });
     bus = new InProcessBus({ dataDir: join(tmp, 'bus'), logger });
-    hosted = await hostService(skillRegistryService, config, { service: 'skill-registry', instance: 'test', bus, logger });
+    hosted = await hostService(skillRegistryService, config, {
+      service: 'skill-registry',
+      instance: 'test',
+      bus,
+      logger,
+    });
   });
   afterAll(async () => {
     await hosted?.stop();
@@ -58,20 +63,39 @@ describe(SkillRegistryHandlers.name, () => {
     });
 
     it('should serve level 3 with containment errors as codes', async () => {
-      expect((await bus.request(SkillRoutes.resources, { tenant: 't', name: 'local-tool' })).resources.map((r) => r.path)).toEqual(['docs/a.md']);
-      expect((await bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: 'docs/a.md' })).content).toBe('doc a\n');
-      await expect(bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: '../../outside.txt' })).rejects.toMatchObject({ code: 'BAD_REQUEST' });
-      await expect(bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: 'link.txt' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      expect(
+        (await bus.request(SkillRoutes.resources, { tenant: 't', name: 'local-tool' })).resources.map((r) => r.path),
+      ).toEqual(['docs/a.md']);
+      expect(
+        (await bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: 'docs/a.md' })).content,
+      ).toBe('doc a\n');
+      await expect(
+        bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: '../../outside.txt' }),
+      ).rejects.toMatchObject({ code: 'BAD_REQUEST' });
+      await expect(
+        bus.request(SkillRoutes.resource, { tenant: 't', name: 'local-tool', path: 'link.txt' }),
+      ).rejects.toMatchObject({ code: 'FORBIDDEN' });
     });
 
     it('should search, create and reload', async () => {
       const hits = await bus.request(SkillRoutes.search, { tenant: 't', query: { q: 'remember preferences' } });
       expect(hits.results[0]?.name).toBe('remember');
-      const created = await bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'made-here', description: 'Made over the bus.' } });
+      const created = await bus.request(SkillRoutes.create, {
+        tenant: 't',
+        skill: { name: 'made-here', description: 'Made over the bus.' },
+      });
       expect(created.location).toBe('/skills/tenant/made-here/SKILL.md');
       expect(existsSync(join(tmp, 'data', 'tenant-skills', 't', 'made-here', 'SKILL.md'))).toBe(true);
-      await expect(bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'Nope', description: 'x' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-      expect(await bus.request(SkillRoutes.reload, { tenant: 't' })).toMatchObject({ added: [], removed: [], changed: [], indexed: 0, skills: 10 });
+      await expect(
+        bus.request(SkillRoutes.create, { tenant: 't', skill: { name: 'Nope', description: 'x' } }),
+      ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+      expect(await bus.request(SkillRoutes.reload, { tenant: 't' })).toMatchObject({
+        added: [],
+        removed: [],
+        changed: [],
+        indexed: 0,
+        skills: 10,
+      });
     });
 
     it('should report ready once its search collection exists', async () => {

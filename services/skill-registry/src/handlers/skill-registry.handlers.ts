@@ -18,7 +18,9 @@ export class SkillRegistryHandlers extends BusHandlers {
     const r = this.registry;
     // Every reply and error leaves with public paths (/skills/<source>/…), never the server's folders.
     const as = <T>(tenant: string, work: () => Promise<T>) => r.pathsOf(tenant).expose(work);
-    this.handle(SkillRoutes.index, (p) => as(p.tenant, () => r.index(p.tenant, p.budget, p.only, p.written, p.installed_from)));
+    this.handle(SkillRoutes.index, (p) =>
+      as(p.tenant, () => r.index(p.tenant, p.budget, p.only, p.written, p.installed_from)),
+    );
     this.handle(SkillRoutes.get, (p) => as(p.tenant, () => r.get(p.tenant, p.name)));
     this.handle(SkillRoutes.resources, (p) => as(p.tenant, () => r.resources(p.tenant, p.name)));
     this.handle(SkillRoutes.resource, (p) => as(p.tenant, () => r.resource(p.tenant, p.name, p.path)));

@@ -186,7 +186,13 @@ export class FetchedRepository {
   async blobs(oids: readonly string[]): Promise<Map<string, Buffer>> {
     const missing = [...new Set(oids)].filter((o) => !this.cache.has(o));
     if (missing.length > 0) {
-      const out = await this.git(['cat-file', '--batch'], 'reading files', undefined, undefined, `${missing.join('\n')}\n`);
+      const out = await this.git(
+        ['cat-file', '--batch'],
+        'reading files',
+        undefined,
+        undefined,
+        `${missing.join('\n')}\n`,
+      );
       let at = 0;
       while (at < out.length) {
         const eol = out.indexOf(0x0a, at);

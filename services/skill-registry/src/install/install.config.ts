@@ -13,7 +13,7 @@ const hostList = z.string().transform((raw) =>
 export const skillInstallEnv = {
   ALFRED_SKILLS_INSTALL_LOCAL: envHelpers.bool
     .default(false)
-    .describe('skills from git: `file://` and local paths (the registry\'s own disk) as sources'),
+    .describe("skills from git: `file://` and local paths (the registry's own disk) as sources"),
   ALFRED_SKILLS_INSTALL_SSH_KEY: z
     .string()
     .min(1)
@@ -42,7 +42,7 @@ export const skillInstallEnv = {
     .min(1000)
     .max(SKILL_INSTALL_GIT_TIMEOUT_MAX_MS)
     .default(120_000)
-    .describe('skills from git: time limit of one source\'s fetch (resolve, fetch, read)'),
+    .describe("skills from git: time limit of one source's fetch (resolve, fetch, read)"),
   ALFRED_SKILLS_INSTALL_MAX_BYTES: z.coerce
     .number()
     .int()

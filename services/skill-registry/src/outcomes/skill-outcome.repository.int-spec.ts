@@ -22,10 +22,15 @@ describeNats(`${SkillOutcomeRepository.name} with shared counters`, () => {
     dir = await mkdtemp(join(tmpdir(), 'alfred-outcomes-'));
     store = new LanceDbStore({ dir: join(dir, 'vectors') });
     bucket = `counters-so-${randomUUID().slice(0, 8)}`;
-    nats = await Promise.all([1, 2].map((n) => NatsBus.connect({ url: testServers.natsUrl, name: `so-${n}`, logger: quiet })));
+    nats = await Promise.all(
+      [1, 2].map((n) => NatsBus.connect({ url: testServers.natsUrl, name: `so-${n}`, logger: quiet })),
+    );
   });
   afterAll(async () => {
-    await new Kvm(nats[0]!.nc).open(bucket).then((kv) => kv.destroy(), () => undefined);
+    await new Kvm(nats[0]!.nc).open(bucket).then(
+      (kv) => kv.destroy(),
+      () => undefined,
+    );
     await Promise.all(nats.map((n) => n.close(2_000)));
     await store.close();
     await rm(dir, { recursive: true, force: true });
@@ -34,7 +39,12 @@ describeNats(`${SkillOutcomeRepository.name} with shared counters`, () => {
   it('should count every one of 40 concurrent outcomes recorded through two instances', async () => {
     const [a, b] = nats.map((n) => new SkillOutcomeRepository(new KvCounters(new NatsKvStore(n.nc, bucket))));
 
-    await Promise.all(Array.from({ length: 20 }, (_, i) => [a!.add('t1', 'pdf', { success: 1, failure: 0 }), b!.add('t1', 'pdf', { success: i < 5 ? 1 : 0, failure: i < 5 ? 0 : 1 })]).flat());
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => [
+        a!.add('t1', 'pdf', { success: 1, failure: 0 }),
+        b!.add('t1', 'pdf', { success: i < 5 ? 1 : 0, failure: i < 5 ? 0 : 1 }),
+      ]).flat(),
+    );
 
     expect((await b!.getMany('t1', ['pdf'])).get('pdf')).toMatchObject({ success: 25, failure: 15 });
     expect((await a!.getMany('t2', ['pdf'])).get('pdf')).toBeUndefined();
@@ -42,9 +52,20 @@ describeNats(`${SkillOutcomeRepository.name} with shared counters`, () => {
 
   it("should move an earlier version's outcome rows into the counters, keep a key counted since, and drop the rows", async () => {
     const counters = new KvCounters(new NatsKvStore(nats[0]!.nc, bucket));
-    const legacy = await store.open({ name: 'skill_outcomes', embedderId: 'placeholder', dimension: 8, fields: { success: 'number', failure: 'number', updated_at: 'string' } });
-    const row = (tenant: string, id: string, success: number, failure: number) =>
-      ({ id, tenant, agent: '_skill_outcomes', text: id, vector: new Float32Array(8).fill(0.3), fields: { success, failure, updated_at: '2026-01-01T00:00:00.000Z' } });
+    const legacy = await store.open({
+      name: 'skill_outcomes',
+      embedderId: 'placeholder',
+      dimension: 8,
+      fields: { success: 'number', failure: 'number', updated_at: 'string' },
+    });
+    const row = (tenant: string, id: string, success: number, failure: number) => ({
+      id,
+      tenant,
+      agent: '_skill_outcomes',
+      text: id,
+      vector: new Float32Array(8).fill(0.3),
+      fields: { success, failure, updated_at: '2026-01-01T00:00:00.000Z' },
+    });
     await legacy.upsert([row('t3', 'pdf', 4, 1), row('t3', 'csv', 2, 2)]);
     const repo = new SkillOutcomeRepository(counters);
     await repo.add('t3', 'csv', { success: 7, failure: 0 });

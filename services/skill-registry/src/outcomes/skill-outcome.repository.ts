@@ -4,7 +4,11 @@ import type { VectorStore } from '#vector-store';
 import { successEstimate } from './skill-outcome.prior.js';
 
 export function withEstimate(c: { success: number; failure: number }): SkillOutcomes {
-  return { success: c.success, failure: c.failure, estimate: Math.round(successEstimate(c.success, c.failure) * 1000) / 1000 };
+  return {
+    success: c.success,
+    failure: c.failure,
+    estimate: Math.round(successEstimate(c.success, c.failure) * 1000) / 1000,
+  };
 }
 
 const key = (tenant: string, name: string) => counterKey('skill-outcomes', tenant, name);
@@ -22,7 +26,11 @@ export class SkillOutcomeRepository {
     if (names.length === 0) return new Map();
     const unique = [...new Set(names)];
     const found = await this.counters.get(unique.map((n) => key(tenant, n)));
-    return new Map(unique.flatMap((n) => (found.has(key(tenant, n)) ? [[n, withEstimate(fromCounters(found.get(key(tenant, n))!))] as const] : [])));
+    return new Map(
+      unique.flatMap((n) =>
+        found.has(key(tenant, n)) ? [[n, withEstimate(fromCounters(found.get(key(tenant, n))!))] as const] : [],
+      ),
+    );
   }
 
   /** Adds outcomes (one or a batch) to a skill's counts; answers the counts after them. */
@@ -32,7 +40,12 @@ export class SkillOutcomeRepository {
 }
 
 /** The vector-store collection an earlier version kept outcome counts in (rows read by id, placeholder vectors). */
-const LEGACY_COLLECTION = { name: 'skill_outcomes', embedderId: 'placeholder', dimension: 8, fields: { success: 'number', failure: 'number', updated_at: 'string' } } as const;
+const LEGACY_COLLECTION = {
+  name: 'skill_outcomes',
+  embedderId: 'placeholder',
+  dimension: 8,
+  fields: { success: 'number', failure: 'number', updated_at: 'string' },
+} as const;
 
 /**
  * Moves the counts an earlier version kept as rows of the vector store into the counters (a key counted since keeps

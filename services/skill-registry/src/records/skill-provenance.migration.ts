@@ -6,7 +6,17 @@ const LEGACY_COLLECTION = {
   name: 'skill_provenance',
   embedderId: 'placeholder',
   dimension: 8,
-  fields: { kind: 'string', name: 'string', writer_agent: 'string', session: 'string', turn: 'string', key: 'string', via: 'string', source: 'string', written_at: 'string' },
+  fields: {
+    kind: 'string',
+    name: 'string',
+    writer_agent: 'string',
+    session: 'string',
+    turn: 'string',
+    key: 'string',
+    via: 'string',
+    source: 'string',
+    written_at: 'string',
+  },
 } as const;
 
 const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
@@ -24,7 +34,15 @@ export async function moveSkillProvenanceRows(store: VectorStore, repo: SkillPro
     for (const doc of page) {
       const f = doc.fields;
       const opt = (k: string) => (text(f[k]) ? { [k]: text(f[k]) } : {});
-      const stored = { agent: String(f.writer_agent), ...opt('session'), ...opt('turn'), ...opt('key'), ...opt('via'), ...opt('source'), written_at: String(f.written_at) };
+      const stored = {
+        agent: String(f.writer_agent),
+        ...opt('session'),
+        ...opt('turn'),
+        ...opt('key'),
+        ...opt('via'),
+        ...opt('source'),
+        written_at: String(f.written_at),
+      };
       await repo.adopt(doc.tenant, f.kind as SkillKind, String(f.name), stored);
       moved++;
     }

@@ -13,7 +13,10 @@ describe(SkillProvenanceRepository.name, () => {
   const alice = { agent: 'alice', key: 'key-a', via: 'rest', source: 'runbook.md' };
   const bob = { agent: 'bob', session: 's-1', turn: 't-1', via: 'tool:skill_update' };
   const shown = async (tenant: string, kind: 'skill' | 'executable', name: string) =>
-    (await repo.decorate(tenant, kind, [{ name }], (s) => s.name))[0] as { name: string; provenance?: Record<string, unknown> };
+    (await repo.decorate(tenant, kind, [{ name }], (s) => s.name))[0] as {
+      name: string;
+      provenance?: Record<string, unknown>;
+    };
 
   beforeEach(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'alfred-skill-provenance-'));
@@ -28,7 +31,11 @@ describe(SkillProvenanceRepository.name, () => {
   describe('around', () => {
     it('should record the writer of a write that succeeds and show it per tenant and kind', async () => {
       expect(await repo.around('t', 'executable', 'adder', alice, async () => 'written')).toBe('written');
-      expect((await shown('t', 'executable', 'adder')).provenance).toEqual({ tenant: 't', ...alice, written_at: expect.any(String) });
+      expect((await shown('t', 'executable', 'adder')).provenance).toEqual({
+        tenant: 't',
+        ...alice,
+        written_at: expect.any(String),
+      });
       expect((await shown('t', 'skill', 'adder')).provenance).toBeUndefined();
       expect((await shown('other', 'executable', 'adder')).provenance).toBeUndefined();
     });
@@ -36,16 +43,28 @@ describe(SkillProvenanceRepository.name, () => {
     it('should put the previous writer back when the write fails, and record none for a failed first write', async () => {
       await repo.around('t', 'executable', 'adder', alice, async () => undefined);
       const before = (await shown('t', 'executable', 'adder')).provenance;
-      await expect(repo.around('t', 'executable', 'adder', bob, async () => { throw new Error('refused'); })).rejects.toThrow('refused');
+      await expect(
+        repo.around('t', 'executable', 'adder', bob, async () => {
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
       expect((await shown('t', 'executable', 'adder')).provenance).toEqual(before);
-      await expect(repo.around('t', 'skill', 'new-one', bob, async () => { throw new Error('refused'); })).rejects.toThrow('refused');
+      await expect(
+        repo.around('t', 'skill', 'new-one', bob, async () => {
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
       expect((await shown('t', 'skill', 'new-one')).provenance).toBeUndefined();
     });
 
     it('should record the latest writer of a change', async () => {
       await repo.around('t', 'executable', 'adder', alice, async () => undefined);
       await repo.around('t', 'executable', 'adder', bob, async () => undefined);
-      expect((await shown('t', 'executable', 'adder')).provenance).toEqual({ tenant: 't', ...bob, written_at: expect.any(String) });
+      expect((await shown('t', 'executable', 'adder')).provenance).toEqual({
+        tenant: 't',
+        ...bob,
+        written_at: expect.any(String),
+      });
     });
   });
 
@@ -55,7 +74,9 @@ describe(SkillProvenanceRepository.name, () => {
       await repo.around('t', 'skill', 'b', bob, async () => undefined);
       await repo.around('t', 'executable', 'c', bob, async () => undefined);
       expect([...(await repo.matching('t', 'skill', { written_session: 's-1' }))]).toEqual(['b']);
-      expect([...(await repo.matching('t', 'skill', { written_via: 'rest', written_source: 'runbook.md' }))]).toEqual(['a']);
+      expect([...(await repo.matching('t', 'skill', { written_via: 'rest', written_source: 'runbook.md' }))]).toEqual([
+        'a',
+      ]);
       expect([...(await repo.matching('t', 'skill', { written_via: 'rest', written_key: 'key-b' }))]).toEqual([]);
       expect([...(await repo.matching('t', 'executable', { written_via: 'tool:skill_update' }))]).toEqual(['c']);
       await repo.forget('t', 'executable', 'c');
@@ -65,18 +86,48 @@ describe(SkillProvenanceRepository.name, () => {
 
   describe(moveSkillProvenanceRows.name, () => {
     it("should move an earlier version's provenance rows into the bucket, keep a record written since, and drop the rows", async () => {
-      const fields = { kind: 'string', name: 'string', writer_agent: 'string', session: 'string', turn: 'string', key: 'string', via: 'string', source: 'string', written_at: 'string' } as const;
+      const fields = {
+        kind: 'string',
+        name: 'string',
+        writer_agent: 'string',
+        session: 'string',
+        turn: 'string',
+        key: 'string',
+        via: 'string',
+        source: 'string',
+        written_at: 'string',
+      } as const;
       const legacy = await store.open({ name: 'skill_provenance', embedderId: 'placeholder', dimension: 8, fields });
       const row = (kind: string, name: string, via: string) => ({
-        id: `${kind}:${name}`, tenant: 't', agent: '_skill_provenance', text: name, vector: new Float32Array(8).fill(0.3),
-        fields: { kind, name, writer_agent: 'alice', session: null, turn: null, key: 'key-a', via, source: null, written_at: '2026-01-01T00:00:00.000Z' },
+        id: `${kind}:${name}`,
+        tenant: 't',
+        agent: '_skill_provenance',
+        text: name,
+        vector: new Float32Array(8).fill(0.3),
+        fields: {
+          kind,
+          name,
+          writer_agent: 'alice',
+          session: null,
+          turn: null,
+          key: 'key-a',
+          via,
+          source: null,
+          written_at: '2026-01-01T00:00:00.000Z',
+        },
       });
       await legacy.upsert([row('skill', 'old', 'rest'), row('executable', 'adder', 'rest')]);
       await repo.around('t', 'executable', 'adder', bob, async () => undefined);
 
       expect(await moveSkillProvenanceRows(store, repo)).toBe(2);
 
-      expect((await shown('t', 'skill', 'old')).provenance).toEqual({ tenant: 't', agent: 'alice', key: 'key-a', via: 'rest', written_at: '2026-01-01T00:00:00.000Z' });
+      expect((await shown('t', 'skill', 'old')).provenance).toEqual({
+        tenant: 't',
+        agent: 'alice',
+        key: 'key-a',
+        via: 'rest',
+        written_at: '2026-01-01T00:00:00.000Z',
+      });
       expect((await shown('t', 'executable', 'adder')).provenance).toMatchObject({ agent: 'bob' });
       expect(await store.describe('skill_provenance')).toBeUndefined();
     });

@@ -34,7 +34,13 @@ export class SkillProvenanceRepository {
    * Records the writer, then runs the write; a failed write puts the previous record back, and a record that cannot be
    * stored fails the request before anything is written.
    */
-  async around<T>(tenant: string, kind: SkillKind, name: string | undefined, writer: ScopedWriter | undefined, write: () => Promise<T>): Promise<T> {
+  async around<T>(
+    tenant: string,
+    kind: SkillKind,
+    name: string | undefined,
+    writer: ScopedWriter | undefined,
+    write: () => Promise<T>,
+  ): Promise<T> {
     if (!writer || !name) return write();
     const key = keyOf(tenant, kind, name);
     let before: string | undefined;
@@ -42,7 +48,12 @@ export class SkillProvenanceRepository {
       before = (await this.kv.get(key))?.value;
       await this.kv.put(key, JSON.stringify(this.stored(writer)));
     } catch (err) {
-      throw new AlfredError(ErrorCode.ServiceUnavailable, 'who wrote the skill could not be recorded; nothing was changed', undefined, { cause: err });
+      throw new AlfredError(
+        ErrorCode.ServiceUnavailable,
+        'who wrote the skill could not be recorded; nothing was changed',
+        undefined,
+        { cause: err },
+      );
     }
     try {
       return await write();
@@ -56,8 +67,12 @@ export class SkillProvenanceRepository {
   async decorate<T>(tenant: string, kind: SkillKind, items: readonly T[], nameOf: (item: T) => string): Promise<T[]> {
     if (items.length === 0) return [];
     const names = [...new Set(items.map(nameOf))];
-    const entries = await Promise.all(names.map(async (name) => [name, await this.kv.get(keyOf(tenant, kind, name))] as const));
-    const found = new Map(entries.flatMap(([name, e]) => (e ? [[name, { tenant, ...(JSON.parse(e.value) as Stored) }] as const] : [])));
+    const entries = await Promise.all(
+      names.map(async (name) => [name, await this.kv.get(keyOf(tenant, kind, name))] as const),
+    );
+    const found = new Map(
+      entries.flatMap(([name, e]) => (e ? [[name, { tenant, ...(JSON.parse(e.value) as Stored) }] as const] : [])),
+    );
     return items.map((i) => {
       const provenance = found.get(nameOf(i));
       return provenance ? { ...i, provenance } : i;
@@ -71,9 +86,19 @@ export class SkillProvenanceRepository {
     const names = entries.flatMap((e) => {
       const stored = JSON.parse(e.value) as Record<string, unknown>;
       if (!conditions.every((c) => stored[c.field] === c.value)) return [];
-      return [{ name: Buffer.from(e.key.slice(kindPrefix(tenant, kind).length), 'base64url').toString('utf8'), at: String(stored.written_at) }];
+      return [
+        {
+          name: Buffer.from(e.key.slice(kindPrefix(tenant, kind).length), 'base64url').toString('utf8'),
+          at: String(stored.written_at),
+        },
+      ];
     });
-    return new Set(names.sort((a, b) => b.at.localeCompare(a.at)).slice(0, FILTER_CAP).map((n) => n.name));
+    return new Set(
+      names
+        .sort((a, b) => b.at.localeCompare(a.at))
+        .slice(0, FILTER_CAP)
+        .map((n) => n.name),
+    );
   }
 
   async forget(tenant: string, kind: SkillKind, name: string): Promise<void> {
@@ -87,6 +112,14 @@ export class SkillProvenanceRepository {
 
   private stored(w: ScopedWriter): Stored {
     const opt = (k: 'session' | 'turn' | 'key' | 'via' | 'source') => (w[k] ? { [k]: w[k] } : {});
-    return { agent: w.agent, ...opt('session'), ...opt('turn'), ...opt('key'), ...opt('via'), ...opt('source'), written_at: this.now().toISOString() };
+    return {
+      agent: w.agent,
+      ...opt('session'),
+      ...opt('turn'),
+      ...opt('key'),
+      ...opt('via'),
+      ...opt('source'),
+      written_at: this.now().toISOString(),
+    };
   }
 }
