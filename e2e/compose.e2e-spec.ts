@@ -89,10 +89,13 @@ describe('docker-compose.yml', () => {
     for (const { name, svc, service } of alfred) {
       expect(svc.env_file).toBeUndefined();
       const known = new Set(schemaKeys(service));
-      for (const key of Object.keys(svc.environment)) expect(`${name}:${key}:${known.has(key)}`).toBe(`${name}:${key}:true`);
+      for (const key of Object.keys(svc.environment))
+        expect(`${name}:${key}:${known.has(key)}`).toBe(`${name}:${key}:true`);
     }
     const holders = (key: string) => alfred.filter((a) => key in a.svc.environment).map((a) => a.service);
-    expect(new Set(holders('ANTHROPIC_API_KEY'))).toEqual(new Set(['agent-runtime', 'compactor', 'distiller', 'learner']));
+    expect(new Set(holders('ANTHROPIC_API_KEY'))).toEqual(
+      new Set(['agent-runtime', 'compactor', 'distiller', 'learner']),
+    );
     expect(holders('ALFRED_API_KEYS')).toEqual(['gateway']);
     expect(holders('ALFRED_SKILL_SECRETS')).toEqual(['skill-runner']);
     expect(new Set(holders('ALFRED_EMBEDDINGS_API_KEY'))).toEqual(new Set(['memory', 'skill-registry']));
@@ -100,7 +103,8 @@ describe('docker-compose.yml', () => {
 
   it('should give every .env.example variable to a service that reads it', () => {
     const all = new Set(alfred.flatMap((a) => schemaKeys(a.service)));
-    for (const key of Object.keys(envExample).filter((k) => !k.startsWith('COMPOSE_'))) expect(`${key}:${all.has(key)}`).toBe(`${key}:true`);
+    for (const key of Object.keys(envExample).filter((k) => !k.startsWith('COMPOSE_')))
+      expect(`${key}:${all.has(key)}`).toBe(`${key}:true`);
     expect(envExample.COMPOSE_PROFILES).toBe('qdrant');
   });
 
@@ -108,7 +112,8 @@ describe('docker-compose.yml', () => {
     expect(services.gateway!.environment.ALFRED_API_HOST).toBe('0.0.0.0');
     expect(services.gateway!.environment.ALFRED_API_KEYS).toMatch(/^\$\{ALFRED_API_KEYS:\?/);
     for (const [name, svc] of Object.entries(services)) {
-      for (const port of svc.ports ?? []) expect(`${name}: ${port}`).toMatch(/: (\$\{ALFRED_PUBLISH_HOST:-)?127\.0\.0\.1\}?:/);
+      for (const port of svc.ports ?? [])
+        expect(`${name}: ${port}`).toMatch(/: (\$\{ALFRED_PUBLISH_HOST:-)?127\.0\.0\.1\}?:/);
     }
   });
 
@@ -120,7 +125,9 @@ describe('docker-compose.yml', () => {
     for (const { name, svc } of alfred) {
       for (const volume of svc.volumes ?? []) {
         const target = String(volume).split(':')[1]!;
-        expect(`${name}: ${target} ${created.some((c) => c === target || c.startsWith(`${target}/`))}`).toBe(`${name}: ${target} true`);
+        expect(`${name}: ${target} ${created.some((c) => c === target || c.startsWith(`${target}/`))}`).toBe(
+          `${name}: ${target} true`,
+        );
       }
     }
   });
@@ -147,7 +154,8 @@ describe('docker-compose.yml', () => {
 
   it('should mount the models volume read-only for the services and writable for models-pull', () => {
     for (const { name, svc } of alfred) {
-      for (const v of (svc.volumes ?? []).filter((x: string) => x.startsWith('models:'))) expect(`${name} ${v}`).toBe(`${name} models:/data/models:ro`);
+      for (const v of (svc.volumes ?? []).filter((x: string) => x.startsWith('models:')))
+        expect(`${name} ${v}`).toBe(`${name} models:/data/models:ro`);
     }
     expect(services['models-pull']!.volumes).toEqual(['models:/data/models']);
     expect(services['models-pull']!.command.join(' ')).toBe('node bin/alfred.js models pull');
@@ -173,10 +181,15 @@ describe('docker-compose.yml', () => {
     for (const name of sandboxed) {
       const svc = services[name]!;
       expect([svc.user, svc.entrypoint, svc.cap_drop, svc.cap_add]).toEqual([
-        'root', ['alfred-sandbox-entrypoint'], ['ALL'], ['SYS_ADMIN', 'SETUID', 'SETGID', 'SETPCAP'],
+        'root',
+        ['alfred-sandbox-entrypoint'],
+        ['ALL'],
+        ['SYS_ADMIN', 'SETUID', 'SETGID', 'SETPCAP'],
       ]);
       expect(svc.security_opt).toEqual([
-        'seccomp=./docker/seccomp/sandbox.json', 'apparmor=unconfined', 'no-new-privileges:true',
+        'seccomp=./docker/seccomp/sandbox.json',
+        'apparmor=unconfined',
+        'no-new-privileges:true',
       ]);
     }
     // Every Alfred service: no setuid gains.
@@ -270,8 +283,8 @@ describe('docker-compose.yml', () => {
     expect(natsExporter.command).toEqual(['node', 'docker/nats-exporter.mjs']);
     const monitorPort = natsExporter.environment.ALFRED_NATS_MONITOR_PORT;
     expect(services.nats!.command).toEqual(expect.arrayContaining(['--http_port', monitorPort]));
-    const learner = alfred.find((a) => a.service === 'learner')!;
-    expect(redisExporter.environment.REDIS_ADDR).toBe(learner.svc.environment.REDIS_URL);
+    const redisUser = alfred.find((a) => a.service === 'agent-runtime')!;
+    expect(redisExporter.environment.REDIS_ADDR).toBe(redisUser.svc.environment.REDIS_URL);
   });
 
   it('should run the test suites on the images it deploys (testcontainers)', () => {
