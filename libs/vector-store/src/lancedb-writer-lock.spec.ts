@@ -3,7 +3,6 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAlfredError } from '#errors';
 import { LanceDbStore } from './lancedb.store.js';
 import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 

@@ -1,5 +1,5 @@
 import { ErrorCode, type CompactResult, type Scope, type SessionMessage } from '#contracts';
-import { AlfredError, isAlfredError, isConflict } from '#errors';
+import { AlfredError, isConflict } from '#errors';
 import { retry } from '#retry';
 import { modelOrFallback, type LlmClient, type TokenMeasure } from '#llm';
 import { estimateTokens } from '#text';

@@ -1,6 +1,6 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { keyToken, putIfAbsent, type KvStore } from '#kv';
+import { keyToken, putIfAbsent } from '#kv';
 import { createRedis } from '#redis';
 import type { JobRecord } from './job.repository.js';
 import { jobKey, lastKey, type JobBuckets } from './kv-job.repository.js';

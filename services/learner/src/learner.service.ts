@@ -1,6 +1,5 @@
 import {
   agentFileName,
-  ErrorCode,
   MemoryRoutes,
   type AgentFileKind,
   type LearnBody,

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { InProcessBus } from '#bus';
 import { HashingEmbedder } from '#embeddings';
 import { LanceDbStore } from '#vector-store';
-import { AlfredError } from '#errors';
 import { MemoryRoutes } from '#contracts';
 import { gate } from '#testing';
 import { BusMemoryHistory } from './memory-events.js';

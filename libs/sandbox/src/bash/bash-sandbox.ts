@@ -15,7 +15,7 @@ import {
   type QuotaState,
 } from '../quota/disk-quota.js';
 import { startApiProxy, type ApiProxy } from './api-proxy.js';
-import { capture, type BashStop, type Captured, type RunningCheck } from './bash-capture.js';
+import { capture, type Captured, type RunningCheck } from './bash-capture.js';
 
 export interface BashSandboxOptions {
   /** `required` (default): bash runs only inside bubblewrap. `unsafe-off`: on the host, as the service's user. */

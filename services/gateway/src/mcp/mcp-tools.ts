@@ -5,7 +5,6 @@ import {
   CheckpointRoutes,
   CheckpointSaveBody,
   ConversationIngestBody,
-  ErrorCode,
   FeedbackBody,
   MemoryCreateBody,
   MemoryId,
