@@ -211,7 +211,7 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
     for (const key of ['toolu_up', 'toolu_abs', 'toolu_write', 'toolu_link', 'toolu_linkw']) {
       expect(results[key]).toMatchObject({ is_error: true, content: expect.stringMatching(/outside the workspace/) });
     }
-    expect(results['toolu_ln']).toMatchObject({ is_error: false });
+    expect(results.toolu_ln).toMatchObject({ is_error: false });
     expect(named(events, 'done')[0].status).toBe('completed');
   });
 

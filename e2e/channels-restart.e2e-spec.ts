@@ -100,6 +100,7 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
   describeNats('over NATS', () => {
     describeRedis('with Redis', () => {
       let sys: AgentSystem | undefined;
+      // biome-ignore lint/suspicious/noDuplicateTestHooks: describeRedis is jest's describe; this is its own hook
       afterEach(async () => {
         await sys?.stop();
         if (sys) await deleteRedisKeysWithPrefix(testServers.redisUrl, sys.env.ALFRED_REDIS_PREFIX!);

@@ -15,7 +15,7 @@ interface Step {
 }
 
 /** The instructions of stage `name` (from its FROM to the next FROM), continuation lines joined, comments dropped. */
-export function stageSteps(dockerfile: string, name: string): Step[] {
+function stageSteps(dockerfile: string, name: string): Step[] {
   const lines = dockerfile
     .replace(/\\\n/g, ' ')
     .split('\n')

@@ -9,6 +9,7 @@ import { skillRegistryService } from './skill-registry/src/skill-registry.module
 import { skillRunnerService } from './skill-runner/src/skill-runner.module.js';
 
 /** Every bus service, in start order (the gateway is hosted separately, last). The composition root's list. */
+// biome-ignore lint/suspicious/noExplicitAny: each has its own config type; hostService pairs it with its loadConfig
 export const ALL_SERVICES: ReadonlyArray<ServiceDefinition<any>> = [
   memoryService,
   skillRegistryService,

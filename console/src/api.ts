@@ -68,7 +68,7 @@ export function headers(
 }
 
 /** A JSON call; throws ApiError with the API's own message on any 4xx/5xx. */
-export async function api<T = any>(
+export async function api<T = unknown>(
   method: string,
   path: string,
   body?: unknown,

@@ -1,6 +1,7 @@
 /** One server-sent event: its `event:` name and its parsed `data:` JSON. */
 export interface SseEvent {
   readonly event: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the turn's event as the API sent it; each event name has its own shape
   readonly data: any;
 }
 

@@ -11,7 +11,7 @@ export function DiffView({ before, after, label }: { before: string; after: stri
         parts.map((p, i) => {
           const lines = p.value.replace(/\n$/, '').split('\n');
           const mark = p.added ? '+ ' : p.removed ? '− ' : '  ';
-          const text = lines.map((l) => `${mark}${l}`).join('\n') + '\n';
+          const text = `${lines.map((l) => `${mark}${l}`).join('\n')}\n`;
           if (p.added) return <ins key={i}>{text}</ins>;
           if (p.removed) return <del key={i}>{text}</del>;
           return <span key={i}>{text}</span>;

@@ -33,7 +33,7 @@ describe(InProcessWorkQueue.name, () => {
     it('should drop settled jobs from the log once enough piled up, and keep every unsettled one for the next start', async () => {
       const queue = new InProcessWorkQueue(def, dir, quiet, 5);
       const done: string[] = [];
-      let release = () => undefined as void;
+      let release: () => void = () => undefined;
       const gate = new Promise<void>((r) => (release = r));
       const consuming = await queue.consume(
         async ({ id }) => {

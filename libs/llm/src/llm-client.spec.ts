@@ -42,7 +42,7 @@ describe(LlmClient.name, () => {
       expect(result.stopReason).toBe('end_turn');
       expect(result.usage).toMatchObject({ inputTokens: 12, outputTokens: 3 });
       const [req] = loopback.messageRequests;
-      expect(req.headers['authorization']).toBe('Bearer sk-test-1');
+      expect(req.headers.authorization).toBe('Bearer sk-test-1');
       expect(req.headers['anthropic-version']).toBe('2026-10-21');
       expect(req.body).toMatchObject({ model: llm.model, max_tokens: 100, messages: hello });
     });

@@ -53,7 +53,7 @@ const FRAME: Record<IndexFormat, string[]> = {
 function joinLines(lines: string[], format: IndexFormat): string {
   if (lines.length === 0) return '';
   const [head, ...tail] = FRAME[format];
-  return [head, ...lines, ...tail].join('\n') + '\n';
+  return `${[head, ...lines, ...tail].join('\n')}\n`;
 }
 
 /** Length of joinLines() for lines of these lengths, without building the string. */

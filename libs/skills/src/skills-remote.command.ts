@@ -46,7 +46,7 @@ export async function runSkillsAddCommand(args: string[], io: RemoteCommandIo): 
     io,
     USAGE.add,
   );
-  if (!parsed || parsed.positionals.length !== 1)
+  if (parsed?.positionals.length !== 1)
     return usage(io, USAGE.add, parsed ? 'give exactly one source' : undefined);
   const api = client(io);
   if (!api) return ExitCode.Usage;

@@ -183,7 +183,7 @@ export class AnthropicLoopback {
   }
 
   private authorised(headers: Record<string, string>): boolean {
-    const bearer = headers['authorization']?.match(/^Bearer\s+(.+)$/i)?.[1];
+    const bearer = headers.authorization?.match(/^Bearer\s+(.+)$/i)?.[1];
     return headers['x-api-key'] === this.apiKey || bearer === this.apiKey;
   }
 

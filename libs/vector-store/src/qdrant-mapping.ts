@@ -92,7 +92,7 @@ export function scopeConditions(scope: DocScope): Schemas['FieldCondition'][] {
 }
 
 function condition(spec: CollectionSpec, c: Condition): Schemas['FieldCondition'] {
-  const type = assertValidCondition(spec, c);
+  assertValidCondition(spec, c);
   const key = payloadKey(c.field);
   if (c.op === 'gte' || c.op === 'lte') {
     // Qdrant ranges compare numbers, or RFC 3339 strings as datetimes (string range filters are dates in Alfred).

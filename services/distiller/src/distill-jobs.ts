@@ -105,7 +105,6 @@ export class DistillJobs {
     // Two beats missed: its worker is gone, and the queue gives the job to another once the ack wait has passed.
     const stalled = view.status === 'running' && beat !== undefined && Date.now() - beat > 2 * this.heartbeatMs();
     return stalled ? { ...view, status: 'stalled' } : view;
-    return view;
   }
 
   private heartbeatMs(): number {

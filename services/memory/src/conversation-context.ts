@@ -28,7 +28,7 @@ export function conversationContexts(messages: readonly ConversationMessage[]): 
     const split = i > 0 && a !== undefined && b !== undefined && Math.abs(b - a) > SITTING_GAP_MS;
     sitting.push(i === 0 ? 0 : sitting[i - 1]! + (split ? 1 : 0));
   });
-  return messages.map((m, i) => {
+  return messages.map((_, i) => {
     const around: string[] = [];
     for (let j = Math.max(0, i - NEIGHBOUR_WINDOW); j <= Math.min(messages.length - 1, i + NEIGHBOUR_WINDOW); j++) {
       if (j !== i && sitting[j] === sitting[i]) around.push(messageContent(messages[j]!));

@@ -43,7 +43,7 @@ export class PublicPaths {
     let out = value;
     for (const [real, shown] of this.pairs) {
       if (out === real) return shown;
-      if (out.includes(real + sep)) out = out.split(real + sep).join(shown + '/');
+      if (out.includes(real + sep)) out = out.split(real + sep).join(`${shown}/`);
       if (out.endsWith(real)) out = out.slice(0, -real.length) + shown;
     }
     return out;

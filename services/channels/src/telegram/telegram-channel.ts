@@ -38,7 +38,7 @@ export class TelegramChannel {
 
   constructor(
     private readonly config: TelegramConfig,
-    private readonly bus: Bus,
+    bus: Bus,
     private readonly store: ChannelStore,
     private readonly logger: Logger,
   ) {
