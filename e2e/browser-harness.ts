@@ -16,7 +16,10 @@ export const CHROMIUM = process.env.ALFRED_CHROMIUM ?? '/usr/bin/chromium';
  * under CI=true, where a missing browser fails the run instead of hiding the suite.
  */
 export function describeBrowser(name: string, fn: () => void): void {
-  if (existsSync(CHROMIUM)) return describe(name, fn);
+  if (existsSync(CHROMIUM)) {
+    describe(name, fn);
+    return;
+  }
   const reason = `no chromium at ${CHROMIUM}. Install it (apt-get install chromium) or set ALFRED_CHROMIUM to run it.`;
   if (process.env.CI === 'true') {
     describe(name, () =>

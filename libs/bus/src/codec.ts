@@ -233,7 +233,8 @@ export function deliverEvent<E extends EventDef>(
   try {
     payload = parseWith(event.payload, JSON.parse(data));
   } catch (err) {
-    return logger.warn({ subject, err: String(err) }, 'event does not match its schema; skipped');
+    logger.warn({ subject, err: String(err) }, 'event does not match its schema; skipped');
+    return;
   }
   try {
     handler(payload as Parameters<EventHandler<E>>[0], key);

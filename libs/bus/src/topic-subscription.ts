@@ -28,14 +28,17 @@ export class TopicBuffer<P> implements TopicSubscription<P> {
     try {
       json = JSON.parse(text);
     } catch {
-      return this.logger.warn({ subject: this.subject }, 'topic message is not JSON; dropped');
+      this.logger.warn({ subject: this.subject }, 'topic message is not JSON; dropped');
+      return;
     }
     const parsed = this.schema.safeParse(json);
-    if (!parsed.success)
-      return this.logger.warn(
+    if (!parsed.success) {
+      this.logger.warn(
         { subject: this.subject, err: parsed.error.message },
         'topic message breaks its schema; dropped',
       );
+      return;
+    }
     this.items.push(parsed.data);
     this.wake();
   }

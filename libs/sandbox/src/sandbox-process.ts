@@ -242,7 +242,8 @@ class SandboxRun {
   onLogLine(line: string): void {
     if (this.keepAlive && line === `\0${this.nonce}`) {
       this.logMarkerSeen = true;
-      return this.maybeDone();
+      this.maybeDone();
+      return;
     }
     if (!this.logMarkerSeen) this.onOutput('log', decodeLogLine(line));
   }
@@ -253,21 +254,29 @@ class SandboxRun {
 
   onMessage(raw: unknown): void {
     const parsed = ChildMessage.safeParse(raw);
-    if (!parsed.success) return this.kill({ kind: 'crashed', reason: 'the sandbox sent a malformed message' });
+    if (!parsed.success) {
+      this.kill({ kind: 'crashed', reason: 'the sandbox sent a malformed message' });
+      return;
+    }
     const message = parsed.data;
     switch (message.type) {
       case 'result':
-        return this.settle({ kind: 'result', json: message.json });
+        this.settle({ kind: 'result', json: message.json });
+        break;
       case 'threw':
-        return this.settle({ kind: 'threw', message: message.message });
+        this.settle({ kind: 'threw', message: message.message });
+        break;
       case 'idle':
         this.idle = true;
         this.leftoverFree = message.reusable;
-        return this.maybeDone();
+        this.maybeDone();
+        break;
       case 'fetch':
-        return void this.onFetch(message);
+        void this.onFetch(message);
+        break;
       case 'reserve':
-        return void this.onReserve(message.id, message.bytes);
+        void this.onReserve(message.id, message.bytes);
+        break;
     }
   }
 

@@ -51,8 +51,10 @@ export class WarmPool {
   /** Keeps a process that ended its run cleanly, or kills it when the pool is full, closed or it is worn. */
   give(key: string, proc: SandboxProcess): void {
     const sameKey = this.idle.filter((e) => e.key === key).length;
-    if (!this.enabled || !proc.alive || proc.runs >= (this.options.maxRuns ?? 500) || sameKey >= this.options.perKey)
-      return proc.kill();
+    if (!this.enabled || !proc.alive || proc.runs >= (this.options.maxRuns ?? 500) || sameKey >= this.options.perKey) {
+      proc.kill();
+      return;
+    }
     // Frozen while idle: no timer, no allocation, no CPU until the next run of the same tenant and version.
     proc.freeze();
     const timer = setTimeout(() => this.evict(proc), this.options.idleMs ?? 60_000);

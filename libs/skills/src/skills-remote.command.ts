@@ -46,8 +46,7 @@ export async function runSkillsAddCommand(args: string[], io: RemoteCommandIo): 
     io,
     USAGE.add,
   );
-  if (parsed?.positionals.length !== 1)
-    return usage(io, USAGE.add, parsed ? 'give exactly one source' : undefined);
+  if (parsed?.positionals.length !== 1) return usage(io, USAGE.add, parsed ? 'give exactly one source' : undefined);
   const api = client(io);
   if (!api) return ExitCode.Usage;
   const v = parsed.values;

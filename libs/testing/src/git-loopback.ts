@@ -29,7 +29,10 @@ export function gitServersAvailable(): { available: boolean; reason?: string } {
 /** `describe` for suites that need real git servers: skipped with a printed reason when git is missing, failing under CI. */
 export function describeWithGit(name: string, fn: () => void): void {
   const status = gitServersAvailable();
-  if (status.available) return describe(name, fn);
+  if (status.available) {
+    describe(name, fn);
+    return;
+  }
   if (process.env.CI === 'true') throw new Error(`${name}: ${status.reason} — required in CI`);
   console.warn(`[skip] ${name}: ${status.reason}`);
   describe.skip(name, fn);

@@ -12,7 +12,10 @@ export const SANDBOX_MODE: 'required' | 'unsafe-off' =
 
 /** `describe` for suites that need the OS sandbox: skipped with a printed reason when it cannot start (not under CI). */
 export function describeOsSandbox(name: string, fn: () => void): void {
-  if (SANDBOX_MODE === 'required') return describe(name, fn);
+  if (SANDBOX_MODE === 'required') {
+    describe(name, fn);
+    return;
+  }
   console.warn(`skipping "${name}": ${OS_SANDBOX.reason}. Install bubblewrap (apt-get install bubblewrap) to run it.`);
   describe.skip(name, fn);
 }

@@ -63,8 +63,10 @@ function forward(
   agent: http.Agent,
 ): void {
   const url = req.url ?? '';
-  if (!url.startsWith('/') || url.startsWith('//'))
-    return refuse(res, 400, "only requests to Alfred's API are forwarded (origin-form paths such as /memories)");
+  if (!url.startsWith('/') || url.startsWith('//')) {
+    refuse(res, 400, "only requests to Alfred's API are forwarded (origin-form paths such as /memories)");
+    return;
+  }
   const headers: http.OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers))
     if (!DROPPED.includes(name) && value !== undefined) headers[name] = value;
