@@ -136,7 +136,9 @@ async function recallOn(alfred: RunningAlfred, mem0: Mem0, c: Conversation) {
     const res = await post(`${alfred.url}/memories/batch`, agent, {
       memories: texts.slice(i, i + 500).map((content) => ({ content })),
     });
-    res.memories.forEach((m: { id: string }, j: number) => alfredIds.set(m.id, c.turns[i + j]!.id));
+    res.memories.forEach((m: { id: string }, j: number) => {
+      alfredIds.set(m.id, c.turns[i + j]!.id);
+    });
   }
   const { ids } = await mem0.call<{ ids: string[] }>({ op: 'add', userId: agent, texts });
   const mem0Ids = new Map(ids.map((id, i) => [id, c.turns[i]!.id]));

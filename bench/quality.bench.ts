@@ -123,7 +123,9 @@ async function storePlain(url: string, agent: string, turns: readonly Turn[]): P
     const res = await post(`${url}/memories/batch`, agent, {
       memories: batch.map((t) => ({ content: turnContent(t) })),
     });
-    (res.memories as Array<{ id: string }>).forEach((m, j) => ids.set(m.id, batch[j]!.id));
+    (res.memories as Array<{ id: string }>).forEach((m, j) => {
+      ids.set(m.id, batch[j]!.id);
+    });
   }
   return ids;
 }
@@ -141,7 +143,9 @@ async function storeConversation(url: string, agent: string, c: Conversation): P
   for (const chunk of chunks) {
     const messages = chunk.map((t) => ({ speaker: t.speaker, content: t.text, ...(t.time ? { time: t.time } : {}) }));
     const res = await post(`${url}/conversations`, agent, { conversation_id: c.id, messages });
-    (res.memories as Array<{ id: string }>).forEach((m, j) => ids.set(m.id, chunk[j]!.id));
+    (res.memories as Array<{ id: string }>).forEach((m, j) => {
+      ids.set(m.id, chunk[j]!.id);
+    });
   }
   return ids;
 }

@@ -116,7 +116,7 @@ describe('agent policy and the tools skills declare', () => {
     // A core tool in the deny list is neither offered nor run.
     expect(toolsOf(0)).not.toContain('bash');
     expect(toolsOf(0)).toContain('read');
-    named(events, 'tool_result').forEach((r) => expect(r.is_error).toBe(true));
+    for (const r of named(events, 'tool_result')) expect(r.is_error).toBe(true);
     expect(named(events, 'tool_result').find((r) => r.name === 'bash')?.content).toMatch(
       /policy does not permit the tool "bash"/,
     );

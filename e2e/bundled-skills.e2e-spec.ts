@@ -56,7 +56,9 @@ interface SkillCheck {
   after?(r: Runner): Promise<void>;
 }
 
-const noError = (docs: any[]) => docs.forEach((d) => expect(d.error).toBeUndefined());
+const noError = (docs: any[]) => {
+  for (const d of docs) expect(d.error).toBeUndefined();
+};
 
 /** One entry per bundled skill, in the order they run (remember stores what recall then finds). */
 const CHECKS: Record<string, SkillCheck> = {
@@ -391,7 +393,7 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
         const { events } = await streamTurn(sys.url, session, `Use the ${skill} skill.`, auth);
         expect(named(events, 'done')[0]).toMatchObject({ status: 'completed', rounds: blocks.length });
         const results = named(events, 'tool_result');
-        results.forEach((r) => expect(r).toMatchObject({ name: 'bash', is_error: false }));
+        for (const r of results) expect(r).toMatchObject({ name: 'bash', is_error: false });
         checkDocs(
           skill,
           results.map((r) => stdoutOf(r.content)),

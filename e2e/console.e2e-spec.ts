@@ -468,7 +468,9 @@ describeBrowser('web console in a real browser', () => {
       await page.getByRole('status').filter({ hasText: 'Turn completed' }).waitFor();
       const seen: string[] = await page.evaluate('window.seen');
       expect(seen.length).toBeGreaterThanOrEqual(3);
-      seen.slice(1).forEach((t, i) => expect(t.startsWith(seen[i]!)).toBe(true));
+      seen.slice(1).forEach((t, i) => {
+        expect(t.startsWith(seen[i]!)).toBe(true);
+      });
       expect(seen[seen.length - 1]).toBe('Agent: Recall is active; your editor is dark.');
       const transcript = await page.getByRole('list', { name: 'Transcript' }).textContent();
       expect(transcript).toContain('Tool call activate_skill — done');

@@ -146,7 +146,9 @@ function LineChart({ label, points, series }: { label: string; points: HistoryPo
     const c = chart.current;
     if (!c) return;
     c.data.labels = points.map((p) => clock(p.at));
-    series.forEach((s, i) => (c.data.datasets[i]!.data = points.map(s.value)));
+    series.forEach((s, i) => {
+      c.data.datasets[i]!.data = points.map(s.value);
+    });
     c.update();
   }, [points, series]);
   return (

@@ -68,8 +68,12 @@ function scanWaiting(): void {
       pass.push(all[i++]!);
     }
     scanTogether(pass.map((w) => w.text)).then(
-      (found) => pass.forEach((w, j) => w.resolve(found[j]!)),
-      (err: unknown) => pass.forEach((w) => w.reject(err)),
+      (found) => {
+        for (const [j, w] of pass.entries()) w.resolve(found[j]!);
+      },
+      (err: unknown) => {
+        for (const w of pass) w.reject(err);
+      },
     );
   }
 }

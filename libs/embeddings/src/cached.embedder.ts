@@ -23,7 +23,9 @@ export class CachedEmbedder implements Embedder {
     const missing = [...new Set(texts.filter((t) => !this.cache.has(t)))];
     if (missing.length > 0) {
       const vectors = await this.inner.embed(missing);
-      missing.forEach((t, i) => this.remember(t, vectors[i]!));
+      missing.forEach((t, i) => {
+        this.remember(t, vectors[i]!);
+      });
     }
     return texts.map((t) => {
       const v = this.cache.get(t)!;

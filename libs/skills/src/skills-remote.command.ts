@@ -65,7 +65,7 @@ export async function runSkillsAddCommand(args: string[], io: RemoteCommandIo): 
   const r = result.value;
   io.out(`${r.source} ${r.ref} @ ${r.commit.slice(0, 12)}${r.dry_run ? ' (dry run: nothing changed)' : ''}`);
   for (const s of r.installed) io.out(installedLine(s, r.dry_run));
-  for (const s of r.refused) refusedLines(s).forEach((l) => io.out(l));
+  for (const s of r.refused) for (const l of refusedLines(s)) io.out(l);
   for (const w of r.warnings) io.out(`  ! ${where(w)}: ${w.message}`);
   io.out(`${r.installed.length} ${r.dry_run ? 'would be installed' : 'installed'}, ${r.refused.length} refused`);
   return r.refused.length > 0 ? ExitCode.Failed : ExitCode.Ok;
@@ -212,7 +212,7 @@ function printUpdate(u: SkillSourceUpdate, io: CommandIo): number {
   for (const s of u.added) io.out(installedLine(s, false));
   for (const name of u.gone_upstream)
     io.out(`! ${name} is no longer in the source (kept; alfred skills remove ${name} removes it)`);
-  for (const s of u.refused) refusedLines(s).forEach((l) => io.out(l));
+  for (const s of u.refused) for (const l of refusedLines(s)) io.out(l);
   return u.refused.length;
 }
 

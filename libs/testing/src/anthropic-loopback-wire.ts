@@ -177,7 +177,9 @@ export function streamEvents(
     events.push({ event: 'error', data: errorBody(reply.streamErrorType, `scripted ${reply.streamErrorType}`, msgId) });
     return events;
   }
-  full.content.forEach((block, i) => events.push(...blockEvents(block, i, pieces)));
+  full.content.forEach((block, i) => {
+    events.push(...blockEvents(block, i, pieces));
+  });
   events.push({
     event: 'message_delta',
     data: {

@@ -320,7 +320,7 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
         expect(got).toEqual([0, 1, 2, 3, 4]);
       }
       expect(await other.next(50)).toBeUndefined();
-      [a, b, other].forEach((l) => l.close());
+      for (const l of [a, b, other]) l.close();
     });
 
     it('should end the iteration of a closed listener and deliver nothing more to it', async () => {

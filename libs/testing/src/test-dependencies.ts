@@ -187,7 +187,8 @@ export async function startTestDependencies(log: (line: string) => void): Promis
   started.forEach((result, i) => {
     const dependency = runnable[i]![0];
     if (result.status === 'rejected') {
-      return skip([dependency], `its container did not start (${firstLine(result.reason)})`, log);
+      skip([dependency], `its container did not start (${firstLine(result.reason)})`, log);
+      return;
     }
     running.push(result.value);
     process.env[ENV[dependency]] = result.value.url;

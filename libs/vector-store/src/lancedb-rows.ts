@@ -145,7 +145,9 @@ function columnData(field: Field, values: readonly unknown[]): Data {
 function vectorData(type: FixedSizeList, vectors: readonly Float32Array[]): Data {
   const size = type.listSize;
   const values = new Float32Array(vectors.length * size);
-  vectors.forEach((v, i) => values.set(v.length === size ? v : Float32Array.from(v).subarray(0, size), i * size));
+  vectors.forEach((v, i) => {
+    values.set(v.length === size ? v : Float32Array.from(v).subarray(0, size), i * size);
+  });
   const child = makeData({
     type: type.children[0]!.type as Float32,
     length: values.length,

@@ -252,9 +252,9 @@ export class MemoryService {
     const at = this.now().toISOString();
     const deleted = records.map((r) => change('deleted', scope, { ...r, version: r.version + 1, updated_at: at }));
     const ids = records.map((r) => r.id);
-    await this.changes
-      .commit(deleted, [this.repo.deleteWrite(scope, ids)])
-      .finally(() => records.forEach((r) => this.cache.evict(scope.tenant, scope.agent, r.id)));
+    await this.changes.commit(deleted, [this.repo.deleteWrite(scope, ids)]).finally(() => {
+      for (const r of records) this.cache.evict(scope.tenant, scope.agent, r.id);
+    });
   }
 
   private async mustGet(scope: Scope, id: string): Promise<MemoryRecord> {

@@ -74,7 +74,9 @@ export function sandboxArgs(
   ];
   for (const dir of SYSTEM_PATHS) args.push(...systemMount(dir));
   for (const file of ETC_PATHS) args.push('--ro-bind-try', file, file);
-  mounts.forEach((mount, i) => args.push(mount.mode === 'rw' ? '--bind' : '--ro-bind', sources[i]!, mount.target));
+  mounts.forEach((mount, i) => {
+    args.push(mount.mode === 'rw' ? '--bind' : '--ro-bind', sources[i]!, mount.target);
+  });
   args.push('--chdir', cwd);
   return args;
 }

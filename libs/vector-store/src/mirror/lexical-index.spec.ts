@@ -34,9 +34,9 @@ describe(LexicalIndex.name, () => {
 
   it('should count only scores at or above minScore and only accepted slots', () => {
     const idx = new LexicalIndex();
-    ['okapi okapi okapi', 'okapi in a long sentence about many other things entirely', 'nothing'].forEach((text, i) =>
-      idx.add(i, { text }),
-    );
+    ['okapi okapi okapi', 'okapi in a long sentence about many other things entirely', 'nothing'].forEach((text, i) => {
+      idx.add(i, { text });
+    });
     const all = search(idx, 'okapi');
     expect(search(idx, 'okapi', { minScore: all.top[0]!.score }).total).toBe(1);
     expect(search(idx, 'okapi', { accept: (s) => s !== 0 }).top.map((t) => t.slot)).toEqual([1]);
@@ -73,7 +73,9 @@ describe(LexicalIndex.name, () => {
 
   it('should forget a removed document and relink its neighbours', () => {
     const idx = new LexicalIndex();
-    ['alpha', 'bridge', 'gamma'].forEach((text, i) => idx.add(i, { text, order: T0 + i }));
+    ['alpha', 'bridge', 'gamma'].forEach((text, i) => {
+      idx.add(i, { text, order: T0 + i });
+    });
     expect(search(idx, 'alpha').scoreOf(1)).toBeGreaterThan(0);
     idx.remove(1);
     expect(idx.size).toBe(2);
