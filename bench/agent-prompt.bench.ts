@@ -46,7 +46,11 @@ async function start(logger: Logger, extra: Record<string, string> = {}): Promis
     alfred,
     model,
     post,
-    stop: async () => (await alfred.stop(), await model.close(), await rm(dataDir, { recursive: true, force: true })),
+    stop: async () => {
+      await alfred.stop();
+      await model.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }
 

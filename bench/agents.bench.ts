@@ -103,7 +103,12 @@ export async function measureTurnScaling(
     bus.serve = ((route, handler, options) =>
       serve(
         route,
-        route.subject === TurnRoutes.start.subject ? (p, ctx) => ((started += 1), handler(p, ctx)) : handler,
+        route.subject === TurnRoutes.start.subject
+          ? (p, ctx) => {
+              started += 1;
+              return handler(p, ctx);
+            }
+          : handler,
         options,
       )) as typeof bus.serve;
     const hosted = await hostService(agentRuntimeService, agentRuntimeService.loadConfig(env), {
@@ -112,7 +117,11 @@ export async function measureTurnScaling(
       bus,
       logger,
     });
-    return { stop: async () => (await hosted.stop(), await bus.close(2_000)), started: () => started };
+    const stop = async () => {
+      await hosted.stop();
+      await bus.close(2_000);
+    };
+    return { stop, started: () => started };
   };
   try {
     // Only the workers added here take turns.

@@ -33,7 +33,10 @@ async function natsReachable(url: string): Promise<boolean> {
   const u = new URL(url);
   return new Promise((resolve) => {
     const s = connect({ host: u.hostname, port: Number(u.port || 4222) });
-    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }

@@ -103,7 +103,10 @@ async function catalogRows(root: string, count: number, quick: boolean): Promise
 
   const times = quick ? 100 : 500;
   // Warm up (JIT) so the rows measure steady-state rendering.
-  for (let i = 0; i < 20; i++) catalog.renderIndexMarkdown(), catalog.renderIndexXml({ budget: 16_000 });
+  for (let i = 0; i < 20; i++) {
+    catalog.renderIndexMarkdown();
+    catalog.renderIndexXml({ budget: 16_000 });
+  }
   rows.push(
     timedRow(
       `render markdown index, ${count} skills, no budget`,

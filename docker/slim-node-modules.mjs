@@ -76,8 +76,14 @@ export function slim(root) {
   walk(root, (path, entry) => {
     const parent = path.split('/').at(-2);
     if (entry.isDirectory()) {
-      if (parent === 'node_modules' && UNUSED_PACKAGES.includes(entry.name)) return (drop(path, 'packages'), 'skip');
-      if (otherPlatform(path, entry.name)) return (drop(path, 'platforms'), 'skip');
+      if (parent === 'node_modules' && UNUSED_PACKAGES.includes(entry.name)) {
+        drop(path, 'packages');
+        return 'skip';
+      }
+      if (otherPlatform(path, entry.name)) {
+        drop(path, 'platforms');
+        return 'skip';
+      }
       return undefined;
     }
     if (!entry.isFile()) return undefined;

@@ -114,9 +114,10 @@ const CHECKS: Record<string, SkillCheck> = {
         expect(doc.results[0].content).toBe('User likes the TypeScript and Rust programming languages');
         expect(doc.results.every((r: any) => r.score >= 0.3)).toBe(true);
       }
-      if (i === 2)
-        expect(doc.memories.length).toBeGreaterThan(0),
-          expect(doc.memories.every((m: any) => m.tags.includes('preference'))).toBe(true);
+      if (i === 2) {
+        expect(doc.memories.length).toBeGreaterThan(0);
+        expect(doc.memories.every((m: any) => m.tags.includes('preference'))).toBe(true);
+      }
     },
   },
   skills: {

@@ -121,6 +121,10 @@ export async function startTlsProxy(target: string): Promise<TlsProxy> {
   return {
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     ca: pems.cert,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -336,8 +336,10 @@ export function memoryApiSuite(mode: Mode): void {
       expect(res.status).toBe(200);
       expect(res.body.query).toBe('dark mode editor');
       expect(res.body.results[0].content).toMatch(/dark mode/);
-      for (const r of res.body.results)
-        expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
+      for (const r of res.body.results) {
+        expect(r.score).toBeGreaterThanOrEqual(0);
+        expect(r.score).toBeLessThanOrEqual(1);
+      }
       expect(res.body.results[0]).toMatchObject({ source: 'daily', tags: ['preference'], date: expect.any(String) });
       expect(res.body.total).toBeGreaterThanOrEqual(res.body.results.length);
       expect(typeof res.body.search_time_ms).toBe('number');

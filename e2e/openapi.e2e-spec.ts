@@ -66,7 +66,10 @@ function findOperation(
   for (const [template, ops] of Object.entries(doc.paths)) {
     const names: string[] = [];
     const re = new RegExp(
-      `^${template.replace(/\{(\w+)\}/g, (_, n: string) => (names.push(n), n === 'path' ? '(.+)' : '([^/]+)'))}$`,
+      `^${template.replace(/\{(\w+)\}/g, (_, n: string) => {
+        names.push(n);
+        return n === 'path' ? '(.+)' : '([^/]+)';
+      })}$`,
     );
     const m = re.exec(path);
     if (m && ops[method.toLowerCase()])

@@ -115,8 +115,10 @@ export function skillsApiSuite(mode: Mode): void {
           source: 'bundled',
           description: expect.stringContaining('Store a fact'),
         });
-        for (const r of res.body.results)
-          expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
+        for (const r of res.body.results) {
+          expect(r.score).toBeGreaterThanOrEqual(0);
+          expect(r.score).toBeLessThanOrEqual(1);
+        }
         expect(res.body.results.length).toBeLessThanOrEqual(5);
         expect(res.body.query).toBe('remember preferences');
       });

@@ -40,7 +40,10 @@ export function AgentFile({
   const [editing, setEditing] = useState<{ from: FileView; draft: string } | undefined>();
   const [restoring, setRestoring] = useState<number | undefined>();
   const [notice, setNotice] = useState<string>();
-  const reload = () => (current.reload(), history.reload());
+  const reload = () => {
+    current.reload();
+    history.reload();
+  };
   const file$ = current.data;
   return (
     <div className="agent-file">
@@ -66,7 +69,10 @@ export function AgentFile({
           {editable && (
             <button
               type="button"
-              onClick={() => (setNotice(undefined), setEditing({ from: file$, draft: file$.content }))}
+              onClick={() => {
+                setNotice(undefined);
+                setEditing({ from: file$, draft: file$.content });
+              }}
             >
               Edit {label}
             </button>
@@ -82,7 +88,11 @@ export function AgentFile({
           onDraft={(draft) => setEditing({ ...editing, draft })}
           onRebase={(newer) => setEditing({ from: newer, draft: editing.draft })}
           onConflict={history.reload}
-          onDone={(message) => (setEditing(undefined), setNotice(message), message && reload())}
+          onDone={(message) => {
+            setEditing(undefined);
+            setNotice(message);
+            if (message) reload();
+          }}
         />
       )}
       <h3>Versions</h3>
@@ -97,7 +107,10 @@ export function AgentFile({
               <button
                 type="button"
                 id={`restore-v${v.version}`}
-                onClick={() => (setNotice(undefined), setRestoring(v.version))}
+                onClick={() => {
+                  setNotice(undefined);
+                  setRestoring(v.version);
+                }}
                 aria-expanded={restoring === v.version}
               >
                 Restore v{v.version}
@@ -211,7 +224,14 @@ function Editor(props: {
             ). Nothing of yours was saved. What changes from that version to your text:
           </p>
           <DiffView before={newer.content} after={draft} label={`From version ${newer.version} to your text`} />
-          <button type="button" onClick={() => (props.onRebase(newer), setNewer(undefined), setError(undefined))}>
+          <button
+            type="button"
+            onClick={() => {
+              props.onRebase(newer);
+              setNewer(undefined);
+              setError(undefined);
+            }}
+          >
             Keep my text over version {newer.version}
           </button>
           <button type="button" onClick={() => props.onDone()}>
@@ -268,7 +288,11 @@ function RestorePrompt({
       role="alertdialog"
       aria-label={`Restore version ${version}`}
       className="confirm"
-      onKeyDown={(e) => e.key === 'Escape' && (e.stopPropagation(), onClose())}
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return;
+        e.stopPropagation();
+        onClose();
+      }}
     >
       <p>
         Restore version {version} of {label}? It becomes version {current.version + 1}; version {current.version} stays

@@ -86,7 +86,10 @@ function AgentDetail({ agent, onSaved }: { agent: Agent; onSaved: () => void }) 
           id="persona"
           rows={3}
           value={persona}
-          onChange={(e) => (setPersona(e.target.value), setSaved(false))}
+          onChange={(e) => {
+            setPersona(e.target.value);
+            setSaved(false);
+          }}
         />
         <button type="submit">Save persona</button>
         {saved && <span role="status"> Saved.</span>}

@@ -130,7 +130,10 @@ export function MemoryBrowse({ agent }: { agent: string }) {
             key={m.id}
             memory={m}
             onChanged={list.reload}
-            onDeleted={() => ((focusAfterDelete.current = i), list.reload())}
+            onDeleted={() => {
+              focusAfterDelete.current = i;
+              list.reload();
+            }}
           />
         ))}
       </ul>

@@ -17,7 +17,10 @@ export function OperationsView() {
     [],
   );
   const metrics = useLoad(async () => parseMetrics(await apiText('/metrics')), []);
-  const reload = () => (health.reload(), metrics.reload());
+  const reload = () => {
+    health.reload();
+    metrics.reload();
+  };
   useInterval(reload, 15_000);
   const samples = metrics.data ?? [];
   return (

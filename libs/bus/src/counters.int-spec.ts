@@ -40,7 +40,10 @@ describeNats(`${KvCounters.name} on NATS KV`, () => {
     it('should start a new key from its seed and read the seed only then', async () => {
       const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
       let seeds = 0;
-      const seed = async () => (seeds++, { up: 5 });
+      const seed = async () => {
+        seeds++;
+        return { up: 5 };
+      };
 
       await counters.add(counterKey('t', 'k'), { up: 1 }, seed);
       const after = await counters.add(counterKey('t', 'k'), { up: -1, down: 1 }, seed);

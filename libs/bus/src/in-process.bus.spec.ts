@@ -81,8 +81,12 @@ describe(InProcessBus.name, () => {
         options: { global: true },
       };
       const groups: string[] = [];
-      bus.serve(route, async () => (groups.push('one'), {}), { queue: 'one' });
-      bus.serve(route, async () => (groups.push('two'), {}), { queue: 'two' });
+      const joined = (group: string) => async () => {
+        groups.push(group);
+        return {};
+      };
+      bus.serve(route, joined('one'), { queue: 'one' });
+      bus.serve(route, joined('two'), { queue: 'two' });
       await bus.request(route, {});
       await pollUntil(() => groups.length === 2, 1_000, 'both groups');
       await bus.close();

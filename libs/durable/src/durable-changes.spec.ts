@@ -58,7 +58,12 @@ describe(DurableChanges.name, () => {
   it('should write, then publish each change with a message id of its own, and answer with the write result', async () => {
     const bus = inProcess();
     const changes = await open(bus);
-    expect(await changes.apply([note('a', 'v1')], async () => (store.set('a', 'v1'), 'written'))).toBe('written');
+    expect(
+      await changes.apply([note('a', 'v1')], async () => {
+        store.set('a', 'v1');
+        return 'written';
+      }),
+    ).toBe('written');
     await changes.apply([note('a', 'v2')], async () => void store.set('a', 'v2'));
     // The same payload twice is two changes, not a duplicate: unique ids unless the caller gives one.
     await changes.apply([note('a', 'v2')], async () => void store.set('a', 'v2'));
@@ -135,7 +140,10 @@ describe(DurableChanges.name, () => {
     const stalling = new Proxy(bus, {
       get(target, prop) {
         if (prop !== 'publish') return Reflect.get(target, prop, target) as unknown;
-        return async (...args: Parameters<Bus['publish']>) => (await held.promise, target.publish(...args));
+        return async (...args: Parameters<Bus['publish']>) => {
+          await held.promise;
+          return target.publish(...args);
+        };
       },
     });
     const changes = await DurableChanges.open({
@@ -368,7 +376,12 @@ describe(DurableChanges.name, () => {
         logger: quiet,
         reconnect: { baseMs: 50, maxMs: 200 },
       });
-      opened.push({ close: async () => (await bus.close(1_000), await nats.stop()) });
+      opened.push({
+        close: async () => {
+          await bus.close(1_000);
+          await nats.stop();
+        },
+      });
     });
 
     it('should acknowledge changes while the broker is away and publish them in order once it is back', async () => {

@@ -247,9 +247,10 @@ export class DurableChanges implements ChangeWriter {
     await this.retiring;
     const flushed = await this.flushTargets().then(
       () => true,
-      (err: unknown) => (
-        this.warn('outbox: the store could not persist its writes; the next start replays them', err), false
-      ),
+      (err: unknown) => {
+        this.warn('outbox: the store could not persist its writes; the next start replays them', err);
+        return false;
+      },
     );
     await this.file.log.close();
     // Nothing left to replay or publish: a clean stop leaves no file for the next start.

@@ -55,7 +55,10 @@ describe(CachedEmbedder.name, () => {
         id: inner.id,
         dimension: 16,
         kind: 'lexical',
-        embed: (t) => (seen.push(...t), inner.embed(t)),
+        embed: (t) => {
+          seen.push(...t);
+          return inner.embed(t);
+        },
       };
       const cached = new CachedEmbedder(counting, 2);
       const [a1] = await cached.embed(['a', 'a']);

@@ -215,7 +215,10 @@ export class TelegramLoopback {
         this.myCommands = commands as Array<{ command: string; description: string }>;
         return true;
       },
-      sendChatAction: (p) => (this.chatOf(p), true),
+      sendChatAction: (p) => {
+        this.chatOf(p);
+        return true;
+      },
       sendMessage: (p) => {
         const { text, entities } = checkText(p.text, p.entities);
         const markup = checkMarkup(p.reply_markup);

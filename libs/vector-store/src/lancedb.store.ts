@@ -47,7 +47,11 @@ export class LanceDbStore implements VectorStore {
   open(spec: CollectionSpec): Promise<LanceDbCollection> {
     assertValidSpec(spec);
     const cached = this.open_.get(spec.name);
-    if (cached !== undefined) return cached.then((c) => (this.assertSameSpec(c.spec, spec), c));
+    if (cached !== undefined)
+      return cached.then((c) => {
+        this.assertSameSpec(c.spec, spec);
+        return c;
+      });
     const opening = this.openOrCreate(spec);
     this.open_.set(spec.name, opening);
     // A refused open (an embedder mismatch) leaves the table to whoever fixes it, such as `alfred reindex`.

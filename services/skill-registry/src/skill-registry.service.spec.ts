@@ -182,7 +182,10 @@ describe(SkillRegistryService.name, () => {
       const res = await service.searchSkills('t', { q, limit: 5, min_score: 0 });
       expect(res.results[0]?.name).toBe(expected);
       expect(res.results.length).toBeLessThanOrEqual(5);
-      for (const r of res.results) expect(r.score).toBeGreaterThanOrEqual(0), expect(r.score).toBeLessThanOrEqual(1);
+      for (const r of res.results) {
+        expect(r.score).toBeGreaterThanOrEqual(0);
+        expect(r.score).toBeLessThanOrEqual(1);
+      }
       expect(res.results[0]).toMatchObject({ source: 'bundled', version: expect.stringMatching(/^[0-9a-f]{12}$/) });
     });
 

@@ -27,7 +27,10 @@ describe(LexicalIndex.name, () => {
     const r = search(idx, 'cats');
     expect(r.top.map((t) => t.slot)).toEqual([1, 0]);
     expect(r.total).toBe(2);
-    for (const t of r.top) expect(t.score).toBeGreaterThan(0), expect(t.score).toBeLessThan(1);
+    for (const t of r.top) {
+      expect(t.score).toBeGreaterThan(0);
+      expect(t.score).toBeLessThan(1);
+    }
     expect(r.scoreOf(2)).toBe(0);
     expect(r.scoreOf(1)).toBeCloseTo(r.top[0]!.score, 12);
   });
@@ -217,15 +220,19 @@ describe(`${LexicalIndex.name} against a brute-force reference`, () => {
       docs.set(slot, doc);
       idx.add(slot, doc);
     };
+    const removeAt = (slot: number) => {
+      idx.remove(slot);
+      docs.delete(slot);
+    };
     // Slots over several of the query's windows (4,096 slots each): dense in the first, sparse after.
     const slotOf = (i: number) => (i < 150 ? i : 150 + (i - 150) * 97);
     for (let i = 0; i < 300; i++) addAt(slotOf(i));
     for (let round = 0; round < 30; round++) {
       for (let k = 0; k < 8; k++) {
         const slot = slotOf(Math.floor(random() * 300));
-        if (docs.has(slot) && random() < 0.6) idx.remove(slot), docs.delete(slot);
+        if (docs.has(slot) && random() < 0.6) removeAt(slot);
         else {
-          if (docs.has(slot)) idx.remove(slot), docs.delete(slot);
+          if (docs.has(slot)) removeAt(slot);
           addAt(slot);
         }
       }

@@ -358,7 +358,10 @@ export class LexicalIndex {
     const slotsEnd = this.terms.length;
     for (let s = 0; s < slotsEnd; s++) {
       if (!this.combined(s, tf, seen)) continue;
-      for (const id of seen) start[id + 1]!++, (tf[id] = 0);
+      for (const id of seen) {
+        start[id + 1]!++;
+        tf[id] = 0;
+      }
     }
     for (let id = 0; id < terms; id++) start[id + 1]! += start[id]!;
     const slots = new Int32Array(start[terms]!);

@@ -49,7 +49,10 @@ export function installBotHandlers(bot: Bot, deps: BotHandlerDeps): void {
     const job = deps.jobOf(ctx.update.update_id);
     // A refusal (an agent that does not exist, a session gone) is told; the reply itself is the relay's.
     const run = { updateId: ctx.update.update_id, messageId: ctx.message.message_id, conv, text, ...job };
-    const refused = await refusalAsReply(async () => (await deps.relay.run(run), undefined));
+    const refused = await refusalAsReply(async () => {
+      await deps.relay.run(run);
+      return undefined;
+    });
     if (refused) await reply(ctx, conv, refused);
   });
   bot.on('message', (ctx) => reply(ctx, convOf(ctx), { text: 'I can read text messages only, for now.' }));

@@ -5,8 +5,12 @@ describe(ChatGate.name, () => {
     const gate = new ChatGate();
     const order: string[] = [];
     const first = await gate.admit('c');
-    const second = gate.admit('c').then((open) => (order.push('second'), open));
-    const other = gate.admit('d').then((open) => (order.push('other'), open));
+    const admitted = (name: string) => (open: Awaited<ReturnType<typeof gate.admit>>) => {
+      order.push(name);
+      return open;
+    };
+    const second = gate.admit('c').then(admitted('second'));
+    const other = gate.admit('d').then(admitted('other'));
     await other;
     expect(order).toEqual(['other']);
     first();
