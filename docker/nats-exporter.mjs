@@ -82,10 +82,10 @@ async function readServer({ server, url }) {
   }
 }
 
-const escape = (value) => String(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+const escapeLabel = (value) => String(value).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const labels = (pairs) =>
   `{${Object.entries(pairs)
-    .map(([k, v]) => `${k}="${escape(v)}"`)
+    .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
     .join(',')}}`;
 
 /** The Prometheus text exposition of every server's state. */

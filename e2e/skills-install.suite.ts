@@ -150,8 +150,8 @@ export function skillsInstallSuite(mode: Mode): void {
     expect([ssh.status, ssh.body.error.details.reason]).toEqual([400, 'source_refused']);
     const privateHost = await a.post('/skills/install', { source: 'git://10.0.0.1/x.git' });
     expect([privateHost.status, privateHost.body.error.details.reason]).toEqual([403, 'host_refused']);
-    const escape = await a.post('/skills/install', { source, path: '../etc' });
-    expect([escape.status, escape.body.error.message]).toEqual([400, expect.stringMatching(/path/)]);
+    const outside = await a.post('/skills/install', { source, path: '../etc' });
+    expect([outside.status, outside.body.error.message]).toEqual([400, expect.stringMatching(/path/)]);
     const dry = await b.post('/skills/install', {
       source: `${https.url}/collection.git`,
       path: 'skills',

@@ -5,6 +5,7 @@ import {
   StorageType,
   type JetStreamManager,
   type StreamConfig,
+  type StreamInfo,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { createRacing } from './jetstream-create.js';
@@ -58,7 +59,7 @@ export class JetStreamStreams {
     return createRacing(async () => {
       const jsm = await this.jsm();
       for (let round = 0; ; round++) {
-        let info;
+        let info: StreamInfo;
         try {
           info = await jsm.streams.info(spec.name);
         } catch (err) {

@@ -3,6 +3,7 @@ import {
   DeliverPolicy,
   jetstream,
   jetstreamManager,
+  type Consumer,
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
@@ -274,7 +275,7 @@ export class NatsBus implements Bus, JetStreamContext {
 
   async *readEvents(stream: string, filter: string): AsyncIterable<StoredEvent> {
     const name = this.stream(stream);
-    let consumer;
+    let consumer: Consumer;
     try {
       consumer = await this.js.consumers.get(name, {
         filter_subjects: this.subject(filter),

@@ -54,13 +54,13 @@ export const dense: RelevanceSignal = {
 export function scalingPrior(
   name: string,
   bound: number,
-  valueOf: (e: Evidence, now: number) => number | undefined,
+  value: (e: Evidence, now: number) => number | undefined,
 ): Adjustment {
   return {
     name,
-    value: valueOf,
+    value,
     apply: (score, e, now) => {
-      const v = valueOf(e, now);
+      const v = value(e, now);
       return v === undefined ? score : clamp01(score * (1 - bound + bound * clamp01(v)));
     },
     // It only ever lowers a score: nothing below minScore can reach it.

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { existsSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, watch, type Dirent, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { basename, dirname } from 'node:path';
 import {
@@ -289,7 +289,7 @@ const MAX_WATCHED_DIRS = 10_000;
 function directoriesUnder(root: string): string[] {
   const out = [root];
   for (let i = 0; i < out.length && out.length < MAX_WATCHED_DIRS; i++) {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(out[i]!, { withFileTypes: true });
     } catch {

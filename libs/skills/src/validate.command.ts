@@ -77,16 +77,20 @@ function formatProblem(p: SkillProblem, cwd: string): string {
   return `${where}: ${p.severity} ${p.field}: ${p.message}`;
 }
 
-/** `alfred skills validate <dir...> [--json]`: exit 1 when any skill has an error, 2 on usage errors. */
-export async function runValidateCommand(args: string[], io: CommandIo): Promise<number> {
-  let parsed;
+function parseCommandLine(args: string[], io: CommandIo) {
   try {
-    parsed = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    return parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
   } catch (err) {
     io.err((err as Error).message);
     io.err(USAGE);
-    return ExitCode.Usage;
+    return undefined;
   }
+}
+
+/** `alfred skills validate <dir...> [--json]`: exit 1 when any skill has an error, 2 on usage errors. */
+export async function runValidateCommand(args: string[], io: CommandIo): Promise<number> {
+  const parsed = parseCommandLine(args, io);
+  if (!parsed) return ExitCode.Usage;
   const json = parsed.values.json === true;
   const targets = parsed.positionals;
   if (targets.length === 0) {

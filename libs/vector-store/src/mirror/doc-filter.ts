@@ -8,21 +8,21 @@ export function docPredicate(where: readonly Condition[] | undefined): ((doc: St
 }
 
 function conditionTest(c: Condition): (doc: StoredDoc) => boolean {
-  const valueOf = (doc: StoredDoc): FieldValue | undefined => (c.field === 'id' ? doc.id : doc.fields[c.field]);
+  const fieldOf = (doc: StoredDoc): FieldValue | undefined => (c.field === 'id' ? doc.id : doc.fields[c.field]);
   switch (c.op) {
     case 'eq':
-      return (doc) => valueOf(doc) === c.value;
+      return (doc) => fieldOf(doc) === c.value;
     case 'ne':
-      return (doc) => valueOf(doc) !== c.value;
+      return (doc) => fieldOf(doc) !== c.value;
     case 'contains':
       return (doc) => {
-        const v = valueOf(doc);
+        const v = fieldOf(doc);
         return Array.isArray(v) && v.includes(c.value);
       };
     case 'gte':
-      return (doc) => comparable(valueOf(doc), c.value) && (valueOf(doc) as number | string) >= c.value;
+      return (doc) => comparable(fieldOf(doc), c.value) && (fieldOf(doc) as number | string) >= c.value;
     case 'lte':
-      return (doc) => comparable(valueOf(doc), c.value) && (valueOf(doc) as number | string) <= c.value;
+      return (doc) => comparable(fieldOf(doc), c.value) && (fieldOf(doc) as number | string) <= c.value;
   }
 }
 

@@ -1,5 +1,5 @@
 import { AgentRoutes, DEFAULT_AGENT_NAME, DEFAULT_AGENT_POLICY, type AgentPolicy, type Scope } from '#contracts';
-import { agentView, unknownAgent, type AgentStore } from '#agent-registry';
+import { agentView, unknownAgent, type AgentRecord, type AgentStore } from '#agent-registry';
 import { type Bus, type MessageContext } from '#bus';
 import { dependencyUnavailable, isAlfredError } from '#errors';
 
@@ -24,7 +24,7 @@ export class RegistryAgentDirectory implements AgentDirectory {
 
   async policyOf(scope: Scope): Promise<AgentPolicy> {
     if (!this.connected()) throw dependencyUnavailable('NATS', `read agent ${scope.agent} from the agent registry`);
-    let record;
+    let record: AgentRecord | undefined;
     try {
       record = await this.registry.get(scope.tenant, scope.agent);
     } catch (err) {

@@ -88,12 +88,13 @@ export class ScopedCredentials {
     const expected = Buffer.from(this.sign(claims));
     const given = Buffer.from(signature);
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-    let parsed;
+    let json: unknown;
     try {
-      parsed = CredentialScope.safeParse(JSON.parse(Buffer.from(claims, 'base64url').toString('utf8')));
+      json = JSON.parse(Buffer.from(claims, 'base64url').toString('utf8'));
     } catch {
       return undefined;
     }
+    const parsed = CredentialScope.safeParse(json);
     if (!parsed.success || parsed.data.exp <= this.now()) return undefined;
     return parsed.data;
   }

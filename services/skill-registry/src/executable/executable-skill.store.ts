@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -183,7 +184,7 @@ export class ExecutableSkillStore {
   }
 
   private async folders(root: string, source: ExecutableSkillSource, needsManifest: boolean): Promise<SkillFolder[]> {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(root, { withFileTypes: true });
     } catch (err) {
