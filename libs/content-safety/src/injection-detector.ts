@@ -84,6 +84,7 @@ const PATTERNS: readonly Pattern[] = [
   },
   { family: T, rule: 'tool-call-json', re: /"type"\s*:\s*"tool_use"|"tool_calls"\s*:\s*\[|"function_call"\s*:\s*\{/ },
   { family: U, rule: 'unicode-tag-characters', re: /[\u{E0000}-\u{E007F}]/u },
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: single zero-width characters; U+200D joins nothing
   { family: U, rule: 'zero-width-run', re: /[\u200B\u200C\u200D\u2060\uFEFF\u180E]{2,}/u },
   { family: U, rule: 'bidi-override', re: /[\u202A-\u202E\u2066-\u2069]/u },
 ];

@@ -22,6 +22,7 @@ export const GitRef = z
   .min(1)
   .max(255)
   .regex(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: git refuses control characters in a ref name; so do we
     /^(?!-)[^\u0000-\u0020\u007f~^:?*[\\]+$/,
     'a ref is a branch, tag or commit id (no spaces, ~ ^ : ? * [ \\, not starting with -)',
   );

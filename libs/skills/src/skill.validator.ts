@@ -115,6 +115,7 @@ function nameRuleBreaks(name: string): string[] {
 
 /** A name the registry can key on: not blank, no path separators, no control characters. */
 function usableName(name: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: it refuses control characters
   return name.trim() === name && name.length > 0 && name.length <= 255 && !/[/\\\u0000-\u001f\u007f]/.test(name);
 }
 

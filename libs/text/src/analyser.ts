@@ -17,6 +17,7 @@ import { stemmer } from 'stemmer';
 export const STOP_WORDS: ReadonlySet<string> = new Set(stopword.eng);
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, NUL to DEL, is the point
 const ASCII = /^[\x00-\x7f]*$/;
 const APOSTROPHE = /['’]/;
 /** Contraction tails that carry no content: "it's" → "it", "you're" → "you", "don't" → "do". */

@@ -40,6 +40,7 @@ const refuse = (source: string, message: string) =>
  */
 export function parseSource(raw: string, policy: SourcePolicy): GitRemote {
   const given = raw.trim().replace(/(?<=.)\/+$/, '');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: it refuses control characters
   if (/[\u0000-\u001f\u007f\s]/.test(given)) throw refuse(given, 'a source holds no spaces or control characters');
   if (given.startsWith('-')) throw refuse(given, 'a source cannot start with "-"');
   if (GITHUB_SHORTHAND.test(given) && !given.startsWith('.'))
