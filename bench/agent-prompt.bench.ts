@@ -73,7 +73,9 @@ function systemOnlyShare(requests: readonly RecordedRequest[]): number {
   return read / total;
 }
 
-/** A 20-round turn through the loopback model that simulates prompt caching: the share of input tokens read from cache. */
+/**
+ * A 20-round turn through the loopback model that simulates prompt caching: the share of input tokens read from cache.
+ */
 async function cacheShare(logger: Logger): Promise<BenchRow> {
   const sys = await start(logger, { ALFRED_MEMORY_CONTEXT_LIMIT: '3' });
   try {

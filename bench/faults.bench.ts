@@ -9,7 +9,9 @@ import type { BenchRow } from './load.js';
 /** The fault suites whose figures this section reports (the cluster suite only where it exists in this checkout). */
 const SUITES = ['e2e/fault-suite.e2e-spec.ts', 'e2e/fault-cluster.e2e-spec.ts'];
 
-/** What a fault case measured (e2e/fault-load.ts builds it; it lives here because the image builds bench/, not e2e/). */
+/**
+ * What a fault case measured (e2e/fault-load.ts builds it; it lives here because the image builds bench/, not e2e/).
+ */
 export interface FaultReport {
   readonly fault: string;
   readonly requests: number;

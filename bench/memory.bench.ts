@@ -11,7 +11,10 @@ import { createAgent, load, sequentialHttp, withOverhead, type BenchRow } from '
 
 const SECTION = 'memory';
 
-/** A bare fastify handler: the floor every gateway number is compared with, measured in the same run (first row: 1 connection, sequential). */
+/**
+ * A bare fastify handler: the floor every gateway number is compared with, measured in the same run (first row: 1
+ * connection, sequential).
+ */
 async function bareHandler(): Promise<BenchRow[]> {
   const app = Fastify({ logger: false });
   const memory = { id: randomUUID(), content: 'User prefers dark mode', importance: 0.5, tags: [], source: 'daily' };
@@ -69,7 +72,10 @@ async function post(url: string, body: unknown, agent = 'bench') {
 
 const SEARCHES = ['topic 12 memory', 'seed memory about topic 3', 'memory 42', 'topic 30 seed'];
 
-/** GET by id, POST and search through the gateway in one mode; 1-connection rows are sequential, with the overhead over `bare`. */
+/**
+ * GET by id, POST and search through the gateway in one mode; 1-connection rows are sequential, with the overhead over
+ * `bare`.
+ */
 async function gatewayRows(
   mode: 'embedded' | 'nats',
   logger: Logger,

@@ -97,8 +97,8 @@ function row(
 
 /**
  * The write path against the disk it writes to: single writes (1 and 16 connections) beside the disk's fsync rate
- * measured in the same run, batches for one agent and over 1,000 agents, the server's RSS after the burst beside its RSS
- * after a restart on the same data, and the data folder's size during and after.
+ * measured in the same run, batches for one agent and over 1,000 agents, the server's RSS after the burst beside its
+ * RSS after a restart on the same data, and the data folder's size during and after.
  */
 export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick: boolean }): Promise<BenchRow[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-writes-'));

@@ -2,7 +2,9 @@ import { pollUntil } from '#testing';
 import { client, type Client } from './harness.js';
 import { named, startAgentSystem, streamTurn, type AgentSystem, type SseEvent } from './agent-harness.js';
 
-/** A turn's model request ends with the turn: cancel, deadline and the concurrency limit, seen from the model's side. */
+/**
+ * A turn's model request ends with the turn: cancel, deadline and the concurrency limit, seen from the model's side.
+ */
 describe('model calls end with their turn', () => {
   let sys: AgentSystem;
   let api: Client;

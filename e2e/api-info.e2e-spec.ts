@@ -28,7 +28,8 @@ describe('the endpoint list of GET /', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  // `{id}` in the list is `:id` in fastify; the resource path is a wildcard. Aliases and probes are listed under their main path.
+  // `{id}` in the list is `:id` in fastify; the resource path is a wildcard. Aliases and probes are listed under their
+  // main path.
   const toPattern = (path: string) => path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
   const key = (method: string, url: string) => `${method} ${url.replace(/:\w+/g, ':p')}`;
   const unlisted = new Set([

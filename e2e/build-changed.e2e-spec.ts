@@ -25,7 +25,10 @@ const runBuild = build as (
 ) => Outcome;
 const built = (o: Outcome) => o.done.filter((d) => d.built).map((d) => d.step);
 
-/** `npm start` builds only what changed (scripts/build.mjs); these steps stand in for tsc and vite in a folder of its own. */
+/**
+ * `npm start` builds only what changed (scripts/build.mjs); these steps stand in for tsc and vite in a folder of its
+ * own.
+ */
 describe('scripts/build.mjs', () => {
   let root: string;
   let steps: Step[];

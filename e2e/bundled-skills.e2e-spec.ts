@@ -50,7 +50,9 @@ interface SkillCheck {
   before?(r: Runner): Promise<void>;
   /** How many bash blocks the skill has: a new block needs its check here. */
   blocks: number;
-  /** What each block's output must show, by block index (`asAgent`: run by the agent's bash with its scoped credential). */
+  /**
+   * What each block's output must show, by block index (`asAgent`: run by the agent's bash with its scoped credential).
+   */
   block(index: number, docs: any[], asAgent: boolean): void;
   /** What the API must show afterwards. */
   after?(r: Runner): Promise<void>;

@@ -19,7 +19,9 @@ const describeRedis = await describeWithRedis();
 
 const QUESTION = 'Tell me the whole story, slowly.';
 const FIRST_WORDS = 'Once upon a time there was a butler who kept every promise and wrote everything down';
-/** A reply the model writes slowly (about half a minute): long enough to kill and restart a process while it streams. */
+/**
+ * A reply the model writes slowly (about half a minute): long enough to kill and restart a process while it streams.
+ */
 const slow = (text: string) => ({ content: [{ type: 'text' as const, text }], streamPieces: 40, eventDelayMs: 650 });
 
 /** The update's journey as Telegram saw it: fetched once by getUpdates, confirmed once. */

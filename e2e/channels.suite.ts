@@ -13,7 +13,10 @@ import { pollUntil, type ScriptedBlock } from '#testing';
 
 const tool = (name: string, input: Record<string, unknown>): ScriptedBlock => ({ type: 'tool_use', name, input });
 
-/** What a person does in Telegram, end to end: the real grammY against the loopback Bot API, the loopback model behind the agents. */
+/**
+ * What a person does in Telegram, end to end: the real grammY against the loopback Bot API, the loopback model behind
+ * the agents.
+ */
 export function channelsSuite(mode: Mode): void {
   let sys: ChannelSystem;
 
@@ -34,7 +37,10 @@ export function channelsSuite(mode: Mode): void {
   /** Each test talks in a chat of its own (a group Alice is in), so no test meets another's running turn. */
   let chats = 0;
   const newChat = () => -1_000_000 - ++chats;
-  /** Sends a message in a new chat and waits, on `done()`, until its turn is written to the session (the reply shows before). */
+  /**
+   * Sends a message in a new chat and waits, on `done()`, until its turn is written to the session (the reply shows
+   * before).
+   */
   const turn = async (text: string, written: number) => {
     const chatId = newChat();
     const sent = sys.telegram.sendText(ALICE, text, { chatId });

@@ -36,7 +36,8 @@ describeBrowser('web console in a real browser', () => {
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'alfred-console-'));
     dirs = await skillDirs({ withProjectSkills: false });
-    // A broken skill (its frontmatter is not YAML: line 3) is skipped; a skill whose name breaks the rules is warned about.
+    // A broken skill (its frontmatter is not YAML: line 3) is skipped; a skill whose name breaks the rules is warned
+    // about.
     await mkdir(join(dirs.projectSkills, 'bad-skill'), { recursive: true });
     await writeFile(
       join(dirs.projectSkills, 'bad-skill', 'SKILL.md'),
@@ -220,7 +221,8 @@ describeBrowser('web console in a real browser', () => {
       await expect(history.textContent()).resolves.toMatch(/v1 created.*Miso”.*v2 updated.*and is grey/s);
       await shot('memory-browse');
 
-      // Escape keeps the memory and gives focus back to Delete; a confirmed delete moves focus to the memory now in its place.
+      // Escape keeps the memory and gives focus back to Delete; a confirmed delete moves focus to the memory now in its
+      // place.
       await row.getByRole('button', { name: 'Delete' }).click();
       await expect(focused(page)).resolves.toMatchObject({ text: 'Yes, delete' });
       await page.keyboard.press('Escape');
@@ -645,7 +647,8 @@ describeBrowser('web console in a real browser', () => {
       const services = page.getByRole('table', { name: 'Services' });
       await services.waitFor();
       await expect(services.textContent()).resolves.toMatch(/memory\s*up/);
-      // /health and /metrics load independently: wait for the route table's rows rather than read it as the services appear.
+      // /health and /metrics load independently: wait for the route table's rows rather than read it as the services
+      // appear.
       await page
         .getByRole('table', { name: 'Requests by route' })
         .getByText('GET /search', { exact: false })
@@ -660,7 +663,8 @@ describeBrowser('web console in a real browser', () => {
         page.getByRole('img', { name: /Request and 5xx error rate per second, last hour/ }).count(),
       ).resolves.toBe(1);
       await expect(page.getByRole('img', { name: /Latency in milliseconds, last hour/ }).count()).resolves.toBe(1);
-      // One point per second here (ALFRED_METRICS_HISTORY_STEP_S=1): the chart's status line moves on while the screen is open.
+      // One point per second here (ALFRED_METRICS_HISTORY_STEP_S=1): the chart's status line moves on while the screen
+      // is open.
       const status = page.getByRole('status').filter({ hasText: /point\(s\), one per 1 s/ });
       const before = Number(/^(\d+) point/.exec((await status.textContent())!)![1]);
       await page

@@ -5,7 +5,10 @@ import { pollUntil, SANDBOX_MODE, startOwnNats, startOwnRedis, type OwnServer } 
 import { client, type Client } from './harness.js';
 import { launchSource, type SourceProcess } from './source-process.js';
 
-/** Longer than the ~20 s after which a NATS client with the library's reconnect defaults (10 attempts, 2 s apart) gives up. */
+/**
+ * Longer than the ~20 s after which a NATS client with the library's reconnect defaults (10 attempts, 2 s apart) gives
+ * up.
+ */
 const NATS_OUTAGE_MS = 25_000;
 
 /**

@@ -239,7 +239,8 @@ export function executableSkillsSuite(mode: Mode): void {
   });
 
   it('should rank by what runs achieved: a skill that keeps failing drops below an equally relevant one that succeeds, not after one failure', async () => {
-    // A SKILL.md per executable skill of the same name (its instructions); the flaky one matches the query a little better.
+    // A SKILL.md per executable skill of the same name (its instructions); the flaky one matches the query a little
+    // better.
     for (const [name, description] of [
       ['ship-flaky', 'Deploy the web app to production. Use to deploy the web app to production servers.'],
       ['ship-steady', 'Deploy the web app to production servers with a health check. Use when releasing.'],

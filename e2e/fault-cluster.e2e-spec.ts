@@ -54,10 +54,11 @@ interface ClusterReport extends FaultReport {
  * Past one broker: a three-node JetStream cluster of the suite's own (nats-server processes clustered over routes on
  * free loopback ports, each with its own store), services given every node in NATS_URL and ALFRED_STREAM_REPLICAS=3,
  * and under a bounded load of idempotent writes the node leading the memory events stream is killed (kill -9); the
- * rest of the load runs on the two nodes left, then the node is started again on its store and catches up. Asserted: every stream and KV bucket the services made has three copies; 0 lost
- * acknowledged writes, 0 duplicates, 0 hangs; client errors only on the writes in flight when the node died (at most
- * one per writer) and only in the outage shapes (503/504/409); every service process lives on and is healthy, having
- * seen no more than a reconnect. Figures: stdout, and appended to ALFRED_FAULT_REPORT (a JSON array) when set.
+ * rest of the load runs on the two nodes left, then the node is started again on its store and catches up. Asserted:
+ * every stream and KV bucket the services made has three copies; 0 lost acknowledged writes, 0 duplicates, 0 hangs;
+ * client errors only on the writes in flight when the node died (at most one per writer) and only in the outage shapes
+ * (503/504/409); every service process lives on and is healthy, having seen no more than a reconnect. Figures: stdout,
+ * and appended to ALFRED_FAULT_REPORT (a JSON array) when set.
  */
 describe('fault suite on a three-node NATS cluster (own servers, real processes, bounded write load)', () => {
   let dir: string;

@@ -32,7 +32,9 @@ const LONG_OUTAGE_MS = 60_000;
 const RETRY_SERVED_MS = 15_000;
 /** A killed distiller's job is delivered again this long after its last beat (ALFRED_DISTILL_ACK_WAIT_MS's default). */
 const DISTILL_ACK_WAIT_MS = 10_000;
-/** Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer): the run's Qdrant. */
+/**
+ * Two memory instances share one store only on Qdrant (an embedded LanceDB folder has one writer): the run's Qdrant.
+ */
 const qdrantUrl = process.env.QDRANT_URL;
 if (!qdrantUrl)
   process.stdout.write(

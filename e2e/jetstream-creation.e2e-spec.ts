@@ -23,7 +23,10 @@ const eventDefs = (Object.values(contracts) as unknown[])
     (v): v is contracts.EventDef => !!v && typeof v === 'object' && 'stream' in v && 'subject' in v && 'payload' in v,
   );
 
-/** Stream and bucket names the services' source declares (`X_STREAM = '…'`, `X_BUCKET = '…'`, `stream: '…'`, `bus.stream('…')`). */
+/**
+ * Stream and bucket names the services' source declares (`X_STREAM = '…'`, `X_BUCKET = '…'`, `stream: '…'`,
+ * `bus.stream('…')`).
+ */
 function namesInSource(): { streams: Set<string>; buckets: Set<string> } {
   const streams = new Set<string>();
   const buckets = new Set<string>();

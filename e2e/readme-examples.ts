@@ -87,7 +87,10 @@ export function withVariables(example: CurlExample, vars: Readonly<Record<string
   return example.args.map((a) => a.replace(/\$([A-Z]+)|\$\{([A-Z]+)\}/g, (m, x, y) => vars[x ?? y] ?? m));
 }
 
-/** Runs curl arguments (`curl` first) with the README's `-s` and extra headers; the status and the body (JSON when it parses). */
+/**
+ * Runs curl arguments (`curl` first) with the README's `-s` and extra headers; the status and the body (JSON when it
+ * parses).
+ */
 export async function runCurl(
   args: readonly string[],
   headers: readonly string[] = [],

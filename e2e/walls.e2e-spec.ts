@@ -220,7 +220,8 @@ module.exports.execute = async () => {
         '_',
       ];
       expect(names.filter((name) => !allowed.includes(name))).toEqual([]);
-      // Where each mount appears: fixed places only (the kernel still reports each bind's source folder in the root field).
+      // Where each mount appears: fixed places only (the kernel still reports each bind's source folder in the root
+      // field).
       const mounts = /mounts=(.*)/.exec(output)![1]!.trim().split(' ');
       expect(mounts).toEqual(expect.arrayContaining(['/workspace', '/alfred/node', '/run/alfred/api.sock']));
       for (const mount of mounts) expect(mount).not.toMatch(/alfred-agent-|wt-|node_modules|\/root|\/home/);

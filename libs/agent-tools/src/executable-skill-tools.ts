@@ -15,11 +15,14 @@ import type { ToolCallResult, ToolDefinition } from './tool-definition.js';
 
 /** The executable-skill tools of one agent turn: definitions for the model and the executor of its calls. */
 export interface ExecutableSkillTools {
-  /** The management tools, then every loaded executable skill as `skill_<id>` (a name taken by a management tool is left out). */
+  /**
+   * The management tools, then every loaded executable skill as `skill_<id>` (a name taken by a management tool is left
+   * out).
+   */
   definitions(tenant: string): Promise<ToolDefinition[]>;
   /**
-   * Runs one tool call over the bus; failures (bad input, a failed skill, a missing service) come back as error results.
-   * `writer` is recorded as the provenance of a skill that skill_create / skill_update writes.
+   * Runs one tool call over the bus; failures (bad input, a failed skill, a missing service) come back as error
+   * results. `writer` is recorded as the provenance of a skill that skill_create / skill_update writes.
    */
   call(name: string, input: unknown, caller: SkillCaller, writer?: ScopedWriter): Promise<ToolCallResult>;
 }

@@ -105,7 +105,9 @@ export interface Bus {
    * gets the payload, validated with the topic's schema; nothing is stored, a message with no listener is gone.
    */
   emit<T extends TopicDef>(topic: T, payload: TopicPayloadOf<T>, options?: TopicOptions): Promise<void>;
-  /** Listens to a topic and key; resolves once the subscription is in place, so nothing emitted afterwards is missed. */
+  /**
+   * Listens to a topic and key; resolves once the subscription is in place, so nothing emitted afterwards is missed.
+   */
   listen<T extends TopicDef>(topic: T, options?: TopicOptions): Promise<TopicSubscription<TopicPayloadOf<T>>>;
   /** A durable job queue (JetStream work queue in NATS mode, an fsynced log in-process). */
   queue<P extends z.ZodType>(def: QueueDef<P>): WorkQueue<P>;

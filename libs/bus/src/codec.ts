@@ -220,7 +220,10 @@ export const timedOut = (route: Route, timeoutMs: number) =>
     service: route.service,
   });
 
-/** Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and skipped. */
+/**
+ * Hands a received event to a subscriber: a payload that breaks the schema, or a throwing handler, is logged and
+ * skipped.
+ */
 export function deliverEvent<E extends EventDef>(
   event: E,
   handler: EventHandler<E>,

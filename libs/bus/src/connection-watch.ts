@@ -31,7 +31,9 @@ export class ConnectionWatch {
     });
   }
 
-  /** Throws SERVICE_UNAVAILABLE (with Retry-After) unless the connection is up: a request must not wait for a reconnect. */
+  /**
+   * Throws SERVICE_UNAVAILABLE (with Retry-After) unless the connection is up: a request must not wait for a reconnect.
+   */
   assertConnected(what: string): void {
     if (this.state !== 'connected') throw dependencyUnavailable('NATS', what);
   }

@@ -104,7 +104,10 @@ export class JetStreamStreams {
     };
   }
 
-  /** Event streams (limits retention) keep events eventsMaxAgeMs (nanoseconds here; 0 = for ever); work queues are not aged. */
+  /**
+   * Event streams (limits retention) keep events eventsMaxAgeMs (nanoseconds here; 0 = for ever); work queues are not
+   * aged.
+   */
   private maxAgeOf(spec: StreamSpec): number | undefined {
     if ((spec.retention ?? RetentionPolicy.Limits) !== RetentionPolicy.Limits) return undefined;
     return nanos(this.eventsMaxAgeMs);

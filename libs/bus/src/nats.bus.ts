@@ -62,7 +62,9 @@ import { TopicBuffer } from './topic-subscription.js';
 import { ConnectionWatch, type ConnectionState } from './connection-watch.js';
 
 export interface NatsBusOptions {
-  /** One server, or every server of a cluster (a list, or one string comma-separated): the client moves between them. */
+  /**
+   * One server, or every server of a cluster (a list, or one string comma-separated): the client moves between them.
+   */
   readonly url: string | readonly string[];
   /**
    * Copies of each stream and KV bucket this bus creates (JetStream `num_replicas`): 1 on one server, 3 on a

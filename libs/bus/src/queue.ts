@@ -101,7 +101,9 @@ export type JobOutcome =
   | { readonly kind: 'ack' }
   | { readonly kind: 'dead'; readonly reason: string }
   | { readonly kind: 'retry'; readonly delayMs: number }
-  /** Its consumer stopped and gave it back (the signal aborted): the queue has it again, nothing to settle or report. */
+  /**
+   * Its consumer stopped and gave it back (the signal aborted): the queue has it again, nothing to settle or report.
+   */
   | { readonly kind: 'handed-back' };
 
 export function retryDelay(def: QueueDef, attempt: number): number {
@@ -114,7 +116,9 @@ export function checkJobPayload<P extends z.ZodType>(def: QueueDef<P>, payload: 
   parseWith(def.payload, payload);
 }
 
-/** Runs one delivery of a job and decides its fate; both adapters settle messages from this (and it is measured here). */
+/**
+ * Runs one delivery of a job and decides its fate; both adapters settle messages from this (and it is measured here).
+ */
 export async function runJob<P extends z.ZodType>(
   def: QueueDef<P>,
   handler: JobHandler<P>,

@@ -33,7 +33,9 @@ export const AgentFileHistoryEntry = z.object({
   reason: z.string(),
   size: z.number().int().min(0),
   digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
-  /** Who made this version (an edit over the API, a restore, learning); absent on versions from before it was recorded. */
+  /**
+   * Who made this version (an edit over the API, a restore, learning); absent on versions from before it was recorded.
+   */
   writer: Writer.optional(),
 });
 export type AgentFileHistoryEntry = z.infer<typeof AgentFileHistoryEntry>;

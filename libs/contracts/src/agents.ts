@@ -23,7 +23,10 @@ export const AgentPolicy = z.strictObject({
 export type AgentPolicy = z.infer<typeof AgentPolicy>;
 export const DEFAULT_AGENT_POLICY: AgentPolicy = { skills: ALL, tools: ALL };
 
-/** A named agent: its persona seed and policy; USER.md / SOUL.md / MEMORY.md, memories and sessions are keyed by its name. */
+/**
+ * A named agent: its persona seed and policy; USER.md / SOUL.md / MEMORY.md, memories and sessions are keyed by its
+ * name.
+ */
 export const AgentView = z.object({
   name: AgentName,
   persona: z.string(),
@@ -199,8 +202,8 @@ export const TurnRoutes = {
       turn_id: TurnId,
       message: TurnBody.shape.message,
       /**
-       * The scoped credential the gateway minted for this turn (its tenant, agent and session; it expires with the turn):
-       * the agent's bash calls the API with it. Never the caller's key; never stored.
+       * The scoped credential the gateway minted for this turn (its tenant, agent and session; it expires with the
+       * turn): the agent's bash calls the API with it. Never the caller's key; never stored.
        */
       credential: z.string().min(1).max(1024).optional(),
     }),

@@ -243,14 +243,18 @@ export const AgentFileRoutes = {
     }),
     AgentFileRestored,
   ),
-  /** A person's edit: refused with CONFLICT (details carry the current text) when the file moved past expected_version. */
+  /**
+   * A person's edit: refused with CONFLICT (details carry the current text) when the file moved past expected_version.
+   */
   edit: route(
     ServiceName.AgentRuntime,
     'file-edit',
     scoped({ file: EditableAgentFile, request: AgentFileWriteBody, writer: Writer }),
     AgentFileWritten,
   ),
-  /** A service's write (learning, distillation): a new version with its reason; CONFLICT when expected_version moved. */
+  /**
+   * A service's write (learning, distillation): a new version with its reason; CONFLICT when expected_version moved.
+   */
   write: route(
     ServiceName.AgentRuntime,
     'file-write',

@@ -73,7 +73,10 @@ export function queryBool() {
 export const ScoreExplanation = z.array(
   z.object({
     signal: z.string(),
-    /** relevance: adds its weighted share of the match; adjustment: moves the score within its bound (importance, recency, feedback). */
+    /**
+     * relevance: adds its weighted share of the match; adjustment: moves the score within its bound (importance,
+     * recency, feedback).
+     */
     kind: z.enum(['relevance', 'adjustment']).optional(),
     value: z.number(),
     /** A relevance signal's share of the relevance (its weight over the weights of the signals present). */

@@ -194,7 +194,10 @@ const byId = z.object({ tenant: TenantId, id: SkillId });
 export const SkillChangeOrigin = z.object({ by: z.enum(['user', 'agent']), consented: z.boolean().default(false) });
 export type SkillChangeOrigin = z.infer<typeof SkillChangeOrigin>;
 
-/** Executable-skill management on the skill-registry; managed skills belong to one tenant, bundled ones are shared and read-only. */
+/**
+ * Executable-skill management on the skill-registry; managed skills belong to one tenant, bundled ones are shared and
+ * read-only.
+ */
 export const ExecutableSkillRoutes = {
   list: route(R, 'exec-list', z.object({ tenant: TenantId, written: WriterQuery.optional() }), ExecutableSkillList),
   get: route(R, 'exec-get', byId, ExecutableSkillDetail),

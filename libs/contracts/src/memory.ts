@@ -62,7 +62,10 @@ export const Memory = z.object({
 });
 export type Memory = z.infer<typeof Memory>;
 
-/** The create/batch-create answer for one memory (seed: id, timestamp, content, importance, tags; ours: provenance, trust). */
+/**
+ * The create/batch-create answer for one memory (seed: id, timestamp, content, importance, tags; ours: provenance,
+ * trust).
+ */
 export const MemoryCreated = Memory.pick({
   id: true,
   timestamp: true,
@@ -179,7 +182,10 @@ export const MemoryChange = z.object({
   version: z.number().int().min(1),
   at: z.string(),
   memory: Memory.optional(),
-  /** Set on `feedback` events, whose `version` counts the reports so far: the report and the counts after it (the memory is unchanged). */
+  /**
+   * Set on `feedback` events, whose `version` counts the reports so far: the report and the counts after it (the memory
+   * is unchanged).
+   */
   feedback: z.object({ helpful: z.boolean(), note: z.string().optional(), counts: FeedbackCounts }).optional(),
 });
 export type MemoryChange = z.infer<typeof MemoryChange>;

@@ -13,7 +13,10 @@ export const Writer = z.object({
   turn: z.string().optional(),
   /** The API key's name (`key-<fingerprint>`), or `open-loopback` on the keyless loopback API. */
   key: z.string().optional(),
-  /** The tool or skill that wrote it: `skill:remember` (X-Alfred-Skill), `tool:bash`, `rest`, `mcp:memory_record`, `distill`, `learn`, `telegram`… */
+  /**
+   * The tool or skill that wrote it: `skill:remember` (X-Alfred-Skill), `tool:bash`, `rest`, `mcp:memory_record`,
+   * `distill`, `learn`, `telegram`…
+   */
   via: z.string().max(200).optional(),
   source: SourceRef.optional(),
 });
@@ -30,7 +33,9 @@ export type Provenance = z.infer<typeof Provenance>;
 /** The injection check's mark: flagged content is stored but kept out of automatic prompt recall. */
 export const TrustMark = z.object({
   flagged: z.boolean(),
-  /** `family/rule at offset` for each pattern that matched (instruction, role-marker, tool-markup, invisible-unicode). */
+  /**
+   * `family/rule at offset` for each pattern that matched (instruction, role-marker, tool-markup, invisible-unicode).
+   */
   reasons: z.array(z.string()),
 });
 export type TrustMark = z.infer<typeof TrustMark>;
@@ -49,7 +54,10 @@ export const ProvenanceFilter = {
 };
 export const PROVENANCE_FILTER_KEYS = Object.keys(ProvenanceFilter) as Array<keyof typeof ProvenanceFilter>;
 
-/** The writer filters of GET /skills and GET /executable-skills: those of memories but `flagged` (skills carry no trust mark). */
+/**
+ * The writer filters of GET /skills and GET /executable-skills: those of memories but `flagged` (skills carry no trust
+ * mark).
+ */
 export const WriterFilter = {
   written_session: ProvenanceFilter.written_session,
   written_via: ProvenanceFilter.written_via,

@@ -41,7 +41,10 @@ export const Remediation = z.object({
 });
 export type Remediation = z.infer<typeof Remediation>;
 
-/** GET /remediations/search query: `q` is an error text, normalised like stored signatures; provenance filters as GET /search. */
+/**
+ * GET /remediations/search query: `q` is an error text, normalised like stored signatures; provenance filters as GET
+ * /search.
+ */
 export const RemediationSearchQuery = z.strictObject({
   q: z.string().trim().min(1, 'Query cannot be empty').max(REMEDIATION_TEXT_MAX),
   limit: queryInt(1, 50, 5),

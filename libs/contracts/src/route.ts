@@ -7,7 +7,10 @@ export interface Route<Req extends z.ZodType = z.ZodType, Res extends z.ZodType 
   readonly service: ServiceName;
   readonly request: Req;
   readonly response: Res;
-  /** Properties every route has by construction (tenancy, limits, timeout): enforced by the bus adapters, not by handlers. */
+  /**
+   * Properties every route has by construction (tenancy, limits, timeout): enforced by the bus adapters, not by
+   * handlers.
+   */
   readonly options: RouteOptions;
 }
 

@@ -12,7 +12,9 @@ export const SKILL_INSTALL_GIT_TIMEOUT_MAX_MS = 240_000;
 /** Longest SKILL.md diff an update reports per skill (characters); longer ones are cut and marked truncated. */
 export const SKILL_DIFF_MAX_CHARS = 16_000;
 
-/** A git source as given: `https://`, `git://`, `ssh://` or `file://` URL, or a local path (checked by the registry). */
+/**
+ * A git source as given: `https://`, `git://`, `ssh://` or `file://` URL, or a local path (checked by the registry).
+ */
 export const SkillSourceUrl = z.string().trim().min(1, 'source cannot be empty').max(2048);
 
 /** A branch, tag or full commit id; refused when git could take it for an option or it holds control characters. */

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { IsoTimestamp } from './common.js';
 
-/** What an installed unit is: a SKILL.md skill, an executable skill (skill.json + execute.ts), or both in one folder. */
+/**
+ * What an installed unit is: a SKILL.md skill, an executable skill (skill.json + execute.ts), or both in one folder.
+ */
 export const InstalledKind = z.enum(['skill', 'executable']);
 export type InstalledKind = z.infer<typeof InstalledKind>;
 

@@ -98,7 +98,10 @@ export type SkillOutcomes = z.infer<typeof SkillOutcomes>;
 /** POST /skills/{name}/feedback: whether one use of the skill achieved what it was used for. */
 export const SkillFeedbackBody = z.strictObject({
   success: z.boolean({ error: 'success must be true or false' }),
-  /** Who judged it: the user (default), the agent itself, the turn that loaded it (completed or failed), or an execution. */
+  /**
+   * Who judged it: the user (default), the agent itself, the turn that loaded it (completed or failed), or an
+   * execution.
+   */
   by: z.enum(['user', 'agent', 'turn', 'execution']).default('user'),
   note: z.string().trim().max(1000).optional(),
 });
@@ -180,7 +183,10 @@ export type RenderedSkillIndex = z.infer<typeof RenderedSkillIndex>;
 export const SkillIndexFormat = z.enum(['json', 'markdown', 'xml']);
 export type SkillIndexFormat = z.infer<typeof SkillIndexFormat>;
 
-/** GET /skills query: `format` picks the JSON index or one rendered prompt block; `budget` overrides the configured size budget. */
+/**
+ * GET /skills query: `format` picks the JSON index or one rendered prompt block; `budget` overrides the configured size
+ * budget.
+ */
 export const SkillIndexQuery = z.strictObject({
   format: SkillIndexFormat.default('json'),
   budget: z.coerce.number().int().min(0).max(10_000_000).optional(),
@@ -191,7 +197,9 @@ export const SkillIndexQuery = z.strictObject({
 });
 export type SkillIndexQuery = z.infer<typeof SkillIndexQuery>;
 
-/** The registry's full level-1 answer: every skill, what was shadowed or skipped, root problems, and both renderings. */
+/**
+ * The registry's full level-1 answer: every skill, what was shadowed or skipped, root problems, and both renderings.
+ */
 export const SkillRegistryIndex = SkillIndexResponse.extend({
   warnings: z.array(SkillProblem),
   budget: z.number().int().nullable(),
@@ -255,7 +263,9 @@ export type SkillReloadResult = z.infer<typeof SkillReloadResult>;
 /** A skill's level-3 resource path: relative to its folder, checked for containment by the registry. */
 export const SkillResourcePath = z.string().min(1).max(4096);
 
-/** A skill name as a path segment or request field; any string the registry can look up (unknown ones get suggestions). */
+/**
+ * A skill name as a path segment or request field; any string the registry can look up (unknown ones get suggestions).
+ */
 export const SkillPathName = z.string().min(1).max(256);
 
 const R = ServiceName.SkillRegistry;

@@ -3,7 +3,9 @@ import * as contracts from './index.js';
 import { requiresTenant } from './tenancy.js';
 import type { Route } from './route.js';
 
-/** Every route exported by #contracts, found by shape (a subject, both schemas and options), inside route tables too. */
+/**
+ * Every route exported by #contracts, found by shape (a subject, both schemas and options), inside route tables too.
+ */
 function allRoutes(): Route[] {
   const found: Route[] = [];
   const visit = (value: unknown, depth: number) => {

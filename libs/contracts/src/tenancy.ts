@@ -15,7 +15,10 @@ export function tenantOf(payload: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether a request schema requires a tenant (a required `tenant`, or a required `scope` / `caller` with a required tenant). */
+/**
+ * Whether a request schema requires a tenant (a required `tenant`, or a required `scope` / `caller` with a required
+ * tenant).
+ */
 export function requiresTenant(schema: z.ZodType): boolean {
   if (!(schema instanceof z.ZodObject)) return false;
   const shape = schema.shape as Record<string, z.ZodType>;

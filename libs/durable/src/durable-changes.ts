@@ -85,7 +85,10 @@ export interface DurableChangesOptions {
   readonly publishWaitMs?: number;
 }
 
-/** proper-lockfile: a holder refreshes its lock every UPDATE_MS; one not refreshed for STALE_MS belongs to a dead process. */
+/**
+ * proper-lockfile: a holder refreshes its lock every UPDATE_MS; one not refreshed for STALE_MS belongs to a dead
+ * process.
+ */
 const STALE_MS = 10_000;
 const UPDATE_MS = 2_500;
 
@@ -132,7 +135,10 @@ export class DurableChanges implements ChangeWriter {
   private inFlight = 0;
   /** Writers waiting for their change's events to be published (or for the broker to be found away). */
   private readonly onSent = new Map<string, () => void>();
-  /** Our lock went stale (a stalled process): another instance may adopt the file, so the next quiet moment starts a new one. */
+  /**
+   * Our lock went stale (a stalled process): another instance may adopt the file, so the next quiet moment starts a new
+   * one.
+   */
   private compromised = false;
   /** A rotation under way (new changes wait for it). */
   private rotating?: Promise<void>;
@@ -184,7 +190,8 @@ export class DurableChanges implements ChangeWriter {
         throw err;
       }
       if (late) stored = events(written).map((e, i) => this.toStored(e, tx, i));
-      // From the commit on the change is the caller's: a failure to append it leaves the intent, which `landed` settles.
+      // From the commit on the change is the caller's: a failure to append it leaves the intent, which `landed`
+      // settles.
       await this.file.log.append(late ? { op: 'commit', tx, events: stored } : { op: 'commit', tx });
       this.pending.set(tx, stored);
       return written;
@@ -464,7 +471,10 @@ export class DurableChanges implements ChangeWriter {
     void this.relay();
   }
 
-  /** Adopts the files of instances that are gone (their lock stale or absent): settles and publishes them, then deletes them. */
+  /**
+   * Adopts the files of instances that are gone (their lock stale or absent): settles and publishes them, then deletes
+   * them.
+   */
   private async sweep(): Promise<void> {
     const names = (await readdir(this.options.dir))
       .filter((n) => n.endsWith('.jsonl') && join(this.options.dir, n) !== this.file.path)

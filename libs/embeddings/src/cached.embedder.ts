@@ -1,6 +1,8 @@
 import type { Embedder } from './embedder.js';
 
-/** Keeps the most recently embedded texts (e.g. repeated search queries); same id and dimension as the inner embedder. */
+/**
+ * Keeps the most recently embedded texts (e.g. repeated search queries); same id and dimension as the inner embedder.
+ */
 export class CachedEmbedder implements Embedder {
   private readonly cache = new Map<string, Float32Array>();
 

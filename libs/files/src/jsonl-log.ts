@@ -80,7 +80,10 @@ export class JsonlLog<T> {
     return out;
   }
 
-  /** The records at these positions (from `append` or `scan`), in the order given; a line that will not parse is skipped. */
+  /**
+   * The records at these positions (from `append` or `scan`), in the order given; a line that will not parse is
+   * skipped.
+   */
   readAt(positions: readonly LogPosition[]): Promise<T[]> {
     if (positions.length === 0) return Promise.resolve([]);
     return this.exclusive(async () => {

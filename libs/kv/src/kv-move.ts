@@ -1,6 +1,8 @@
 import { isKvConflict, type KvStore } from './kv-store.js';
 
-/** Stores the value unless the key holds one: data moved from an earlier layout never overwrites what was written since. */
+/**
+ * Stores the value unless the key holds one: data moved from an earlier layout never overwrites what was written since.
+ */
 export async function putIfAbsent(kv: KvStore, key: string, value: string): Promise<void> {
   await kv
     .put(key, value, { expected: 0 })

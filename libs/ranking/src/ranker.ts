@@ -19,7 +19,10 @@ export interface SignalContribution {
   readonly weight?: number;
   /** The least and most this signal could have contributed to this score. */
   readonly bound?: { readonly min: number; readonly max: number };
-  /** Relevance signals: weight share × value; adjustments: the score change they made. The contributions sum to the score. */
+  /**
+   * Relevance signals: weight share × value; adjustments: the score change they made. The contributions sum to the
+   * score.
+   */
   readonly contribution: number;
 }
 
@@ -40,7 +43,10 @@ export interface RankingProfile {
  */
 export const candidatePool = (limit: number) => Math.max(limit * 5, 50);
 
-/** How an embedder's vectors count: a lexical (hashing) embedder repeats the lexical signal, so its cosine gets no weight. */
+/**
+ * How an embedder's vectors count: a lexical (hashing) embedder repeats the lexical signal, so its cosine gets no
+ * weight.
+ */
 export type EmbedderKind = 'semantic' | 'lexical';
 
 export function relevanceSignals(kind: EmbedderKind): RankingProfile['relevance'] {
@@ -77,7 +83,9 @@ export class Ranker {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  /** Whether a relevance signal counts at all (dense does not for a lexical embedder: the caller can skip computing it). */
+  /**
+   * Whether a relevance signal counts at all (dense does not for a lexical embedder: the caller can skip computing it).
+   */
   uses(signal: string): boolean {
     return this.profile.relevance.some((r) => r.signal.name === signal && r.weight > 0);
   }

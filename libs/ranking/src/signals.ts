@@ -105,7 +105,9 @@ export const feedback = balancePrior('feedback', (e) =>
 );
 
 const DAY_MS = 86_400_000;
-/** How long until age halves the recency value; a month, so that this week's note beats last season's near-equal one. */
+/**
+ * How long until age halves the recency value; a month, so that this week's note beats last season's near-equal one.
+ */
 export const RECENCY_HALF_LIFE_MS = 30 * DAY_MS;
 
 /** Recency: 2^(-age / half-life), which keeps 95–100% of a score (new records lose nothing). */

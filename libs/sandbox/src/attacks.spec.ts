@@ -17,7 +17,8 @@ interface Attack {
 
 const fn = (body: string) => `export async function execute(args: any, ctx: any) {\n${body}\n}`;
 const HOSTILE = { timeoutMs: 1500, memoryMb: 32 };
-// The permission model refuses (inner layer), or the file is not even there (the OS sandbox mounts only the skill's own folder).
+// The permission model refuses (inner layer), or the file is not even there (the OS sandbox mounts only the skill's own
+// folder).
 const DENIED = /ERR_ACCESS_DENIED|Access to this API has been restricted|Cannot find module|outside the skill's folder/;
 
 // Every attack runs in a fresh process per execution and again through the warm pool (kept-alive processes).

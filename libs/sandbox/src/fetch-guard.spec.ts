@@ -97,7 +97,8 @@ describe(FetchGuard.name, () => {
     let dialed: VettedTarget[];
     let received: { url: string; method: string; authorization?: string }[];
 
-    // Tests route vetted public addresses to the loopback server; the production factory connects to the vetted address.
+    // Tests route vetted public addresses to the loopback server; the production factory connects to the vetted
+    // address.
     const toLoopback = (target: VettedTarget) => {
       dialed.push(target);
       return new Agent({ connect: { lookup: (_h, _o, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]) } });

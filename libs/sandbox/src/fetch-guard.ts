@@ -63,7 +63,9 @@ const DROPPED_REQUEST_HEADERS = [
 ];
 const CREDENTIAL_HEADERS = ['authorization', 'cookie'];
 
-/** Outbound HTTP for skills: host allowlist, no private/loopback/link-local/metadata addresses, re-checked on every hop. */
+/**
+ * Outbound HTTP for skills: host allowlist, no private/loopback/link-local/metadata addresses, re-checked on every hop.
+ */
 export class FetchGuard {
   private readonly resolver: HostResolver;
   private readonly dispatcherFactory: DispatcherFactory;
@@ -191,7 +193,10 @@ export class FetchGuard {
   }
 }
 
-/** Matches `host`, `host:port` and `*.domain` (any subdomain, not the apex); without a port only the scheme's default port. */
+/**
+ * Matches `host`, `host:port` and `*.domain` (any subdomain, not the apex); without a port only the scheme's default
+ * port.
+ */
 export function hostMatches(pattern: string, hostname: string, port: number, protocol: string): boolean {
   const [patternHost, patternPort] = splitHostPort(pattern.toLowerCase());
   const defaultPort = protocol === 'https:' ? 443 : 80;
@@ -211,7 +216,9 @@ async function systemResolver(hostname: string): Promise<ResolvedAddress[]> {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 }
 
-/** Connects only to the vetted addresses; TLS still verifies the certificate for the URL's host name (SNI unchanged). */
+/**
+ * Connects only to the vetted addresses; TLS still verifies the certificate for the URL's host name (SNI unchanged).
+ */
 export function pinnedDispatcher(target: VettedTarget): Dispatcher {
   const lookup: LookupFunction = (_hostname, options, callback) => {
     const [first] = target.addresses;

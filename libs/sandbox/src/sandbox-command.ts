@@ -4,7 +4,9 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { SandboxPaths, type OsMount, type OsSandbox } from './os/os-sandbox.js';
 
-/** Where a skill process runs: in the OS sandbox for a tenant, or (operator opt-out) under Node's permission model only. */
+/**
+ * Where a skill process runs: in the OS sandbox for a tenant, or (operator opt-out) under Node's permission model only.
+ */
 export interface OsPlacement {
   readonly sandbox: OsSandbox;
   readonly tenant: string;

@@ -10,7 +10,9 @@ export interface SkillFileBytes {
   readonly bytes: Uint8Array;
 }
 
-/** `sha256:<hex>` over every regular file of a skill folder (sorted relative paths and contents); symlinks are skipped. */
+/**
+ * `sha256:<hex>` over every regular file of a skill folder (sorted relative paths and contents); symlinks are skipped.
+ */
 export async function skillDigest(skillDir: string): Promise<string> {
   return skillDigestOf(await readSkillFiles(skillDir));
 }

@@ -161,7 +161,8 @@ export class SkillRunner {
       ...(os ? { os } : {}),
       ...(this.quota ? { reserve: (bytes: number) => this.reserve(parsedCaller.tenant, bytes) } : {}),
     });
-    // Inside the OS sandbox every path is a fixed one (`/skill`, `/data/self`); without it, host paths become root names.
+    // Inside the OS sandbox every path is a fixed one (`/skill`, `/data/self`); without it, host paths become root
+    // names.
     const { result, outcome: kind } = interpret(
       outcome.end,
       manifest,
@@ -177,7 +178,9 @@ export class SkillRunner {
     return { sandbox: this.os, tenant };
   }
 
-  /** Warm processes are keyed by tenant and exact skill version (and sandbox), so no run sees another tenant's globals. */
+  /**
+   * Warm processes are keyed by tenant and exact skill version (and sandbox), so no run sees another tenant's globals.
+   */
   private async run(tenant: string, id: string, digest: string, spec: SandboxSpec): Promise<SandboxOutcome> {
     if (!this.pool.enabled) return runSandboxed(spec);
     const view = skillView(spec);
@@ -249,7 +252,9 @@ export class SkillRunner {
     return path.join(this.options.dataRoot, 'tenants', tenantSegment(tenant));
   }
 
-  /** Data roots live under the caller's tenant: `<dataRoot>/tenants/<tenant>/skill-data/<id>` and `.../shared/<name>`. */
+  /**
+   * Data roots live under the caller's tenant: `<dataRoot>/tenants/<tenant>/skill-data/<id>` and `.../shared/<name>`.
+   */
   private async prepareRoots(
     manifest: SkillManifest,
     skillDir: string,
@@ -302,7 +307,9 @@ function invert(roots: Record<string, string>): Record<string, string> {
 /** A V8 allocation refused by the address-space limit (RLIMIT_AS) surfaces as a throw; it is an out-of-memory end. */
 const ALLOCATION_FAILED = /^(Failed to allocate memory|Array buffer allocation failed|Invalid array buffer length)/;
 
-/** Turns how the child ended into the skill result and the recorded outcome; server paths in errors become root names. */
+/**
+ * Turns how the child ended into the skill result and the recorded outcome; server paths in errors become root names.
+ */
 function interpret(
   end: SandboxEnd,
   manifest: SkillManifest,

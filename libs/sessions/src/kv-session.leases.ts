@@ -15,13 +15,16 @@ const MAX_ATTEMPTS = 100;
  * Session leases on the key-value port. A lease is a key of its own (renewing it rewrites a few bytes, not the
  * session); the session's record keeps the newest token handed out (`fence`), which every fenced write of the session
  * is compared with in the same compare-and-set as the write. A new holder's token is above both the record's fence and
- * the last lease's token, so a holder that stopped between writing its lease and raising the fence gives no token twice.
+ * the last lease's token, so a holder that stopped between writing its lease and raising the fence gives no token
+ * twice.
  */
 export class KvSessionLeases {
   constructor(
     /** The sessions' records (their fence). */
     private readonly kv: KvStore,
-    /** Where the leases are: the same store distributed; the process's memory embedded (a lease ends with its process). */
+    /**
+     * Where the leases are: the same store distributed; the process's memory embedded (a lease ends with its process).
+     */
     private readonly leases: KvStore = kv,
   ) {}
 

@@ -22,7 +22,9 @@ export class SessionMessages {
     return chunk;
   }
 
-  /** The messages of `chunks`, in order; undefined when one is gone (a compaction replaced it: read the record again). */
+  /**
+   * The messages of `chunks`, in order; undefined when one is gone (a compaction replaced it: read the record again).
+   */
   async read(scope: Scope, id: string, chunks: readonly string[]): Promise<SessionMessage[] | undefined> {
     if (chunks.length === 0) return [];
     const stored = new Map((await this.kv.list(chunkPrefix(scope, id))).map((e) => [e.key, e.value]));

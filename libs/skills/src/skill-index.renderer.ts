@@ -77,9 +77,9 @@ function ellipsis(text: string, max: number): string {
 const byName = (a: IndexEntry, b: IndexEntry) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /**
- * Renders the index in a stable order (by name; with `estimate`, most reliable first). Over budget, descriptions are shortened first
- * (to their first sentence, then to ever shorter cuts); only then are skills dropped, lowest
- * precedence first and, within a root, alphabetically last first.
+ * Renders the index in a stable order (by name; with `estimate`, most reliable first). Over budget, descriptions are
+ * shortened first (to their first sentence, then to ever shorter cuts); only then are skills dropped, lowest precedence
+ * first and, within a root, alphabetically last first.
  */
 export function renderIndex(all: IndexEntry[], format: IndexFormat, options: RenderOptions = {}): RenderedIndex {
   const estimate = (e: IndexEntry) => options.estimate?.(e.name) ?? 0.5;

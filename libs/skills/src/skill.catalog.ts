@@ -144,7 +144,9 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     return readResource(this.require(name), relPath, this.options.resources ?? DEFAULT_RESOURCE_LIMITS);
   }
 
-  /** Writes `<projectRoot>/<name>/SKILL.md` (strictly validated; CONFLICT when the name exists in any root) and reloads. */
+  /**
+   * Writes `<projectRoot>/<name>/SKILL.md` (strictly validated; CONFLICT when the name exists in any root) and reloads.
+   */
   async createSkill(input: unknown, projectRoot: string): Promise<SkillBodyResponse> {
     await this.reload();
     const name = (input as { name?: unknown } | null)?.name;
@@ -177,7 +179,9 @@ export class SkillCatalog extends EventEmitter<SkillCatalogEvents> {
     throw new AlfredError(ErrorCode.NotFound, `skill "${name}" not found${hint}`, { name, suggestions });
   }
 
-  /** Watches every existing root (recursively) and reloads after a quiet period; emits `change` when something changed. */
+  /**
+   * Watches every existing root (recursively) and reloads after a quiet period; emits `change` when something changed.
+   */
   watch(): void {
     this.watching = true;
     this.armWatchers();

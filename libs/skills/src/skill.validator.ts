@@ -8,7 +8,9 @@ import {
 } from '#contracts';
 import type { ParsedSkillFile } from './frontmatter.parser.js';
 
-/** strict: every spec violation is an error (the CLI). lenient: load what is usable, warn about the rest (the registry). */
+/**
+ * strict: every spec violation is an error (the CLI). lenient: load what is usable, warn about the rest (the registry).
+ */
 export const ValidationMode = { Strict: 'strict', Lenient: 'lenient' } as const;
 export type ValidationMode = (typeof ValidationMode)[keyof typeof ValidationMode];
 

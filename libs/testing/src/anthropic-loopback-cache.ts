@@ -19,7 +19,9 @@ interface PrefixBlock {
 
 const tokensOf = (json: string) => Math.ceil(json.length / 4);
 
-/** Every block of a request in prefix order (tools, system, messages), without cache_control, flagged when it had one. */
+/**
+ * Every block of a request in prefix order (tools, system, messages), without cache_control, flagged when it had one.
+ */
 function blocksOf(body: any): Array<{ json: string; breakpoint: boolean }> {
   const out: Array<{ json: string; breakpoint: boolean }> = [];
   const add = (block: unknown) => {

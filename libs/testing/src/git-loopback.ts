@@ -26,7 +26,10 @@ export function gitServersAvailable(): { available: boolean; reason?: string } {
   return { available: true };
 }
 
-/** `describe` for suites that need real git servers: skipped with a printed reason when git is missing, failing under CI. */
+/**
+ * `describe` for suites that need real git servers: skipped with a printed reason when git is missing, failing under
+ * CI.
+ */
 export function describeWithGit(name: string, fn: () => void): void {
   const status = gitServersAvailable();
   if (status.available) {
@@ -179,7 +182,9 @@ export async function startGitHttps(root: string, base: string): Promise<GitServ
   return { url: `https://127.0.0.1:${port}`, caFile: cert, stop: () => closeServer(server) };
 }
 
-/** An sshd on loopback serving git over ssh:// as this user, with a client key and a known_hosts file made for the test. */
+/**
+ * An sshd on loopback serving git over ssh:// as this user, with a client key and a known_hosts file made for the test.
+ */
 export interface GitSshServer extends GitServer {
   readonly key: string;
   readonly knownHosts: string;

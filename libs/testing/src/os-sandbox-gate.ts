@@ -10,7 +10,9 @@ export const OS_SANDBOX = await SkillRunner.osStatus({});
 export const SANDBOX_MODE: 'required' | 'unsafe-off' =
   OS_SANDBOX.available || process.env.CI === 'true' ? 'required' : 'unsafe-off';
 
-/** `describe` for suites that need the OS sandbox: skipped with a printed reason when it cannot start (not under CI). */
+/**
+ * `describe` for suites that need the OS sandbox: skipped with a printed reason when it cannot start (not under CI).
+ */
 export function describeOsSandbox(name: string, fn: () => void): void {
   if (SANDBOX_MODE === 'required') {
     describe(name, fn);

@@ -105,7 +105,9 @@ export class TelegramLoopback {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** The next `times` calls of `method` (for one chat, if given) fail with this answer (e.g. a 429 with retry_after). */
+  /**
+   * The next `times` calls of `method` (for one chat, if given) fail with this answer (e.g. a 429 with retry_after).
+   */
   failNext(method: string, answer: BotApiError, options: { times?: number; chatId?: number } = {}): this {
     for (let i = 0; i < (options.times ?? 1); i++)
       this.faults.push({ method, answer, ...(options.chatId === undefined ? {} : { chatId: options.chatId }) });

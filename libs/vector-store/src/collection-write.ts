@@ -22,7 +22,9 @@ export interface JournaledWrites {
   readonly name: string;
   /** Validates and encodes a write; nothing is visible until `apply`. */
   prepare(write: CollectionWrite): PreparedWrite;
-  /** Applies an encoded write from the log (after a crash): inserts are replayed as upserts, so replays are idempotent. */
+  /**
+   * Applies an encoded write from the log (after a crash): inserts are replayed as upserts, so replays are idempotent.
+   */
   replay(data: unknown): void;
   /** Persists everything applied so far to the table. */
   flush(): Promise<void>;

@@ -64,7 +64,9 @@ export class PendingWrites {
     return this.perScope.has(scopeKeyOf(scope));
   }
 
-  /** The scope's visible (journaled) writes, in apply order: what a read of the table must be brought up to date with. */
+  /**
+   * The scope's visible (journaled) writes, in apply order: what a read of the table must be brought up to date with.
+   */
   forScope(scope: DocScope): CollectionWrite[] {
     if (!this.touches(scope)) return [];
     const k = scopeKeyOf(scope);

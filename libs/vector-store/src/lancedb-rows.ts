@@ -141,7 +141,10 @@ function columnData(field: Field, values: readonly unknown[]): Data {
     : vectorFromArray([...vector] as unknown[], field.type as DataType).data[0]!;
 }
 
-/** The vector column straight from the rows' Float32Arrays (arrow's element-wise builder is the slowest part of a write). */
+/**
+ * The vector column straight from the rows' Float32Arrays (arrow's element-wise builder is the slowest part of a
+ * write).
+ */
 function vectorData(type: FixedSizeList, vectors: readonly Float32Array[]): Data {
   const size = type.listSize;
   const values = new Float32Array(vectors.length * size);

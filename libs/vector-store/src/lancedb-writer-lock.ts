@@ -15,7 +15,9 @@ const UPDATE_MS = 2_500;
  * directory refreshed by its holder (mtime), so it works across containers sharing a volume, where pids mean
  * nothing, and a crashed holder's lock goes stale after STALE_MS.
  */
-/** Locks this process holds, by lock path: stores of one process share them (the lock guards against other processes). */
+/**
+ * Locks this process holds, by lock path: stores of one process share them (the lock guards against other processes).
+ */
 const held = new Map<string, HeldLock>();
 
 interface HeldLock {

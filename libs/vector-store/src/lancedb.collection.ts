@@ -147,7 +147,9 @@ export class LanceDbCollection implements Collection {
     return this.direct({ kind: 'insert', docs });
   }
 
-  /** From the scope's index when it is in memory; otherwise a read of those ids, brought up to date with pending writes. */
+  /**
+   * From the scope's index when it is in memory; otherwise a read of those ids, brought up to date with pending writes.
+   */
   async get(scope: DocScope, ids: readonly string[]): Promise<StoredDoc[]> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return [];
@@ -204,7 +206,9 @@ export class LanceDbCollection implements Collection {
     return { docs: rows.map((r: Row) => fromRow(this.spec, r)), total };
   }
 
-  /** Served by the scope's in-memory index (loaded on first use); its vectors are loaded on its first search with one. */
+  /**
+   * Served by the scope's in-memory index (loaded on first use); its vectors are loaded on its first search with one.
+   */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     for (const c of filter.where ?? []) assertValidCondition(this.spec, c);
     let scope = await this.mirror.resident(filter);

@@ -161,7 +161,9 @@ export class LanceDbStore implements VectorStore {
     );
   }
 
-  /** Checks a stored table against the spec and adds what the spec adds: new fields, the context column of old tables. */
+  /**
+   * Checks a stored table against the spec and adds what the spec adds: new fields, the context column of old tables.
+   */
   private async upgrade(table: Table, spec: CollectionSpec): Promise<void> {
     const schema = await table.schema();
     const meta = readMeta(schema);

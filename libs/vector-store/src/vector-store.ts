@@ -101,7 +101,9 @@ export interface Collection {
   search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }>;
   /** Every document of every scope, for reindexing; in pages. */
   scanAll(pageSize: number): AsyncIterable<StoredDoc[]>;
-  /** Sets some fields of existing documents, keeping the rest (a migration filling new fields); missing ids are skipped. */
+  /**
+   * Sets some fields of existing documents, keeping the rest (a migration filling new fields); missing ids are skipped.
+   */
   setFields(updates: readonly FieldUpdate[]): Promise<void>;
 }
 

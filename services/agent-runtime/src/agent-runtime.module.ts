@@ -74,7 +74,9 @@ async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger):
   return registry;
 }
 
-/** The agent-runtime service: sessions, agent files, named agents and the agent loop, any instance serving any of them. */
+/**
+ * The agent-runtime service: sessions, agent files, named agents and the agent loop, any instance serving any of them.
+ */
 @Module({})
 export class AgentRuntimeModule {
   static forRoot(config: AgentRuntimeConfig, toolProviders: readonly ToolProvider[] = []): DynamicModule {

@@ -24,7 +24,8 @@ export async function readMemories(
     );
     for (const m of page.memories) {
       if (since && m.timestamp < since) return out;
-      // A flagged memory (text addressed to the model) never becomes an insight: MEMORY.md is part of the system prompt.
+      // A flagged memory (text addressed to the model) never becomes an insight: MEMORY.md is part of the system
+      // prompt.
       if (m.trust?.flagged) continue;
       out.push({ text: m.content, importance: m.importance, at: m.timestamp });
     }

@@ -47,7 +47,9 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** A memory service instance on its own NATS connection and cache, sharing the store like instances sharing Qdrant. */
+  /**
+   * A memory service instance on its own NATS connection and cache, sharing the store like instances sharing Qdrant.
+   */
   async function instance(bus: NatsBus, subscribed: boolean) {
     const cache = new MemoryCache();
     const subscription = subscribed ? await subscribeCacheInvalidation(bus, cache) : undefined;

@@ -58,7 +58,8 @@ export class MemoryModule {
           ) => new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { guard, cache }),
         },
         {
-          // Distributed, counts are incremented in a KV bucket every instance shares (compare-and-set); embedded, in one process.
+          // Distributed, counts are incremented in a KV bucket every instance shares (compare-and-set); embedded, in
+          // one process.
           provide: MemoryFeedbackRepository,
           inject: [VECTOR_STORE, EMBEDDER, BUS],
           useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>

@@ -16,7 +16,9 @@ const COLLECTIONS = [
   remediationCollectionSpec,
 ];
 
-/** Re-embeds every memory, checkpoint, remediation (and feedback row) from its stored text with the current embedder. */
+/**
+ * Re-embeds every memory, checkpoint, remediation (and feedback row) from its stored text with the current embedder.
+ */
 @Injectable()
 export class Reindexer {
   constructor(

@@ -38,7 +38,8 @@ export class SkillRegistryModule {
         ...executableSkillProviders(config),
         ...skillInstallProviders(config),
         {
-          // Outcome counts: distributed, the counters bucket every instance increments (compare-and-set); embedded, files.
+          // Outcome counts: distributed, the counters bucket every instance increments (compare-and-set); embedded,
+          // files.
           provide: SkillOutcomeRepository,
           inject: [VECTOR_STORE, BUS, LOGGER],
           useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {

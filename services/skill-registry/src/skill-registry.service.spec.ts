@@ -109,7 +109,8 @@ describe(SkillRegistryService.name, () => {
       expect(full.rendered.markdown.text.indexOf('ship-steady')).toBeLessThan(
         full.rendered.markdown.text.indexOf('ship-flaky'),
       );
-      // The largest budget that drops one of the two: it is the unreliable one (alphabetically it would be ship-steady).
+      // The largest budget that drops one of the two: it is the unreliable one (alphabetically it would be
+      // ship-steady).
       let budget = full.rendered.markdown.text.length;
       let rendered = full.rendered.markdown;
       while (!rendered.truncated.dropped.some((n) => n.startsWith('ship-')) && budget > 0) {

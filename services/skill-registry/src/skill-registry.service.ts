@@ -137,7 +137,8 @@ export class SkillRegistryService {
     const effective = budget ?? (this.options.indexBudget || undefined);
     const catalog = await this.catalogOf(tenant);
     const listed = catalog.index();
-    // Runtime-created and installed skills live in the tenant's own catalog: only there is there provenance to show or filter on.
+    // Runtime-created and installed skills live in the tenant's own catalog: only there is there provenance to show or
+    // filter on.
     const own = catalog !== this.catalog && this.options.provenance;
     const installed = await this.installedOf(tenant, catalog);
     const decorated = own ? await own.decorate(tenant, 'skill', listed.skills, (s) => s.name) : listed.skills;
@@ -298,7 +299,9 @@ export class SkillRegistryService {
   }
 
   /** A skill created through the API belongs to its tenant; its name may not shadow a shared one. */
-  /** A SKILL.md written at run time is content like a memory: secrets are refused (or redacted) before it is written. */
+  /**
+   * A SKILL.md written at run time is content like a memory: secrets are refused (or redacted) before it is written.
+   */
   /** Who wrote it is recorded with it (see SkillProvenanceRepository) and returned as `provenance`. */
   async create(tenant: string, input: unknown, writer?: ScopedWriter): Promise<SkillBodyResponse> {
     const admitted = await (this.options.secrets ?? new SecretGuard()).admitAll(tenant, input);

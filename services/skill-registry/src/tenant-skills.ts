@@ -73,7 +73,10 @@ export class TenantSkills {
     return join(this.options.base, segment(tenant));
   }
 
-  /** The shared roots changed: every tenant's view (but `except`'s, which its caller reloads) is re-read on its next use. */
+  /**
+   * The shared roots changed: every tenant's view (but `except`'s, which its caller reloads) is re-read on its next
+   * use.
+   */
   markStale(except?: string): void {
     for (const [tenant, entry] of this.tenants) if (tenant !== except) entry.stale = true;
   }

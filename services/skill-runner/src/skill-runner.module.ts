@@ -28,7 +28,8 @@ export class SkillRunnerModule {
           inject: [LOGGER],
           useFactory: (logger: Logger) => {
             const log = logger.child({ context: 'SkillRunner' });
-            // Said as soon as bubblewrap has been tried; start-up does not wait for it (executions check it themselves).
+            // Said as soon as bubblewrap has been tried; start-up does not wait for it (executions check it
+            // themselves).
             void announceOsSandbox(
               log,
               'executable skills',

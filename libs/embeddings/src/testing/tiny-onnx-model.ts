@@ -50,7 +50,9 @@ function embeddingTable(vocabSize: number): Float32Array {
   return table;
 }
 
-/** ONNX graph: last_hidden_state[b, s, 8] = Gather(table, input_ids); attention_mask and token_type_ids are accepted. */
+/**
+ * ONNX graph: last_hidden_state[b, s, 8] = Gather(table, input_ids); attention_mask and token_type_ids are accepted.
+ */
 function modelBytes(onnx: Onnx, vocabSize: number): Uint8Array {
   const { TensorProto, TensorShapeProto } = onnx;
   const dims = (...names: (string | number)[]) =>

@@ -52,7 +52,10 @@ interface FetchInit {
   body?: string | Uint8Array | ArrayBuffer;
 }
 
-/** Builtins without I/O reach; everything else (fs, net, http, dns, child_process, worker_threads, module, vm, v8, ...) is refused. */
+/**
+ * Builtins without I/O reach; everything else (fs, net, http, dns, child_process, worker_threads, module, vm, v8, ...)
+ * is refused.
+ */
 const SAFE_BUILTINS = [
   'assert',
   'assert/strict',
@@ -330,7 +333,10 @@ async function resolveInRoot(message: RunMessage, file: unknown, mode: 'read' | 
   return real;
 }
 
-/** Asks the host for room in the tenant's disk quota before a write grows the skill's data (throws when refused); a negative count gives room back. */
+/**
+ * Asks the host for room in the tenant's disk quota before a write grows the skill's data (throws when refused); a
+ * negative count gives room back.
+ */
 async function reserve(bytes: number): Promise<void> {
   const id = nextFetchId++;
   const reply = await new Promise<ReserveReply>((resolve) => {

@@ -6,7 +6,10 @@ import path from 'node:path';
 import { describeOsSandbox } from '#testing';
 import { OsSandbox, SandboxPaths, sandboxUser } from './os-sandbox.js';
 
-/** What untrusted code could do if the inner layer (Node's permission model, the bootstrap) fell: run plain Node in the sandbox. */
+/**
+ * What untrusted code could do if the inner layer (Node's permission model, the bootstrap) fell: run plain Node in the
+ * sandbox.
+ */
 const PROBE = `
 import fs from 'node:fs';
 import net from 'node:net';
@@ -126,7 +129,8 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
   it("should count the process limit in the sandbox alone, not over its user's other processes (containers share users)", async () => {
     // The sandbox's own kernel user when the service is root; the service's user otherwise.
     const uid = sandboxUser('a', 'bash')?.uid ?? process.getuid!();
-    // Forty processes of the same kernel user outside the sandbox: what other containers running as that user add up to.
+    // Forty processes of the same kernel user outside the sandbox: what other containers running as that user add up
+    // to.
     const others = Array.from({ length: 40 }, () => execFile('sleep', ['20'], { uid, gid: uid }));
     try {
       expect((await shell('echo started', 16)).trim()).toBe('started');

@@ -100,7 +100,9 @@ export function formatBytes(bytes: number): string {
   return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${units[unit]}`;
 }
 
-/** What each quota is called in messages: the folder's (`this workspace`), the tenant's (`this tenant's workspaces`). */
+/**
+ * What each quota is called in messages: the folder's (`this workspace`), the tenant's (`this tenant's workspaces`).
+ */
 export interface QuotaNames {
   readonly folder: string;
   readonly tenant: string;

@@ -56,7 +56,9 @@ export class CollectionMirror {
     return this.scopes.get(scopeKey(scope));
   }
 
-  /** Applies a write to the scopes in memory; the others see it when they load (from the table or the pending writes). */
+  /**
+   * Applies a write to the scopes in memory; the others see it when they load (from the table or the pending writes).
+   */
   apply(write: CollectionWrite): void {
     if (write.kind === 'delete') {
       const mirror = this.scopes.get(scopeKey(write.scope));

@@ -6,7 +6,9 @@ import { TopHeap } from './top-heap.js';
 /** What the lexical index holds about one document. */
 export interface LexicalDoc {
   readonly text: string;
-  /** Stored context (e.g. a conversation message's neighbours); such a document takes no neighbours from write order. */
+  /**
+   * Stored context (e.g. a conversation message's neighbours); such a document takes no neighbours from write order.
+   */
   readonly context?: string;
   /** Write time (ms) placing a document without stored context among its neighbours; undefined: it has none. */
   readonly order?: number;
@@ -387,7 +389,9 @@ export class LexicalIndex {
     this.staleSlots = [];
   }
 
-  /** A live slot's combined field frequencies into `tf` (by term id), its term ids into `seen`; false for an empty slot. */
+  /**
+   * A live slot's combined field frequencies into `tf` (by term id), its term ids into `seen`; false for an empty slot.
+   */
   private combined(slot: number, tf: Float64Array, seen: number[]): boolean {
     seen.length = 0;
     const t = this.terms[slot];
@@ -525,7 +529,10 @@ interface QueryTerms {
   readonly idfs: Float64Array;
 }
 
-/** Frozen postings: term `id`'s documents are slots[start[id] .. start[id + 1]), ascending, with their combined frequencies. */
+/**
+ * Frozen postings: term `id`'s documents are slots[start[id] .. start[id + 1]), ascending, with their combined
+ * frequencies.
+ */
 interface Frozen {
   /** Terms known at the freeze (later ones have no frozen postings). */
   readonly terms: number;
@@ -550,10 +557,16 @@ const EMPTY_FROZEN: Frozen = {
 
 /** Slots per window of the query's term-at-a-time phase. */
 const WINDOW = 4096;
-/** Fixed point of raw scores: 2^40 units per score point; sums stay exact up to 2^53, a raw score of 8,192 (a few hundred query terms). */
+/**
+ * Fixed point of raw scores: 2^40 units per score point; sums stay exact up to 2^53, a raw score of 8,192 (a few
+ * hundred query terms).
+ */
 const SCALE = 2 ** 40;
 
-/** Bounds are raised by this share: a bound computed in another order of operations must not fall below a score by rounding. */
+/**
+ * Bounds are raised by this share: a bound computed in another order of operations must not fall below a score by
+ * rounding.
+ */
 const BOUND_SLACK = 1 + 1e-9;
 
 /** One term's part of a raw score in fixed point: w = idf · (k1 + 1), norm = k1 · (1 − b + b · len / avg). */

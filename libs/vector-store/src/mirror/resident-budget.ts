@@ -70,7 +70,9 @@ export class ResidentBudget {
     this.total -= r.bytes;
   }
 
-  /** Drops the least recently used scopes until the total fits; the scope in use (`keep`) stays even if alone too big. */
+  /**
+   * Drops the least recently used scopes until the total fits; the scope in use (`keep`) stays even if alone too big.
+   */
   private enforce(keep: string | undefined): void {
     for (const [key, r] of this.residents) {
       if (this.total <= this.limit) return;

@@ -29,7 +29,8 @@ export class AgentFileEdits {
   async edit(scope: Scope, file: AgentFileKind, req: AgentFileWriteBody, writer: Writer): Promise<AgentFileWritten> {
     const content = await this.secrets.admit(scope.tenant, req.content, { field: 'content' });
     try {
-      // A file never written shows its default text at version 0: that text becomes version 1, so the edit can be undone.
+      // A file never written shows its default text at version 0: that text becomes version 1, so the edit can be
+      // undone.
       const base = req.expected_version === 0 ? await this.baseVersion(scope, file) : req.expected_version;
       const version = await this.files.write(scope, file, content, {
         reason: req.reason ?? EDIT_REASON,

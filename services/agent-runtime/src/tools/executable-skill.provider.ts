@@ -74,7 +74,8 @@ export class ExecutableSkillToolProvider implements ToolProvider {
   }
 
   private async run(name: string, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome> {
-    // Who writes a skill through skill_create / skill_update: this session and turn, through that tool (its provenance).
+    // Who writes a skill through skill_create / skill_update: this session and turn, through that tool (its
+    // provenance).
     const writer = {
       agent: ctx.scope.agent,
       session: ctx.sessionId,

@@ -33,7 +33,10 @@ export interface ToolContext {
   readonly sessionId: string;
   /** The running turn: recorded as the writer of what its tools create (skills), with the session. */
   readonly turnId?: string;
-  /** The turn's scoped credential (tenant, agent, session; expires with the turn) minted by the gateway; bash exposes it as ALFRED_API_KEY. */
+  /**
+   * The turn's scoped credential (tenant, agent, session; expires with the turn) minted by the gateway; bash exposes it
+   * as ALFRED_API_KEY.
+   */
   readonly apiKey?: string;
   readonly workspace: Workspace;
   readonly signal: AbortSignal;

@@ -16,7 +16,9 @@ export const WORKSPACE_INSIDE = '/workspace';
 /** A path refused because it leaves the workspace; the model sees the message. */
 export class OutsideWorkspaceError extends Error {}
 
-/** A write refused because the workspace (or its tenant's workspaces) is at its disk quota; the model sees the message. */
+/**
+ * A write refused because the workspace (or its tenant's workspaces) is at its disk quota; the model sees the message.
+ */
 export class WorkspaceQuotaError extends Error {}
 
 function isInside(root: string, target: string): boolean {

@@ -1,4 +1,6 @@
-/** One value kept for `ttlMs` and shared by concurrent callers (one load in flight at a time); failures are not kept. */
+/**
+ * One value kept for `ttlMs` and shared by concurrent callers (one load in flight at a time); failures are not kept.
+ */
 export class TtlCache<T> {
   private value: { at: number; promise: Promise<T> } | undefined;
 

@@ -23,8 +23,8 @@ export interface TurnContext {
  * Flagged memories (content addressed to the model) are left out of the automatic recall: the agent sees them
  * only when it searches for them itself (GET /search shows each result's trust mark).
  *
- * Loads agent files (agent-runtime's own routes), relevant memories (memory search) and the level-1 index (skill registry) in
- * parallel. A capability that does not answer costs its section of the prompt, not the turn (logged).
+ * Loads agent files (agent-runtime's own routes), relevant memories (memory search) and the level-1 index (skill
+ * registry) in parallel. A capability that does not answer costs its section of the prompt, not the turn (logged).
  */
 export async function loadTurnContext(
   bus: Bus,

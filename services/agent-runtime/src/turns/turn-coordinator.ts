@@ -17,7 +17,9 @@ export interface TurnCoordinatorOptions {
   readonly deadlineMs: number;
   readonly confirmTimeoutMs: number;
   readonly maxConcurrentTurns: number;
-  /** Of those, how many one tenant may run at once (default: all); waiting turns are served round-robin across tenants. */
+  /**
+   * Of those, how many one tenant may run at once (default: all); waiting turns are served round-robin across tenants.
+   */
   readonly maxTenantTurns?: number;
   /**
    * On shutdown, how long running turns may go on to finish (new ones are refused meanwhile), asked when the shutdown

@@ -40,7 +40,10 @@ export interface TurnRunnerOptions {
   readonly workspacesDir: string;
   /** Disk quotas of the workspaces (the file tools' writes; bash's are the sandbox's). */
   readonly quota?: DiskQuota;
-  /** The gateway's address as agents reach it (resolved per turn: an embedded gateway's port is known only once it listens). */
+  /**
+   * The gateway's address as agents reach it (resolved per turn: an embedded gateway's port is known only once it
+   * listens).
+   */
   readonly apiUrl: () => string;
   readonly bash: Omit<BashToolOptions, 'apiUrl'>;
 }
@@ -142,7 +145,9 @@ export class TurnRunner {
     return { status, rounds: loop.rounds, usage: loop.usage };
   }
 
-  /** A skill loaded in a turn that then completed (or failed) gets that as an outcome; a lost record costs only ranking. */
+  /**
+   * A skill loaded in a turn that then completed (or failed) gets that as an outcome; a lost record costs only ranking.
+   */
   private async recordSkillOutcomes(t: RunningTurn, p: Prepared, success: boolean): Promise<void> {
     for (const name of p.ctx.loadedSkills ?? []) {
       try {

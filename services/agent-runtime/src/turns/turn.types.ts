@@ -20,7 +20,10 @@ export interface RunningTurn {
   /** The caller's API key (keys required), for the API calls of skills run through bash. */
   readonly apiKey?: string;
   readonly signal: AbortSignal;
-  /** The session lease this turn holds: every write of the turn to its session carries it, so a lapsed holder's is refused. */
+  /**
+   * The session lease this turn holds: every write of the turn to its session carries it, so a lapsed holder's is
+   * refused.
+   */
   readonly fence: SessionLease;
   emit(event: TurnEvent): void;
   /** Resolves with the user's answer, `timeout` when none came in time, `stopped` when the turn stopped first. */

@@ -5,7 +5,9 @@
 export class ChatGate {
   private readonly tails = new Map<string, Promise<void>>();
 
-  /** Registers at once (the call order is the admission order); resolves with the function that lets the next one in. */
+  /**
+   * Registers at once (the call order is the admission order); resolves with the function that lets the next one in.
+   */
   admit(key: string): Promise<() => void> {
     const previous = this.tails.get(key) ?? Promise.resolve();
     let open!: () => void;

@@ -90,7 +90,9 @@ export class Confirmations {
     }
   }
 
-  /** Answers the request a button names and closes the buttons' message; returns the notice Telegram shows the tapper. */
+  /**
+   * Answers the request a button names and closes the buttons' message; returns the notice Telegram shows the tapper.
+   */
   async answer(tap: Tap, message: { readonly message_id: number; readonly text: string }): Promise<string> {
     const [, yn, requestId] = DATA.exec(tap.data)!;
     const approve = yn === 'y';

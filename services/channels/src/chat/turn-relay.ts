@@ -87,7 +87,10 @@ export class TurnRelay {
     return !this.active.has(chatKey);
   }
 
-  /** Runs the message's turn now, or after the chat's running and queued ones (saying so, and letting the next update in). */
+  /**
+   * Runs the message's turn now, or after the chat's running and queued ones (saying so, and letting the next update
+   * in).
+   */
   async run(req: TurnRequest): Promise<void> {
     const key = req.conv.key;
     const before = this.tails.get(key);
@@ -179,7 +182,8 @@ export class TurnRelay {
     const events = await this.bus.listen(TurnTopics.events, { key: record.turn_id! });
     let credential: string | undefined;
     try {
-      // The agent's bash reaches the API with a credential of this turn's scope, as it does for turns started over HTTP.
+      // The agent's bash reaches the API with a credential of this turn's scope, as it does for turns started over
+      // HTTP.
       ({ credential } = await this.bus.request(
         CredentialRoutes.mint,
         { scope, session_id: record.session_id!, turn_id: record.turn_id! },

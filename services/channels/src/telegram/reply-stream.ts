@@ -134,7 +134,9 @@ export class ReplyStream {
     return Math.max(0, (this.firstTextAt ?? Date.now()) + (this.options.firstMessageMs ?? 0) - Date.now());
   }
 
-  /** The text to show: before the part's first message exists and while not forced, only up to its last full sentence. */
+  /**
+   * The text to show: before the part's first message exists and while not forced, only up to its last full sentence.
+   */
   private visible(): string {
     if (this.ids.length > this.base || this.forced) return this.source;
     const end = lastPieceEnd(this.source);

@@ -4,7 +4,10 @@ import type { FormattedText } from './formatted-text.js';
 /** Telegram's limit on a message's text, in UTF-16 code units after entity parsing. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
 
-/** Where to cut at most `limit` units in: a paragraph break, else a line break, else a space, else hard (never inside a surrogate pair). */
+/**
+ * Where to cut at most `limit` units in: a paragraph break, else a line break, else a space, else hard (never inside a
+ * surrogate pair).
+ */
 function cutPoint(text: string, from: number, limit: number): { end: number; next: number } {
   const hardEnd = from + limit;
   if (hardEnd >= text.length) return { end: text.length, next: text.length };

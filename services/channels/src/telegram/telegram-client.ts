@@ -21,7 +21,9 @@ export function createPollingApi(config: TelegramConfig): Api {
   });
 }
 
-/** A Telegram failure as it may be logged: the method, code and description, with the token cut out wherever it appears. */
+/**
+ * A Telegram failure as it may be logged: the method, code and description, with the token cut out wherever it appears.
+ */
 export function describeTelegramError(err: unknown, token: string): Record<string, unknown> {
   const redact = (s: string) => s.split(token).join('<token>').split(encodeURIComponent(token)).join('<token>');
   if (err instanceof GrammyError)

@@ -45,7 +45,9 @@ export class UpdateWorker {
     });
   }
 
-  /** Stops taking updates; turns still running after `graceMs` are abandoned and their updates handed back to the queue. */
+  /**
+   * Stops taking updates; turns still running after `graceMs` are abandoned and their updates handed back to the queue.
+   */
   async stop(graceMs: number): Promise<void> {
     await this.consuming?.stop(graceMs);
   }

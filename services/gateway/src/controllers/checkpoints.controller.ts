@@ -11,7 +11,10 @@ import { sessionCaller } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
-/** Checkpoints of work in progress, per agent (a saved session implies its agent): save, list newest first, read, resume into a new session. */
+/**
+ * Checkpoints of work in progress, per agent (a saved session implies its agent): save, list newest first, read, resume
+ * into a new session.
+ */
 @Controller('checkpoints')
 export class CheckpointsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}

@@ -5,7 +5,9 @@ import type { FastifyReply } from 'fastify';
 import { RequestHistory } from '../http/request-history.js';
 import { openApiDocument } from '../openapi/openapi.document.js';
 
-/** What operators and tools read about the API itself: Prometheus metrics (behind the API key) and the OpenAPI document. */
+/**
+ * What operators and tools read about the API itself: Prometheus metrics (behind the API key) and the OpenAPI document.
+ */
 @Controller()
 export class ObservabilityController {
   constructor(@Inject(RequestHistory) private readonly history: RequestHistory) {}

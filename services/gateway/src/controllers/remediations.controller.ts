@@ -10,7 +10,9 @@ import { BUS, type Bus } from '#bus';
 import { CallerParam, type Caller } from '../http/caller.js';
 import { parseInput } from '../http/validation.js';
 
-/** Error fixes per agent: record, search by a new error's text, read one, rate one. `search` is declared before `:id`. */
+/**
+ * Error fixes per agent: record, search by a new error's text, read one, rate one. `search` is declared before `:id`.
+ */
 @Controller('remediations')
 export class RemediationsController {
   constructor(@Inject(BUS) private readonly bus: Bus) {}

@@ -79,7 +79,9 @@ export class SkillsController {
     );
   }
 
-  /** Installs the skills of a git repository (or a folder of it) into the caller tenant's catalog, pinned to a commit. */
+  /**
+   * Installs the skills of a git repository (or a folder of it) into the caller tenant's catalog, pinned to a commit.
+   */
   @Post('install')
   @HttpCode(200)
   install(@CallerParam() c: Caller, @Body() body: unknown) {

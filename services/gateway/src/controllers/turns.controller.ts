@@ -90,7 +90,8 @@ export class TurnsController {
     const turnId = `turn-${randomUUID().replaceAll('-', '')}`;
     // Listen before starting: the first event may be emitted before the start reply arrives.
     const events = await this.bus.listen(TurnTopics.events, { key: turnId });
-    // The agent's bash never gets the caller's key: a credential for this tenant, agent and session, ended with the turn.
+    // The agent's bash never gets the caller's key: a credential for this tenant, agent and session, ended with the
+    // turn.
     const credential = this.credentials.mint({ tenant: c.scope.tenant, agent: c.scope.agent, session, turn: turnId });
     try {
       await this.bus.request(

@@ -5,7 +5,10 @@ import { AlfredError } from '#errors';
 import { AgentNotScoped } from '../http/agent-scope.js';
 import { CallerParam, type Caller } from '../http/caller.js';
 
-/** What the caller's tenant holds on disk against its quotas: agent workspaces (agent-runtime) and skill data (skill-runner). */
+/**
+ * What the caller's tenant holds on disk against its quotas: agent workspaces (agent-runtime) and skill data
+ * (skill-runner).
+ */
 @AgentNotScoped()
 @Controller('usage')
 export class UsageController {

@@ -8,7 +8,10 @@ import { DEFAULT_AGENT, namedAgent, type Caller } from './caller.js';
 
 const NOT_SCOPED = 'alfred:agent-not-scoped';
 
-/** Marks a controller whose routes do not act for the X-Alfred-Agent agent (system routes, or the agent named in the path). */
+/**
+ * Marks a controller whose routes do not act for the X-Alfred-Agent agent (system routes, or the agent named in the
+ * path).
+ */
 export const AgentNotScoped = () => SetMetadata(NOT_SCOPED, true);
 
 /**

@@ -44,7 +44,9 @@ declare module 'fastify' {
 export interface Caller {
   readonly scope: Scope;
   readonly context: MessageContext;
-  /** True when the request named its agent (X-Alfred-Agent); otherwise the agent is the default or implied by a session. */
+  /**
+   * True when the request named its agent (X-Alfred-Agent); otherwise the agent is the default or implied by a session.
+   */
   readonly agentNamed: boolean;
   /** The agent's policy once read for this request (see callerPolicy); absent means not read yet, never "anything". */
   readonly policy?: AgentPolicy;

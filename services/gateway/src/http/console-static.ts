@@ -7,7 +7,9 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
-/** Where the web console is served. Its files are public (they hold no secret); every API call it makes needs the key. */
+/**
+ * Where the web console is served. Its files are public (they hold no secret); every API call it makes needs the key.
+ */
 export const CONSOLE_PREFIX = '/console';
 
 /** The page may load only its own bundle and talk only to this gateway: no inline script, no third-party origin. */

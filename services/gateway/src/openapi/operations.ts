@@ -104,7 +104,9 @@ const BusAnswer = z.object({
   bus: z
     .enum(['in-process', 'nats'])
     .describe('in-process: one process (npm start), no broker; nats: services over NATS'),
-  /** The gateway's own broker connection: `reconnecting` while NATS is away (requests then get 503 with Retry-After). */
+  /**
+   * The gateway's own broker connection: `reconnecting` while NATS is away (requests then get 503 with Retry-After).
+   */
   dependencies: z
     .object({ nats: z.enum(['connected', 'reconnecting', 'closed']).optional() })
     .describe('brokers the gateway uses: none in-process'),

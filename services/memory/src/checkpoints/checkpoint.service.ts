@@ -132,7 +132,9 @@ export class CheckpointService {
     }
   }
 
-  /** The referenced messages as they were saved; a deleted or rewritten session is a CONFLICT that names the way out. */
+  /**
+   * The referenced messages as they were saved; a deleted or rewritten session is a CONFLICT that names the way out.
+   */
   private async savedMessages(scope: Scope, checkpoint: Checkpoint, ctx?: MessageContext): Promise<SessionMessage[]> {
     const ref = checkpoint.session;
     const conflict = (reason: string, why: string) =>

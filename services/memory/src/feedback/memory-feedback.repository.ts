@@ -55,7 +55,9 @@ export class MemoryFeedbackRepository {
     return this.counters !== undefined;
   }
 
-  /** The store write of a memory's counts (journaled where the store offers it): for counts this process alone keeps. */
+  /**
+   * The store write of a memory's counts (journaled where the store offers it): for counts this process alone keeps.
+   */
   saveWrite(scope: Scope, id: string, counts: FeedbackCounts, at: string): StoreWrite {
     return storeWrite(this.collection, { kind: 'upsert', docs: [this.doc(scope, id, counts, at)] });
   }

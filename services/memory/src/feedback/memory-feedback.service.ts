@@ -15,8 +15,8 @@ import type { MemoryFeedbackRepository } from './memory-feedback.repository.js';
 
 /**
  * The learning loop on memories: feedback is counted per memory, recorded on the memory event stream, shown
- * in the memory's record and applied to search ranking (#ranking's feedback signal, in MemorySearch). Reads go through here so
- * every answer carries the counts.
+ * in the memory's record and applied to search ranking (#ranking's feedback signal, in MemorySearch). Reads go through
+ * here so every answer carries the counts.
  */
 export class MemoryFeedbackService {
   private readonly lock = new KeyedLock();
@@ -116,7 +116,8 @@ export class MemoryFeedbackService {
       at,
       feedback: { helpful: body.helpful, ...(body.note ? { note: body.note } : {}), counts },
     };
-    // Every report is its own event (the outbox gives it a message id of its own): equal reports are never deduplicated.
+    // Every report is its own event (the outbox gives it a message id of its own): equal reports are never
+    // deduplicated.
     return { event: MemoryEvents.feedback, payload: change, key: id };
   }
 }

@@ -173,7 +173,9 @@ export class ExecutableSkillCatalog {
     });
   }
 
-  /** The tenant lets this version of a skill installed from git run; a digest other than the current one is a conflict. */
+  /**
+   * The tenant lets this version of a skill installed from git run; a digest other than the current one is a conflict.
+   */
   consent(tenant: string, id: string, digest: string): Promise<ExecutableSkillDetail> {
     return this.serially(async () => {
       const entry = this.writable(tenant, id);
@@ -252,7 +254,9 @@ export class ExecutableSkillCatalog {
     return entry;
   }
 
-  /** A skill installed from git runs only in a version the tenant consented to; the runner gets this refusal as it is. */
+  /**
+   * A skill installed from git runs only in a version the tenant consented to; the runner gets this refusal as it is.
+   */
   private runnable(tenant: string, id: string): CatalogEntry {
     const entry = this.entry(tenant, id);
     if (awaitsConsent(entry)) {

@@ -51,7 +51,8 @@ export class ExecutableSkillStore {
   async scan(): Promise<SkillFolder[]> {
     await mkdir(this.managedDir, { recursive: true });
     const bundled = this.bundledDir ? await this.folders(this.bundledDir, 'bundled', true) : [];
-    // Folders an operator placed directly in the managed root are on-disk skills: shared and read-only, like bundled ones.
+    // Folders an operator placed directly in the managed root are on-disk skills: shared and read-only, like bundled
+    // ones.
     const onDisk = (await this.folders(this.managedDir, 'managed', false)).filter((f) => f.id !== 'tenants');
     const owned: SkillFolder[] = [];
     for (const seg of await readdir(path.join(this.managedDir, 'tenants')).catch(() => [] as string[])) {

@@ -8,7 +8,9 @@ import { InstallRecordsRepository } from '../install/install-records.repository.
 import { SkillInstallService } from '../install/skill-install.service.js';
 import { ExecutableSkillCatalog } from './executable-skill.catalog.js';
 
-/** Executable-skill management and file delivery on the bus; reads carry who wrote a skill and what its runs achieved. */
+/**
+ * Executable-skill management and file delivery on the bus; reads carry who wrote a skill and what its runs achieved.
+ */
 @Injectable()
 export class ExecutableSkillsHandlers extends BusHandlers {
   constructor(
@@ -67,7 +69,9 @@ export class ExecutableSkillsHandlers extends BusHandlers {
     return (await this.shown(tenant, [skill]))[0]!;
   }
 
-  /** Managed skills with their `provenance` (and `installed_from`); every skill with the `outcomes` its runs recorded. */
+  /**
+   * Managed skills with their `provenance` (and `installed_from`); every skill with the `outcomes` its runs recorded.
+   */
   private async shown<T extends ExecutableSkillInfo>(tenant: string, skills: readonly T[]): Promise<T[]> {
     const managed = await this.provenance.decorate(
       tenant,

@@ -106,7 +106,9 @@ function gitEnv(settings: GitProcessSettings): Record<string, string> {
   };
 }
 
-/** Whether a folder holds more than `maxBytes` (files counted by size; the repository being fetched is small in files). */
+/**
+ * Whether a folder holds more than `maxBytes` (files counted by size; the repository being fetched is small in files).
+ */
 async function overLimit(watch: { dir: string; maxBytes: number }): Promise<boolean> {
   let total = 0;
   const walk = async (dir: string): Promise<void> => {

@@ -36,7 +36,9 @@ const FETCHED = 'refs/alfred/fetched';
 export class GitClient {
   constructor(private readonly options: GitClientOptions) {}
 
-  /** Removes temporary repositories a stopped process left behind (older than a day: another instance's are younger). */
+  /**
+   * Removes temporary repositories a stopped process left behind (older than a day: another instance's are younger).
+   */
   async sweep(now = Date.now()): Promise<void> {
     for (const entry of await readdir(this.options.workDir).catch(() => [] as string[])) {
       const path = join(this.options.workDir, entry);

@@ -138,7 +138,9 @@ export class InstallPlacer {
     for (const p of [...placed].reverse()) await p.undo();
   }
 
-  /** Who installed it is recorded before the write and put back if the write fails (SkillProvenanceRepository.around). */
+  /**
+   * Who installed it is recorded before the write and put back if the write fails (SkillProvenanceRepository.around).
+   */
   private async withProvenance(
     tenant: string,
     skill: CheckedSkill,

@@ -5,7 +5,9 @@ import { BusHandlers } from '#runtime';
 import { SkillRegistryService } from '../skill-registry.service.js';
 import { SkillInstallService } from './skill-install.service.js';
 
-/** Installs from git on the bus: replies and errors name skill folders by their public paths, as every registry reply. */
+/**
+ * Installs from git on the bus: replies and errors name skill folders by their public paths, as every registry reply.
+ */
 @Injectable()
 export class SkillInstallHandlers extends BusHandlers {
   constructor(

@@ -235,7 +235,8 @@ export class SkillInstallService {
   ): Promise<CheckedSource> {
     const ok: CheckedSkill[] = [];
     const refused: RefusedSkill[] = [];
-    // One git process reads every file the checks and the writes will need (each within the file limit), not one per skill.
+    // One git process reads every file the checks and the writes will need (each within the file limit), not one per
+    // skill.
     const max = this.deps.limits.maxFileBytes;
     await repo.blobs(
       folders.flatMap((f) => f.entries.filter((e) => e.type === 'blob' && e.size <= max).map((e) => e.oid)),
