@@ -36,6 +36,8 @@ export function App() {
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
+  // The list of agents is fetched again on every change of screen (one may have been added on the agents screen).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: screen is the trigger
   useEffect(() => {
     if (!signedIn) return;
     api<{ agents: { name: string }[] }>('GET', '/agents').then(
@@ -43,7 +45,9 @@ export function App() {
       () => setAgents([]),
     );
   }, [signedIn, screen]);
-  // After sign-in and on every change of screen, focus goes to the screen's heading (keyboard and screen reader users start there).
+  // After sign-in and on every change of screen, focus goes to the screen's heading (keyboard and screen reader users
+  // start there).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: screen is the trigger
   useEffect(() => {
     if (!signedIn) {
       arrived.current = false;

@@ -35,7 +35,9 @@ export class ApiError extends Error {
   }
 }
 
-/** No answer at all: the server is down, restarting, or the network is away (the browser says only "Failed to fetch"). */
+/**
+ * No answer at all: the server is down, restarting, or the network is away (the browser says only "Failed to fetch").
+ */
 export class UnreachableError extends Error {
   constructor() {
     super(`The Alfred server at ${location.host} cannot be reached.`);
@@ -43,7 +45,10 @@ export class UnreachableError extends Error {
   }
 }
 
-/** fetch that tells the connection monitor whether the server answered; a request that got no answer is UnreachableError. */
+/**
+ * fetch that tells the connection monitor whether the server answered; a request that got no answer is
+ * UnreachableError.
+ */
 export async function send(path: string, init: RequestInit): Promise<Response> {
   let res: Response;
   try {

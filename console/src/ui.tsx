@@ -34,6 +34,8 @@ export interface Loaded<T> {
 export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
+  // `load` is a new closure on every render: the caller's deps say when it means something new, and tick is reload.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps and tick are the triggers
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
@@ -44,7 +46,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   const failedOffline = state.error instanceof UnreachableError;
@@ -155,12 +156,29 @@ export function Section({
   );
 }
 
-export function Json({ value, label }: { value: unknown; label: string }) {
+/**
+ * Text in a box that scrolls. It takes keyboard focus, so that it can be scrolled without a mouse (axe's
+ * scrollable-region-focusable), and its label says what has focus. The one place the console does this.
+ */
+export function ScrollText({
+  label,
+  className = 'json',
+  children,
+}: {
+  label: string;
+  className?: string;
+  children: ReactNode;
+}) {
   return (
-    <pre className="json" aria-label={label} tabIndex={0}>
-      {JSON.stringify(value, null, 2)}
+    // biome-ignore lint/a11y/noNoninteractiveTabindex lint/a11y/useAriaPropsSupportedByRole: a labelled scroll box
+    <pre className={className} aria-label={label} tabIndex={0}>
+      {children}
     </pre>
   );
+}
+
+export function Json({ value, label }: { value: unknown; label: string }) {
+  return <ScrollText label={label}>{JSON.stringify(value, null, 2)}</ScrollText>;
 }
 
 export const fmt = (n: number, digits = 3): string => (Number.isFinite(n) ? n.toFixed(digits) : '–');

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, ApiError, enc } from '../api';
-import { ErrorBox, Time, useLoad } from '../ui';
+import { ErrorBox, ScrollText, Time, useLoad } from '../ui';
 import { DiffView, diffStat } from './DiffView';
 
 interface FileView {
@@ -22,7 +22,9 @@ interface Newer {
   updated_at: string | null;
 }
 
-/** One agent file: its text, an editor that saves over the version it started from, the history, compare and restore. */
+/**
+ * One agent file: its text, an editor that saves over the version it started from, the history, compare and restore.
+ */
 export function AgentFile({
   agent,
   file,
@@ -63,9 +65,7 @@ export function AgentFile({
               </>
             )}
           </p>
-          <pre className="json" tabIndex={0} aria-label="File content">
-            {file$.content}
-          </pre>
+          <ScrollText label="File content">{file$.content}</ScrollText>
           {editable && (
             <button
               type="button"
@@ -145,7 +145,9 @@ function writerText(w: NonNullable<Version['writer']>): string {
   );
 }
 
-/** Edits `from`; the diff against it updates as you type. A save that lost the race shows what won and lets you go on. */
+/**
+ * Edits `from`; the diff against it updates as you type. A save that lost the race shows what won and lets you go on.
+ */
 function Editor(props: {
   path: string;
   label: string;
@@ -162,8 +164,10 @@ function Editor(props: {
   const [newer, setNewer] = useState<Newer>();
   const [busy, setBusy] = useState(false);
   const box = useRef<HTMLTextAreaElement>(null);
-  const conflict = useRef<HTMLDivElement>(null);
+  const conflict = useRef<HTMLFieldSetElement>(null);
   useEffect(() => box.current?.focus(), []);
+  // A newer version saved meanwhile: focus goes to the box that offers it.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: newer is the trigger
   useEffect(() => conflict.current?.focus(), [newer]);
   const stat = diffStat(from.content, draft);
   const save = async (e: FormEvent) => {
@@ -218,7 +222,7 @@ function Editor(props: {
       <DiffView before={from.content} after={draft} label={`Changes against version ${from.version}`} />
       <ErrorBox error={error} />
       {newer && (
-        <div className="confirm" role="group" aria-label="Newer version" tabIndex={-1} ref={conflict}>
+        <fieldset className="confirm" aria-label="Newer version" tabIndex={-1} ref={conflict}>
           <p>
             Version {newer.version} was saved while you edited (<Time at={newer.updated_at} />
             ). Nothing of yours was saved. What changes from that version to your text:
@@ -237,7 +241,7 @@ function Editor(props: {
           <button type="button" onClick={() => props.onDone()}>
             Discard my changes
           </button>
-        </div>
+        </fieldset>
       )}
       <div className="row">
         <button type="submit" disabled={busy || newer !== undefined || draft === from.content}>

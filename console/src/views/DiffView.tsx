@@ -1,22 +1,25 @@
 import { diffLines } from 'diff';
+import { ScrollText } from '../ui';
 
-/** Line by line what changes from `before` to `after`: removed lines marked − (red), added + (green), the rest plain. */
+/**
+ * Line by line what changes from `before` to `after`: removed lines marked − (red), added + (green), the rest plain.
+ */
 export function DiffView({ before, after, label }: { before: string; after: string; label: string }) {
   const parts = diffLines(before, after);
   const changed = parts.some((p) => p.added || p.removed);
   return (
-    <pre className="diff" aria-label={label} tabIndex={0}>
+    <ScrollText className="diff" label={label}>
       {!changed && <span className="meta">No difference.</span>}
       {changed &&
         parts.map((p, i) => {
           const lines = p.value.replace(/\n$/, '').split('\n');
           const mark = p.added ? '+ ' : p.removed ? '− ' : '  ';
           const text = `${lines.map((l) => `${mark}${l}`).join('\n')}\n`;
-          if (p.added) return <ins key={i}>{text}</ins>;
-          if (p.removed) return <del key={i}>{text}</del>;
-          return <span key={i}>{text}</span>;
+          const Part = p.added ? 'ins' : p.removed ? 'del' : 'span';
+          // biome-ignore lint/suspicious/noArrayIndexKey: a diff's parts have no identity but their place
+          return <Part key={i}>{text}</Part>;
         })}
-    </pre>
+    </ScrollText>
   );
 }
 

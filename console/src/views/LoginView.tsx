@@ -40,6 +40,7 @@ export function LoginView({ onSignedIn }: { onSignedIn: () => void }) {
           autoComplete="off"
           value={key}
           onChange={(e) => setKey(e.target.value)}
+          // biome-ignore lint/a11y/noAutofocus: the sign-in page has one task, and the key is its first field
           autoFocus
         />
         <p id="key-note" className="note">

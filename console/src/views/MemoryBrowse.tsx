@@ -28,6 +28,8 @@ export function MemoryBrowse({ agent }: { agent: string }) {
   const filters: Filters = { ...typed, ...Object.fromEntries(TYPED.map((k) => [k, settled[k]])) };
   const key = JSON.stringify(filters);
   const [offset, setOffset] = useState(0);
+  // New filters start again at the first page.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: key (the filters) is the trigger
   useEffect(() => setOffset(0), [key]);
   const list = useLoad(
     () =>
@@ -45,6 +47,7 @@ export function MemoryBrowse({ agent }: { agent: string }) {
   const status = useRef<HTMLParagraphElement>(null);
 
   // After a delete the list reloads: focus goes to the memory now in that place (or the one before, or the count).
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the reloaded list.data is the trigger
   useEffect(() => {
     const at = focusAfterDelete.current;
     if (at === undefined || list.loading) return;

@@ -139,7 +139,7 @@ export function Trust({ memory: m }: { memory: Memory }) {
   return (
     <>
       {parts.length > 0 && (
-        <p className="meta" aria-label={`Provenance of ${m.id}`}>
+        <p className="meta" role="note" aria-label={`Provenance of ${m.id}`}>
           written {parts.join(' · ')}
         </p>
       )}

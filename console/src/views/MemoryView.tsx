@@ -38,11 +38,13 @@ function SearchPanel({ agent }: { agent: string }) {
 
   return (
     <Section title="Search">
-      <form role="search" onSubmit={search} className="row">
-        <label htmlFor="search-q">Search {agent}'s memories</label>
-        <input id="search-q" type="search" value={q} onChange={(e) => setQ(e.target.value)} required />
-        <button type="submit">Search</button>
-      </form>
+      <search>
+        <form onSubmit={search} className="row">
+          <label htmlFor="search-q">Search {agent}'s memories</label>
+          <input id="search-q" type="search" value={q} onChange={(e) => setQ(e.target.value)} required />
+          <button type="submit">Search</button>
+        </form>
+      </search>
       <ErrorBox error={error} stale={results !== undefined} />
       {results && results.length === 0 && <p role="status">No memory matches.</p>}
       {results && results.length > 0 && (

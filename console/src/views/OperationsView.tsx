@@ -225,7 +225,7 @@ function IndexMemory({ samples }: { samples: Sample[] | undefined }) {
   if (resident === undefined || budget === undefined) return <p>Index memory: not reported by this server.</p>;
   const mb = (b: number) => `${(b / 2 ** 20).toFixed(1)} MB`;
   return (
-    <p aria-label="Index memory">
+    <p role="note" aria-label="Index memory">
       {one('alfred_index_resident_scopes') ?? 0} scopes in memory, {mb(resident)} of a {mb(budget)} budget (
       {((resident / budget) * 100).toFixed(0)}%).
     </p>
@@ -258,8 +258,8 @@ function SampleTable({
         </tr>
       </thead>
       <tbody>
-        {samples.map((s, i) => (
-          <tr key={i}>
+        {samples.map((s) => (
+          <tr key={`${s.name}${JSON.stringify(s.labels)}`}>
             {keys.map((k) => (
               <td key={k} data-label={k}>
                 {s.labels[k] ?? ''}

@@ -36,7 +36,9 @@ const ORANGE = '#b35900';
 const clock = (at: string) =>
   new Date(at).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-/** The last hour of requests, errors and latency (GET /metrics/history), refreshed every step while the screen is open. */
+/**
+ * The last hour of requests, errors and latency (GET /metrics/history), refreshed every step while the screen is open.
+ */
 export function RequestChart() {
   const history = useLoad(() => api<History>('GET', '/metrics/history'), []);
   const step = history.data?.step_seconds ?? 10;
@@ -115,6 +117,8 @@ interface Series {
 function LineChart({ label, points, series }: { label: string; points: HistoryPoint[]; series: Series[] }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<'line'> | undefined>(undefined);
+  // The chart is made once: a chart's series are fixed, and the effect below follows their values.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: made on mount, destroyed on unmount
   useEffect(() => {
     chart.current = new Chart(canvas.current!, {
       type: 'line',
@@ -140,7 +144,6 @@ function LineChart({ label, points, series }: { label: string; points: HistoryPo
       },
     });
     return () => chart.current?.destroy();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   useEffect(() => {
     const c = chart.current;

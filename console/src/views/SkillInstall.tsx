@@ -35,7 +35,9 @@ export function InstalledFromText({ from }: { from?: InstalledFrom }) {
   );
 }
 
-/** Install skills from a git URL: check first (a dry run shows what would happen), then install; consent to executables. */
+/**
+ * Install skills from a git URL: check first (a dry run shows what would happen), then install; consent to executables.
+ */
 export function InstallPanel({ onChanged }: { onChanged: () => void }) {
   const [form, setForm] = useState({ source: '', ref: '', path: '', overwrite: false });
   const [result, setResult] = useState<InstallResult>();
@@ -124,6 +126,7 @@ function InstallReport({ result }: { result: InstallResult }) {
               <strong>{s.name ?? s.path}</strong> refused ({s.reason})
               <ul className="problems">
                 {s.problems.map((p, i) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a report's problems, shown once as they came
                   <li key={i} className={p.severity}>
                     <code>
                       {p.file}

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, enc, query } from '../api';
-import { ErrorBox, Json, Section, useLoad } from '../ui';
+import { ErrorBox, Json, ScrollText, Section, useLoad } from '../ui';
 import { InstallPanel, InstalledFromText, type InstalledFrom } from './SkillInstall';
 
 interface Problem {
@@ -34,7 +34,9 @@ interface Rendered {
   budget: number | null;
 }
 
-/** Skills: the level-1 index as the agent sees it (with the budget's cuts), bodies and resources, problems, executables. */
+/**
+ * Skills: the level-1 index as the agent sees it (with the budget's cuts), bodies and resources, problems, executables.
+ */
 export function SkillsView() {
   const [budget, setBudget] = useState('');
   const [selected, setSelected] = useState<string>();
@@ -65,9 +67,7 @@ export function SkillsView() {
               {rendered.truncated.dropped.length > 0 && `: ${rendered.truncated.dropped.join(', ')}`} (budget{' '}
               {rendered.budget ?? 'none'})
             </p>
-            <pre className="json" aria-label="Index as the agent sees it" tabIndex={0}>
-              {rendered.text}
-            </pre>
+            <ScrollText label="Index as the agent sees it">{rendered.text}</ScrollText>
           </>
         )}
         {idx && (
@@ -127,6 +127,7 @@ function Problems({ problems, label }: { problems: Problem[]; label: string }) {
   return (
     <ul className="problems" aria-label={label}>
       {problems.map((p, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a report's problems, shown once as they came
         <li key={i} className={p.severity}>
           <code>
             {p.file}
@@ -201,6 +202,7 @@ function SkillDetail({ name }: { name: string }) {
   const [body, resources] = detail.data ?? [];
   // Opening a skill brings its detail into view and moves focus there (it sits below the whole index).
   const heading = useRef<HTMLHeadingElement>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: name (the skill opened) is the trigger
   useEffect(() => {
     heading.current?.scrollIntoView({ block: 'start' });
     heading.current?.focus({ preventScroll: true });
@@ -211,9 +213,7 @@ function SkillDetail({ name }: { name: string }) {
       {body && (
         <>
           <p className="meta">{body.location}</p>
-          <pre className="json" aria-label={`Body of ${name}`} tabIndex={0}>
-            {body.body}
-          </pre>
+          <ScrollText label={`Body of ${name}`}>{body.body}</ScrollText>
         </>
       )}
       {resources && (

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react';
-import { Json, LongText } from '../ui';
+import { Json, LongText, ScrollText } from '../ui';
 
 /** What a transcript shows, in order: from a live turn's events or from a stored session's messages. */
 export type Item =
@@ -84,6 +84,7 @@ export function Transcript({
   return (
     <ol className="transcript" aria-label={label}>
       {items.map((it, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a transcript only grows at its end, so a place is an identity
         <li key={i} className={`item ${it.kind}`}>
           {it.kind === 'user' && (
             <div>
@@ -117,17 +118,17 @@ function ToolCall({ item: it }: { item: Extract<Item, { kind: 'tool' }> }) {
       ? `— not finished: ${it.unfinished}`
       : '— running…';
   return (
-    <div className="tool" aria-label={`Tool call ${it.name}`}>
+    <article className="tool" aria-label={`Tool call ${it.name}`}>
       <p>
         <strong>Tool call</strong> <code>{it.name}</code> {state}
       </p>
       <Json value={it.input} label={`Input of ${it.name}`} />
       {it.result && (
-        <pre className={it.result.is_error ? 'json bad' : 'json'} tabIndex={0} aria-label={`Result of ${it.name}`}>
+        <ScrollText className={it.result.is_error ? 'json bad' : 'json'} label={`Result of ${it.name}`}>
           {it.result.content}
-        </pre>
+        </ScrollText>
       )}
-    </div>
+    </article>
   );
 }
 
@@ -138,17 +139,16 @@ function Confirmation({
   item: Extract<Item, { kind: 'confirm' }>;
   onAnswer?: (requestId: string, approve: boolean) => void;
 }) {
-  const group = useRef<HTMLDivElement>(null);
+  const group = useRef<HTMLFieldSetElement>(null);
   const open = !it.answer && !it.closed && onAnswer !== undefined;
+  // Only when it appears: focus is not pulled back later.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: on mount only, whatever open becomes later
   useEffect(() => {
     if (open) group.current?.focus();
-    // Only when it appears: focus is not pulled back later.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
   const promptId = `prompt-${it.request_id}`;
   return (
-    <div
-      role="group"
+    <fieldset
       aria-label="Confirmation request"
       aria-describedby={promptId}
       className="confirm"
@@ -185,6 +185,6 @@ function Confirmation({
           )}
         </>
       )}
-    </div>
+    </fieldset>
   );
 }
