@@ -110,7 +110,9 @@ async function cacheShare(logger: Logger): Promise<BenchRow> {
       p50: Math.round(share * 1000) / 10,
       p99: 0,
       errors: result.status === 'completed' && result.rounds === ROUNDS ? 0 : 1,
-      note: `${(share * 100).toFixed(1)}% of ${input} input tokens read from cache (${u.model_calls} calls); system-only breakpoint, same requests: ${(baseline * 100).toFixed(1)}%`,
+      note:
+        `${(share * 100).toFixed(1)}% of ${input} input tokens read from cache (${u.model_calls} calls); ` +
+        `system-only breakpoint, same requests: ${(baseline * 100).toFixed(1)}%`,
     };
   } finally {
     await sys.stop();

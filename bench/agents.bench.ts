@@ -210,6 +210,8 @@ export async function agentsBench(options: { logger: Logger; quick: boolean; nat
     p50: r.p50,
     p99: r.p99,
     errors: r.errors,
-    note: `turns/s; ${(r.turnsPerSecond / base).toFixed(2)}x one worker; model latency ${latency} ms, 4 turns per worker at once`,
+    note:
+      `turns/s; ${(r.turnsPerSecond / base).toFixed(2)}x one worker; model latency ${latency} ms, 4 ` +
+      `turns per worker at once`,
   }));
 }

@@ -14,7 +14,9 @@ const TIMES = 60;
 function conversation(n: number): unknown[] {
   return Array.from({ length: n }, (_, i) => ({
     role: i % 2 === 0 ? 'user' : 'assistant',
-    content: `${i % 2 === 0 ? 'Question' : 'Answer'} ${i}: the deploy script step ${i} copies the build, checks the health endpoint and rolls back on failure.`,
+    content:
+      `${i % 2 === 0 ? 'Question' : 'Answer'} ${i}: the deploy script step ${i} copies the build, ` +
+      `checks the health endpoint and rolls back on failure.`,
   }));
 }
 

@@ -189,7 +189,9 @@ async function searchScale(logger: Logger, sizes: readonly number[], bare: Bench
       // Background maintenance (compaction, vector-index retraining) runs after a large fill; searching
       // through it for a while first measures the steady state rather than the rebuild.
       const warmup = size >= 100_000 ? 1500 : 100;
-      const note = `filled in ${fill} ms; LoCoMo-length questions; ${warmup} warm-up queries${size >= 100_000 ? '; target p50 ≤ 3 ms, p99 ≤ 10 ms' : ''}`;
+      const note =
+        `filled in ${fill} ms; LoCoMo-length questions; ${warmup} warm-up ` +
+        `queries${size >= 100_000 ? '; target p50 ≤ 3 ms, p99 ≤ 10 ms' : ''}`;
       const measured = await sequentialHttp(
         { section: SECTION, name: `GET /search at ${size} memories`, mode: 'embedded', note },
         alfred.url,

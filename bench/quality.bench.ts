@@ -42,7 +42,8 @@ export async function qualityBench(ctx: { logger: Logger }): Promise<BenchRow[]>
     );
   } else
     console.log(
-      'quality with an OpenAI-compatible embedder: skipped — set ALFRED_EMBEDDINGS_URL (and _MODEL, _API_KEY) to measure it',
+      'quality with an OpenAI-compatible embedder: skipped — set ALFRED_EMBEDDINGS_URL (and _MODEL, ' +
+        '_API_KEY) to measure it',
     );
   return rows;
 }

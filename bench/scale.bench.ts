@@ -71,7 +71,8 @@ async function measure(
   const rows: BenchRow[] = [];
   try {
     const idle = await alfred.rssMb();
-    const label = `${memories.toLocaleString('en')} memories, ${agents.toLocaleString('en')} agent${agents > 1 ? 's' : ''}`;
+    const label =
+      `${memories.toLocaleString('en')} memories, ${agents.toLocaleString('en')} ` + `agent${agents > 1 ? 's' : ''}`;
     const search = (agent: string) =>
       fetch(`${alfred.url}/search?q=${encodeURIComponent(locomoLengthQuery(random))}`, {
         headers: { 'x-alfred-agent': agent },
@@ -89,7 +90,9 @@ async function measure(
       p50: warm.p50,
       p99: warm.p99,
       errors: 0,
-      note: `start ${round(alfred.startMs / empty.startMs)}× empty, idle RSS ${round(idle / empty.rssMb)}× empty; cold first search of an agent (${memories / agents} memories) p50 ${cold.p50} ms; warm p50/p99 above`,
+      note:
+        `start ${round(alfred.startMs / empty.startMs)}× empty, idle RSS ${round(idle / empty.rssMb)}× ` +
+        `empty; cold first search of an agent (${memories / agents} memories) p50 ${cold.p50} ms; warm p50/p99 above`,
       metrics: {
         start_ms: alfred.startMs,
         idle_rss_mb: idle,
@@ -138,7 +141,9 @@ async function inTurn(
     p50: 0,
     p99: 0,
     errors: 0,
-    note: `peak RSS ${peak} MB = budget + ${peak - budgetMb} MB (the empty start is ${emptyRss} MB); target ≤ budget + a fixed overhead`,
+    note:
+      `peak RSS ${peak} MB = budget + ${peak - budgetMb} MB (the empty start is ${emptyRss} MB); target ` +
+      `≤ budget + a fixed overhead`,
     metrics: { peak_rss_mb: peak, empty_rss_mb: emptyRss, budget_mb: budgetMb, over_budget_mb: peak - budgetMb },
   };
 }

@@ -33,7 +33,9 @@ async function generateSkills(root: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const name = `gen-skill-${String(i).padStart(4, '0')}`;
     const w = (k: number) => WORDS[(i * k) % WORDS.length];
-    const description = `Handle ${w(1)} and ${w(3)} tasks for team ${i % 17}. Use when the user mentions ${w(5)} work or asks about ${w(7)} ${i}.`;
+    const description =
+      `Handle ${w(1)} and ${w(3)} tasks for team ${i % 17}. Use when the user mentions ` +
+      `${w(5)} work or asks about ${w(7)} ${i}.`;
     const body = Array.from({ length: 40 }, (_, line) => `${line + 1}. Step about ${w(line + 2)} for skill ${i}.`).join(
       '\n',
     );

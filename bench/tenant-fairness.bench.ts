@@ -104,7 +104,9 @@ export async function tenantFairnessBench(options: { logger: Logger; quick: bool
         id: 'napper',
         description: 'naps',
         timeoutMs: 30_000,
-        code: `export async function execute() { await new Promise((r) => setTimeout(r, ${NAP_MS})); return { success: true }; }`,
+        code:
+          `export async function execute() { await new Promise((r) => setTimeout(r, ${NAP_MS})); return ` +
+          `{ success: true }; }`,
       });
       await createBystanders(alfred, ['idle', 'flooded'], options.quick);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -125,7 +127,9 @@ export async function tenantFairnessBench(options: { logger: Logger; quick: bool
           p50: flooded[kind].p50,
           p99: flooded[kind].p99,
           errors: 0,
-          note: `idle p50 ${idle[kind].p50} ms, p99 ${idle[kind].p99} ms; flooded/idle p50 ${ratio}x (target <= 2x); A: ${FLOOD} x ${NAP_MS / 1000} s skills in flight, ${floodRuns} ran`,
+          note:
+            `idle p50 ${idle[kind].p50} ms, p99 ${idle[kind].p99} ms; flooded/idle p50 ${ratio}x (target ` +
+            `<= 2x); A: ${FLOOD} x ${NAP_MS / 1000} s skills in flight, ${floodRuns} ran`,
           metrics: {
             idle_p50_ms: idle[kind].p50,
             flooded_p50_ms: flooded[kind].p50,

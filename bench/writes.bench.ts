@@ -151,7 +151,9 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
     });
     rows.push({
       ...sixteen,
-      note: `${round(sixteen.rps / disk.perSecond)}× this disk's fsyncs/s; target ≥ 0.5× = ${Math.round(disk.perSecond / 2)}/s`,
+      note:
+        `${round(sixteen.rps / disk.perSecond)}× this disk's fsyncs/s; target ≥ 0.5× = ` +
+        `${Math.round(disk.perSecond / 2)}/s`,
     });
 
     const total = ctx.quick ? 20_000 : 100_000;

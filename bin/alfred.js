@@ -23,7 +23,8 @@ const COMMANDS = [
     module: 'dist/libs/skills/src/skills-remote.command.js',
     run: 'runSkillsAddCommand',
     summary:
-      'install the skills of a git repository into the running Alfred: alfred skills add <source> [--ref] [--path] [--skill]...',
+      'install the skills of a git repository into the running Alfred: alfred skills add <source> [--ref] ' +
+      '[--path] [--skill]...',
   },
   {
     words: ['skills', 'update'],
@@ -70,7 +71,8 @@ function ensureNode() {
 
 function usage(stream) {
   stream.write(
-    `usage: alfred <command> [args]\n\ncommands:\n${COMMANDS.map((c) => `  ${c.words.join(' ')}  ${c.summary}`).join('\n')}\n`,
+    `usage: alfred <command> ` +
+      `[args]\n\ncommands:\n${COMMANDS.map((c) => `  ${c.words.join(' ')}  ${c.summary}`).join('\n')}\n`,
   );
 }
 

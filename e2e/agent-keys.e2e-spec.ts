@@ -22,7 +22,10 @@ describe('agent turns on a gateway that requires API keys', () => {
         content: [
           tool('bash', {
             // The header exactly as the bundled skills write it.
-            command: `curl -sS -H "Authorization: Bearer \${ALFRED_API_KEY:-}" --fail-with-body -X POST "$ALFRED_API_URL/memories" -H 'Content-Type: application/json' -d '{"content": "Prefers the staging cluster for tests"}'`,
+            command:
+              `curl -sS -H "Authorization: Bearer \${ALFRED_API_KEY:-}" --fail-with-body -X POST ` +
+              `"$ALFRED_API_URL/memories" -H 'Content-Type: application/json' -d '{"content": "Prefers the ` +
+              `staging cluster for tests"}'`,
           }),
         ],
         stopReason: 'tool_use',

@@ -23,7 +23,8 @@ describe('agent policy and the tools skills declare', () => {
     await mkdir(join(dirs.projectSkills, 'weather-desk'), { recursive: true });
     await writeFile(
       join(dirs.projectSkills, 'weather-desk', 'SKILL.md'),
-      '---\nname: weather-desk\ndescription: Answer weather questions. Use when the user asks about the weather.\nallowed-tools: skill_forecast\n---\n# Weather desk\n\nCall skill_forecast.\n',
+      '---\nname: weather-desk\ndescription: Answer weather questions. Use when the user asks about the ' +
+        'weather.\nallowed-tools: skill_forecast\n---\n# Weather desk\n\nCall skill_forecast.\n',
     );
     sys = await startAgentSystem(
       'embedded',

@@ -22,7 +22,8 @@ describeNats('agent-runtime scaling (NATS queue group, Redis state, loopback mod
         rows
           .map(
             (r) =>
-              `${r.workers} worker(s): ${r.turnsPerSecond} turns/s (p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.errors} errors; started per worker ${r.startedPerWorker.join('/')})`,
+              `${r.workers} worker(s): ${r.turnsPerSecond} turns/s (p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
+              `${r.errors} errors; started per worker ${r.startedPerWorker.join('/')})`,
           )
           .join('\n'),
       );

@@ -11,7 +11,9 @@ import { skillRunnerService } from '../services/skill-runner/src/skill-runner.mo
 
 const logger = createLogger({ service: 'e2e', level: 'silent' });
 const caller = { tenant: 'default', agent: 'alfred' };
-const GREET = `export async function execute(args: { name: string }) { return { success: true, result: 'hello ' + args.name }; }`;
+const GREET =
+  `export async function execute(args: { name: string }) { return { success: true, result: ` +
+  `'hello ' + args.name }; }`;
 
 /** The agent-tools lib over an in-process bus with the real skill-registry and skill-runner behind it. */
 describe('executableSkillTools', () => {

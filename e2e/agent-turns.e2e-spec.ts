@@ -41,7 +41,10 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
       {
         content: [
           tool('bash', {
-            command: `curl -sS --fail-with-body -X POST "$ALFRED_API_URL/memories" -H 'Content-Type: application/json' -H "X-Alfred-Agent: $ALFRED_AGENT" -d '{"content": "User prefers dark mode in every editor", "importance": 0.8, "tags": ["preference"]}'`,
+            command:
+              `curl -sS --fail-with-body -X POST "$ALFRED_API_URL/memories" -H 'Content-Type: ` +
+              `application/json' -H "X-Alfred-Agent: $ALFRED_AGENT" -d '{"content": "User prefers dark mode ` +
+              `in every editor", "importance": 0.8, "tags": ["preference"]}'`,
           }),
         ],
         stopReason: 'tool_use',

@@ -60,7 +60,8 @@ describe('bodies over the limit', () => {
   let system: TestSystem;
   let port: number;
   const head = (extra: string) =>
-    `POST /memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Alfred-Agent: ${AGENT}\r\n${extra}\r\n`;
+    `POST /memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Alfred-Agent: ` +
+    `${AGENT}\r\n${extra}\r\n`;
   beforeAll(async () => {
     system = await startSystem('embedded', {
       ALFRED_BODY_LIMIT_BYTES: String(LIMIT),

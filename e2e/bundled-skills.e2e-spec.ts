@@ -364,7 +364,8 @@ describe.each<Mode>(MODES)('bundled skills: every bash block against a live keye
               name: 'bash',
               input: {
                 command:
-                  'echo "$ALFRED_AGENT $ALFRED_SESSION_ID"; curl -sS --fail-with-body -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL/agents/jarvis"',
+                  'echo "$ALFRED_AGENT $ALFRED_SESSION_ID"; curl -sS --fail-with-body -H "Authorization: ' +
+                  'Bearer $ALFRED_API_KEY" "$ALFRED_API_URL/agents/jarvis"',
               },
             },
           ],

@@ -26,8 +26,10 @@ describe('Telegram turns: the agent reaches the API with a scoped credential', (
             // The header exactly as the bundled skills write it; the credential is echoed so the test can try it
             // afterwards.
             command:
-              `echo "CREDENTIAL=\${ALFRED_API_KEY:-none}"; curl -sS -H "Authorization: Bearer \${ALFRED_API_KEY:-}" -H "X-Alfred-Agent: \${ALFRED_AGENT:-alfred}" ` +
-              `--fail-with-body -X POST "$ALFRED_API_URL/memories" -H 'Content-Type: application/json' -d '{"content": "Alice takes her coffee black"}'`,
+              `echo "CREDENTIAL=\${ALFRED_API_KEY:-none}"; curl -sS -H "Authorization: Bearer ` +
+              `\${ALFRED_API_KEY:-}" -H "X-Alfred-Agent: \${ALFRED_AGENT:-alfred}" ` +
+              `--fail-with-body -X POST "$ALFRED_API_URL/memories" -H 'Content-Type: application/json' -d ` +
+              `'{"content": "Alice takes her coffee black"}'`,
           }),
         ],
         stopReason: 'tool_use',

@@ -53,7 +53,8 @@ export function channelsSuite(mode: Mode): void {
 
   it('should stream a reply by editing one message, within the edit interval, and keep the conversation in a session', async () => {
     const text =
-      'Paris is the capital of **France**. It has been the capital for a very long time, and it is known for the `Louvre`.';
+      'Paris is the capital of **France**. It has been the capital for a very long time, and it is known for ' +
+      'the `Louvre`.';
     sys.model.script({ content: [{ type: 'text', text }], streamPieces: 8, eventDelayMs: 120 });
     const { sent, done } = await turn('What is the capital of France?', 2);
     const reply = await replyTo(sys.telegram, sent, /Louvre\.$/);

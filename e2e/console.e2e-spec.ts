@@ -132,7 +132,8 @@ describeBrowser('web console in a real browser', () => {
       await expect(page.evaluate('document.activeElement.id')).resolves.toBe('main');
       const storage: { session: Record<string, string>; local: number; cookie: string; url: string } =
         await page.evaluate(
-          '({ session: { ...sessionStorage }, local: localStorage.length, cookie: document.cookie, url: location.href })',
+          '({ session: { ...sessionStorage }, local: localStorage.length, cookie: document.cookie, url: ' +
+            'location.href })',
         );
       expect(Object.values(storage.session)).toContain(KEY);
       expect(storage.local).toBe(0);
@@ -284,7 +285,8 @@ describeBrowser('web console in a real browser', () => {
     'should wrap a long unbroken word at 1280 and 390 px and collapse a long memory behind "show more"',
     async () => {
       const word = 'x'.repeat(30_000);
-      const long = `Meeting notes. ${'The quarterly plan covers hiring, budget and the roadmap in detail. '.repeat(550)}`;
+      const long =
+        `Meeting notes. ` + `${'The quarterly plan covers hiring, budget and the roadmap in detail. '.repeat(550)}`;
       expect(long.length).toBeGreaterThan(37_000);
       expect((await api.post('/memories', { content: `A word that never ends: ${word}`, tags: ['wide'] })).status).toBe(
         201,
@@ -376,7 +378,8 @@ describeBrowser('web console in a real browser', () => {
   );
 
   it(
-    "should show the agent's level-1 index with the budget's cuts and a broken skill's problem with file, line and field",
+    "should show the agent's level-1 index with the budget's cuts and a broken skill's problem with file, " +
+      'line and field',
     async () => {
       const code = "export async function execute() { console.log('rolling'); return { success: true, result: 4 }; }";
       expect((await api.post('/executable-skills', { id: 'dice', description: 'Rolls a die', code })).status).toBe(201);
@@ -788,7 +791,8 @@ describeBrowser('web console in a real browser', () => {
         await expect(focused(page)).resolves.toMatchObject({ tag: 'H1', text: name });
         await accessible(`${name} screen`);
         const unnamed: string[] = await page.evaluate(
-          `[...document.querySelectorAll('input, select, textarea, button')].filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.textContent.trim())).map((el) => el.outerHTML)`,
+          `[...document.querySelectorAll('input, select, textarea, button')].filter((el) => ` +
+            `!(el.labels?.length || el.getAttribute('aria-label') || el.textContent.trim())).map((el) => el.outerHTML)`,
         );
         expect({ screen: name, unnamed }).toEqual({ screen: name, unnamed: [] });
       }

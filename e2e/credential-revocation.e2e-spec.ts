@@ -130,7 +130,8 @@ describeNats('turn credentials revoked on every gateway (NATS + Redis, two gatew
         ).toBe(201);
         const session = (await api.post('/sessions', {}, { 'x-alfred-agent': 'limited' })).body.id as string;
         const status = (path: string) =>
-          `curl -s -o /dev/null -w "${path} %{http_code}\\n" -H "Authorization: Bearer $ALFRED_API_KEY" "$ALFRED_API_URL${path}"`;
+          `curl -s -o /dev/null -w "${path} %{http_code}\\n" -H "Authorization: Bearer $ALFRED_API_KEY" ` +
+          `"$ALFRED_API_URL${path}"`;
         sys.model.script(
           {
             content: [tool('bash', { command: `${status('/skills/remember')}; ${status('/skills/recall')}` })],

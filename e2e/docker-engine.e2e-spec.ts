@@ -82,7 +82,8 @@ const linkExists = (name: string) =>
     expect(await linkExists(nb.bridge)).toBe(true);
     const created = await sh(b, 'engine_answers && "$DOCKER_CLI" network create alfred-test-2 >/dev/null && echo ok');
     expect(created).toBe('ok');
-    const networkBridge = `br-${(await sh(b, '"$DOCKER_CLI" network inspect -f "{{.Id}}" alfred-test-2')).slice(0, 12)}`;
+    const networkId = await sh(b, '"$DOCKER_CLI" network inspect -f "{{.Id}}" alfred-test-2');
+    const networkBridge = `br-${networkId.slice(0, 12)}`;
     expect(await linkExists(networkBridge)).toBe(true);
     await sh(b, 'engine_stop');
     // Neither its own bridge nor its networks' are left on the host (holding address ranges).

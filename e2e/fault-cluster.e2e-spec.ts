@@ -218,7 +218,8 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     if (!finished) {
       await cluster.nodes[victim]!.start();
       throw new Error(
-        `the load did not finish on two nodes within ${LOAD_DEADLINE_MS / 1000} s: ${JSON.stringify({ acked: tally.acked.size, errors: tally.errors, hangs: tally.hangs })}`,
+        `the load did not finish on two nodes within ${LOAD_DEADLINE_MS / 1000} s: ` +
+          `${JSON.stringify({ acked: tally.acked.size, errors: tally.errors, hangs: tally.hangs })}`,
       );
     }
     const loadEndedAt = Date.now();
@@ -231,7 +232,8 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     const report: ClusterReport = {
       // With two of three nodes left the cluster never stops serving: healthy counts from the kill, not the restart.
       ...faultReport(
-        `NATS cluster: kill -9 of the memory stream's leader (${leader}), down for the rest of the load, then restarted`,
+        `NATS cluster: kill -9 of the memory stream's leader (${leader}), down for the rest of the load, ` +
+          `then restarted`,
         tally,
         { lost, duplicates },
         killedAt,

@@ -42,7 +42,8 @@ const describeClaude = CLAUDE
   ? describeWithGit
   : (name: string, fn: () => void) => {
       console.warn(
-        `[skip] ${name}: no Claude Code binary (npm install @anthropic-ai/claude-code-linux-x64, or set CLAUDE_CODE_BIN)`,
+        `[skip] ${name}: no Claude Code binary (npm install @anthropic-ai/claude-code-linux-x64, or set ` +
+          `CLAUDE_CODE_BIN)`,
       );
       describe.skip(name, fn);
     };

@@ -119,7 +119,8 @@ if (!ROOT)
     it("should run an agent's bash turn in its workspace, reaching the API", async () => {
       const session = (await api.post('/sessions', {})).body.id as string;
       const command =
-        'echo kept > notes.txt && cat notes.txt && pwd && curl -sS -o /dev/null -w "api %{http_code}\\n" "$ALFRED_API_URL/memories"';
+        'echo kept > notes.txt && cat notes.txt && pwd && curl -sS -o /dev/null -w "api %{http_code}\\n" ' +
+        '"$ALFRED_API_URL/memories"';
       model.script(
         { content: [tool('bash', { command })], stopReason: 'tool_use' },
         { content: [{ type: 'text', text: 'done' }] },

@@ -10,7 +10,9 @@ const MARK = 'README-CALL';
  * Runs as a reader's shell would (bash), stopping at an unset variable or a failed command, with curl wrapped only to
  * report each call's status and request on stderr: the examples themselves run as written.
  */
-const PRELUDE = `set -euo pipefail\ncurl() { command curl -w '%{stderr}${MARK} %{http_code} %{method} %{url_effective}\\n' "$@"; }`;
+const PRELUDE =
+  `set -euo pipefail\ncurl() { command curl -w '%{stderr}${MARK} %{http_code} %{method} ` +
+  `%{url_effective}\\n' "$@"; }`;
 
 function bash(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

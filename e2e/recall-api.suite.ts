@@ -6,16 +6,22 @@ const as = (agent: string) => ({ 'x-alfred-agent': agent });
 /** The same error as seen on two machines: other paths, line numbers, ids and times. */
 export const ALICE_ERROR = {
   error_message:
-    "Error: Cannot find module '/home/alice/work/shop/node_modules/.pnpm/left-pad@1.3.0/index.js' imported from /home/alice/work/shop/src/checkout.ts at 2025-03-01T10:00:00Z (request 7f3c2a9e-1b4d-4c8e-9f00-2b1c3d4e5f60)",
+    "Error: Cannot find module '/home/alice/work/shop/node_modules/.pnpm/left-pad@1.3.0/index.js' imported " +
+    'from /home/alice/work/shop/src/checkout.ts at 2025-03-01T10:00:00Z (request ' +
+    '7f3c2a9e-1b4d-4c8e-9f00-2b1c3d4e5f60)',
   stack:
-    '    at finalizeResolution (node:internal/modules/esm/resolve:275:11)\n    at checkout (/home/alice/work/shop/src/checkout.ts:42:7)',
+    '    at finalizeResolution (node:internal/modules/esm/resolve:275:11)\n    at checkout ' +
+    '(/home/alice/work/shop/src/checkout.ts:42:7)',
   tool: 'node',
   fix: 'Run pnpm install: the lockfile changed and node_modules is stale.',
   tags: ['node', 'modules'],
 };
 export const BOB_ERROR =
-  "Error: Cannot find module 'C:\\Users\\bob\\projects\\shop\\node_modules\\.pnpm\\left-pad@1.3.0\\index.js' imported from C:\\Users\\bob\\projects\\shop\\src\\checkout.ts at 2026-11-20T23:59:01.512+01:00 (request 0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d)\n" +
-  '    at finalizeResolution (node:internal/modules/esm/resolve:281:9)\n    at checkout (C:\\Users\\bob\\projects\\shop\\src\\checkout.ts:57:13)';
+  "Error: Cannot find module 'C:\\Users\\bob\\projects\\shop\\node_modules\\.pnpm\\left-pad@1.3.0\\index.js' " +
+  'imported from C:\\Users\\bob\\projects\\shop\\src\\checkout.ts at 2026-11-20T23:59:01.512+01:00 ' +
+  '(request 0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d)\n' +
+  '    at finalizeResolution (node:internal/modules/esm/resolve:281:9)\n    at checkout ' +
+  '(C:\\Users\\bob\\projects\\shop\\src\\checkout.ts:57:13)';
 
 /** Feedback, checkpoints, remediations and recall over REST, identical in both ways Alfred runs. */
 export function recallApiSuite(mode: Mode): void {

@@ -12,7 +12,9 @@ const adder = (id: string, extra: Record<string, unknown> = {}) => ({
   id,
   description: 'Adds two numbers',
   parameters: { a: { type: 'number', required: true }, b: { type: 'number', required: true } },
-  code: 'export async function execute(args: { a: number; b: number }) { return { success: true, result: args.a + args.b }; }',
+  code:
+    'export async function execute(args: { a: number; b: number }) { return { success: true, result: ' +
+    'args.a + args.b }; }',
   ...extra,
 });
 
@@ -94,9 +96,11 @@ module.exports.execute = async () => {
 
     it("should keep one tenant's skill data out of another tenant's skill of the same id and roots", async () => {
       const writer =
-        'export async function execute(args: unknown, ctx: any) { await ctx.writeFile("shared/team/plan.txt", "tenant a plan"); return { success: true }; }';
+        'export async function execute(args: unknown, ctx: any) { await ' +
+        'ctx.writeFile("shared/team/plan.txt", "tenant a plan"); return { success: true }; }';
       const reader =
-        'export async function execute(args: unknown, ctx: any) { return { success: true, result: await ctx.readFile("shared/team/plan.txt") }; }';
+        'export async function execute(args: unknown, ctx: any) { return { success: true, result: await ' +
+        'ctx.readFile("shared/team/plan.txt") }; }';
       const perms = { permissions: { fs: { read: ['shared/team'], write: ['shared/team'] } } };
       expect(
         (await a.post('/executable-skills', { id: 'team-notes', description: 'writes', code: writer, ...perms }))
@@ -176,11 +180,18 @@ module.exports.execute = async () => {
     it('should reach no loopback port but the API, and the API only with its scoped credential', async () => {
       const { output } = await turn(
         `curl -sS -m 3 http://127.0.0.1:${bystanderPort}/ || echo BLOCKED; ` +
-          'curl -sS -o /dev/null -w "api %{http_code}\\n" -H "Authorization: Bearer ${ALFRED_API_KEY:-}" "$ALFRED_API_URL/memories"; ' +
-          'curl -sS -o /dev/null -w "other-agent %{http_code}\\n" -H "X-Alfred-Agent: someone-else" "$ALFRED_API_URL/memories"; ' +
-          'curl -sS -o /dev/null -w "self-confirm %{http_code}\\n" -X POST -H "Content-Type: application/json" -d "{\\"request_id\\":\\"x\\",\\"approve\\":true}" "$ALFRED_API_URL/sessions/$ALFRED_SESSION_ID/confirm"; ' +
-          'curl -sS -o /dev/null -w "mcp %{http_code}\\n" -X POST -H "Content-Type: application/json" -d "{}" "$ALFRED_API_URL/mcp"; ' +
-          'curl -sS -o /dev/null -w "create-skill %{http_code}\\n" -X POST -H "Content-Type: application/json" -d "{\\"id\\":\\"sneaky\\",\\"description\\":\\"x\\",\\"code\\":\\"export async function execute() { return { success: true }; }\\"}" "$ALFRED_API_URL/executable-skills"; ' +
+          'curl -sS -o /dev/null -w "api %{http_code}\\n" -H "Authorization: Bearer ${ALFRED_API_KEY:-}" ' +
+          '"$ALFRED_API_URL/memories"; ' +
+          'curl -sS -o /dev/null -w "other-agent %{http_code}\\n" -H "X-Alfred-Agent: someone-else" ' +
+          '"$ALFRED_API_URL/memories"; ' +
+          'curl -sS -o /dev/null -w "self-confirm %{http_code}\\n" -X POST -H "Content-Type: ' +
+          'application/json" -d "{\\"request_id\\":\\"x\\",\\"approve\\":true}" ' +
+          '"$ALFRED_API_URL/sessions/$ALFRED_SESSION_ID/confirm"; ' +
+          'curl -sS -o /dev/null -w "mcp %{http_code}\\n" -X POST -H "Content-Type: application/json" -d ' +
+          '"{}" "$ALFRED_API_URL/mcp"; ' +
+          'curl -sS -o /dev/null -w "create-skill %{http_code}\\n" -X POST -H "Content-Type: ' +
+          'application/json" -d "{\\"id\\":\\"sneaky\\",\\"description\\":\\"x\\",\\"code\\":\\"export ' +
+          'async function execute() { return { success: true }; }\\"}" "$ALFRED_API_URL/executable-skills"; ' +
           'echo "key=$ALFRED_API_KEY"',
       );
       expect(output).toContain('BLOCKED');
@@ -199,8 +210,10 @@ module.exports.execute = async () => {
 
     it('should see fixed paths and a minimal environment: no host path, no service PATH', async () => {
       const { output } = await turn(
-        'echo "home=$HOME pwd=$(pwd) path=$PATH tmp=$TMPDIR"; echo "names=$(env | cut -d= -f1 | sort | tr "\\n" " ")"; ' +
-          'echo "mounts=$(cut -d" " -f5 /proc/self/mountinfo | sort -u | tr "\\n" " ")"; node -e "console.log(\'node=\' + process.execPath)"',
+        'echo "home=$HOME pwd=$(pwd) path=$PATH tmp=$TMPDIR"; echo "names=$(env | cut -d= -f1 | sort | tr ' +
+          '"\\n" " ")"; ' +
+          'echo "mounts=$(cut -d" " -f5 /proc/self/mountinfo | sort -u | tr "\\n" " ")"; node -e ' +
+          '"console.log(\'node=\' + process.execPath)"',
       );
       expect(output).toContain(
         'home=/workspace pwd=/workspace path=/alfred/node:/usr/local/bin:/usr/bin:/bin tmp=/tmp',
@@ -255,7 +268,8 @@ module.exports.execute = async () => {
     it("should see neither the data directory nor another tenant's workspace", async () => {
       await turn('echo tenant-b-private > notes.txt', KEY_B);
       const { output } = await turn(
-        `ls ${sys.dataDir} 2>&1; ls ${sys.dataDir}/workspaces/tenant-b 2>&1; cat ${sys.dataDir}/workspaces/tenant-b/alfred/notes.txt 2>&1; pwd`,
+        `ls ${sys.dataDir} 2>&1; ls ${sys.dataDir}/workspaces/tenant-b 2>&1; cat ` +
+          `${sys.dataDir}/workspaces/tenant-b/alfred/notes.txt 2>&1; pwd`,
       );
       expect(output).not.toContain('tenant-b-private');
       expect(output).toMatch(/No such file or directory/);

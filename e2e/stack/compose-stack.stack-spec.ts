@@ -161,7 +161,8 @@ describeStack('the compose stack', () => {
     // What failed during the outage failed cleanly: unavailable or timed out, never a hang or a 500.
     expect(failures.filter((s) => s !== 503 && s !== 504)).toEqual([]);
     console.log(
-      `NATS restart under load: ${acknowledged.length} writes acknowledged, ${failures.length} refused (503/504) during the outage`,
+      `NATS restart under load: ${acknowledged.length} writes acknowledged, ${failures.length} refused ` +
+        `(503/504) during the outage`,
     );
     await pollUntil(async () => (await api('GET', '/health')).body.status === 'healthy', 60_000, 'healthy again');
     for (const id of acknowledged) expect(`${id} ${(await api('GET', `/memories/${id}`)).status}`).toBe(`${id} 200`);

@@ -100,7 +100,9 @@ function applyEvent(prev: Item[], e: SseEvent): Item[] {
     case 'retrying':
       next.push({
         kind: 'status',
-        text: `Model call failed (${e.data.error.message}); retrying, attempt ${e.data.attempt} of ${e.data.max_attempts}`,
+        text:
+          `Model call failed (${e.data.error.message}); retrying, attempt ${e.data.attempt} of ` +
+          `${e.data.max_attempts}`,
       });
       break;
     case 'compacted':

@@ -52,7 +52,9 @@ export function RequestChart() {
         <p className="meta" role="status">
           {points.length === 0
             ? `The first point comes after ${step} s.`
-            : `${points.length} point(s), one per ${step} s; latest at ${clock(last!.at)}: ${fmt(last!.rate_per_s, 2)} requests/s, ${last!.errors} error(s), p95 ${last!.p95_ms === null ? '–' : `${fmt(last!.p95_ms, 0)} ms`}. Refreshed while this screen is open.`}
+            : `${points.length} point(s), one per ${step} s; latest at ${clock(last!.at)}: ` +
+              `${fmt(last!.rate_per_s, 2)} requests/s, ${last!.errors} error(s), p95 ` +
+              `${last!.p95_ms === null ? '–' : `${fmt(last!.p95_ms, 0)} ms`}. Refreshed while this screen is open.`}
         </p>
       )}
       <div className="charts">

@@ -9,7 +9,8 @@ const id = {
 const parameter = {
   type: 'object',
   description:
-    'One parameter: {type: string|number|integer|boolean|array|object, description?, required?, default?, enum?, minimum?, maximum?, minLength?, maxLength?, minItems?, maxItems?, items?, properties?}',
+    'One parameter: {type: string|number|integer|boolean|array|object, description?, required?, default?, ' +
+    'enum?, minimum?, maximum?, minLength?, maxLength?, minItems?, maxItems?, items?, properties?}',
 };
 const manifestFields = {
   name: { type: 'string', description: 'Display name (defaults to the id)' },
@@ -22,7 +23,8 @@ const manifestFields = {
   permissions: {
     type: 'object',
     description:
-      'What the skill may touch: net (allowed hosts), env (variable names), fs.read / fs.write (roots "self" or "shared/<name>")',
+      'What the skill may touch: net (allowed hosts), env (variable names), fs.read / fs.write (roots "self" ' +
+      'or "shared/<name>")',
     properties: {
       net: { type: 'array', items: { type: 'string' } },
       env: { type: 'array', items: { type: 'string' } },
@@ -40,7 +42,8 @@ const manifestFields = {
 const code = {
   type: 'string',
   description:
-    'execute.ts: TypeScript run by Node 24 (erasable types only) exporting `async function execute(args, ctx)` that returns {success, result?, error?}; ctx offers fetch, env, readFile, writeFile, log',
+    'execute.ts: TypeScript run by Node 24 (erasable types only) exporting `async function execute(args, ' +
+    'ctx)` that returns {success, result?, error?}; ctx offers fetch, env, readFile, writeFile, log',
 };
 
 /** Tools to manage executable skills at runtime. */
@@ -48,7 +51,8 @@ export const MANAGEMENT_TOOLS = {
   skill_create: {
     name: 'skill_create',
     description:
-      "Create a new executable skill (fails if the id exists). It is your tool skill_<id> at once, for the rest of this turn; to keep it in later turns, name it in a skill's allowed-tools and activate that skill.",
+      'Create a new executable skill (fails if the id exists). It is your tool skill_<id> at once, for the ' +
+      "rest of this turn; to keep it in later turns, name it in a skill's allowed-tools and activate that skill.",
     input_schema: {
       type: 'object',
       properties: { id, ...manifestFields, code },
@@ -61,7 +65,8 @@ export const MANAGEMENT_TOOLS = {
   skill_update: {
     name: 'skill_update',
     description:
-      'Change an executable skill: its code and/or any manifest field. The new version is live at once (and its tool is yours for the rest of this turn).',
+      'Change an executable skill: its code and/or any manifest field. The new version is live at once (and ' +
+      'its tool is yours for the rest of this turn).',
     input_schema: {
       type: 'object',
       properties: { id, ...manifestFields, code },

@@ -18,7 +18,9 @@ const SECRETS: Array<[family: string, text: string, kind: RegExp]> = [
   ['cloud: AWS secret key', `deploy with aws_secret_access_key = ${alnum(30)}/${alnum(9)} please`, /AWS/],
   [
     'cloud: GCP service account',
-    `{"type": "service_account", "project_id": "p1", "private_key_id": "${alnum(40)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${pem('MIIEvQIBADANBg', 120)}\\n-----END PRIVATE KEY-----\\n", "client_email": "a@p1.iam.gserviceaccount.com"}`,
+    `{"type": "service_account", "project_id": "p1", "private_key_id": "${alnum(40)}", "private_key": ` +
+      `"-----BEGIN PRIVATE KEY-----\\n${pem('MIIEvQIBADANBg', 120)}\\n-----END PRIVATE KEY-----\\n", ` +
+      `"client_email": "a@p1.iam.gserviceaccount.com"}`,
     /GCP|PrivateKey|PRIVATE/i,
   ],
   [
@@ -52,7 +54,8 @@ const LOOK_ALIKES: Array<[what: string, text: string]> = [
   ['UUIDs', 'memory 550e8400-e29b-41d4-a716-446655440000 follows 6ba7b810-9dad-11d1-80b4-00c04fd430c8'],
   [
     'hashes',
-    'sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, commit 3f786850e387550fdab836ed7e6dc881de23001b, md5 d41d8cd98f00b204e9800998ecf8427e',
+    'sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, commit ' +
+      '3f786850e387550fdab836ed7e6dc881de23001b, md5 d41d8cd98f00b204e9800998ecf8427e',
   ],
   ['a base64 image', `logo: data:image/png;base64,${b64(600)}`],
   [

@@ -41,7 +41,8 @@ export class AlfredError extends Error {
   static leaseLost(what: string, id: string, token: number, newest: number): AlfredError {
     return new AlfredError(
       ErrorCode.Conflict,
-      `${what} ${id} is leased to another holder now (this write's fencing token ${token} is older than ${newest}); the write was refused`,
+      `${what} ${id} is leased to another holder now (this write's fencing token ${token} is older than ` +
+        `${newest}); the write was refused`,
       { id, reason: 'lease_lost', token, current_token: newest },
     );
   }

@@ -86,7 +86,9 @@ export const Metrics = {
   }),
   queueJobs: new Counter({
     name: 'alfred_queue_jobs_total',
-    help: 'Jobs taken from a durable queue, by queue and outcome (done, retry, failed, handed_back by a stopping consumer)',
+    help:
+      'Jobs taken from a durable queue, by queue and outcome (done, retry, failed, handed_back by a ' +
+      'stopping consumer)',
     labelNames: ['queue', 'outcome'] as const,
     registers,
   }),
@@ -141,7 +143,9 @@ export const Metrics = {
   }),
   storeRows: new Counter({
     name: 'alfred_store_rows_written_total',
-    help: 'Rows the embedded store committed to its tables (after collapsing repeated writes of a document), by collection',
+    help:
+      'Rows the embedded store committed to its tables (after collapsing repeated writes of a document), ' +
+      'by collection',
     labelNames: ['store', 'collection'] as const,
     registers,
   }),

@@ -25,7 +25,8 @@ export interface ConnectedProcess {
 export function assertDistributedConfig(name: string, envSchema: z.ZodObject, env: NodeJS.ProcessEnv): void {
   if ('REDIS_URL' in envSchema.shape && !env.REDIS_URL) {
     throw new ConfigError([
-      `REDIS_URL: required when ${name} runs as its own process (sessions, jobs and agent files must be shared by every instance); ` +
+      `REDIS_URL: required when ${name} runs as its own process (sessions, jobs and agent files must be ` +
+        `shared by every instance); ` +
         '`npm start` runs everything in one process with files under ALFRED_DATA_DIR instead',
     ]);
   }
@@ -38,7 +39,8 @@ export async function connectProcess(name: string, base: BaseConfig): Promise<Co
   logProcessFailures(logger);
   if (!base.NATS_URL) {
     process.stderr.write(
-      `${name}: NATS_URL is required to run this service as its own process; \`npm start\` runs every service in one process without it\n`,
+      `${name}: NATS_URL is required to run this service as its own process; \`npm start\` runs every ` +
+        `service in one process without it\n`,
     );
     process.exit(1);
   }

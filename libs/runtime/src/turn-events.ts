@@ -23,7 +23,9 @@ export async function* followTurn(
           type: 'error',
           error: {
             code: TURN_LOST,
-            message: `the worker running turn ${turnId} stopped answering; the turn failed and wrote nothing after its last finished round`,
+            message:
+              `the worker running turn ${turnId} stopped answering; the turn failed and wrote nothing ` +
+              `after its last finished round`,
           },
         };
         yield { type: 'done', turn_id: turnId, status: 'failed', rounds: 0 };

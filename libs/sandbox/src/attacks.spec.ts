@@ -161,7 +161,8 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
     {
       name: 'import net from a data: URL',
       code: fn(
-        `await import('data:text/javascript,import net from "node:net"; export default net;'); return { success: true };`,
+        `await import('data:text/javascript,import net from "node:net"; export default net;'); return { ` +
+          `success: true };`,
       ),
       outcome: 'threw',
       error: /module node:net is not available to skills/,
@@ -169,7 +170,8 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
     {
       name: 'unblock net by tampering with prototypes',
       code: fn(
-        `String.prototype.startsWith = () => false; Object.hasOwn = () => true; Reflect.apply = () => false; await import('node:http'); return { success: true };`,
+        `String.prototype.startsWith = () => false; Object.hasOwn = () => true; Reflect.apply = () => false; ` +
+          `await import('node:http'); return { success: true };`,
       ),
       outcome: 'threw',
       error: /module node:http is not available to skills/,
@@ -346,7 +348,9 @@ describe.each([{ warm: 0 }, { warm: 1 }])('SkillRunner attack suite (warm pool s
     'should leave no raw stream or IPC handles within reach',
     async () => {
       const probe = fn(
-        `return { success: true, result: [typeof (process.stdout as any)._handle, typeof (console as any)._stdout?._handle, typeof (process as any)._getActiveHandles, typeof (process as any).channel, typeof (process as any).send, typeof (process as any).binding] };`,
+        `return { success: true, result: [typeof (process.stdout as any)._handle, typeof (console as ` +
+          `any)._stdout?._handle, typeof (process as any)._getActiveHandles, typeof (process as ` +
+          `any).channel, typeof (process as any).send, typeof (process as any).binding] };`,
       );
       const { result } = await run('handle-prober', probe);
       expect(result).toEqual({

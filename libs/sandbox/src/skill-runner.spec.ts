@@ -186,7 +186,8 @@ describe(SkillRunner.name, () => {
       async () => {
         const { dir, manifest } = await ws.addSkill(
           'strict-args',
-          `export async function execute(args: unknown, ctx: any) { await ctx.writeFile('self/ran.txt', 'ran'); return { success: true }; }`,
+          `export async function execute(args: unknown, ctx: any) { await ctx.writeFile('self/ran.txt', ` +
+            `'ran'); return { success: true }; }`,
           {
             parameters: {
               size: { type: 'string', enum: ['small', 'large'], required: true },

@@ -72,7 +72,8 @@ describe(parseSkillFile.name, () => {
 
     it('should read quoted strings with colons and escapes', () => {
       const text =
-        '---\nname: demo\ndescription: "Use when: the user asks \\"why\\"\\tnow \\u00e9"\nlicense: \'It\'\'s MIT: see LICENSE\'\n---\n';
+        '---\nname: demo\ndescription: "Use when: the user asks \\"why\\"\\tnow \\u00e9"\nlicense: \'It\'\'s ' +
+        "MIT: see LICENSE'\n---\n";
       const r = parseSkillFile(text, FILE);
       expect(r.frontmatter).toEqual({
         name: 'demo',
@@ -91,7 +92,8 @@ describe(parseSkillFile.name, () => {
 
     it('should read a metadata map and a flow list, and know which keys are flow style', () => {
       const text =
-        '---\nname: demo\ndescription: d\nmetadata:\n  author: me\n  version: "1.0"\nallowed-tools: [Read, Bash]\n---\n';
+        '---\nname: demo\ndescription: d\nmetadata:\n  author: me\n  version: "1.0"\nallowed-tools: [Read, ' +
+        'Bash]\n---\n';
       const r = parseSkillFile(text, FILE);
       expect(r.frontmatter).toMatchObject({
         metadata: { author: 'me', version: '1.0' },
@@ -146,7 +148,10 @@ describe(parseSkillFile.name, () => {
         'a: &a [x, x, x, x, x, x, x, x, x, x]',
         ...Array.from({ length: 8 }, (_, i) => {
           const prev = i === 0 ? 'a' : `l${i - 1}`;
-          return `l${i}: &l${i} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
+          return (
+            `l${i}: &l${i} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, ` +
+            `*${prev}, *${prev}, *${prev}]`
+          );
         }),
       ].join('\n');
       const r = parseSkillFile(`---\nname: demo\ndescription: d\n${bomb}\n---\n`, FILE);

@@ -154,7 +154,9 @@ export const SKILL_FILE_MAX_BYTES = 256 * 1024;
 export async function loadCandidate(candidate: SkillCandidate, root: SkillRoot, options: DiscoveryOptions = {}) {
   const size = (await stat(candidate.file).catch(() => null))?.size ?? 0;
   if (size > SKILL_FILE_MAX_BYTES) {
-    const message = `SKILL.md is ${size} bytes; at most ${SKILL_FILE_MAX_BYTES} are read (long material belongs in resource files)`;
+    const message =
+      `SKILL.md is ${size} bytes; at most ${SKILL_FILE_MAX_BYTES} are read (long material ` +
+      `belongs in resource files)`;
     return {
       skipped: {
         path: candidate.file,

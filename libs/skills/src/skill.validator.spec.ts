@@ -16,7 +16,8 @@ const lenient = { mode: ValidationMode.Lenient } as const;
 describe(validateSkill.name, () => {
   it('should accept a skill that follows every rule, with its optional fields', () => {
     const r = check(
-      'name: demo\ndescription: Does demos.\nlicense: MIT\ncompatibility: Needs curl\nmetadata:\n  author: me\nallowed-tools: Bash(curl:*) Read',
+      'name: demo\ndescription: Does demos.\nlicense: MIT\ncompatibility: Needs curl\nmetadata:\n  author: ' +
+        'me\nallowed-tools: Bash(curl:*) Read',
     );
     expect(r).toEqual({
       name: 'demo',

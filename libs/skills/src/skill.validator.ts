@@ -234,7 +234,8 @@ function checkBody(parsed: ParsedSkillFile, sink: ProblemSink): void {
   if (fileLines > SKILL_RECOMMENDED_MAX_LINES) {
     sink.warning(
       'body',
-      `SKILL.md has ${fileLines} lines; the spec recommends under ${SKILL_RECOMMENDED_MAX_LINES} (move detail to resource files)`,
+      `SKILL.md has ${fileLines} lines; the spec recommends under ${SKILL_RECOMMENDED_MAX_LINES} (move ` +
+        `detail to resource files)`,
       parsed.bodyLine,
     );
   }

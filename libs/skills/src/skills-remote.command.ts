@@ -27,7 +27,9 @@ export interface RemoteCommandIo extends CommandIo {
 }
 
 const USAGE = {
-  add: 'usage: alfred skills add <source> [--ref <branch|tag|commit>] [--path <folder>] [--skill <name>]... [--overwrite] [--dry-run]',
+  add:
+    'usage: alfred skills add <source> [--ref <branch|tag|commit>] [--path <folder>] [--skill <name>]... ' +
+    '[--overwrite] [--dry-run]',
   update: 'usage: alfred skills update [<name>...] [--source <source>]',
   remove: 'usage: alfred skills remove <name>... [--yes]',
 };
@@ -86,7 +88,8 @@ export async function runSkillsUpdateCommand(args: string[], io: RemoteCommandIo
   let refused = 0;
   for (const [method, path, body] of calls) {
     io.out(
-      `updating ${path === '/skills/update' ? (parsed.values.source ?? 'every installed source') : decodeURIComponent(path.split('/')[2]!)} …`,
+      `updating ` +
+        `${path === '/skills/update' ? (parsed.values.source ?? 'every installed source') : decodeURIComponent(path.split('/')[2]!)} …`,
     );
     const result = await api<SkillUpdateResult>(method, path, body);
     if (!result.ok) return result.code;
@@ -139,7 +142,8 @@ function client(io: RemoteCommandIo): Api | undefined {
       });
     } catch (err) {
       io.err(
-        `cannot reach Alfred at ${env.ALFRED_URL} (${(err as Error).cause ?? (err as Error).message}); is it running? (ALFRED_URL)`,
+        `cannot reach Alfred at ${env.ALFRED_URL} (${(err as Error).cause ?? (err as Error).message}); is it ` +
+          `running? (ALFRED_URL)`,
       );
       return { ok: false, code: ExitCode.Failed };
     }
@@ -204,7 +208,8 @@ function printUpdate(u: SkillSourceUpdate, io: CommandIo): number {
       ...c.files.changed.map((f) => `~${f}`),
     ].join(' ');
     io.out(
-      `↑ updated ${c.name} ${c.from_commit.slice(0, 7)} → ${c.to_commit.slice(0, 7)} (${files})${c.awaiting_consent ? '; runs after consent again' : ''}`,
+      `↑ updated ${c.name} ${c.from_commit.slice(0, 7)} → ${c.to_commit.slice(0, 7)} ` +
+        `(${files})${c.awaiting_consent ? '; runs after consent again' : ''}`,
     );
     for (const line of c.diff.split('\n').filter(Boolean)) io.out(`    ${line}`);
   }
@@ -218,7 +223,10 @@ function printUpdate(u: SkillSourceUpdate, io: CommandIo): number {
 
 function describePreview(p: Record<string, unknown>): string {
   const from = p.installed_from as { source?: string; commit?: string } | undefined;
-  return `would remove ${(p.kinds as string[]).join(' + ')} at ${String(p.location)}${from ? ` (installed from ${from.source} @ ${from.commit?.slice(0, 7)})` : ''}`;
+  return (
+    `would remove ${(p.kinds as string[]).join(' + ')} at ` +
+    `${String(p.location)}${from ? ` (installed from ${from.source} @ ${from.commit?.slice(0, 7)})` : ''}`
+  );
 }
 
 const where = (p: SkillProblem) => `${p.file}${p.line ? `:${p.line}` : ''}`;

@@ -42,7 +42,8 @@ describe(runValidateCommand.name, () => {
       'root/.system/wrong/SKILL.md:2: error name: must be lowercase: "Wrong_Name"',
       'root/.system/wrong/SKILL.md:2: error name: may contain only lowercase letters, digits and hyphens: "Wrong_Name"',
       'root/.system/wrong/SKILL.md:2: error name: must equal its folder name "wrong" (is "Wrong_Name")',
-      'root/extra/SKILL.md:4: error version: unknown frontmatter key "version"; allowed: name, description, license, compatibility, metadata, allowed-tools (put extra data under metadata)',
+      'root/extra/SKILL.md:4: error version: unknown frontmatter key "version"; allowed: name, description, ' +
+        'license, compatibility, metadata, allowed-tools (put extra data under metadata)',
       '3 skill(s) checked: 1 valid, 2 invalid, 0 warning(s)',
     ]);
   });

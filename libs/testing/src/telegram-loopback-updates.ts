@@ -56,7 +56,8 @@ export class TelegramUpdates {
       throw new BotApiFailure({
         error_code: 409,
         description:
-          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the " +
+          'webhook first',
       });
     const offset = typeof p.offset === 'number' ? p.offset : undefined;
     if (offset !== undefined && offset > 0) this.confirmBelow(offset);

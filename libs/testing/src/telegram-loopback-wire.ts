@@ -131,7 +131,8 @@ export function checkText(text: unknown, entities: unknown, limit = 4096): { tex
       offset + length > text.length
     ) {
       throw badRequest(
-        `can't parse entities: entity ${type} at ${String(offset)}+${String(length)} is outside the text of length ${text.length}`,
+        `can't parse entities: entity ${type} at ${String(offset)}+${String(length)} is outside the text of ` +
+          `length ${text.length}`,
       );
     }
     if (type === 'text_link' && typeof e.url !== 'string')

@@ -250,7 +250,8 @@ export class TelegramLoopback {
           JSON.stringify(markup) === JSON.stringify(message.reply_markup)
         ) {
           throw badRequest(
-            'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+            'message is not modified: specified new message content and reply markup are exactly the same as ' +
+              'a current content and reply markup of the message',
           );
         }
         Object.assign(message, { text, entities, reply_markup: markup });

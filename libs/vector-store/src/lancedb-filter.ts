@@ -16,7 +16,10 @@ function conditionSql(spec: CollectionSpec, c: Condition): string {
       // booleans are stored as Int8 0/1 (see lancedb-rows.ts)
       return `${column} = ${typeof c.value === 'boolean' ? Number(c.value) : sqlLiteral(c.value)}`;
     case 'ne':
-      return `(${column} IS NULL OR ${column} != ${typeof c.value === 'boolean' ? Number(c.value) : sqlLiteral(c.value)})`;
+      return (
+        `(${column} IS NULL OR ${column} != ` +
+        `${typeof c.value === 'boolean' ? Number(c.value) : sqlLiteral(c.value)})`
+      );
     case 'contains':
       return `array_has_any(${column}, [${sqlString(c.value)}])`;
     case 'gte':

@@ -67,7 +67,8 @@ describe('LanceDbStore writer lock', () => {
       process.execPath,
       [
         '-e',
-        `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { realpath: false, update: 1000 }).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
+        `require(${JSON.stringify(lockfile)}).lock(${JSON.stringify(join(dir, 'memories.writer'))}, { ` +
+          `realpath: false, update: 1000 }).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
       ],
       {
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -94,8 +94,10 @@ async function take(
     if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
     throw new AlfredError(
       ErrorCode.Conflict,
-      `the embedded vector store ${dir} (table ${table}) is in use by another process; one instance of a service may use ` +
-        'an embedded LanceDB folder — run several instances on Qdrant (QDRANT_URL), or give each its own ALFRED_DATA_DIR',
+      `the embedded vector store ${dir} (table ${table}) is in use by another process; one instance of a ` +
+        `service may use ` +
+        'an embedded LanceDB folder — run several instances on Qdrant (QDRANT_URL), or give each its own ' +
+        'ALFRED_DATA_DIR',
       { dir, table },
       { cause: err },
     );

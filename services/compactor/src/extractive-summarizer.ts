@@ -46,7 +46,8 @@ export function extractiveSummary(messages: readonly SessionMessage[], instructi
   );
   const omitted = all.length - earlier.length - lines.length;
   return [
-    `${SUMMARY_MARKER} of ${messages.length} earlier messages — extractive: no language model is configured, so these are the leading sentences of the compacted messages, not a rewritten summary]`,
+    `${SUMMARY_MARKER} of ${messages.length} earlier messages — extractive: no language model is configured, ` +
+      `so these are the leading sentences of the compacted messages, not a rewritten summary]`,
     ...(instructions ? [`Instructions considered: ${instructions}`] : []),
     ...earlier.filter(Boolean).map((e) => `Earlier summary:\n${e}`),
     ...lines.map((l) => `- ${l.role}: ${firstSentence(l.text)}`),

@@ -4,11 +4,14 @@ import type { DistillItem, Insight } from './insight-clustering.js';
 
 /** The stable (cached) part of the prompt. */
 export const DISTILL_SYSTEM = [
-  "You distill an AI agent's notes (memories and what its user said in sessions) into durable insights for its MEMORY.md.",
-  'An insight is a lasting pattern, preference, decision or fact worth knowing in every future session, in one clear sentence.',
+  "You distill an AI agent's notes (memories and what its user said in sessions) into durable insights for " +
+    'its MEMORY.md.',
+  'An insight is a lasting pattern, preference, decision or fact worth knowing in every future session, in ' +
+    'one clear sentence.',
   'Prefer what recurs or is marked important; skip one-off details, small talk and anything already listed as known.',
   'Never invent anything that the notes do not support.',
-  'Answer with one JSON object and nothing else: {"insights": [{"text": "<sentence>", "importance": <0..1>, "support": <how many notes support it>}]}',
+  'Answer with one JSON object and nothing else: {"insights": [{"text": "<sentence>", "importance": <0..1>, ' +
+    '"support": <how many notes support it>}]}',
   'Return at most 10 insights; an empty list is a valid answer.',
 ].join('\n');
 

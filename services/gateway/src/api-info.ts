@@ -100,7 +100,8 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
     path: '/skills/{name}',
     methods: ['GET', 'DELETE'],
     description:
-      'A skill body and metadata (level 2), with its outcome counts, success estimate and installed_from; DELETE (own skills) needs ?confirm=true',
+      'A skill body and metadata (level 2), with its outcome counts, success estimate and installed_from; ' +
+      'DELETE (own skills) needs ?confirm=true',
   },
   {
     path: '/skills/{name}/update',
@@ -163,7 +164,8 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
     path: '/agents/{agent}/files/{file}',
     methods: ['GET', 'PUT'],
     description:
-      'An agent file (user, soul, memory); PUT edits USER.md or SOUL.md from expected_version (409 with the newer text when it moved)',
+      'An agent file (user, soul, memory); PUT edits USER.md or SOUL.md from expected_version (409 with the ' +
+      'newer text when it moved)',
   },
   { path: '/agents/{agent}/files/{file}/history', methods: ['GET'], description: 'Every version of an agent file' },
   {
@@ -180,6 +182,7 @@ export const API_ENDPOINTS: ReadonlyArray<{ path: string; methods: string[]; des
     path: '/channels/telegram/{tenant}/webhook',
     methods: ['POST'],
     description:
-      "Telegram's webhook (set by the channels service when ALFRED_TELEGRAM_WEBHOOK_URL is set; authenticated by the webhook secret, not an API key)",
+      "Telegram's webhook (set by the channels service when ALFRED_TELEGRAM_WEBHOOK_URL is set; " +
+      'authenticated by the webhook secret, not an API key)',
   },
 ];

@@ -118,7 +118,9 @@ export class LearnerService {
     return {
       status: 'no_change',
       file,
-      reason: `confidence ${confidence} is below ${this.options.minConfidence}: recorded as a pending observation (memory ${memory.id}), ${file} unchanged`,
+      reason:
+        `confidence ${confidence} is below ${this.options.minConfidence}: recorded as a pending ` +
+        `observation (memory ${memory.id}), ${file} unchanged`,
       pending_memory_id: memory.id,
     };
   }

@@ -4,10 +4,12 @@ import { parseModelJson, type LlmClient } from '#llm';
 
 /** The stable (cached) part of the prompt. */
 export const LEARN_SYSTEM = [
-  "You maintain an AI agent's markdown file: USER.md (what the agent knows about its user) or SOUL.md (the agent's own voice, values and behaviour).",
+  "You maintain an AI agent's markdown file: USER.md (what the agent knows about its user) or SOUL.md (the " +
+    "agent's own voice, values and behaviour).",
   'You receive the current file and one new observation. Decide whether the file already says it.',
   'If it does, answer {"status": "no_change", "reason": "<why>"}.',
-  'Otherwise integrate the observation with the smallest sensible edit: add it to the fitting section, or reword a line it refines or contradicts.',
+  'Otherwise integrate the observation with the smallest sensible edit: add it to the fitting section, or ' +
+    'reword a line it refines or contradicts.',
   'Keep every other line exactly as it is. Never remove facts the observation does not contradict.',
   'Then answer {"status": "updated", "content": "<the whole new file>", "changes": ["<one short line per change>"]}.',
   'Answer with one JSON object and nothing else.',
@@ -35,7 +37,9 @@ export async function modelDecision(
     messages: [
       {
         role: 'user',
-        content: `<file name="${agentFileName[target]}">\n${content}\n</file>\n<observation>${observation}</observation>\n\nReturn the JSON decision.`,
+        content:
+          `<file ` +
+          `name="${agentFileName[target]}">\n${content}\n</file>\n<observation>${observation}</observation>\n\nReturn the JSON decision.`,
       },
     ],
     maxTokens: 8192,

@@ -31,7 +31,8 @@ export async function runModelsCommand(
       destDir,
     });
     io.out(
-      `ready: ${pulled.dir} (${pulled.dimension} dims, ${Math.round(pulled.bytes / 1e6)} MB). Restart Alfred; run \`alfred reindex\` if memories exist.`,
+      `ready: ${pulled.dir} (${pulled.dimension} dims, ${Math.round(pulled.bytes / 1e6)} MB). Restart ` +
+        `Alfred; run \`alfred reindex\` if memories exist.`,
     );
     return 0;
   } catch (err) {

@@ -20,7 +20,8 @@ export async function runReindexCommand(
 ): Promise<number> {
   if (args.length > 0) {
     io.err(
-      'usage: alfred reindex   (reads the memory service environment: ALFRED_DATA_DIR, ALFRED_EMBEDDER, QDRANT_URL, ...)',
+      'usage: alfred reindex   (reads the memory service environment: ALFRED_DATA_DIR, ALFRED_EMBEDDER, ' +
+        'QDRANT_URL, ...)',
     );
     return 2;
   }

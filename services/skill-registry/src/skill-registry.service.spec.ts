@@ -126,7 +126,8 @@ describe(SkillRegistryService.name, () => {
       await mkdir(join(project.dir, 'ship-release'), { recursive: true });
       await writeFile(
         join(project.dir, 'ship-release', 'SKILL.md'),
-        '---\nname: ship-release\ndescription: Release the web app\nallowed-tools: skill_ship_steady Read\n---\n# ship\n',
+        '---\nname: ship-release\ndescription: Release the web app\nallowed-tools: skill_ship_steady ' +
+          'Read\n---\n# ship\n',
       );
       const service = await start(new HashingEmbedder({ dimension: 64 }));
       expect(await service.executed('t', 'ship-steady', true)).toMatchObject({

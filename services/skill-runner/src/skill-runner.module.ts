@@ -43,7 +43,8 @@ export class SkillRunnerModule {
             if (ungranted.length)
               log.warn(
                 { secrets: ungranted },
-                'these skill secrets are granted to no tenant and reach no skill; grant them with ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2',
+                'these skill secrets are granted to no tenant and reach no skill; grant them with ' +
+                  'ALFRED_SKILL_SECRET_GRANTS=NAME=tenant|tenant2',
               );
             return new SkillRunner({
               dataRoot: dirs.dataRoot,

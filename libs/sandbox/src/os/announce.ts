@@ -21,7 +21,9 @@ export async function announceOsSandbox(
   if (mode === 'unsafe-off') {
     logger.error(
       { osSandbox: 'unsafe-off' },
-      `UNSAFE: ${what} run WITHOUT the OS sandbox (ALFRED_OS_SANDBOX=unsafe-off). Untrusted code is contained only by Node's permission model (skills) or not at all (bash). Remove ALFRED_OS_SANDBOX to require the sandbox.`,
+      `UNSAFE: ${what} run WITHOUT the OS sandbox (ALFRED_OS_SANDBOX=unsafe-off). Untrusted code is ` +
+        `contained only by Node's permission model (skills) or not at all (bash). Remove ALFRED_OS_SANDBOX ` +
+        `to require the sandbox.`,
     );
     return true;
   }

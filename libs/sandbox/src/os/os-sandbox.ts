@@ -51,7 +51,8 @@ const SYSTEM_BIN = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 
 export const OS_SANDBOX_FIX =
   "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; a root service also needs util-linux's setpriv) " +
-  "and allow user namespaces; in a container, give the service the grants of docker-compose.yml's `x-sandboxed` block " +
+  "and allow user namespaces; in a container, give the service the grants of docker-compose.yml's " +
+  '`x-sandboxed` block ' +
   '(SYS_ADMIN, SETUID, SETGID and SETPCAP for its entrypoint, the seccomp profile docker/seccomp/sandbox.json, ' +
   'apparmor=unconfined) and start it through docker/sandbox-entrypoint.sh; never privileged. Only if you accept ' +
   'running untrusted code without an OS boundary, set ALFRED_OS_SANDBOX=unsafe-off.';
@@ -200,7 +201,9 @@ async function probeFolder(bwrapPath: string, folder: string): Promise<OsSandbox
   } catch (err) {
     return {
       available: false,
-      reason: `sandboxes cannot use ${folder} (${(err as Error).message}): give Alfred a data folder it can write to and chown in`,
+      reason:
+        `sandboxes cannot use ${folder} (${(err as Error).message}): give Alfred a data folder it can ` +
+        `write to and chown in`,
     };
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);

@@ -103,10 +103,10 @@ describe(LexicalIndex.name, () => {
  * rebuilt on every search, never, or now and then.
  */
 describe(`${LexicalIndex.name} against a brute-force reference`, () => {
-  const VOCAB =
-    'amber basil cedar delta ember fjord gravel harbor indigo juniper kelp lagoon maple nectar opal pebble quartz raven saffron tundra'.split(
-      ' ',
-    );
+  const VOCAB = (
+    'amber basil cedar delta ember fjord gravel harbor indigo juniper kelp lagoon maple nectar opal pebble ' +
+    'quartz raven saffron tundra'
+  ).split(' ');
 
   interface RefDoc {
     text: string;

@@ -72,7 +72,8 @@ export class AgentFileEdits {
     const current = await this.files.read(scope, file);
     return new AlfredError(
       ErrorCode.Conflict,
-      `${agentFileName[file]} changed since you opened it (you edited version ${expected}; version ${current.version} was saved meanwhile). ` +
+      `${agentFileName[file]} changed since you opened it (you edited version ${expected}; version ` +
+        `${current.version} was saved meanwhile). ` +
         'Nothing was saved: compare with the current text and save again.',
       {
         file,

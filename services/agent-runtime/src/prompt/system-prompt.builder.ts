@@ -31,8 +31,10 @@ function core(agent: AgentView): string {
     '\n## How you work',
     'Your core tools are read, write, edit and bash (your workspace). Everything else you can do comes from skills:',
     'the "Available skills" section lists them; call load_skill with a name to read its full instructions before',
-    'following them. Skills reach Alfred (memories, search, learning, compaction) with curl through bash at $ALFRED_API_URL.',
-    'activate_skill asks the user before a skill stays active for the session (its instructions and the tools it declares',
+    'following them. Skills reach Alfred (memories, search, learning, compaction) with curl through bash at ' +
+      '$ALFRED_API_URL.',
+    'activate_skill asks the user before a skill stays active for the session (its instructions and the ' +
+      'tools it declares',
     'stay yours until deactivate_skill). Every other tool you are given is described in its own definition.',
   ]
     .filter(Boolean)

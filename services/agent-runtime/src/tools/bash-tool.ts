@@ -29,8 +29,10 @@ export function bashTool(opts: BashToolOptions): AgentTool {
     definition: {
       name: 'bash',
       description:
-        "Run a shell command in your workspace (a sandbox: your workspace at /workspace, also HOME; a read-only system; no network except Alfred's API). " +
-        'ALFRED_API_URL, ALFRED_API_KEY, ALFRED_AGENT and ALFRED_SESSION_ID are set; use them with curl as skills describe. `timeout` is in seconds.',
+        'Run a shell command in your workspace (a sandbox: your workspace at /workspace, also HOME; a ' +
+        "read-only system; no network except Alfred's API). " +
+        'ALFRED_API_URL, ALFRED_API_KEY, ALFRED_AGENT and ALFRED_SESSION_ID are set; use them with curl as ' +
+        'skills describe. `timeout` is in seconds.',
       input_schema: {
         type: 'object',
         properties: { command: { type: 'string' }, timeout: { type: 'integer', minimum: 1 } },

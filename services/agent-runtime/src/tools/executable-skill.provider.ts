@@ -95,4 +95,5 @@ export class ExecutableSkillToolProvider implements ToolProvider {
 }
 
 const KEEP_HINT = (tool: string) =>
-  `To have it in later turns, name it in a skill's allowed-tools (e.g. \`allowed-tools: ${tool}\` in a SKILL.md) and activate that skill.`;
+  `To have it in later turns, name it in a skill's allowed-tools (e.g. \`allowed-tools: ${tool}\` in a ` +
+  `SKILL.md) and activate that skill.`;

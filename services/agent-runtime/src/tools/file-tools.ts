@@ -40,7 +40,8 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
     definition: {
       name: 'read',
       description:
-        'Read a text file. Relative paths are inside your workspace; skill files can be read by the location the skill index gives. ' +
+        'Read a text file. Relative paths are inside your workspace; skill files can be read by the location ' +
+        'the skill index gives. ' +
         '`offset` is the first line (1-based), `limit` the number of lines.',
       input_schema: {
         type: 'object',

@@ -9,7 +9,8 @@ export const LOAD_SKILL = 'load_skill';
 function unknownSkill(name: string, ctx: ToolContext) {
   const names = ctx.skills.map((s) => s.name);
   return failed(
-    `no skill named "${name}"; the skills are: ${names.length ? names.join(', ') : '(none)'}. Check the "Available skills" index.`,
+    `no skill named "${name}"; the skills are: ${names.length ? names.join(', ') : '(none)'}. Check the ` +
+      `"Available skills" index.`,
   );
 }
 
@@ -45,7 +46,8 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
     definition: {
       name: 'activate_skill',
       description:
-        'Ask the user to activate a skill for this session: its instructions then stay in your context (one active skill at a time).',
+        'Ask the user to activate a skill for this session: its instructions then stay in your context (one ' +
+        'active skill at a time).',
       input_schema: { type: 'object', properties: { name: nameSchema }, required: ['name'] },
     },
     async call(input, ctx) {
@@ -55,7 +57,8 @@ export function skillTools(bus: Bus, skillNames: readonly string[]): AgentTool[]
       if (outcome !== 'approved') return notConfirmed(outcome, `activating the skill "${name}"`);
       await ctx.activeSkillChanged(name);
       return ok(
-        `The skill "${name}" is active; its instructions are in your system prompt from now on, and the tools it declares are yours while it stays active.`,
+        `The skill "${name}" is active; its instructions are in your system prompt from now on, and the ` +
+          `tools it declares are yours while it stays active.`,
       );
     },
   };

@@ -17,7 +17,8 @@ export type ConfirmOutcome = 'approved' | 'declined' | 'timeout' | 'stopped';
 export function notConfirmed(outcome: Exclude<ConfirmOutcome, 'approved'>, what: string): ToolOutcome {
   if (outcome === 'timeout')
     return failed(
-      `Nobody answered the confirmation for ${what} in time, so it was not done. The user may be away: do not assume they declined; ask again later or continue without it.`,
+      `Nobody answered the confirmation for ${what} in time, so it was not done. The user may be away: do ` +
+        `not assume they declined; ask again later or continue without it.`,
     );
   if (outcome === 'stopped')
     return failed(`The turn stopped while waiting for confirmation of ${what}; nothing was done.`);

@@ -24,7 +24,8 @@ export async function cutToWorkspace(
   const tail = text.slice(text.length - Math.floor(maxChars * 0.2));
   const cut = text.length - head.length - tail.length;
   return (
-    `${head}\n\n[… ${cut} characters cut here. The whole text (${text.length} characters) is in ${file} in your workspace: ` +
+    `${head}\n\n[… ${cut} characters cut here. The whole text (${text.length} characters) is in ${file} in ` +
+    `your workspace: ` +
     `read it with read (offset/limit) or search it with bash (grep).]\n\n${tail}`
   );
 }

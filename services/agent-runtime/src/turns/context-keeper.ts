@@ -85,7 +85,8 @@ export class ContextKeeper {
     if (room < 200) {
       throw new AlfredError(
         ErrorCode.ContextTooLong,
-        `the system prompt, tools and this turn's context alone take about ${fixed} tokens of the ${contextWindow}-token window (ALFRED_CONTEXT_WINDOW): shorten MEMORY.md, the persona or the skill index`,
+        `the system prompt, tools and this turn's context alone take about ${fixed} tokens of the ` +
+          `${contextWindow}-token window (ALFRED_CONTEXT_WINDOW): shorten MEMORY.md, the persona or the skill index`,
       );
     }
     const { sessions, bus } = this.deps;
@@ -103,7 +104,8 @@ export class ContextKeeper {
     else if (this.estimate(p, state) > contextWindow) {
       throw new AlfredError(
         ErrorCode.ContextTooLong,
-        `nothing more can be folded and the conversation still needs about ${this.estimate(p, state)} tokens of the ${contextWindow}-token window`,
+        `nothing more can be folded and the conversation still needs about ${this.estimate(p, state)} tokens ` +
+          `of the ${contextWindow}-token window`,
       );
     }
   }

@@ -67,7 +67,9 @@ async function admit(ctx: Context, deps: BotHandlerDeps): Promise<Conversation |
   if (first === undefined) return void (await answerStranger(ctx, from.id));
   const conv = await deps.conversations.open(chat, first);
   if (deps.access.may(from.id, conv.state.agent) || ctx.hasCommand(['agent', 'id', 'help', 'start'])) return conv;
-  const text = `You may not talk to ${conv.state.agent}. Switch with /agent NAME (yours: ${deps.access.agentsOf(from.id).join(', ')}).`;
+  const text =
+    `You may not talk to ${conv.state.agent}. Switch with /agent NAME (yours: ` +
+    `${deps.access.agentsOf(from.id).join(', ')}).`;
   if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text });
   else await sendText(ctx.api, chat, text);
   return undefined;

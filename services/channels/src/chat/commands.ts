@@ -96,7 +96,9 @@ export class Commands {
     );
     const n = (x: number) => x.toLocaleString('en-US');
     return {
-      text: `🗜 Compacted: ${n(r.tokens_before)} → ${n(r.tokens_after)} tokens (${r.messages_compacted} messages summarised).`,
+      text:
+        `🗜 Compacted: ${n(r.tokens_before)} → ${n(r.tokens_after)} tokens (${r.messages_compacted} ` +
+        `messages summarised).`,
     };
   }
 

@@ -46,7 +46,8 @@ export class TurnAbandoned extends Error {
 export const QUEUED_TEXT = '📥 Got it. I will answer this right after the current reply (/cancel stops that one).';
 /** Said when a message waited for the chat's running turn (on another instance) longer than anyone would. */
 export const NOT_TAKEN_TEXT =
-  '⚠️ This message was not taken: the previous answer is still running after 10 minutes. Send it again later, or /cancel.';
+  '⚠️ This message was not taken: the previous answer is still running after 10 minutes. Send it again ' +
+  'later, or /cancel.';
 /** The longest a message waits for a turn that another instance runs on its session. */
 const QUEUE_WAIT_MS = 10 * 60_000;
 const QUEUE_POLL_MS = [250, 500, 1_000, 2_000] as const;

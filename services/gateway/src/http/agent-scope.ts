@@ -50,7 +50,8 @@ export async function sessionCaller(bus: Bus, c: Caller, sessionId: string): Pro
   if (owner !== c.scope.agent) {
     throw new AlfredError(
       ErrorCode.NotFound,
-      `session ${sessionId} belongs to agent ${owner}, not ${c.scope.agent}: send X-Alfred-Agent: ${owner}, or leave the header out (a session implies its agent)`,
+      `session ${sessionId} belongs to agent ${owner}, not ${c.scope.agent}: send X-Alfred-Agent: ${owner}, ` +
+        `or leave the header out (a session implies its agent)`,
       { resource: 'session', id: sessionId, agent: owner },
     );
   }

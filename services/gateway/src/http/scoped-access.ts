@@ -43,7 +43,8 @@ export function checkScopedAccess(
     case 'executable-skills':
       if (write && !(method === 'POST' && (third === 'execute' || second === 'reload'))) {
         throw forbid(
-          "creating, changing or deleting executable skills needs the user's consent; use the skill_create / skill_update / skill_delete tools",
+          "creating, changing or deleting executable skills needs the user's consent; use the skill_create / " +
+            'skill_update / skill_delete tools',
         );
       }
       return;

@@ -37,7 +37,8 @@ export function createMcpServer(bus: Bus, caller: Caller, logger: Logger): Serve
     {
       capabilities: { tools: {}, resources: {} },
       instructions:
-        'Alfred: skills, memories, checkpoints and error remediations for this agent. Start with recall or skills_search; ' +
+        'Alfred: skills, memories, checkpoints and error remediations for this agent. Start with recall or ' +
+        'skills_search; ' +
         'record what you learn with memory_record and remediation_record.',
     },
   );

@@ -59,7 +59,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_search',
     description:
-      'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first with 0..1 scores.',
+      'Search skills by meaning and keywords (hybrid search over names, descriptions and bodies); best first ' +
+      'with 0..1 scores.',
     input: SkillSearchQuery,
     run: async (bus, c, query) => {
       const found = await bus.request(SkillRoutes.search, { tenant: c.scope.tenant, query }, opts(c));
@@ -70,7 +71,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_get',
     description:
-      "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists close matches.",
+      "A skill's instructions (the SKILL.md body below its frontmatter) and metadata; an unknown name lists " +
+      'close matches.',
     input: z.strictObject({ name: SkillPathName }),
     run: (bus, c, { name }) =>
       bus.request(SkillRoutes.get, { tenant: c.scope.tenant, name: permittedSkill(c, name) }, opts(c)),
@@ -78,7 +80,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_index',
     description:
-      'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for a prompt within `budget` characters.',
+      'The level-1 index of every skill (name, description, location): JSON, or rendered as markdown/xml for ' +
+      'a prompt within `budget` characters.',
     input: SkillIndexQuery,
     run: async (bus, c, { format, budget, ...filters }) => {
       const only = c.policy?.skills;
@@ -94,7 +97,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_create',
     description:
-      'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; validated strictly first.',
+      'Create a project skill (SKILL.md) from a name, a "Use when ..." description and a markdown body; ' +
+      'validated strictly first.',
     input: SkillCreateBody,
     run: (bus, c, skill) =>
       bus.request(
@@ -106,7 +110,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_feedback',
     description:
-      'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable skills rank higher in skills_search and the index.',
+      'Record whether a use of a skill achieved its goal (success true/false, by user or agent); reliable ' +
+      'skills rank higher in skills_search and the index.',
     input: SkillFeedbackBody.extend({ name: SkillPathName }),
     run: (bus, c, { name, ...feedback }) =>
       bus.request(SkillRoutes.feedback, { tenant: c.scope.tenant, name: permittedSkill(c, name), feedback }, opts(c)),
@@ -114,9 +119,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'skills_install',
     description:
-      'Install the skills of a git repository (https://, git://, or owner/repo on GitHub; optional ref and path) into this tenant, pinned to a commit. ' +
-      'Confirmation required: without confirm=true nothing is installed and the answer says what would be (skills, refusals with their problems, ' +
-      'the commit); show it to the user, and only on their yes call again with confirm=true and expect_commit set to that commit.',
+      'Install the skills of a git repository (https://, git://, or owner/repo on GitHub; optional ref and ' +
+      'path) into this tenant, pinned to a commit. ' +
+      'Confirmation required: without confirm=true nothing is installed and the answer says what would be ' +
+      '(skills, refusals with their problems, ' +
+      'the commit); show it to the user, and only on their yes call again with confirm=true and ' +
+      'expect_commit set to that commit.',
     input: SkillInstallBody.omit({ dry_run: true }).extend({ confirm: z.boolean().default(false) }),
     annotations: { destructiveHint: true, openWorldHint: true },
     run: async (bus, c, { confirm, ...body }) => {
@@ -137,14 +145,16 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'memory_search',
     description:
-      'Search this agent\'s memories ("have I solved something like this before?"); ranked by relevance, importance and feedback.',
+      'Search this agent\'s memories ("have I solved something like this before?"); ranked by relevance, ' +
+      'importance and feedback.',
     input: SearchQuery,
     run: (bus, c, query) => bus.request(MemoryRoutes.search, { scope: c.scope, query }, opts(c)),
   }),
   tool({
     name: 'memory_record',
     description:
-      'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with importance 0..1 and tags.',
+      'Store a memory: a self-contained fact, preference, decision or lesson (capture the why), with ' +
+      'importance 0..1 and tags.',
     input: MemoryCreateBody,
     run: (bus, c, memory) =>
       bus.request(
@@ -156,7 +166,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'memory_record_conversation',
     description:
-      'Store a conversation: messages (speaker, content, optional ISO time) in order; each becomes a memory "speaker: content", found later through the messages around it and its date.',
+      'Store a conversation: messages (speaker, content, optional ISO time) in order; each becomes a memory ' +
+      '"speaker: content", found later through the messages around it and its date.',
     input: ConversationIngestBody,
     run: (bus, c, conversation) =>
       bus.request(
@@ -168,14 +179,16 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'memory_feedback',
     description:
-      'Report whether a memory helped (helpful: true/false, optional note); it moves the memory up or down in later searches.',
+      'Report whether a memory helped (helpful: true/false, optional note); it moves the memory up or down ' +
+      'in later searches.',
     input: z.strictObject({ id: MemoryId, ...FeedbackBody.shape }),
     run: (bus, c, { id, ...feedback }) => bus.request(MemoryRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
   }),
   tool({
     name: 'checkpoint_save',
     description:
-      "Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) a session's messages.",
+      'Save a named checkpoint of work in progress: summary, what is done, what is next, and (by reference) ' +
+      "a session's messages.",
     input: CheckpointSaveBody,
     run: (bus, c, checkpoint) =>
       bus.request(
@@ -193,21 +206,24 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'checkpoint_resume',
     description:
-      'Start a new session from a checkpoint: level summary (the note only), context (plus the last saved messages) or full (every saved message).',
+      'Start a new session from a checkpoint: level summary (the note only), context (plus the last saved ' +
+      'messages) or full (every saved message).',
     input: z.strictObject({ id: CheckpointId, level: ResumeLevel.default('summary') }),
     run: (bus, c, { id, level }) => bus.request(CheckpointRoutes.resume, { scope: c.scope, id, level }, opts(c)),
   }),
   tool({
     name: 'remediation_search',
     description:
-      'Find recorded fixes for an error: pass the error text as q; paths, numbers, ids and quoted values are normalised away.',
+      'Find recorded fixes for an error: pass the error text as q; paths, numbers, ids and quoted values are ' +
+      'normalised away.',
     input: RemediationSearchQuery,
     run: (bus, c, query) => bus.request(RemediationRoutes.search, { scope: c.scope, query }, opts(c)),
   }),
   tool({
     name: 'remediation_record',
     description:
-      'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next occurrence finds it.',
+      'Record how an error was fixed (error_message, optional stack and tool, the fix) so the next ' +
+      'occurrence finds it.',
     input: RemediationRecordBody,
     run: (bus, c, remediation) =>
       bus.request(
@@ -219,7 +235,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'remediation_feedback',
     description:
-      'Report whether a recorded fix worked (helpful: true/false, optional note); it moves the fix up or down in later searches.',
+      'Report whether a recorded fix worked (helpful: true/false, optional note); it moves the fix up or ' +
+      'down in later searches.',
     input: z.strictObject({ id: RemediationId, ...FeedbackBody.shape }),
     run: (bus, c, { id, ...feedback }) =>
       bus.request(RemediationRoutes.feedback, { scope: c.scope, id, feedback }, opts(c)),
@@ -227,7 +244,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: 'recall',
     description:
-      'One ranked list from memories, remediations and skills for a query, filled into budget_tokens: what to paste into context.',
+      'One ranked list from memories, remediations and skills for a query, filled into budget_tokens: what ' +
+      'to paste into context.',
     input: RecallQuery,
     run: (bus, c, query) => bus.request(RecallRoutes.recall, { scope: c.scope, query }, opts(c)),
   }),

@@ -34,7 +34,9 @@ function parameters(op: Operation, components: SchemaComponents): JsonSchema[] {
             in: 'header',
             required: false,
             description:
-              'Makes a retry safe: the same key and body get the first answer again and create nothing twice; the same key with another body, or while the first request runs, is 409 CONFLICT. Kept 24 h, per tenant and path.',
+              'Makes a retry safe: the same key and body get the first answer again and create nothing ' +
+              'twice; the same key with another body, or while the first request runs, is 409 CONFLICT. ' +
+              'Kept 24 h, per tenant and path.',
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
           },
           // What they create records its writer (provenance): these two headers are the client's part of it.

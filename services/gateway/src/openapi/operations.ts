@@ -125,7 +125,10 @@ const resp = <R extends { response: z.ZodType }>(r: R, status = 200) => ({ [stat
 
 /** Content with a credential is never stored (see README "What Alfred refuses or flags"). */
 const secret = {
-  422: 'SECRET_DETECTED: the content holds a credential (API key, private key, token, connection string, password in a URL); details name each rule and position, never the secret; nothing was stored (tenants in ALFRED_SECRETS_REDACT_TENANTS get it redacted instead)',
+  422:
+    'SECRET_DETECTED: the content holds a credential (API key, private key, token, connection string, ' +
+    'password in a URL); details name each rule and position, never the secret; nothing was stored (tenants ' +
+    'in ALFRED_SECRETS_REDACT_TENANTS get it redacted instead)',
 };
 const memId = { id: MemoryId };
 const cpId = { id: CheckpointId };
@@ -168,7 +171,8 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'GET',
     path: '/metrics/history',
     summary:
-      "This gateway's last hour of request rate, 5xx rate and latency (mean, p95), one point per step, from the counters /metrics exposes",
+      "This gateway's last hour of request rate, 5xx rate and latency (mean, p95), one point per step, from " +
+      'the counters /metrics exposes',
     responses: { 200: MetricsHistory },
   },
   {
@@ -183,7 +187,8 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'POST',
     path: '/memories',
     summary:
-      'Store a memory; the answer adds provenance (who wrote it; the optional X-Alfred-Source header names its source) and trust (the injection check: flagged with reasons, stored but left out of automatic recall)',
+      'Store a memory; the answer adds provenance (who wrote it; the optional X-Alfred-Source header names ' +
+      'its source) and trust (the injection check: flagged with reasons, stored but left out of automatic recall)',
     body: MemoryCreateBody,
     responses: resp(MemoryRoutes.create, 201),
     errors: secret,
@@ -192,7 +197,8 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'POST',
     path: '/memories/batch',
     summary:
-      'Store many memories; invalid items, and items holding a credential (SECRET_DETECTED), are reported by index and the others stored',
+      'Store many memories; invalid items, and items holding a credential (SECRET_DETECTED), are reported by ' +
+      'index and the others stored',
     body: MemoryBatchCreateBody,
     responses: resp(MemoryRoutes.batchCreate, 201),
   },
@@ -385,7 +391,9 @@ export const OPERATIONS: readonly Operation[] = [
     responses: resp(AgentFileRoutes.edit),
     errors: {
       ...secret,
-      409: 'CONFLICT: the file changed since expected_version; details.current has the newer version and text, and nothing was saved',
+      409:
+        'CONFLICT: the file changed since expected_version; details.current has the newer version and ' +
+        'text, and nothing was saved',
     },
   },
   {
@@ -513,7 +521,8 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'POST',
     path: '/skills/:name/feedback',
     summary:
-      'Record one outcome of a use of the skill (success true/false); the smoothed success estimate ranks skill search and the index under a budget',
+      'Record one outcome of a use of the skill (success true/false); the smoothed success estimate ranks ' +
+      'skill search and the index under a budget',
     params: { name: SkillPathName },
     body: SkillFeedbackBody,
     responses: resp(SkillRoutes.feedback),
@@ -671,7 +680,8 @@ export const OPERATIONS: readonly Operation[] = [
     method: 'POST',
     path: '/channels/telegram/:tenant/webhook',
     summary:
-      "Telegram's webhook (registered by the channels service): authenticated by X-Telegram-Bot-Api-Secret-Token, not an API key; 200 once the update is stored",
+      "Telegram's webhook (registered by the channels service): authenticated by " +
+      'X-Telegram-Bot-Api-Secret-Token, not an API key; 200 once the update is stored',
     params: { tenant: TenantId },
     body: TelegramUpdate,
     responses: resp(ChannelRoutes.telegramWebhook),

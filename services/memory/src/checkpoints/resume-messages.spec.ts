@@ -44,7 +44,8 @@ describe(resumeMessages.name, () => {
 
   it('should write the summary, done and next items into the note', () => {
     expect(checkpointNote(checkpoint).content).toBe(
-      'Resuming from checkpoint "port" (saved 2026-01-01T00:00:00.000Z).\n\nSummary:\nParser ported\n\nDone:\n- parser\n\nNext:\n- config loader',
+      'Resuming from checkpoint "port" (saved 2026-01-01T00:00:00.000Z).\n\nSummary:\nParser ' +
+        'ported\n\nDone:\n- parser\n\nNext:\n- config loader',
     );
   });
 });

@@ -34,10 +34,12 @@ describe(normaliseError.name, () => {
 
   it('should give the same error from two machines the same text', () => {
     const alice =
-      "Error: Cannot find module '/home/alice/work/alfred/dist/libs/bus/index.js' imported from /home/alice/work/alfred/dist/main.js\n" +
+      "Error: Cannot find module '/home/alice/work/alfred/dist/libs/bus/index.js' imported from " +
+      '/home/alice/work/alfred/dist/main.js\n' +
       '    at finalizeResolution (node:internal/modules/esm/resolve:275:11)\n    at 2025-01-03T08:00:00Z';
     const bob =
-      "Error: Cannot find module 'C:\\src\\alfred\\dist\\libs\\bus\\index.js' imported from C:\\src\\alfred\\dist\\main.js\n" +
+      "Error: Cannot find module 'C:\\src\\alfred\\dist\\libs\\bus\\index.js' imported from " +
+      'C:\\src\\alfred\\dist\\main.js\n' +
       '    at finalizeResolution (node:internal/modules/esm/resolve:281:9)\n    at 2026-07-30T21:14:59.120+02:00';
     expect(normaliseError(alice)).toBe(normaliseError(bob));
   });

@@ -181,7 +181,9 @@ export class ExecutableSkillCatalog {
       const entry = this.writable(tenant, id);
       if (!entry.installed) return detail(entry);
       if (entry.digest !== digest) {
-        const message = `skill ${id} changed since that version was shown: its digest is now ${entry.digest}; review it and consent to that one`;
+        const message =
+          `skill ${id} changed since that version was shown: its digest is now ` +
+          `${entry.digest}; review it and consent to that one`;
         throw new AlfredError(ErrorCode.Conflict, message, { id, digest: entry.digest });
       }
       if (!entry.manifest)
@@ -260,7 +262,9 @@ export class ExecutableSkillCatalog {
   private runnable(tenant: string, id: string): CatalogEntry {
     const entry = this.entry(tenant, id);
     if (awaitsConsent(entry)) {
-      const message = `skill ${id} was installed from git and runs only after the tenant consents to this version: POST /executable-skills/${id}/consent with {"digest": "${entry.digest}"}`;
+      const message =
+        `skill ${id} was installed from git and runs only after the tenant consents to this ` +
+        `version: POST /executable-skills/${id}/consent with {"digest": "${entry.digest}"}`;
       throw new AlfredError(ErrorCode.Forbidden, message, { id, digest: entry.digest, reason: 'awaiting_consent' });
     }
     return entry;

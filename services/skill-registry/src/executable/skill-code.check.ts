@@ -26,7 +26,10 @@ export function checkSkillCode(code: string): string | undefined {
     return `execute.ts does not parse: ${(err as Error).message.split('\n')[0]}`;
   }
   if (!hasModuleSyntax)
-    return 'execute.ts must be an ES module (export async function execute(args, ctx)); CommonJS (require, module.exports) is not supported';
+    return (
+      'execute.ts must be an ES module (export async function execute(args, ctx)); CommonJS (require, ' +
+      'module.exports) is not supported'
+    );
   if (!exports.some((e) => e.n === 'execute')) return 'execute.ts must export a function execute(args, ctx)';
   return undefined;
 }

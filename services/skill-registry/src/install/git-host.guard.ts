@@ -43,7 +43,8 @@ export class GitHostGuard {
       if (denied) {
         throw new AlfredError(
           ErrorCode.Forbidden,
-          `${host} resolves to ${denied} (${address}); installs reach public hosts only unless ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS lists it`,
+          `${host} resolves to ${denied} (${address}); installs reach public hosts only unless ` +
+            `ALFRED_SKILLS_INSTALL_PRIVATE_HOSTS lists it`,
           { source: remote.source, host, address, reason: 'host_refused' },
         );
       }

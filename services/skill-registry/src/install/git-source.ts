@@ -79,7 +79,8 @@ function fromUrl(text: string, source: string, policy: SourcePolicy): GitRemote 
   if (scheme !== 'ssh' && (url.username || url.password)) {
     throw refuse(
       source,
-      'credentials in the URL are refused (they would be stored and shown); use a public URL or ssh:// with the configured key',
+      'credentials in the URL are refused (they would be stored and shown); use a public URL or ssh:// with ' +
+        'the configured key',
     );
   }
   if (url.search || url.hash) throw refuse(source, 'a git URL has no query or fragment');

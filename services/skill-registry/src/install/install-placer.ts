@@ -54,7 +54,9 @@ export class InstallPlacer {
           severity: 'error',
           field: 'name',
           file,
-          message: `a skill named ${skill.name} already exists at ${seen.location} (${whose}); "overwrite": true replaces it${seen.own ? '' : ' for this tenant'}`,
+          message:
+            `a skill named ${skill.name} already exists at ${seen.location} (${whose}); "overwrite": ` +
+            `true replaces it${seen.own ? '' : ' for this tenant'}`,
         });
       }
     }
@@ -64,7 +66,9 @@ export class InstallPlacer {
         severity: 'error',
         field: 'id',
         file,
-        message: `an executable skill ${skill.name} already exists (${holder === 'own' ? "the tenant's own" : 'shared'}); "overwrite": true replaces it for this tenant`,
+        message:
+          `an executable skill ${skill.name} already exists ` +
+          `(${holder === 'own' ? "the tenant's own" : 'shared'}); "overwrite": true replaces it for this tenant`,
       });
     }
     return problems.length > 0

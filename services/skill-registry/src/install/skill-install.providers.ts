@@ -19,7 +19,8 @@ export function skillInstallProviders(config: SkillInstallConfig): Provider[] {
   const dir = installDirOf(config);
   if (config.ALFRED_SKILLS_INSTALL_SSH_KEY && !config.ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS) {
     throw new ConfigError([
-      'ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS: required with ALFRED_SKILLS_INSTALL_SSH_KEY (ssh checks every host key; unknown hosts are refused)',
+      'ALFRED_SKILLS_INSTALL_SSH_KNOWN_HOSTS: required with ALFRED_SKILLS_INSTALL_SSH_KEY (ssh checks every ' +
+        'host key; unknown hosts are refused)',
     ]);
   }
   const ssh =
