@@ -46,7 +46,8 @@ function commitOf(): string | undefined {
   try {
     const run = (args: string[]) =>
       execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${run(['rev-parse', '--short', 'HEAD'])}${run(['status', '--porcelain', '--untracked-files=no']) ? '+' : ''}`;
+    const dirty = run(['status', '--porcelain', '--untracked-files=no']) !== '';
+    return `${run(['rev-parse', '--short', 'HEAD'])}${dirty ? '+' : ''}`;
   } catch {
     return undefined;
   }

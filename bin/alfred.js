@@ -70,10 +70,8 @@ function ensureNode() {
 }
 
 function usage(stream) {
-  stream.write(
-    `usage: alfred <command> ` +
-      `[args]\n\ncommands:\n${COMMANDS.map((c) => `  ${c.words.join(' ')}  ${c.summary}`).join('\n')}\n`,
-  );
+  const commands = COMMANDS.map((c) => `  ${c.words.join(' ')}  ${c.summary}`).join('\n');
+  stream.write(`usage: alfred <command> [args]\n\ncommands:\n${commands}\n`);
 }
 
 async function main(argv) {

@@ -18,8 +18,13 @@ export interface AxeViolation {
  */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-  return page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] }, resultTypes: ['violations'] })
-    .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => String(n.target)) })))`);
+  return page.evaluate(`axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+      resultTypes: ['violations'],
+    })
+    .then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => String(n.target)),
+    })))`);
 }
 
 /** How far the page reaches past the viewport's right edge (0 when nothing sticks out). */
@@ -29,7 +34,8 @@ export async function overflowPx(page: Page): Promise<number> {
 
 /** The elements whose right edge is past the viewport, for a readable failure. */
 export async function overflowing(page: Page): Promise<string[]> {
-  return page.evaluate(`[...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+  return page.evaluate(`[...document.querySelectorAll('main *')]
+    .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
     .slice(0, 5).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`);
 }
 
@@ -37,6 +43,9 @@ export async function overflowing(page: Page): Promise<string[]> {
 export async function focused(
   page: Page,
 ): Promise<{ tag: string; text: string; label: string | null; inside: string | null }> {
-  return page.evaluate(`(() => { const e = document.activeElement; return { tag: e.tagName, text: (e.textContent || '').trim().slice(0, 80), label: e.getAttribute('aria-label'),
-    inside: e.closest('[aria-label]') ? e.closest('[aria-label]').getAttribute('aria-label') : null }; })()`);
+  return page.evaluate(`(() => {
+    const e = document.activeElement;
+    return { tag: e.tagName, text: (e.textContent || '').trim().slice(0, 80), label: e.getAttribute('aria-label'),
+      inside: e.closest('[aria-label]') ? e.closest('[aria-label]').getAttribute('aria-label') : null };
+  })()`);
 }

@@ -391,8 +391,8 @@ describeBrowser('web console in a real browser', () => {
       expect(problem).toMatch(/\/bad-skill\/SKILL\.md:3:\d+ frontmatter \(error\): YAML/);
       const warned = page.getByRole('list', { name: 'Warnings of Odd_Name' });
       await expect(warned.textContent()).resolves.toMatch(/\/odd-name\/SKILL\.md:2 name \(warning\)/);
-      await expect(page.getByRole('list', { name: 'Shadowed skills' }).textContent()).resolves.toMatch(
-        /compact at \/skills\/bundled\/compact\/SKILL\.md is shadowed by \/skills\/project\/\.alfred\/compact\/SKILL\.md/,
+      await expect(page.getByRole('list', { name: 'Shadowed skills' }).textContent()).resolves.toContain(
+        'compact at /skills/bundled/compact/SKILL.md is shadowed by /skills/project/.alfred/compact/SKILL.md',
       );
       await page.getByLabel(/Size budget/).fill('300');
       await expect(page.getByRole('status').filter({ hasText: '(budget 300)' }).textContent()).resolves.toMatch(
@@ -528,7 +528,11 @@ describeBrowser('web console in a real browser', () => {
       await earlier.waitFor();
       const text = await earlier.textContent();
       expect(text).toMatch(
-        /You: Which theme do I like\?.*Tool call activate_skill — done.*Agent: Recall is active; your editor is dark\./s,
+        new RegExp(
+          /You: Which theme do I like\?.*Tool call activate_skill — done.*/.source +
+            /Agent: Recall is active; your editor is dark\./.source,
+          's',
+        ),
       );
       expect(text).not.toContain('"role"');
       await shot('chat-transcript');

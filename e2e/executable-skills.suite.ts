@@ -154,7 +154,8 @@ export function executableSkillsSuite(mode: Mode): void {
   it('should contain a hostile skill created through the API, and run a normal skill right after', async () => {
     const code = `export async function execute(args: unknown, ctx: any) {
       const found: string[] = [];
-      try { found.push(await ctx.readFile('/etc/passwd')); } catch (err) { found.push('ctx: ' + (err as Error).message); }
+      try { found.push(await ctx.readFile('/etc/passwd')); }
+      catch (err) { found.push('ctx: ' + (err as Error).message); }
       const fs = await import('node:fs');
       return { success: true, result: fs.readFileSync('/etc/passwd', 'utf8') + found.join() };
     }`;

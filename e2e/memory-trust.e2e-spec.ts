@@ -311,7 +311,8 @@ describe('memory provenance and injection marks (embedded)', () => {
     expect(await names(`?written_source=${encodeURIComponent('https://wiki.example.com/moves')}`)).toEqual([
       'pier-move',
     ]);
-    expect(await names('?written_via=rest')).toEqual(['pier-move']); // bundled skills were written by no one at run time
+    // Bundled skills were written by no one at run time.
+    expect(await names('?written_via=rest')).toEqual(['pier-move']);
     expect(await names('?written_via=mcp:skills_create')).toEqual([]);
     expect(await names('')).toEqual(expect.arrayContaining(['pier-move', 'remember']));
     expect((await api.get('/skills?written_via=rest&format=markdown')).body.text).not.toContain('**remember**');

@@ -256,7 +256,8 @@ export function skillsApiSuite(mode: Mode): void {
         expect(await readFile(file, 'utf8')).toContain('name: weekly-report');
         expect((await api.get('/skills/weekly-report')).status).toBe(200);
         const found = await api.get('/skills/search?q=weekly%20status%20report');
-        expect(found.body.results[0].name).toBe('weekly-report'); // The tenant's own view over the shared roots keeps the registry's limits.
+        expect(found.body.results[0].name).toBe('weekly-report');
+        // The tenant's own view over the shared roots keeps the registry's limits.
         expect((await api.get('/skills/proj-tool/resources/assets/big.txt')).status).toBe(413);
       });
 

@@ -106,9 +106,8 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(link.body.content).toBe('# Guide\n\nColumns first.\n');
     const index = await a.get(`/skills?installed_from=${encodeURIComponent(source)}`);
     expect(names(index.body.skills)).toEqual(['echo-tool', 'git-hygiene', 'pdf-tables']);
-    const found = await a.get(
-      `/skills/search?q=${encodeURIComponent('tables from PDF invoices')}&installed_from=${encodeURIComponent(`${source}/`)}`,
-    );
+    const query = encodeURIComponent('tables from PDF invoices');
+    const found = await a.get(`/skills/search?q=${query}&installed_from=${encodeURIComponent(`${source}/`)}`);
     expect(found.body.results.map((r: { name: string }) => r.name)).toContain('pdf-tables');
     expect(found.body.results.every((r: { installed_from?: unknown }) => r.installed_from)).toBe(true);
   });
@@ -243,7 +242,10 @@ export function skillsInstallSuite(mode: Mode): void {
     ]);
     expect(await runSkillsRemoveCommand(['git-hygiene'], io)).toBe(1);
     expect(take()[0]).toMatch(
-      /^\? git-hygiene: would remove skill at \/skills\/tenant\/git-hygiene\/SKILL\.md \(installed from .* @ [0-9a-f]{7}\); repeat with --yes/,
+      new RegExp(
+        /^\? git-hygiene: would remove skill at \/skills\/tenant\/git-hygiene\/SKILL\.md /.source +
+          /\(installed from .* @ [0-9a-f]{7}\); repeat with --yes/.source,
+      ),
     );
     expect(await runSkillsRemoveCommand(['git-hygiene', '--yes'], io)).toBe(0);
     expect(take()).toEqual(['✓ removed git-hygiene (skill)']);

@@ -20,6 +20,11 @@ interface Pattern {
   readonly re: RegExp;
 }
 
+/** One regular expression written in pieces (each a pattern of its own, cut between atoms), read as one. */
+function joined(flags: string, ...pieces: RegExp[]): RegExp {
+  return new RegExp(pieces.map((p) => p.source).join(''), flags);
+}
+
 const I = InjectionFamily.Instruction;
 const R = InjectionFamily.RoleMarker;
 const T = InjectionFamily.ToolMarkup;
@@ -34,42 +39,81 @@ const PATTERNS: readonly Pattern[] = [
   {
     family: I,
     rule: 'override-previous-instructions',
-    re: /\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|the\s+|your\s+|these\s+|those\s+)*(?:previous|prior|above|earlier|preceding|original|existing|system|safety)\s+(?:instructions?|prompts?|rules|directions|guidelines|messages|context|constraints)\b/i,
+    re: joined(
+      'i',
+      /\b(?:ignore|disregard|forget|override|bypass|skip)\s+(?:all\s+|any\s+|the\s+|your\s+|these\s+|those\s+)*/,
+      /(?:previous|prior|above|earlier|preceding|original|existing|system|safety)/,
+      /\s+(?:instructions?|prompts?|rules|directions|guidelines|messages|context|constraints)\b/,
+    ),
   },
   {
     family: I,
     rule: 'persona-switch',
-    re: /\byou\s+are\s+(?:now|no\s+longer)\b|\bfrom\s+now\s+on,?\s+you\s+(?:will|must|are|should|shall)\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|unfiltered)\b|\b(?:enter|enable|activate)\s+(?:developer|god|DAN|jailbreak)\s+mode\b/i,
+    re: joined(
+      'i',
+      /\byou\s+are\s+(?:now|no\s+longer)\b|\bfrom\s+now\s+on,?\s+you\s+(?:will|must|are|should|shall)\b|/,
+      /\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|unfiltered)\b|/,
+      /\b(?:enter|enable|activate)\s+(?:developer|god|DAN|jailbreak)\s+mode\b/,
+    ),
   },
   {
     family: I,
     rule: 'new-instructions',
-    re: /\b(?:new|updated|real|actual|hidden|secret|important)\s+(?:system\s+)?instructions?\s*(?:for\s+(?:the\s+)?(?:assistant|AI|model|agent)\s*)?:/i,
+    re: joined(
+      'i',
+      /\b(?:new|updated|real|actual|hidden|secret|important)\s+(?:system\s+)?/,
+      /instructions?\s*(?:for\s+(?:the\s+)?(?:assistant|AI|model|agent)\s*)?:/,
+    ),
   },
   {
     family: I,
     rule: 'prompt-extraction',
-    re: /\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|hidden\s+|initial\s+)?(?:system\s+prompt|hidden\s+prompt|initial\s+prompt|instructions\s+above)\b/i,
+    re: joined(
+      'i',
+      /\b(?:reveal|print|show|output|repeat|leak|dump)\s+(?:me\s+)?(?:your|the)/,
+      /\s+(?:full\s+|entire\s+|hidden\s+|initial\s+)?/,
+      /(?:system\s+prompt|hidden\s+prompt|initial\s+prompt|instructions\s+above)\b/,
+    ),
   },
   {
     family: I,
     rule: 'hide-from-user',
-    re: /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+|it\s+)?to|reveal\s+(?:this\s+|it\s+)?to|let)\s+the\s+user\b/i,
+    re: joined(
+      'i',
+      /\b(?:do\s+not|don't|never)\s+(?:tell|inform|mention\s+(?:this\s+|it\s+)?to|reveal\s+(?:this\s+|it\s+)?to|let)/,
+      /\s+the\s+user\b/,
+    ),
   },
   {
     family: I,
     rule: 'addressed-to-model',
-    re: /\b(?:attention|note\s+to|message\s+(?:to|for))\s+(?:the\s+)?(?:AI|assistant|language\s+model|LLM|agent|Claude|chatbot)\s*[:,!]|\b(?:AI|assistant|LLM|Claude),?\s+(?:you\s+must|you\s+are\s+instructed|I\s+command)\b|\bwhen\s+(?:an?\s+)?(?:AI|assistant|LLM|model|agent)\s+reads\s+this\b/i,
+    re: joined(
+      'i',
+      /\b(?:attention|note\s+to|message\s+(?:to|for))\s+(?:the\s+)?/,
+      /(?:AI|assistant|language\s+model|LLM|agent|Claude|chatbot)\s*[:,!]|/,
+      /\b(?:AI|assistant|LLM|Claude),?\s+(?:you\s+must|you\s+are\s+instructed|I\s+command)\b|/,
+      /\bwhen\s+(?:an?\s+)?(?:AI|assistant|LLM|model|agent)\s+reads\s+this\b/,
+    ),
   },
   {
     family: I,
     rule: 'exfiltration',
-    re: /\b(?:send|upload|exfiltrate|forward|post|email|transmit|copy)\s+(?:all\s+|every\s+|the\s+)?(?:of\s+)?(?:the\s+)?(?:user'?s?\s+)?(?:files|data|credentials|secrets|api\s+keys|passwords|tokens|conversation(?:\s+history)?|memories|ssh\s+keys)\s+to\s+(?:https?:\/\/|\S+@\S+|[a-z0-9-]+\.[a-z]{2,})/i,
+    re: joined(
+      'i',
+      /\b(?:send|upload|exfiltrate|forward|post|email|transmit|copy)\s+(?:all\s+|every\s+|the\s+)?(?:of\s+)?/,
+      /(?:the\s+)?(?:user'?s?\s+)?/,
+      /(?:files|data|credentials|secrets|api\s+keys|passwords|tokens|conversation(?:\s+history)?|memories|ssh\s+keys)/,
+      /\s+to\s+(?:https?:\/\/|\S+@\S+|[a-z0-9-]+\.[a-z]{2,})/,
+    ),
   },
   {
     family: R,
     rule: 'chat-template-token',
-    re: /<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id)\|>|\[\/?INST\]|<<\/?SYS>>/i,
+    re: joined(
+      'i',
+      /<\|(?:im_start|im_end|system|assistant|user|endoftext|eot_id|start_header_id|end_header_id)\|>|\[\/?INST\]|/,
+      /<<\/?SYS>>/,
+    ),
   },
   { family: R, rule: 'role-tag', re: /<\/?(?:system|assistant|human|user)(?:[_-](?:prompt|message|turn))?\s*>/i },
   {

@@ -25,10 +25,9 @@ export class SecretDetectedError extends AlfredError {
     const where = [at.index === undefined ? '' : `item ${at.index}`, at.field ?? ''].filter(Boolean).join(' ');
     super(
       ErrorCode.SecretDetected,
-      `${where ? `${where}: ` : ''}content holds a credential (${f.kind}, rule ${f.rule}) at line ${f.line}, ` +
-        `column ${f.column} ` +
-        `(characters ${f.start}-${f.end})${findings.length > 1 ? ` and ${findings.length - 1} more` : ''}; ` +
-        `nothing was stored. ` +
+      `${where ? `${where}: ` : ''}content holds a credential (${f.kind}, rule ${f.rule}) ` +
+        `at line ${f.line}, column ${f.column} (characters ${f.start}-${f.end})` +
+        `${findings.length > 1 ? ` and ${findings.length - 1} more` : ''}; nothing was stored. ` +
         'Remove the secret and store a reference to where it is kept instead.',
       { findings: findings.map((x) => describeFinding(x, at)) },
     );

@@ -227,7 +227,8 @@ describe(DurableChanges.name, () => {
     const existedAtLock: boolean[] = [];
     const lock = lockfile.lock;
     lockfile.lock = (file, options) => {
-      if (options?.update !== undefined) existedAtLock.push(existsSync(file)); // its own files (kept fresh); sweeps lock others'
+      // With `update`: a lock of its own files (kept fresh); sweeps lock others'.
+      if (options?.update !== undefined) existedAtLock.push(existsSync(file));
       return lock(file, options);
     };
     try {

@@ -186,7 +186,8 @@ export class DurableChanges implements ChangeWriter {
       try {
         written = await write();
       } catch (err) {
-        await this.file.log.append({ op: 'abort', tx }).catch(() => undefined); // without it, `landed` settles the intent
+        // Without the abort record, `landed` settles the intent.
+        await this.file.log.append({ op: 'abort', tx }).catch(() => undefined);
         throw err;
       }
       if (late) stored = events(written).map((e, i) => this.toStored(e, tx, i));

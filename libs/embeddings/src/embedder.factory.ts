@@ -23,10 +23,9 @@ export interface EmbedderConfig {
 /** The start-up announcement when only the lexical fallback is available. */
 export const LEXICAL_FALLBACK_NOTICE =
   'Embeddings: no semantic model found, using the lexical hashing embedder (hash-v2). Search matches word ' +
-  'overlap only, ' +
-  'with no semantic similarity. To fix it, run `npx alfred models pull` to fetch a small local sentence ' +
-  'model, or set ' +
-  'ALFRED_EMBEDDINGS_URL (and ALFRED_EMBEDDINGS_API_KEY) to an OpenAI-compatible embeddings endpoint.';
+  'overlap only, with no semantic similarity. To fix it, run `npx alfred models pull` to fetch a small local ' +
+  'sentence model, or set ALFRED_EMBEDDINGS_URL (and ALFRED_EMBEDDINGS_API_KEY) to an OpenAI-compatible ' +
+  'embeddings endpoint.';
 
 async function hasModel(dir: string | undefined): Promise<boolean> {
   if (dir === undefined) return false;

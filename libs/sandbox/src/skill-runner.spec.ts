@@ -108,7 +108,8 @@ describe(SkillRunner.name, () => {
           'where-am-i',
           `export async function execute(args: unknown, ctx: any) {
           await ctx.writeFile('self/x.txt', 'x');
-          if (args && (args as any).fail) throw new Error('failed at ' + import.meta.url + ' ' + new Error('here').stack);
+          if (args && (args as any).fail)
+            throw new Error('failed at ' + import.meta.url + ' ' + new Error('here').stack);
           return { success: true, result: { url: import.meta.url, cwd: process.cwd() } };
         }`,
           { parameters: { fail: { type: 'boolean' } }, permissions: { fs: { write: ['self'] } } },
@@ -141,8 +142,10 @@ describe(SkillRunner.name, () => {
           const { dir, manifest } = await ws.addSkill(
             'filler',
             `export async function execute(args: { name: string; mb: number }, ctx: any) {
-            try { await ctx.writeFile('self/' + args.name, new Uint8Array(args.mb * 1024 * 1024)); return { success: true, result: 'wrote' }; }
-            catch (err) { return { success: false, error: (err as Error).message }; }
+            try {
+              await ctx.writeFile('self/' + args.name, new Uint8Array(args.mb * 1024 * 1024));
+              return { success: true, result: 'wrote' };
+            } catch (err) { return { success: false, error: (err as Error).message }; }
           }`,
             {
               parameters: { name: { type: 'string', required: true }, mb: { type: 'number', required: true } },

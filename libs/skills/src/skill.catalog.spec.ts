@@ -162,8 +162,8 @@ describe(SkillCatalog.name, () => {
       const file = await writeSkill(bundled.dir, 'xml', 'xml', '"Use <tags> & quotes"');
       await catalog.reload();
       expect(catalog.renderIndexXml().text).toBe(
-        '<available_skills>\n  <skill>\n    <name>xml</name>\n    <description>Use &lt;tags&gt; &amp; ' +
-          'quotes</description>\n' +
+        '<available_skills>\n  <skill>\n    <name>xml</name>\n' +
+          '    <description>Use &lt;tags&gt; &amp; quotes</description>\n' +
           `    <location>${file}</location>\n  </skill>\n</available_skills>\n`,
       );
     });

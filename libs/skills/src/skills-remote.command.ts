@@ -87,10 +87,11 @@ export async function runSkillsUpdateCommand(args: string[], io: RemoteCommandIo
       : [['POST', '/skills/update', parsed.values.source ? { source: parsed.values.source } : {}] as const];
   let refused = 0;
   for (const [method, path, body] of calls) {
-    io.out(
-      `updating ` +
-        `${path === '/skills/update' ? (parsed.values.source ?? 'every installed source') : decodeURIComponent(path.split('/')[2]!)} …`,
-    );
+    const what =
+      path === '/skills/update'
+        ? (parsed.values.source ?? 'every installed source')
+        : decodeURIComponent(path.split('/')[2]!);
+    io.out(`updating ${what} …`);
     const result = await api<SkillUpdateResult>(method, path, body);
     if (!result.ok) return result.code;
     for (const source of result.value.sources) refused += printUpdate(source, io);

@@ -95,9 +95,8 @@ async function take(
     throw new AlfredError(
       ErrorCode.Conflict,
       `the embedded vector store ${dir} (table ${table}) is in use by another process; one instance of a ` +
-        `service may use ` +
-        'an embedded LanceDB folder — run several instances on Qdrant (QDRANT_URL), or give each its own ' +
-        'ALFRED_DATA_DIR',
+        'service may use an embedded LanceDB folder — run several instances on Qdrant (QDRANT_URL), or give ' +
+        'each its own ALFRED_DATA_DIR',
       { dir, table },
       { cause: err },
     );

@@ -85,7 +85,8 @@ function contract(name: string, open: () => Promise<{ repo: JobRepository; clean
       await repo.update(j.job_id, { status: 'completed' }, token);
 
       expect(await repo.claim(j.job_id)).toBeUndefined();
-      await repo.update(j.job_id, { status: 'failed', error: 'x' }, token); // the finished delivery's own token still writes
+      // The finished delivery's own token still writes.
+      await repo.update(j.job_id, { status: 'failed', error: 'x' }, token);
       expect(await repo.claim(j.job_id)).toBeUndefined();
       expect(await repo.get(j.job_id)).toMatchObject({ status: 'failed' });
     });

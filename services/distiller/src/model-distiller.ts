@@ -45,7 +45,9 @@ export async function distillWithModel(
     messages: [
       {
         role: 'user',
-        content: `<known_insights>\n${known.join('\n')}\n</known_insights>\n<notes>\n${notes}\n</notes>\n\nReturn the JSON insights.`,
+        content:
+          `<known_insights>\n${known.join('\n')}\n</known_insights>\n` +
+          `<notes>\n${notes}\n</notes>\n\nReturn the JSON insights.`,
       },
     ],
     maxTokens: 4096,

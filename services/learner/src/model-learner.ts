@@ -38,8 +38,8 @@ export async function modelDecision(
       {
         role: 'user',
         content:
-          `<file ` +
-          `name="${agentFileName[target]}">\n${content}\n</file>\n<observation>${observation}</observation>\n\nReturn the JSON decision.`,
+          `<file name="${agentFileName[target]}">\n${content}\n</file>\n` +
+          `<observation>${observation}</observation>\n\nReturn the JSON decision.`,
       },
     ],
     maxTokens: 8192,

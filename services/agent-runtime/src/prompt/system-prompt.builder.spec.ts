@@ -71,7 +71,11 @@ describe(renderTurnMaterial.name, () => {
       sessionId: 's1',
     });
     expect(text).toMatch(
-      /Relevant memories[\s\S]*User lives in Oslo[\s\S]*Time: 2026-11-22T10:00:00.000Z[\s\S]*Working directory: \/ws\/jarvis[\s\S]*Alfred API: http:\/\/127.0.0.1:9[\s\S]*Agent: jarvis[\s\S]*session: s1/,
+      new RegExp(
+        /Relevant memories[\s\S]*User lives in Oslo[\s\S]*Time: 2026-11-22T10:00:00.000Z[\s\S]*/.source +
+          /Working directory: \/ws\/jarvis[\s\S]*Alfred API: http:\/\/127.0.0.1:9[\s\S]*/.source +
+          /Agent: jarvis[\s\S]*session: s1/.source,
+      ),
     );
   });
 

@@ -95,12 +95,14 @@ export function renderMemory(x: PromptMemory): string {
         .filter(Boolean)
         .join(', ')
     : 'unknown';
+  const t = x.trust;
+  const trust = !t ? 'unchecked' : t.flagged ? `flagged: ${quoted(t.reasons.join('; '))}` : 'checked';
   const attrs = [
     `written_by="${quoted(who)}"`,
     p?.via ? `via="${quoted(p.via)}"` : '',
     p?.source ? `source="${quoted(p.source)}"` : '',
     p?.written_at ? `at="${quoted(p.written_at)}"` : '',
-    `trust="${x.trust ? (x.trust.flagged ? `flagged: ${quoted(x.trust.reasons.join('; '))}` : 'checked') : 'unchecked'}"`,
+    `trust="${trust}"`,
   ].filter(Boolean);
   return `<memory ${attrs.join(' ')}>${quoted(x.content.replace(/\s+/g, ' ').trim())}</memory>`;
 }

@@ -41,8 +41,7 @@ export function fileTools(bus: Bus, maxChars: number): AgentTool[] {
       name: 'read',
       description:
         'Read a text file. Relative paths are inside your workspace; skill files can be read by the location ' +
-        'the skill index gives. ' +
-        '`offset` is the first line (1-based), `limit` the number of lines.',
+        'the skill index gives. `offset` is the first line (1-based), `limit` the number of lines.',
       input_schema: {
         type: 'object',
         properties: {

@@ -73,7 +73,10 @@ describe(Workspace.name, () => {
       const refused = await write(100 * 1024).catch((err: Error) => err);
       expect(refused).toBeInstanceOf(WorkspaceQuotaError);
       expect((refused as Error).message).toMatch(
-        /write refused: it adds 61440 bytes past the disk quota: this workspace use .* of 64\.0 KiB; delete files to free space/,
+        new RegExp(
+          /write refused: it adds 61440 bytes past the disk quota: /.source +
+            /this workspace use .* of 64\.0 KiB; delete files to free space/.source,
+        ),
       );
       expect((await readFile(file, 'utf8')).length).toBe(40 * 1024);
       await write(1024);

@@ -25,8 +25,7 @@ export async function cutToWorkspace(
   const cut = text.length - head.length - tail.length;
   return (
     `${head}\n\n[… ${cut} characters cut here. The whole text (${text.length} characters) is in ${file} in ` +
-    `your workspace: ` +
-    `read it with read (offset/limit) or search it with bash (grep).]\n\n${tail}`
+    `your workspace: read it with read (offset/limit) or search it with bash (grep).]\n\n${tail}`
   );
 }
 

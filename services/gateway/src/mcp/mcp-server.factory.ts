@@ -38,8 +38,7 @@ export function createMcpServer(bus: Bus, caller: Caller, logger: Logger): Serve
       capabilities: { tools: {}, resources: {} },
       instructions:
         'Alfred: skills, memories, checkpoints and error remediations for this agent. Start with recall or ' +
-        'skills_search; ' +
-        'record what you learn with memory_record and remediation_record.',
+        'skills_search; record what you learn with memory_record and remediation_record.',
     },
   );
   const resources = new SkillResources(bus, caller.context, caller.scope.tenant, caller.policy?.skills);
