@@ -116,7 +116,7 @@ describeNats('agent turns across workers (NATS + Redis, loopback model)', () => 
       expect((await api.get(`/sessions/${id}`)).body.message_count).toBe(4);
     }, 30_000);
 
-    it('should report a turn failed when its worker is killed, write nothing, and free the session after the lease', async () => {
+    it("should report a killed worker's turn failed, write nothing, and free the session after the lease", async () => {
       execFileSync(
         process.execPath,
         [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json')],

@@ -22,7 +22,7 @@ describe('agent turns of several tenants on one worker', () => {
 
   const session = async (key: string) => (await client(sys.url, bearer(key)).post('/sessions', {})).body.id as string;
 
-  it("should start another tenant's turn while one tenant holds its share, and run the flood's next turn after", async () => {
+  it("should start another tenant's turn while one tenant holds its share, then the flood's next turn", async () => {
     const [a1, a2, b1] = [await session(KEY_A), await session(KEY_A), await session(KEY_B)];
     sys.model.script(
       { content: [{ type: 'text', text: 'A1 answered.' }], delayMs: 20_000 },

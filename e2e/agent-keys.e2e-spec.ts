@@ -14,7 +14,7 @@ describe('agent turns on a gateway that requires API keys', () => {
   }, 60_000);
   afterAll(() => sys?.stop());
 
-  it("should run the remember skill's curl with the caller's key, storing the memory in the caller's tenant", async () => {
+  it("should run the remember skill's curl with the caller's key, storing the memory in their tenant", async () => {
     const api = client(sys.url, { authorization: `Bearer ${KEY}` });
     const id = (await api.post('/sessions', {})).body.id as string;
     sys.model.script(

@@ -32,7 +32,7 @@ describeNats('session lease fencing (NATS + Redis, loopback model)', () => {
       if (sys) await deleteRedisKeysWithPrefix(testServers.redisUrl, sys.env.ALFRED_REDIS_PREFIX!);
     });
 
-    it('should refuse the writes of a turn whose lease another worker took, and keep the session as the new holder left it', async () => {
+    it("should refuse the writes of a turn whose lease another worker took; the new holder's writes stay", async () => {
       const id = (await api.post('/sessions', {})).body.id as string;
       sys.model.script({ content: [{ type: 'text', text: 'written too late' }], delayMs: 1_000 });
 

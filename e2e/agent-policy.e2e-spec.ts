@@ -125,7 +125,7 @@ describe('agent policy and the tools skills declare', () => {
     expect(named(events, 'confirmation_request')).toEqual([]);
   });
 
-  it('should hold the REST API acting as the agent to the same policy: skills, their files, search, index and tools', async () => {
+  it('should hold the REST API acting as the agent to its policy: skills, files, search, index, tools', async () => {
     const limited = { 'x-alfred-agent': 'limited' };
     const denied = await api.get('/skills/remember', limited);
     expect(denied.status).toBe(403);

@@ -22,7 +22,7 @@ describeNats('agents known without agent-runtime (NATS + Redis)', () => {
     }, 60_000);
     afterAll(() => sys?.stop());
 
-    it('should store and read memories of a named agent while agent-runtime is stopped, and still refuse unknown agents', async () => {
+    it("should serve a named agent's memories while agent-runtime is stopped, and refuse unknown agents", async () => {
       const scout = client(sys.url, { 'x-alfred-agent': 'scout' });
       const created = await scout.post('/memories', { content: 'written while agent-runtime is down' });
       expect(created.status).toBe(201);

@@ -63,7 +63,7 @@ describe('executableSkillTools', () => {
       ]);
     });
 
-    it('should turn every loaded executable skill into a tool with its JSON schema, and leave invalid ones out', async () => {
+    it('should make every loaded executable skill a tool with its JSON schema, leaving invalid ones out', async () => {
       const created = await tools.call(
         'skill_create',
         {

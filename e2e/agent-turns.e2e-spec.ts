@@ -287,7 +287,7 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
       expect(sys.model.messageRequests[0]!.body.system[0].text).toMatch(/You are friday[\s\S]*Cheerful and brief\./);
     });
 
-    it('should delete an agent with its memories, sessions and files only after confirmation; never alfred', async () => {
+    it('should delete an agent with its memories, sessions and files only when confirmed; never alfred', async () => {
       await api.post('/agents', { name: 'temp', persona: 'Temporary.' });
       await api.post('/memories', { content: 'temp fact one' }, as('temp'));
       await api.post('/memories', { content: 'temp fact two' }, as('temp'));
@@ -326,7 +326,7 @@ describe('agent turns past the compaction threshold', () => {
   }, 60_000);
   afterAll(() => sys?.stop());
 
-  it('should compact through the compactor before the next model call and keep the active skill in the prompt', async () => {
+  it('should compact via the compactor before the next model call, the active skill kept in the prompt', async () => {
     const id = (await api.post('/sessions', {})).body.id;
     sys.model.script(
       { content: [tool('activate_skill', { name: 'recall' })], stopReason: 'tool_use' },

@@ -116,7 +116,7 @@ describe('bodies over the limit', () => {
     expect(bodyOf(streamed.text).error.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
-  it('should refuse `Expect: 100-continue` over the limit with 413 instead of 100, even if the body follows', async () => {
+  it('should refuse `Expect: 100-continue` over the limit with 413, not 100, even if the body follows', async () => {
     const socket = connect({ host: '127.0.0.1', port });
     const result = collect(socket);
     socket.write(head(`Content-Length: ${BIG.length}\r\nExpect: 100-continue\r\n`));

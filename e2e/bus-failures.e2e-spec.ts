@@ -69,7 +69,7 @@ function busFailureSuite(makeBus: (dataDir: string) => Promise<Bus>) {
     }
   });
 
-  it('should count a service down when its health answer comes after ALFRED_HEALTH_TIMEOUT_MS, and up within it', async () => {
+  it('should count a service down when its health answers after ALFRED_HEALTH_TIMEOUT_MS, up within it', async () => {
     const present = Object.values(ServiceName).filter((s) => s !== ServiceName.Gateway);
     const served = present.map((s) =>
       serviceBus.serve(healthRoute(s), async () => {

@@ -127,7 +127,7 @@ export function capabilitiesSuite(mode: Mode): void {
   });
 
   describe('POST /compact', () => {
-    it('should fold old messages into an extractive summary, keeping recent ones, tool pairs and skill bodies', async () => {
+    it('should fold old messages into an extractive summary, keeping recent ones, tool pairs, skill text', async () => {
       const id = await newSession('compact', longConversation());
       const before = (await api.get(`/sessions/${id}`, as('compact'))).body;
       const res = await api.post('/compact', { preserve_recent: 3 }, as('compact', { 'x-alfred-session': id }));
@@ -253,7 +253,7 @@ export function capabilitiesSuite(mode: Mode): void {
       expect(file).not.toContain('Ask before deleting files');
     });
 
-    it('should save a hand edit as a new version naming its writer, and refuse a stale one with the newer text', async () => {
+    it('should save a hand edit as a version naming its writer, refusing a stale one with the newer text', async () => {
       const opened = (await api.get('/agents/editor/files/SOUL.md')).body;
       expect(opened.version).toBe(0);
       const saved = await api.put(

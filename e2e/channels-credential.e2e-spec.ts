@@ -18,7 +18,7 @@ describe('Telegram turns: the agent reaches the API with a scoped credential', (
   }, 60_000);
   afterAll(() => sys?.stop());
 
-  it("should let the remember skill's curl store a memory in the bot's tenant, then revoke the credential", async () => {
+  it("should let the remember skill's curl write to the bot's tenant, then revoke the credential", async () => {
     sys.model.script(
       {
         content: [

@@ -63,7 +63,7 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
     return p;
   };
 
-  it('embedded: the whole process dies mid-reply; after the restart the message is answered once, in the same reply', async () => {
+  it('embedded: the process dies mid-reply; restarted, it answers the message once, in the same reply', async () => {
     const env = { ...modelEnv(), ...channelEnv(telegram), ALFRED_DATA_DIR: dir, ALFRED_API_PORT: '0' };
     let alfred = launch('services/main.ts', env);
     await alfred.waitFor(/Telegram channel connected/);
@@ -109,7 +109,7 @@ describe('Telegram channel restarted mid-turn (processes killed with SIGKILL)', 
         sys = undefined;
       });
 
-      it('distributed: the channels process dies mid-reply; its successor follows the still-running turn and answers once', async () => {
+      it('distributed: channels dies mid-reply; its successor follows the running turn and answers once', async () => {
         sys = await startAgentSystem('nats', {}, 0);
         const common = {
           ...channelEnv(telegram),

@@ -35,7 +35,7 @@ function webhookSuite(mode: Mode): void {
     await proxy?.close();
   });
 
-  it('should register the webhook with a secret that is not the token, and take updates through the gateway only', async () => {
+  it('should register the webhook with a secret other than the token; updates come via the gateway only', async () => {
     const set = sys.telegram.callsOf('setWebhook')[0]!;
     expect(set.params.url).toBe(hook);
     expect(typeof set.params.secret_token).toBe('string');

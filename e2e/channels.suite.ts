@@ -51,7 +51,7 @@ export function channelsSuite(mode: Mode): void {
     };
   };
 
-  it('should stream a reply by editing one message, within the edit interval, and keep the conversation in a session', async () => {
+  it('should stream a reply by editing one message within the edit interval, the chat kept in a session', async () => {
     const text =
       'Paris is the capital of **France**. It has been the capital for a very long time, and it is known for ' +
       'the `Louvre`.';

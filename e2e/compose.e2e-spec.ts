@@ -75,7 +75,7 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('should give every container a restart policy, and services a grace period longer than their shutdown deadline', () => {
+  it('should give every container a restart policy, and services a grace period past their shutdown deadline', () => {
     for (const [name, svc] of Object.entries(services)) {
       expect(`${name}: ${svc.restart}`).toMatch(svc.profiles?.includes('tools') ? /: no$/ : /: unless-stopped$/);
     }

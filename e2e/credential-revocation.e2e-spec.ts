@@ -72,7 +72,7 @@ describeNats('turn credentials revoked on every gateway (NATS + Redis, two gatew
         return found[1]!;
       }
 
-      it('should refuse the credential on both gateways once its turn has ended, though its client left before done', async () => {
+      it('should refuse the credential on both gateways once its turn ended, its client gone before done', async () => {
         const api = client(sys.url);
         const session = (await api.post('/sessions', {})).body.id as string;
         sys.model.script(

@@ -71,7 +71,7 @@ describe('services across broker outages (own NATS and Redis)', () => {
 
   const alive = () => services.every((s) => s.child.exitCode === null && s.child.signalCode === null);
 
-  it('should answer 503 with Retry-After while Redis is down, report it, and serve again once Redis is back', async () => {
+  it('should answer 503 with Retry-After while Redis is down, report it, and serve again once it is back', async () => {
     const before = await api.post('/sessions', {});
     expect(before.status).toBe(201);
     await redis.stop('SIGTERM');
@@ -95,7 +95,7 @@ describe('services across broker outages (own NATS and Redis)', () => {
     expect(alive()).toBe(true);
   }, 120_000);
 
-  it('should keep every service alive through a NATS outage longer than the old give-up window, and write again after it', async () => {
+  it('should keep every service up through a NATS outage past the old give-up window, and write after it', async () => {
     const before = await api.post('/memories', { content: 'written before the broker went away' });
     expect(before.status).toBe(201);
     await nats.stop('SIGTERM');

@@ -180,7 +180,7 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
       });
   }, 90_000);
 
-  it('raises a stream and a KV bucket made with one copy to three when a service configured for three uses them', async () => {
+  it('raises a stream and a KV bucket made with one copy to three when a service set for three uses them', async () => {
     const jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: 'HA_RAISE', subjects: ['ha-raise.>'], storage: StorageType.File, num_replicas: 1 });
     const oneCopy = await new Kvm(nc).create('HA_RAISE_KV', { history: 1, replicas: 1 });
@@ -199,7 +199,7 @@ describe('fault suite on a three-node NATS cluster (own servers, real processes,
     }
   }, 60_000);
 
-  it('kill -9 of the node leading the memory stream, under the write load: nothing lost, nothing doubled, only the writes in flight see an error, and the node rejoins', async () => {
+  it('kill -9 of the memory stream leader under load: nothing lost or doubled, errors in flight, rejoins', async () => {
     await settled();
     const leader = (await memoryStream()).cluster!.leader!;
     const victim = cluster.names.indexOf(leader);

@@ -165,7 +165,7 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     expectZeros(r);
   }, 180_000);
 
-  it('kill -9 of one of two gateways under writes: retries through the other are answered within seconds, none twice', async () => {
+  it('kill -9 of one of two gateways under writes: retries via the other answered in seconds, none twice', async () => {
     const second = launchGateway('gateway-2');
     const secondUrl = await gatewayUrl(second);
     const tally = newTally();
@@ -243,7 +243,7 @@ describe('fault suite (own NATS and Redis, real processes, bounded write load)',
     expect(r.acknowledged).toBe(WRITERS * (PER_WRITER / 2));
   }, 180_000);
 
-  it('the distiller killed (kill -9) mid-job: shown stalled, the job runs again on the other instance within seconds and completes once, writes go on', async () => {
+  it('kill -9 of a distiller mid-job: shown stalled, rerun elsewhere in seconds, done once; writes go on', async () => {
     await (
       await fetch(`${base}/memories`, {
         method: 'POST',

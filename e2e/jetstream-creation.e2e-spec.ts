@@ -97,7 +97,7 @@ describe('every JetStream stream and bucket, created by several instances at onc
     }),
   ];
 
-  it("should give every instance every stream, bucket and consumer, none of them failing on another's create", async () => {
+  it("should give every instance every stream, bucket and consumer, none failing on another's create", async () => {
     const started = await Promise.allSettled(buses.flatMap(startInstance));
 
     expect(

@@ -49,7 +49,7 @@ describe('content safety: secrets on every write path (embedded)', () => {
     expect(fine.status).toBe(201);
   });
 
-  it("should report a batch item with a secret by its index and store the others (the batch endpoint's partial semantics)", async () => {
+  it('should report a batch item holding a secret by its index and store the others (partial semantics)', async () => {
     const res = await api.post(
       '/memories/batch',
       { memories: [{ content: 'likes tea' }, { content: `db is ${PG}` }, { content: '' }, { content: 'likes rain' }] },
@@ -191,7 +191,7 @@ describe('memory provenance and injection marks (embedded)', () => {
     expect(fromWiki.results[0].provenance.source).toBe('https://wiki.example.com/moves');
   });
 
-  it('should record the skill a request names (X-Alfred-Skill) as the writer, and refuse an invalid name storing nothing', async () => {
+  it('should record the skill a request names (X-Alfred-Skill) as writer; an invalid name stores nothing', async () => {
     const bySkill = await api.post(
       '/memories',
       { content: 'The team standup moved to 9:30' },
@@ -387,7 +387,7 @@ describe('memory provenance and injection marks (embedded)', () => {
     expect((await api.get('/executable-skills/pier-count')).body.provenance).toEqual(changed.body.provenance);
   });
 
-  it('should store hostile content marked with reasons and leave it out when only unflagged memories are asked for', async () => {
+  it('should store hostile content marked with reasons, left out when only unflagged memories are asked', async () => {
     const hostile = await api.post(
       '/memories',
       {

@@ -79,7 +79,7 @@ describeNats('operating the distributed shape', () => {
     }
   }, 60_000);
 
-  it('should serve /live, /ready and Prometheus /metrics on the health port, bound to the configured host only', async () => {
+  it('should serve /live, /ready and Prometheus /metrics on the health port, bound to the set host only', async () => {
     const port = await freePort();
     const memory = await launch(
       'dist/services/memory/src/main.js',

@@ -31,7 +31,7 @@ describe('built processes', () => {
     expect(await stop(child)).toBe(0);
   }, 60_000);
 
-  it('should not open an inspector on SIGUSR1, however it was started, and say plainly whether the OS sandbox is on', async () => {
+  it('should open no inspector on SIGUSR1, however started, and say plainly whether the OS sandbox is on', async () => {
     const env = {
       ALFRED_DATA_DIR: join(dir, 'signal'),
       ALFRED_API_PORT: '0',
@@ -88,7 +88,7 @@ describe('built processes', () => {
       }
     }, 60_000);
 
-    it('should run an executable skill on a separate skill-runner process with the built sandbox bootstrap', async () => {
+    it('should run executable skills on a separate skill-runner process with the built sandbox bootstrap', async () => {
       const prefix = `proc-${randomUUID().slice(0, 8)}.`;
       const common = {
         NATS_URL: testServers.natsUrl,

@@ -40,7 +40,7 @@ describeWithTool('curl', 'apt-get install curl', "the README's API examples", ()
   }, 60_000);
   afterAll(() => system?.stop());
 
-  it('should run every block that calls the API as written on a fresh server, in one shell, every call answering 2xx', async () => {
+  it('should run every block calling the API as written on a fresh server in one shell, each getting 2xx', async () => {
     const blocks = readmeBashBlocks();
     const api = blocks.filter((b) => /\$A\b/.test(b));
     expect(api.length).toBeGreaterThanOrEqual(2);

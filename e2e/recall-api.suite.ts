@@ -227,7 +227,7 @@ export function recallApiSuite(mode: Mode): void {
   });
 
   describe('/remediations', () => {
-    it('should record with a normalised signature and find it for the same error from another machine first', async () => {
+    it('should record with a normalised signature, found first for the same error from another machine', async () => {
       const agent = 'fixer';
       const other = await api.post(
         '/remediations',

@@ -75,7 +75,7 @@ describeNats('skill runners in one queue group over NATS', () => {
     await rm(dir, { recursive: true, force: true });
   }, 30_000);
 
-  it('should spread concurrent executions over both runners, each answered once and recorded with its runner', async () => {
+  it('should spread concurrent runs over both runners, each answered once and recorded with its runner', async () => {
     const runs = await Promise.all(
       Array.from({ length: 24 }, (_, n) =>
         client.request(SkillRunnerRoutes.execute, { id: 'slow-echo', args: { n }, caller }),

@@ -59,7 +59,7 @@ export function skillsInstallSuite(mode: Mode): void {
     await fixtures?.remove();
   }, 30_000);
 
-  it('should install the valid skills of a git:// collection pinned to its commit, and refuse the rest with their problems', async () => {
+  it("should install a git:// collection's valid skills at its commit, refusing the rest, saying why", async () => {
     const res = await a.post('/skills/install', { source, path: 'skills' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ source, ref: 'main', commit: c1, path: 'skills', dry_run: false });
@@ -140,7 +140,7 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(run.body).toMatchObject({ success: true, result: { echoed: 'hi', version: 1 } });
   }, 60_000);
 
-  it('should refuse sources outside the policy before any connection, and report a dry run without changing anything', async () => {
+  it('should refuse sources outside the policy before connecting, and report a dry run changing nothing', async () => {
     const plain = await a.post('/skills/install', { source: 'http://127.0.0.1:1/x.git' });
     expect([plain.status, plain.body.error.details.reason]).toEqual([400, 'source_refused']);
     const local = await a.post('/skills/install', { source: `file://${fixtures.root}/collection.git` });
@@ -214,7 +214,7 @@ export function skillsInstallSuite(mode: Mode): void {
     }
   });
 
-  it('should add, update and remove through the CLI with a line per skill, reaching Alfred by ALFRED_URL and ALFRED_API_KEY', async () => {
+  it('should add, update, remove via the CLI, a line per skill, reaching ALFRED_URL with ALFRED_API_KEY', async () => {
     const lines: string[] = [];
     const io = {
       cwd: '/',
@@ -254,7 +254,7 @@ export function skillsInstallSuite(mode: Mode): void {
     expect(take().some((l) => l.startsWith('ERR 401 UNAUTHORIZED'))).toBe(true);
   });
 
-  it("should update to the ref's newest commit with SKILL.md diffs, keeping outcomes, and ask for consent again", async () => {
+  it("should update to the ref's newest commit with SKILL.md diffs, keep outcomes, ask consent again", async () => {
     expect((await a.post('/skills/pdf-tables/feedback', { success: true })).status).toBe(200);
     const c2 = await fixtures.commit('collection', secondCommit(files), 'second');
     const one = await a.post('/skills/pdf-tables/update', {});

@@ -53,7 +53,7 @@ describeOsSandbox('walls: sandboxes, tenancy and credentials (embedded, two tena
   beforeEach(() => sys.model.clear());
 
   describe('executable-skill escapes', () => {
-    it('should refuse a CommonJS execute.ts at create, with a clear error, even when a comment names an execute export', async () => {
+    it('should refuse a CommonJS execute.ts at create, clearly, even if a comment names execute', async () => {
       // The old escape: module.constructor.registerHooks maps node:net / node:process back to the real built-ins.
       const code = `// export async function execute() {}
 module.exports.execute = async () => {
@@ -243,7 +243,7 @@ module.exports.execute = async () => {
       expect(output).not.toContain(process.cwd());
     }, 30_000);
 
-    it("should show each tenant its own disk use against its quotas (GET /usage, metrics), never another's", async () => {
+    it("should show each tenant its own disk use against its quotas (GET /usage, metrics), not another's", async () => {
       await turn('head -c 3M /dev/urandom > blob.bin && echo stored');
       const mine = await a.get('/usage');
       expect(mine.status).toBe(200);

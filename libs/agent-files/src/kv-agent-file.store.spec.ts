@@ -22,7 +22,7 @@ agentFileStoreContract(`${KvAgentFileStore.name} in memory`, describe, async () 
 });
 
 describe(moveFileAgentFiles.name, () => {
-  it("should move an earlier embedded version's files and history into the bucket once, then remove its folder", async () => {
+  it("should move an earlier embedded version's files and history to the bucket once, drop its folder", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'alfred-agent-files-move-'));
     try {
       const history = join(dataDir, 'agents', 'acme%2Ecorp', 'jarvis', 'history', 'USER');

@@ -24,7 +24,7 @@ describe('agent policy', () => {
   });
 
   describe(allows.name, () => {
-    it('should rule on skills with the skills patterns and on every tool, core ones included, with the tools patterns', () => {
+    it('should rule on skills by the skills patterns and on every tool, core ones too, by the tools patterns', () => {
       const policy = {
         skills: { allow: ['*'], deny: ['remember'] },
         tools: { allow: ['*'], deny: ['bash', 'skill_x*'] },

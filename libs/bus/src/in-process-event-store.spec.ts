@@ -29,7 +29,7 @@ describe(InProcessEventStore.name, () => {
   }
 
   describe('read', () => {
-    it("should serve one key's history in order, with wildcards before the key, before and after a restart", async () => {
+    it("should serve one key's history in order, wildcards before the key, before and after a restart", async () => {
       const store = new InProcessEventStore(dir);
       await fill(store);
 

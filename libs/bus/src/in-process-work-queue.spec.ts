@@ -30,7 +30,7 @@ describe(InProcessWorkQueue.name, () => {
       .map((l) => JSON.parse(l) as { op: string; id: string });
 
   describe('compaction', () => {
-    it('should drop settled jobs from the log once enough piled up, and keep every unsettled one for the next start', async () => {
+    it('should drop settled jobs from the log once enough piled up, keeping the unsettled for next start', async () => {
       const queue = new InProcessWorkQueue(def, dir, quiet, 5);
       const done: string[] = [];
       let release: () => void = () => undefined;

@@ -40,7 +40,7 @@ describeNats(NatsBus.name, () => {
   const noted = event('int-note', 'written', 'INT_NOTES', z.object({ text: z.string() }));
 
   describe('connection lifecycle', () => {
-    it('should report a connection closed without close() having been asked for, and not one closed by close()', async () => {
+    it('should report a connection closed without close() being called, and not one closed by close()', async () => {
       const closedFor: unknown[] = [];
       const lost = await isolatedBus({ onClosed: (err) => closedFor.push(err ?? 'closed') });
       await lost.bus.nc.close();
@@ -113,7 +113,7 @@ describeNats(NatsBus.name, () => {
   });
 
   describe('event retention (ALFRED_EVENTS_MAX_AGE_DAYS)', () => {
-    it('should give event streams the maximum age, and set it on a stream found without it, but never age a work queue', async () => {
+    it('should give event streams the maximum age, also one found without it, but never a work queue', async () => {
       const day = 86_400_000;
       const plain = await isolatedBus();
       try {

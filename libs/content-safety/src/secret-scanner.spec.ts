@@ -81,7 +81,7 @@ describe(scanSecrets.name, () => {
     expect(await scanSecrets(text)).toEqual([]);
   });
 
-  it('should find the same, at the same positions, when many texts are scanned together as when each is alone', async () => {
+  it('should find the same, at the same positions, in many texts scanned together as in each alone', async () => {
     const texts = [...SECRETS.map(([, t]) => t), ...LOOK_ALIKES.map(([, t]) => t)];
     // A private key split over two texts is a secret in neither: joined scanning must not see one across them.
     texts.push('-----BEGIN RSA PRIVATE KEY-----', `${pem('MIIEpAIBAAKCAQEA', 180)}\n-----END RSA PRIVATE KEY-----`);

@@ -55,7 +55,7 @@ describe(DurableChanges.name, () => {
     return bus;
   };
 
-  it('should write, then publish each change with a message id of its own, and answer with the write result', async () => {
+  it('should write, then publish each change with a message id of its own, answering the write result', async () => {
     const bus = inProcess();
     const changes = await open(bus);
     expect(
@@ -81,7 +81,7 @@ describe(DurableChanges.name, () => {
     expect(changes.waiting).toBe(0);
   });
 
-  it('should publish events made from the write result (counts after an atomic increment), recorded with the commit', async () => {
+  it('should publish events made from the write result (counts after an increment), kept with the commit', async () => {
     const bus = inProcess();
     const changes = await open(bus);
     let count = 0;
@@ -134,7 +134,7 @@ describe(DurableChanges.name, () => {
     expect(await texts(bus)).toEqual(['first', 'behind']);
   });
 
-  it('should answer a writer whose publish stalls after publishWaitMs, and publish its event when the broker answers', async () => {
+  it('should answer a writer stalled in publish after publishWaitMs, and publish once the broker answers', async () => {
     const bus = inProcess();
     const held = gate();
     const stalling = new Proxy(bus, {
@@ -174,7 +174,7 @@ describe(DurableChanges.name, () => {
     expect(wrote).toBe(false);
   });
 
-  it('should settle what a crashed instance left: committed and landed intents published, others dropped, sent ones not again', async () => {
+  it("should settle a crashed instance's intents: committed/landed published, others dropped, none twice", async () => {
     const bus = inProcess();
     // The file a process killed mid-way leaves behind (no lock: its holder is gone).
     const left = new JsonlLog<unknown>(join(dir, 'outbox', 'dead-instance.jsonl'));
@@ -223,7 +223,7 @@ describe(DurableChanges.name, () => {
     expect(await texts(bus)).toEqual(['r1', 'r2', 'r3']);
   });
 
-  it('should lock each outbox file of its own before the file exists, so no sweep can adopt it in between', async () => {
+  it('should lock each outbox file of its own before it exists, so no sweep can adopt it in between', async () => {
     const existedAtLock: boolean[] = [];
     const lock = lockfile.lock;
     lockfile.lock = (file, options) => {
@@ -303,7 +303,7 @@ describe(DurableChanges.name, () => {
       return new JsonlLog<{ op: string; writes?: unknown[]; events?: unknown[] }>(join(dir, 'outbox', file!)).readAll();
     };
 
-    it('should make a change one line holding its writes and events, apply the writes once durable, then publish', async () => {
+    it('should make a change one line of its writes and events, apply them once durable, then publish', async () => {
       const bus = inProcess();
       const s = journalStore();
       const changes = await openJournaled(bus, s.target);
@@ -323,7 +323,7 @@ describe(DurableChanges.name, () => {
       expect(await texts(bus)).toEqual(['one', 'two']);
     });
 
-    it('should refuse a write for a store it was not opened with (it could not replay it), changing nothing', async () => {
+    it('should refuse a write for a store it was not opened with (it could not replay it): no change', async () => {
       const bus = inProcess();
       const s = journalStore();
       const changes = await openJournaled(bus, s.target);
@@ -334,7 +334,7 @@ describe(DurableChanges.name, () => {
       expect(await texts(bus)).toEqual([]);
     });
 
-    it('should replay what a killed run left, in the order written and before serving, then flush and delete its files', async () => {
+    it("should replay a killed run's leftovers in order, before serving, then flush and delete its files", async () => {
       const bus = inProcess();
       const change = (tx: string, id: string, text: string) => ({
         op: 'change',

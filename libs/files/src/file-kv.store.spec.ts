@@ -35,7 +35,7 @@ describe(FileKvStore.name, () => {
     expect(await store.list('k.')).toEqual([{ key: 'k.one', value: 'kept', revision: expect.any(Number) }]);
   });
 
-  it('should leave no folder emptied by a delete behind, and lose no write racing the removal of its folder', async () => {
+  it("should leave no folder emptied by a delete behind, and lose no write racing its folder's removal", async () => {
     const store = new FileKvStore(dir);
     await store.put('t.a.1', 'x');
     await store.put('t.b.1', 'y');

@@ -47,7 +47,7 @@ describe(JsonlLog.name, () => {
   });
 
   describe('rewrite', () => {
-    it('should replace the content with the kept records, keep appending after them and leave no temporary file', async () => {
+    it('should replace the content with the kept records, append after them and leave no temporary file', async () => {
       const log = new JsonlLog<{ n: number }>(path);
       for (let n = 0; n < 10; n++) await log.append({ n });
 

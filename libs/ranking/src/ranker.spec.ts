@@ -124,7 +124,7 @@ describe(Ranker.name, () => {
       expect(explanation[4]!.contribution).toBeGreaterThan(0);
     });
 
-    it("should give each adjustment's bound for the score it moved: importance keeps 90-100%, feedback moves at most 20%", () => {
+    it('should bound each adjustment by the score it moved: importance keeps 90-100%, feedback moves ≤ 20%', () => {
       const relevance = 0.4;
       const { explanation } = lexicalEmbedder.explain({
         lexical: relevance,

@@ -21,7 +21,7 @@ describe(createRedis.name, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('should refuse commands at once while Redis is away, never apply them later, and serve again once it is back', async () => {
+  it('should refuse commands at once while Redis is away, never apply them later, serve again once back', async () => {
     const redis = createRedis(server.url, 'spec');
     try {
       await redis.set('k', 'before');

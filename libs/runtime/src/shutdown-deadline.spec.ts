@@ -27,7 +27,7 @@ describe('shutdown deadline', () => {
         0,
       );
 
-    it('should give every Alfred service a stop grace above its shutdown deadline, so Docker never kills a drain', () => {
+    it('should give every Alfred service a stop grace past its shutdown deadline: Docker never kills a drain', () => {
       const compose = parse(readFileSync(new URL('../../../docker-compose.yml', import.meta.url), 'utf8'), {
         merge: true,
       }) as {

@@ -23,7 +23,7 @@ sessionStoreContract(`${KvSessionStore.name} on Redis`, describeRedis, async () 
 });
 
 describeRedis(moveRedisSessions.name, () => {
-  it("should move an earlier version's sessions (fence and live lease included) once, and delete their keys", async () => {
+  it("should move an earlier version's sessions (fence and live lease too) once, deleting their keys", async () => {
     const prefix = `test:${randomUUID()}:`;
     const raw = new Redis(testServers.redisUrl);
     const kv = new RedisKvStore(raw, 'sessions', { keyPrefix: prefix });

@@ -261,7 +261,7 @@ export function sessionStoreContract(
         expect(await store.renewLease(scope, id, 'worker-1', 1_000)).toBe(false);
       });
 
-      it("should refuse every write of a holder whose lease another worker took over, and keep the new holder's", async () => {
+      it("should refuse every write of a holder whose lease another worker took; the new holder's stay", async () => {
         const { id } = await store.create(scope);
         const stale = (await store.acquireLease(scope, id, 'worker-1', 30))!;
         await store.append(scope, id, [user('from worker-1')], { fence: stale });

@@ -231,7 +231,7 @@ export function busContract(create: (logger: LineLogger) => Promise<BusFixture>)
       expect(err.code).toBe('PAYLOAD_TOO_LARGE');
     });
 
-    it('should give the handler a deadline before the caller gives up, and a nested request only what remains', async () => {
+    it('should give the handler a deadline before the caller gives up; a nested request what remains', async () => {
       bus.serve(Inner, async (_p, ctx) => ({ deadline: ctx.deadline }));
       bus.serve(Nested, async (_p, ctx) => ({
         deadline: ctx.deadline,

@@ -30,7 +30,7 @@ describe('LanceDbStore writer lock', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('should share a table between stores of one process, and free it for other processes when the last one closes', async () => {
+  it('should share a table between stores of one process, freeing it for others when the last closes', async () => {
     const first = new LanceDbStore({ dir });
     const second = new LanceDbStore({ dir, lockWaitMs: 0 });
     await first.open(spec);
@@ -53,7 +53,7 @@ describe('LanceDbStore writer lock', () => {
     await mismatched.close();
   });
 
-  it('should let stores share a folder when they hold different tables (embedded memory and skill-registry)', async () => {
+  it('should let stores share a folder when they hold different tables (embedded memory, skill-registry)', async () => {
     const a = new LanceDbStore({ dir, lockWaitMs: 0 });
     const b = new LanceDbStore({ dir, lockWaitMs: 0 });
     await a.open(spec);

@@ -43,7 +43,7 @@ describe('LanceDbCollection scopes in memory', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('should open without reading any scope, and load one on its first search, shared by concurrent first searches', async () => {
+  it('should open reading no scope, and load one on its first search, shared by concurrent searches', async () => {
     const c = await open(1e9);
     expect(budget.residentScopes).toBe(0);
     const results = await Promise.all(Array.from({ length: 8 }, () => c.search({ ...scopeOf(2) }, searchAll)));

@@ -84,7 +84,7 @@ describeNats(`${MemoryCache.name} over NATS`, () => {
     await Promise.all([a.subscription?.close(), b.subscription?.close()]);
   });
 
-  it('should keep serving the stale record without the subscription (the control that shows eviction is the fix)', async () => {
+  it('should keep serving the stale record without the subscription (the control: eviction is the fix)', async () => {
     const a = await instance(buses[0]!, true);
     const b = await instance(buses[1]!, false);
     const m = await a.service.create(scope, { content: 'before', importance: 0.5, tags: [] }, 'daily');

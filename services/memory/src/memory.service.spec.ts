@@ -60,7 +60,7 @@ describe(MemoryService.name, () => {
       expect((await events.history(m.id)).map((c) => c.kind)).toEqual(['created']);
     });
 
-    it('should abandon, not commit, a create whose caller gave up while it was embedding (deadline across the bus)', async () => {
+    it('should abandon, not commit, a create whose caller gave up mid-embedding (deadline over the bus)', async () => {
       let embedded!: () => void;
       const done = new Promise<void>((resolve) => (embedded = resolve));
       // The embedding finishes only once the caller has given up: its deadline has passed by then.
@@ -84,7 +84,7 @@ describe(MemoryService.name, () => {
       expect((await service.list(scope, listAll)).pagination.total).toBe(0);
     });
 
-    it('should recreate, not duplicate, a memory retried with the same Idempotency-Key after its answer was lost', async () => {
+    it('should recreate, not duplicate, a memory retried with its Idempotency-Key after a lost answer', async () => {
       const served = bus.serve(MemoryRoutes.create, (p) => service.create(p.scope, p.memory, p.source));
       const context = { correlationId: 'c', idempotencyKey: 'key-1' };
       const first = await bus.request(MemoryRoutes.create, { scope, memory: { content: 'once' } }, { context });

@@ -87,7 +87,7 @@ describe(SkillRegistryService.name, () => {
       );
     });
 
-    it('should let a reliable skill overtake an equally relevant unreliable one after enough outcomes, and not after one', async () => {
+    it('should let a reliable skill pass an equally relevant unreliable one after enough outcomes only', async () => {
       const service = await start(new HashingEmbedder({ dimension: 64 }));
       expect(await order(service)).toEqual(['ship-flaky', 'ship-steady']);
       await record(service, 'ship-steady', true, 1);
@@ -101,7 +101,7 @@ describe(SkillRegistryService.name, () => {
       expect((await service.get('t', 'ship-flaky')).outcomes).toEqual({ success: 0, failure: 10, estimate: 0.188 });
     });
 
-    it('should drop the unreliable skill before the reliable one under a budget and list the reliable first', async () => {
+    it('should drop the unreliable skill first under a budget, and list the reliable one first', async () => {
       const service = await start(new HashingEmbedder({ dimension: 64 }));
       await record(service, 'ship-flaky', false, 5);
       await record(service, 'ship-steady', true, 5);
@@ -122,7 +122,7 @@ describe(SkillRegistryService.name, () => {
       expect(rendered.text).toContain('ship-steady');
     });
 
-    it("should count an executable skill's runs under its id and for the SKILL.md skills that offer its tool", async () => {
+    it("should count an executable skill's runs under its id and for SKILL.md skills offering its tool", async () => {
       await mkdir(join(project.dir, 'ship-release'), { recursive: true });
       await writeFile(
         join(project.dir, 'ship-release', 'SKILL.md'),
@@ -142,7 +142,7 @@ describe(SkillRegistryService.name, () => {
       expect((await service.executed('t', 'no-markdown', false)).counted).toEqual(['no-markdown']);
     });
 
-    it('should count every one of many concurrent outcomes, writing those that arrive during a write together', async () => {
+    it('should count each of many concurrent outcomes, writing those arriving during a write together', async () => {
       class CountedWrites extends SkillOutcomeRepository {
         writes = 0;
         override add(...args: Parameters<SkillOutcomeRepository['add']>) {

@@ -58,7 +58,7 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('should give code that escaped Node no network, no host processes, no other tenant and no capability', async () => {
+  it('should give code that escaped Node no network, no host processes, no other tenant, no capability', async () => {
     const nodeDir = path.dirname(await realpath(process.execPath));
     const { file, args } = new OsSandbox().command({
       command: [
@@ -126,7 +126,7 @@ describeOsSandbox('OsSandbox (the kernel layer alone)', () => {
     );
   };
 
-  it("should count the process limit in the sandbox alone, not over its user's other processes (containers share users)", async () => {
+  it("should count the process limit in the sandbox alone, not its user's (containers share users)", async () => {
     // The sandbox's own kernel user when the service is root; the service's user otherwise.
     const uid = sandboxUser('a', 'bash')?.uid ?? process.getuid!();
     // Forty processes of the same kernel user outside the sandbox: what other containers running as that user add up

@@ -42,7 +42,7 @@ describe(`${KvAgentStore.name} in memory`, () => {
 });
 
 describe(moveFileAgents.name, () => {
-  it('should move the per-tenant files of an earlier version into the registry once, keeping records already there', async () => {
+  it("should move an earlier version's per-tenant files into the registry once, keeping records there", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'alfred-agents-move-'));
     try {
       await mkdir(join(dir, 'agent-registry'));

@@ -23,7 +23,7 @@ describe(Workspace.name, () => {
       expect(await ws.resolveExisting(join(ws.dir, 'a.txt'))).toBe(join(await ws.root(), 'a.txt'));
     });
 
-    it('should take /workspace/… (as bash sees its folder) for the workspace, and name no host folder when refusing', async () => {
+    it("should take /workspace/… (bash's name for it) as the workspace; refusals name no host folder", async () => {
       await writeFile(join(await ws.root(), 'a.txt'), 'a');
       expect(await ws.resolveExisting('/workspace/a.txt')).toBe(join(await ws.root(), 'a.txt'));
       expect(await ws.resolveForWrite('/workspace/sub/b.txt')).toBe(join(await ws.root(), 'sub', 'b.txt'));
@@ -62,7 +62,7 @@ describe(Workspace.name, () => {
   });
 
   describe('admit', () => {
-    it('should refuse a write that adds past the disk quota, keep what is stored, and always let a file shrink', async () => {
+    it('should refuse a write past the disk quota, keep what is stored, and always let a file shrink', async () => {
       const limited = new Workspace(
         workspaceDirOf(join(base, 'workspaces'), { tenant: 't', agent: 'a' }),
         new DiskQuota({ folderBytes: 64 * 1024, tenantBytes: 1024 * 1024 }),

@@ -46,7 +46,7 @@ export function turnStateContract(make: () => Promise<{ store: TurnStateStore; d
     expect(await fx.store.answer({ ...scope, agent: 'other' }, 's1', 'confirm-x', true)).toBe('unknown');
   });
 
-  it('should refuse an answer, with the reason, once the turn stopped waiting; an answered request stays answered', async () => {
+  it('should refuse an answer, saying why, once the turn stopped waiting; an answered one stays answered', async () => {
     await fx.store.openConfirmation(
       scope,
       's3',

@@ -14,7 +14,7 @@ const describeRedis = await describeWithRedis();
 const chat = { agent: 'alfred', sessions: { alfred: 'sess-1' }, confirmations: {} };
 
 describe(moveFileChannels.name, () => {
-  it("should move an earlier embedded version's chats and update records into the bucket, then remove its folder", async () => {
+  it("should move an earlier embedded version's chats and update records to the bucket, drop its folder", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'alfred-channels-move-'));
     try {
       const root = join(dir, 'channels', '123');

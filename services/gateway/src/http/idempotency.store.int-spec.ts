@@ -76,7 +76,7 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
     await pollUntil(() => stores.every((s) => s.connected()), 20_000, 'the stores to reconnect');
   };
 
-  it('a retry takes over the reservation its gateway gave up while the bucket was away, instead of "still running"', async () => {
+  it('a retry takes over the reservation its gateway left while the bucket was away, not "still running"', async () => {
     const name = `IDEM_TEST_${bucket++}`;
     // Background writes that would not land within the test: only the gateway's own knowledge can answer. Leases
     // longer than the test: the given-up reservation does not run out meanwhile.
@@ -98,7 +98,7 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
     expect(await b.store.reserve('k1', 'body')).toMatchObject({ kind: 'replay', status: 201, body: { id: 'mem_1' } });
   }, 60_000);
 
-  it('an answer the bucket did not take is replayed by its gateway, with NATS away and after, and never to another body', async () => {
+  it('an answer the bucket missed is replayed by its gateway, NATS away or back, never to another body', async () => {
     const name = `IDEM_TEST_${bucket++}`;
     const a = await gatewayStore(name, 600_000);
     expect(await a.store.reserve('k2', 'body')).toEqual({ kind: 'new' });
@@ -133,7 +133,7 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
     );
   }, 60_000);
 
-  it("a reservation is its live gateway's for as long as the request runs, and a dead gateway's is taken over once its lease runs out", async () => {
+  it("a reservation is its live gateway's while the request runs; a dead gateway's is taken at lease end", async () => {
     const name = `IDEM_TEST_${bucket++}`;
     const lease = { leaseMs: 1_000, renewMs: 250 };
     const a = await gatewayStore(name, 600_000, nats.url, 2_500, lease);
@@ -159,7 +159,7 @@ describe(`${KvIdempotencyStore.name} on NATS KV when the bucket is out of reach 
     expect(await b.store.reserve('dying', 'body')).toMatchObject({ kind: 'replay', status: 201 });
   }, 60_000);
 
-  it('a bucket that does not answer is a 503 within the budget, not a request that waits out every timeout', async () => {
+  it('a bucket that does not answer is a 503 within the budget, not a request waiting out every timeout', async () => {
     // A broker with no JetStream and a silent responder on its API: the bucket's requests are taken and never answered,
     // as while JetStream recovers its streams after a restart.
     const plain = await startOwnNats(join(dir, 'plain'), { jetstream: false });

@@ -34,7 +34,7 @@ describe(ScopedCredentials.name, () => {
     expect(await credentials.verify(token)).toBeUndefined();
   });
 
-  it('should hold a revocation on every instance that shares the revocations, not only the one that revoked', async () => {
+  it('should hold a revocation on every instance sharing the revocations, not only the one that revoked', async () => {
     const shared = memoryRevocations(60_000);
     const [a, b] = [
       new ScopedCredentials('s'.repeat(32), 60_000, shared),
@@ -46,7 +46,7 @@ describe(ScopedCredentials.name, () => {
     expect(await b.verify(token)).toBeUndefined();
   });
 
-  it("should end every credential of a deleted session or agent minted until then, and none of another's or a later one", async () => {
+  it('should end every credential minted for a deleted session or agent till then, no other or later', async () => {
     const t = clock(1_000);
     const credentials = new ScopedCredentials('s'.repeat(32), 60_000, memoryRevocations(60_000), t.fn);
     const before = credentials.mint(scope);

@@ -39,7 +39,7 @@ describe(migrateProvenance.name, () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('should move each provenance row into its memory, leave memories without one unmarked, and drop the old collection', async () => {
+  it('should move each provenance row into its memory, leave the rest unmarked, drop the old collection', async () => {
     const old = new LanceDbStore({ dir });
     const memories = await old.open(oldMemorySpec());
     const memory = (id: string, content: string) => ({

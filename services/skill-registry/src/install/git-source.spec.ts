@@ -77,7 +77,7 @@ describe(parseSource.name, () => {
 });
 
 describe(sourceKey.name, () => {
-  it('should fold only what git treats alike: scheme and host case, a trailing slash or .git, the GitHub shorthand', () => {
+  it('should fold only what git treats alike: scheme and host case, trailing slash or .git, GitHub shorthand', () => {
     expect(sourceKey('HTTPS://GitHub.com/acme/Skills.git/')).toBe(sourceKey('https://github.com/acme/Skills'));
     expect(sourceKey('acme/skills')).toBe(sourceKey('https://github.com/acme/skills.git'));
     expect(sourceKey('https://github.com/acme/Skills')).not.toBe(sourceKey('https://github.com/acme/skills'));
@@ -96,7 +96,7 @@ describe(GitHostGuard.name, () => {
     }
   };
 
-  it('should refuse hosts resolving to private, loopback, link-local or metadata addresses without connecting', async () => {
+  it('should refuse hosts resolving to private, loopback, link-local or metadata IPs without connecting', async () => {
     const guard = new GitHostGuard(
       [],
       resolving({ 'internal.example': ['10.1.2.3'], 'mixed.example': ['93.184.216.34', '169.254.169.254'] }),

@@ -66,7 +66,7 @@ describeWithGit(GitClient.name, () => {
     await fixtures?.remove();
   });
 
-  it('should fetch the default branch over git://, smart https and file://, with the same commit and tree', async () => {
+  it('should fetch the default branch over git://, smart https and file://: same commit and tree', async () => {
     for (const source of [
       `${daemon.url}/collection.git`,
       `${https.url}/collection.git`,
@@ -102,7 +102,7 @@ describeWithGit(GitClient.name, () => {
     }
   });
 
-  it('should answer a missing repository or ref with 404, a redirect with 400, and a refused private host with 403', async () => {
+  it('should answer a missing repository or ref with 404, a redirect with 400, a private host with 403', async () => {
     expect(await failure(fetch(`${daemon.url}/nothing.git`))).toMatchObject({ code: ErrorCode.NotFound });
     expect(await failure(fetch(`${https.url}/nothing.git`))).toMatchObject({ code: ErrorCode.NotFound });
     expect(await failure(fetch(`${daemon.url}/collection.git`, 'no-such-branch'))).toMatchObject({

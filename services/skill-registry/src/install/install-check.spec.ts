@@ -21,7 +21,7 @@ const md = (name: string) => `---\nname: ${name}\ndescription: Does ${name}. Use
 const limits = { maxFileBytes: 1000, maxSkillBytes: 5000, maxFiles: 10 };
 
 describe(discoverInTree.name, () => {
-  it("should find skill folders by discovery's rules: stop at a skill, skip node_modules and .git, warn below the depth", () => {
+  it("should find skill folders by discovery's rules: stop at a skill, skip node_modules, .git; warn deeper", () => {
     const { tree } = commit({
       'README.md': '# hi',
       'a/SKILL.md': md('a'),
@@ -97,7 +97,7 @@ describe(checkSkillFolder.name, () => {
     ]);
   });
 
-  it('should check an executable part as POST /executable-skills does, crediting its source when createdBy is absent', async () => {
+  it('should check an executable part as POST /executable-skills does, crediting its source by default', async () => {
     const manifest = JSON.stringify({ id: 'tool', description: 'A tool', timeoutMs: 50 });
     const refused = await check({ 'tool/skill.json': manifest, 'tool/execute.ts': 'module.exports = 1' });
     expect('refused' in refused && refused.refused.problems.map((p) => p.field)).toEqual(['timeoutMs', 'code']);

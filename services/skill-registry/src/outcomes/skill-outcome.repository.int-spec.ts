@@ -50,7 +50,7 @@ describeNats(`${SkillOutcomeRepository.name} with shared counters`, () => {
     expect((await a!.getMany('t2', ['pdf'])).get('pdf')).toBeUndefined();
   });
 
-  it("should move an earlier version's outcome rows into the counters, keep a key counted since, and drop the rows", async () => {
+  it("should move an earlier version's outcome rows to counters, keep a key counted since, drop the rows", async () => {
     const counters = new KvCounters(new NatsKvStore(nats[0]!.nc, bucket));
     const legacy = await store.open({
       name: 'skill_outcomes',

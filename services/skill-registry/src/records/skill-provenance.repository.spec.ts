@@ -40,7 +40,7 @@ describe(SkillProvenanceRepository.name, () => {
       expect((await shown('other', 'executable', 'adder')).provenance).toBeUndefined();
     });
 
-    it('should put the previous writer back when the write fails, and record none for a failed first write', async () => {
+    it('should put the previous writer back when the write fails, and record none for a failed first one', async () => {
       await repo.around('t', 'executable', 'adder', alice, async () => undefined);
       const before = (await shown('t', 'executable', 'adder')).provenance;
       await expect(
@@ -85,7 +85,7 @@ describe(SkillProvenanceRepository.name, () => {
   });
 
   describe(moveSkillProvenanceRows.name, () => {
-    it("should move an earlier version's provenance rows into the bucket, keep a record written since, and drop the rows", async () => {
+    it("should move an earlier version's provenance rows to the bucket, keep newer ones, drop the rows", async () => {
       const fields = {
         kind: 'string',
         name: 'string',
