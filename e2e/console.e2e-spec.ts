@@ -285,8 +285,8 @@ describeBrowser('web console in a real browser', () => {
     'should wrap a long unbroken word at 1280 and 390 px and collapse a long memory behind "show more"',
     async () => {
       const word = 'x'.repeat(30_000);
-      const long =
-        `Meeting notes. ` + `${'The quarterly plan covers hiring, budget and the roadmap in detail. '.repeat(550)}`;
+      const paragraph = 'The quarterly plan covers hiring, budget and the roadmap in detail. ';
+      const long = `Meeting notes. ${paragraph.repeat(550)}`;
       expect(long.length).toBeGreaterThan(37_000);
       expect((await api.post('/memories', { content: `A word that never ends: ${word}`, tags: ['wide'] })).status).toBe(
         201,
