@@ -34,13 +34,11 @@ COPY .docker-host-app/dist dist
 
 FROM app-${ALFRED_APP_FROM} AS app
 
-FROM ${NODE_IMAGE}
+# The image every service runs (`--target service`; compose's `x-service`).
+FROM ${NODE_IMAGE} AS service
 # curl: every bundled skill calls the API with it from the agent's bash tool.
 # bubblewrap: the OS sandbox around executable skills and the agent's bash (libs/sandbox/README.md).
 RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates bubblewrap \
-  && rm -rf /var/lib/apt/lists/*
-# git and ssh: the skill-registry installs skills from git repositories (services/skill-registry/src/install).
-RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client \
   && rm -rf /var/lib/apt/lists/*
 # Every volume's mount point exists and belongs to `node`, so a new named volume is writable by the services.
 RUN mkdir -p /data/models /data/project/.alfred/skills /data/executable-skills /data/skill-runner/data \
@@ -59,4 +57,12 @@ COPY bin bin
 # docker-compose.yml: it makes the mounts bubblewrap needs, then runs the service as `node` with no capabilities).
 COPY docker/nats-exporter.mjs docker/
 COPY docker/sandbox-entrypoint.sh /usr/local/bin/alfred-sandbox-entrypoint
+USER node
+
+# The skill-registry's image: the services' image and git with ssh, which only the registry uses (it installs skills
+# from git repositories, services/skill-registry/src/install). The other services' image stays without them (~90 MB).
+FROM service AS skill-registry
+USER root
+RUN apt-get update && apt-get install -y --no-install-recommends git openssh-client \
+  && rm -rf /var/lib/apt/lists/*
 USER node

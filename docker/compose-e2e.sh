@@ -75,6 +75,7 @@ MODEL_KEY=sk-ant-stack-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')
 cat >"$ENV_FILE" <<ENV
 COMPOSE_PROFILES=lancedb,metrics
 ALFRED_IMAGE=alfred:local
+ALFRED_REGISTRY_IMAGE=alfred-registry:local
 ALFRED_NATS_IMAGE=alfred-local/nats
 ALFRED_NATS_CONF=./docker/nats/nats-2.9.conf
 ALFRED_REDIS_IMAGE=alfred-local/redis

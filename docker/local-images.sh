@@ -2,7 +2,7 @@
 # Images for a run without any image registry (this project's machines): a Debian bookworm base made with
 # debootstrap from the Debian archive, and every image of the compose file built on it through build
 # arguments (the Dockerfiles' defaults stay the official images). Source docker/engine.sh first.
-#   local_images_build   -> alfred-local/debian:bookworm-slim, alfred-local/node:24, alfred:local,
+#   local_images_build   -> alfred-local/debian:bookworm-slim, alfred-local/node:24, alfred:local, alfred-registry:local,
 #                           alfred-local/nats, alfred-local/redis, alfred-local/redis-exporter, alfred-local/prometheus
 # The app is built on the host (containers here reach the Debian archive but not the npm registry) and
 # copied in: ALFRED_APP_FROM=host. The debootstrap tree is cached as a tarball under a stable path.
@@ -91,7 +91,9 @@ local_images_build() {
   base_image || return 1
   host_app || return 1
   build alfred-local/node:24 docker/node-local.Dockerfile "--build-arg=BASE_IMAGE=$BASE_IMAGE" || return 1
-  build alfred:local Dockerfile --build-arg NODE_IMAGE=alfred-local/node:24 --build-arg ALFRED_APP_FROM=host || return 1
+  build alfred:local Dockerfile --target service --build-arg NODE_IMAGE=alfred-local/node:24 --build-arg ALFRED_APP_FROM=host || return 1
+  build alfred-registry:local Dockerfile --target skill-registry --build-arg NODE_IMAGE=alfred-local/node:24 \
+    --build-arg ALFRED_APP_FROM=host || return 1
   local debian=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
   build alfred-local/nats docker/nats.Dockerfile "${debian[@]}" || return 1
   build alfred-local/redis docker/redis.Dockerfile "${debian[@]}" || return 1

@@ -136,6 +136,19 @@ describe('docker-compose.yml', () => {
     expect(dockerfile).toMatch(/apt-get install -y --no-install-recommends[^\n]*\bcurl\b/);
   });
 
+  it('should give git and ssh to the skill-registry alone, in an image of its own on the services one', () => {
+    const stages = dockerfile.split(/^FROM /m).slice(1);
+    const stage = (name: string) => stages.find((st) => st.split('\n')[0]!.endsWith(` AS ${name}`)) ?? '';
+    expect(stage('service')).not.toMatch(/apt-get install[^\n]*\bgit\b/);
+    expect(stage('skill-registry')).toMatch(/^service AS skill-registry/);
+    expect(stage('skill-registry')).toMatch(/apt-get install[^\n]*\bgit openssh-client\b/);
+    for (const [name, svc] of Object.entries(services)) {
+      const target = (svc as { build?: { target?: string } }).build?.target;
+      if (target === undefined) continue;
+      expect(`${name}:${target}`).toBe(`${name}:${name.startsWith('skill-registry') ? 'skill-registry' : 'service'}`);
+    }
+  });
+
   it('should share one workspace volume between agent-runtime replicas', () => {
     const agents = services['agent-runtime']!;
     expect(agents.deploy.replicas).toBeGreaterThan(1);
