@@ -39,6 +39,18 @@ async function post(url: string, body: unknown, agent = 'bench'): Promise<void> 
   await res.arrayBuffer();
 }
 
+/** Single memory writes from 16 connections for 10 s. */
+function sixteenWriters(url: string, mode: string): Promise<BenchRow> {
+  return load(SECTION, 'POST /memories', mode, {
+    url: `${url}/memories`,
+    method: 'POST',
+    headers: HEADERS,
+    body: JSON.stringify({ content: 'The user likes espresso in the morning', importance: 0.6, tags: ['coffee'] }),
+    connections: 16,
+    duration: 10,
+  });
+}
+
 const duBytes = (dir: string) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
 
 /** Runs `tasks` with `concurrency` at a time. */
@@ -141,14 +153,7 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
         `p50 = ${round(seq.p50 / disk.p50)} fsyncs; target p50 ≤ max(3 ms, 6 fsyncs) = ${target1} ms`,
       ),
     );
-    const sixteen = await load(SECTION, 'POST /memories', 'embedded', {
-      url: `${alfred.url}/memories`,
-      method: 'POST',
-      headers: HEADERS,
-      body: JSON.stringify({ content: 'The user likes espresso in the morning', importance: 0.6, tags: ['coffee'] }),
-      connections: 16,
-      duration: 10,
-    });
+    const sixteen = await sixteenWriters(alfred.url, 'embedded');
     rows.push({
       ...sixteen,
       note:
@@ -262,14 +267,7 @@ async function distributed(logger: Logger, natsUrl: string, fsyncs: number): Pro
   });
   try {
     await createAgent(alfred.url, 'bench');
-    const r = await load(SECTION, 'POST /memories', 'nats', {
-      url: `${alfred.url}/memories`,
-      method: 'POST',
-      headers: HEADERS,
-      body: JSON.stringify({ content: 'The user likes espresso in the morning', importance: 0.6, tags: ['coffee'] }),
-      connections: 16,
-      duration: 10,
-    });
+    const r = await sixteenWriters(alfred.url, 'nats');
     return {
       ...r,
       note: `gateway + NATS + memory in one process; ${round(r.rps / fsyncs)}× this disk's fsyncs/s; target ≥ 1,000/s`,

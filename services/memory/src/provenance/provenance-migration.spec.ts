@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LanceDbStore, placeholderVector, type CollectionSpec } from '#vector-store';
 import { MemoryRepository, memoryCollectionSpec } from '../memory.repository.js';
 import { PROVENANCE_FIELDS } from './provenance-fields.js';
-import { LEGACY_PROVENANCE_COLLECTION, migrateProvenance } from './provenance-migration.js';
+import { LEGACY_PROVENANCE_COLLECTION, LEGACY_SPEC, migrateProvenance } from './provenance-migration.js';
 
 const scope = { tenant: 't1', agent: 'alfred' };
 const quiet = { info: () => undefined };
@@ -15,22 +15,6 @@ function oldMemorySpec(): CollectionSpec {
   const fields = Object.fromEntries(Object.entries(spec.fields).filter(([f]) => !(f in PROVENANCE_FIELDS)));
   return { ...spec, fields };
 }
-
-const legacySpec: CollectionSpec = {
-  name: LEGACY_PROVENANCE_COLLECTION,
-  embedderId: 'placeholder',
-  dimension: 8,
-  fields: {
-    session: 'string',
-    turn: 'string',
-    key: 'string',
-    via: 'string',
-    source: 'string',
-    flagged: 'boolean',
-    reasons: 'string[]',
-    written_at: 'string',
-  },
-};
 
 describe(migrateProvenance.name, () => {
   let dir: string;
@@ -62,7 +46,7 @@ describe(migrateProvenance.name, () => {
       memory('m22', 'flagged one'),
       memory('m333', 'from before provenance'),
     ]);
-    const legacy = await old.open(legacySpec);
+    const legacy = await old.open(LEGACY_SPEC);
     const row = (id: string, fields: Record<string, unknown>) => ({
       ...scope,
       id,

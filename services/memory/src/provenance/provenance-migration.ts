@@ -5,7 +5,8 @@ import { provenanceFields } from './provenance-fields.js';
 /** Where provenance rows lived before they were fields of their records. */
 export const LEGACY_PROVENANCE_COLLECTION = 'memory_provenance';
 
-const LEGACY_SPEC: CollectionSpec = {
+/** The old collection's shape, to read its rows (and to make one in tests). */
+export const LEGACY_SPEC: CollectionSpec = {
   name: LEGACY_PROVENANCE_COLLECTION,
   embedderId: 'placeholder',
   dimension: 8,
