@@ -77,6 +77,16 @@ export interface TopicOptions {
   readonly key?: string;
 }
 
+export interface PublishOptions {
+  readonly key: string;
+  readonly msgId: string;
+  /**
+   * false: resolve once the event is stored and readable, durable only after the next `syncEvents()` — for a publisher
+   * that holds the event durably itself until then (the outbox). Default true.
+   */
+  readonly sync?: boolean;
+}
+
 /**
  * The bus port. Adapters validate payloads with the route's schemas, once on each side:
  * the serving side parses requests (applying defaults) and its replies, the requesting side
@@ -91,7 +101,12 @@ export interface Bus {
    * Appends an event durably (JetStream in NATS mode, an fsynced log in-process) before resolving.
    * `key` is appended to the subject as one more token (e.g. a memory id); `msgId` deduplicates.
    */
-  publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: { key: string; msgId: string }): Promise<void>;
+  publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: PublishOptions): Promise<void>;
+  /**
+   * Makes durable every event published so far with `sync: false` (in-process: one fsync per stream log; NATS:
+   * nothing to do, JetStream's acknowledgement is its own durability).
+   */
+  syncEvents(): Promise<void>;
   /**
    * Fan-out delivery (no queue group) of an event as it is published, with any key, to every subscriber on
    * every connection: for caches and live views. Not durable: what is published while a subscriber is away

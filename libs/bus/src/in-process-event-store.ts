@@ -44,7 +44,11 @@ export class InProcessEventStore {
     private readonly maxAgeMs = 0,
   ) {}
 
-  async append(stream: string, subject: string, payload: unknown, msgId: string): Promise<void> {
+  /**
+   * Stores an event, fsynced before it resolves unless `sync` is false: then it is stored and readable, and `sync()`
+   * makes it durable later (a killed process keeps it; only a machine losing power before that sync could lose it).
+   */
+  async append(stream: string, subject: string, payload: unknown, msgId: string, sync = true): Promise<void> {
     const { log, loaded } = this.stream(stream);
     const state = await loaded;
     const now = Date.now();
@@ -54,7 +58,7 @@ export class InProcessEventStore {
     const record: EventRecord = { seq: ++state.seq, subject, time: new Date(now).toISOString(), msgId, payload };
     let position: LogPosition;
     try {
-      position = await log.append(record);
+      position = await log.append(record, sync);
     } catch (err) {
       state.msgIds.delete(msgId);
       throw err;
@@ -90,6 +94,11 @@ export class InProcessEventStore {
     for (const r of records) {
       if (subjectMatches(filter, r.subject)) yield { subject: r.subject, seq: r.seq, time: r.time, payload: r.payload };
     }
+  }
+
+  /** Makes every event stored so far durable, with one fsync per stream written to. */
+  async sync(): Promise<void> {
+    await Promise.all([...this.streams.values()].map((s) => s.log.sync()));
   }
 
   async close(): Promise<void> {

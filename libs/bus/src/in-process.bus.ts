@@ -7,6 +7,7 @@ import type {
   EventSubscription,
   Handler,
   MessageContext,
+  PublishOptions,
   RequestOptions,
   ServeOptions,
   Served,
@@ -120,14 +121,11 @@ export class InProcessBus implements Bus {
     return served;
   }
 
-  async publish<E extends EventDef>(
-    event: E,
-    payload: PayloadOf<E>,
-    options: { key: string; msgId: string },
-  ): Promise<void> {
+  async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: PublishOptions): Promise<void> {
     const text = JSON.stringify(parseWith(event.payload, payload));
     const json = JSON.parse(text) as unknown;
-    await this.events.append(event.stream, keyedSubject(event.subject, options.key), json, options.msgId);
+    const subject = keyedSubject(event.subject, options.key);
+    await this.events.append(event.stream, subject, json, options.msgId, options.sync ?? true);
     for (const deliver of this.eventSubscribers.get(event.subject) ?? []) deliver(text, options.key);
   }
 
@@ -171,6 +169,10 @@ export class InProcessBus implements Bus {
   }
 
   /** Stops taking work and waits for running handlers and jobs, up to the deadline; then closes the files. */
+  syncEvents(): Promise<void> {
+    return this.events.sync();
+  }
+
   /** Handlers are live as soon as they are registered in-process. */
   async flush(): Promise<void> {}
 

@@ -33,6 +33,7 @@ import type {
   EventHandler,
   EventSubscription,
   Handler,
+  PublishOptions,
   RequestOptions,
   ServeOptions,
   Served,
@@ -242,11 +243,7 @@ export class NatsBus implements Bus, JetStreamContext {
     return served;
   }
 
-  async publish<E extends EventDef>(
-    event: E,
-    payload: PayloadOf<E>,
-    options: { key: string; msgId: string },
-  ): Promise<void> {
+  async publish<E extends EventDef>(event: E, payload: PayloadOf<E>, options: PublishOptions): Promise<void> {
     const parsed = parseWith(event.payload, payload);
     const subject = this.subject(keyedSubject(event.subject, options.key));
     this.link.assertConnected(`store event ${subject}`);
@@ -356,6 +353,9 @@ export class NatsBus implements Bus, JetStreamContext {
   }
 
   /** Stops taking work, lets in-flight handlers finish, then drains the connection; forced after the deadline. */
+  /** JetStream acknowledged each publish as stored: its durability is the stream's own. */
+  async syncEvents(): Promise<void> {}
+
   flush(): Promise<void> {
     return this.nc.flush();
   }

@@ -128,6 +128,7 @@ describe(DurableChanges.name, () => {
       new Promise((r) => setTimeout(() => r('still waiting'), 3_000)),
     ]);
     expect(answered).toBe('answered');
+    await pollUntil(() => publishing.length === 2, 5_000, "c's publish to start");
     expect(publishing).toEqual(['a', 'c']);
     held.get('c')!.open();
     await c;
@@ -162,6 +163,38 @@ describe(DurableChanges.name, () => {
     held.open();
     await pollUntil(() => changes.waiting === 0, 5_000, 'the stalled publish to finish');
     expect(await texts(bus)).toEqual(['stalled']);
+  });
+
+  it('should answer once the events are stored, and mark a change sent only once the bus made them durable', async () => {
+    const bus = inProcess();
+    const syncing = gate();
+    let syncs = 0;
+    const holding = new Proxy(bus, {
+      get(target, prop) {
+        if (prop !== 'syncEvents') return Reflect.get(target, prop, target) as unknown;
+        return async () => {
+          syncs++;
+          await syncing.promise;
+          if (syncs === 1) throw new Error('fsync failed');
+          return target.syncEvents();
+        };
+      },
+    });
+    const changes = await open(holding);
+    const outbox = async () => {
+      const [name] = (await readdir(join(dir, 'outbox'))).filter((n) => n.endsWith('.jsonl'));
+      return (await new JsonlLog<{ op: string }>(join(dir, 'outbox', name!)).readAll()).map((r) => r.op);
+    };
+    // Answered while the bus has not made the event durable: the outbox line holds it meanwhile.
+    await changes.apply([note('s', 'stored')], async () => void store.set('s', 'stored'));
+    expect(await texts(bus)).toEqual(['stored']);
+    expect(await outbox()).toEqual(['intent', 'commit']);
+    // The first sync fails: the change is published again (deduplicated) and marked sent after a sync that held.
+    syncing.open();
+    await pollUntil(async () => (await outbox()).includes('sent'), 5_000, 'the change to be marked sent');
+    expect(syncs).toBe(2);
+    expect(await texts(bus)).toEqual(['stored']);
+    expect(changes.waiting).toBe(0);
   });
 
   it('should refuse a change whose event it does not know, before writing anything', async () => {
@@ -217,9 +250,9 @@ describe(DurableChanges.name, () => {
     const files = async () => (await readdir(join(dir, 'outbox'))).filter((n) => n.endsWith('.jsonl'));
     const first = await files();
     for (const text of ['r1', 'r2', 'r3']) await changes.apply([note('r', text)], async () => undefined);
-    const now = await files();
-    expect(now).toHaveLength(1);
-    expect(now).not.toEqual(first);
+    // The rotation follows the answers (once the changes are marked sent); the old file goes once it is retired.
+    await pollUntil(async () => (await files()).join() !== first.join(), 5_000, 'a new outbox file');
+    await pollUntil(async () => (await files()).length === 1, 5_000, 'the old outbox file to go');
     expect(await texts(bus)).toEqual(['r1', 'r2', 'r3']);
   });
 
@@ -244,7 +277,8 @@ describe(DurableChanges.name, () => {
       opened.push(changes);
       await changes.apply([note('r1', 'v1')], async () => void store.set('r1', 'v1'));
       await changes.apply([note('r2', 'v1')], async () => void store.set('r2', 'v1'));
-      expect(existedAtLock.length).toBeGreaterThanOrEqual(2); // the first file and at least one rotation
+      // The first file and at least one rotation (which follows the answers, once the changes are marked sent).
+      await pollUntil(() => existedAtLock.length >= 2, 5_000, 'a rotation');
       expect(existedAtLock.every((existed) => !existed)).toBe(true);
     } finally {
       lockfile.lock = lock;

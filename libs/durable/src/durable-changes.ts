@@ -128,6 +128,8 @@ export class DurableChanges implements ChangeWriter {
   private file!: OutboxFile;
   private settled = 0;
   private relaying?: Promise<void>;
+  /** Changes whose events are published but not yet durable on the bus: no rotation drops their lines meanwhile. */
+  private unsynced = 0;
   private timer?: NodeJS.Timeout;
   private sweeper?: NodeJS.Timeout;
   private backoffMs = 100;
@@ -331,8 +333,11 @@ export class DurableChanges implements ChangeWriter {
 
   /**
    * Publishes every waiting change's events at once, in commit order (both buses store publishes in the order they are
-   * made, and concurrent ones share a round trip or an fsync); changes are marked sent up to the first one that
-   * failed, which is retried with the rest — an event already stored is deduplicated by its message id.
+   * made, and concurrent ones share a round trip or a write); changes are marked sent up to the first one that failed,
+   * which is retried with the rest — an event already stored is deduplicated by its message id. A writer is answered
+   * once its events are stored and readable; the bus makes them durable after that (`syncEvents`, one fsync for the
+   * batch in-process), off the writer's path, and only then is the change marked sent: until then its outbox line,
+   * already fsynced, is what holds the events, and a start after a crash publishes them again.
    */
   private async publishWaiting(): Promise<void> {
     while (this.pending.size > 0) {
@@ -344,6 +349,7 @@ export class DurableChanges implements ChangeWriter {
               this.options.bus.publish(this.byStream.get(e.subject)!, e.payload as never, {
                 key: e.key,
                 msgId: e.msgId,
+                sync: false,
               }),
             ),
           ).then(
@@ -352,23 +358,47 @@ export class DurableChanges implements ChangeWriter {
           ),
         ),
       );
-      for (const [i, [tx]] of batch.entries()) {
-        const failed = outcomes[i];
-        if (failed !== undefined) {
-          this.retryLater(failed);
-          return;
-        }
+      const stored: (typeof batch)[number][] = [];
+      let failed: unknown;
+      for (const [i, change] of batch.entries()) {
+        failed = outcomes[i];
+        if (failed !== undefined) break;
+        const [tx] = change;
         this.pending.delete(tx);
         this.onSent.get(tx)?.();
         this.onSent.delete(tx);
-        this.backoffMs = 100;
-        // Not fsynced: a killed process keeps it (the page cache has it); only a power loss could lose it, and then the
-        // change is published again — deduplicated by its message id within the stream's window.
-        void this.file.log.append({ op: 'sent', tx }, false).catch(() => undefined);
-        this.settled++;
+        stored.push(change);
       }
+      await this.markSent(stored);
+      if (failed !== undefined) {
+        this.retryLater(failed);
+        return;
+      }
+      this.backoffMs = 100;
     }
     await this.rotateIfDue();
+  }
+
+  /** Marks changes sent once the bus holds their events durably; if it cannot, they wait to be published again. */
+  private async markSent(changes: readonly (readonly [string, readonly OutboxEvent[]])[]): Promise<void> {
+    if (changes.length === 0) return;
+    this.unsynced += changes.length;
+    try {
+      await this.options.bus.syncEvents();
+    } catch (err) {
+      const later = [...this.pending];
+      this.pending.clear();
+      for (const [tx, events] of [...changes, ...later]) this.pending.set(tx, events);
+      throw err;
+    } finally {
+      this.unsynced -= changes.length;
+    }
+    for (const [tx] of changes) {
+      // Not fsynced: a killed process keeps it (the page cache has it); only a power loss could lose it, and then the
+      // change is published again — deduplicated by its message id within the stream's window.
+      void this.file.log.append({ op: 'sent', tx }, false).catch(() => undefined);
+      this.settled++;
+    }
   }
 
   private retryLater(err: unknown): void {
@@ -389,7 +419,7 @@ export class DurableChanges implements ChangeWriter {
       this.settled >= (this.options.rotateAfter ?? 10_000) ||
       this.file.log.bytes >= (this.options.rotateAfterBytes ?? 64 * 2 ** 20) ||
       this.compromised;
-    if (!due || this.inFlight > 0 || this.rotating || this.closed) return;
+    if (!due || this.inFlight > 0 || this.unsynced > 0 || this.rotating || this.closed) return;
     this.compromised = false;
     this.rotating = this.rotate().finally(() => {
       this.rotating = undefined;

@@ -1,6 +1,7 @@
 import { appendFile, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Metrics } from '#metrics';
 import { JsonlLog } from './jsonl-log.js';
 
 describe(JsonlLog.name, () => {
@@ -43,6 +44,34 @@ describe(JsonlLog.name, () => {
       expect(await again.readAt([at])).toEqual([{ n: 2 }]);
       expect(await again.readAll()).toEqual([{ n: 1 }, { n: 2 }]);
       await again.close();
+    });
+  });
+
+  describe('sync', () => {
+    const syncs = async () =>
+      (await Metrics.logSyncs.get()).values.find((v) => v.labels.log === 'sync-spec')?.value ?? 0;
+
+    it('should make lines appended without a sync durable with one fsync shared by the calls waiting for it', async () => {
+      const log = new JsonlLog<{ n: number }>(path, 'sync-spec');
+      const before = await syncs();
+      // Durable appends (the O_DSYNC handle) and plain ones go to one file, each line where it was reported.
+      const at = await Promise.all([log.append({ n: 1 }, false), log.append({ n: 2 }), log.append({ n: 3 }, false)]);
+      expect(await syncs()).toBe(before + 1);
+      await log.append({ n: 4 }, false);
+      await log.append({ n: 5 }, false);
+      await Promise.all([log.sync(), log.sync(), log.sync()]);
+      expect(await syncs()).toBe(before + 2);
+      expect(await log.readAt(at)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(await log.readAll()).toEqual([1, 2, 3, 4, 5].map((n) => ({ n })));
+      await log.close();
+    });
+
+    it('should have nothing to sync before its first append', async () => {
+      const log = new JsonlLog<{ n: number }>(path, 'sync-spec');
+      const before = await syncs();
+      await log.sync();
+      expect(await syncs()).toBe(before);
+      expect(await readdir(dir)).toEqual([]);
     });
   });
 

@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Metrics } from '#metrics';
@@ -28,6 +29,8 @@ export interface PositionedRecord<T> extends LogPosition {
  */
 export class JsonlLog<T> {
   private handle?: Promise<FileHandle>;
+  /** The same file opened O_DSYNC: a durable append is one write that returns once on disk, not a write then fsync. */
+  private syncHandle?: Promise<FileHandle>;
   private tail: Promise<unknown> = Promise.resolve();
   /** Appends waiting for the next write, which takes them all. */
   private batch?: Batch;
@@ -35,6 +38,8 @@ export class JsonlLog<T> {
   private size = 0;
   /** The file's size as this log last saw it (scan, append, rewrite); -1 before any. */
   private known = -1;
+  /** A `sync` queued behind the operations under way: later callers share it. */
+  private syncing?: Promise<void>;
 
   constructor(
     readonly path: string,
@@ -121,6 +126,20 @@ export class JsonlLog<T> {
   }
 
   /**
+   * Makes every line appended so far durable (one fsync, shared by the calls made while it waits its turn): for
+   * appends made with `sync` false whose durability is wanted later, off the path of whoever waited for them.
+   */
+  sync(): Promise<void> {
+    this.syncing ??= this.exclusive(async () => {
+      this.syncing = undefined;
+      if (!this.handle) return;
+      await (await this.file()).datasync();
+      if (this.metric) Metrics.logSyncs.inc({ log: this.metric });
+    });
+    return this.syncing;
+  }
+
+  /**
    * Replaces the file's content with `records` (a compaction): written to a temporary file, fsynced and renamed over
    * the log, so a crash leaves either the old log or the new one. `keep` is called when every earlier append has
    * landed, and may read what the file holds then (`current`). Resolves with the records' new positions.
@@ -179,7 +198,7 @@ export class JsonlLog<T> {
     return next;
   }
 
-  /** Writes the lines with one append and (when any asked for it) one fsync; resolves with where each lies. */
+  /** Writes the lines with one append, durable when any asked for it; resolves with where each lies. */
   private async write(lines: readonly Buffer[], sync: boolean): Promise<LogPosition[]> {
     const fh = await this.file();
     const positions: LogPosition[] = [];
@@ -188,21 +207,33 @@ export class JsonlLog<T> {
       positions.push({ offset, length: line.length - 1 });
       offset += line.length;
     }
-    await fh.appendFile(Buffer.concat(lines));
+    // Both handles append (O_APPEND), and writes are serialized: each line lies where it was counted.
+    await (sync ? await this.durableFile() : fh).appendFile(Buffer.concat(lines));
     this.size = offset;
     this.known = this.size;
-    if (this.metric) Metrics.logRecords.inc({ log: this.metric }, lines.length);
-    if (sync) {
-      await fh.datasync();
-      if (this.metric) Metrics.logSyncs.inc({ log: this.metric });
+    if (this.metric) {
+      Metrics.logRecords.inc({ log: this.metric }, lines.length);
+      if (sync) Metrics.logSyncs.inc({ log: this.metric });
     }
     return positions;
   }
 
   private async closeHandle(): Promise<void> {
-    const handle = this.handle;
+    const handles = [this.handle, this.syncHandle];
     this.handle = undefined;
-    if (handle) await (await handle.catch(() => undefined))?.close();
+    this.syncHandle = undefined;
+    for (const handle of handles) if (handle) await (await handle.catch(() => undefined))?.close();
+  }
+
+  /** Opened once `file()` made sure of the folder, the directory entry and the last line's end. */
+  private durableFile(): Promise<FileHandle> {
+    this.syncHandle ??= open(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_DSYNC).catch(
+      (err: unknown) => {
+        this.syncHandle = undefined;
+        throw err;
+      },
+    );
+    return this.syncHandle;
   }
 
   private file(): Promise<FileHandle> {
