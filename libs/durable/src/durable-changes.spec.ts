@@ -165,7 +165,7 @@ describe(DurableChanges.name, () => {
     expect(await texts(bus)).toEqual(['stalled']);
   });
 
-  it('should answer once the events are stored, and mark a change sent only once the bus made them durable', async () => {
+  it('should answer once the events are stored, and mark a change sent once the bus made them durable', async () => {
     const bus = inProcess();
     const syncing = gate();
     let syncs = 0;

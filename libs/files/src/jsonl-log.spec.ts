@@ -51,7 +51,7 @@ describe(JsonlLog.name, () => {
     const syncs = async () =>
       (await Metrics.logSyncs.get()).values.find((v) => v.labels.log === 'sync-spec')?.value ?? 0;
 
-    it('should make lines appended without a sync durable with one fsync shared by the calls waiting for it', async () => {
+    it('should make lines appended without a sync durable, one fsync shared by the calls waiting', async () => {
       const log = new JsonlLog<{ n: number }>(path, 'sync-spec');
       const before = await syncs();
       // Durable appends (the O_DSYNC handle) and plain ones go to one file, each line where it was reported.
