@@ -3,9 +3,14 @@ import { fieldColumn } from './lancedb-rows.js';
 import { sqlIdent, sqlIn, sqlLiteral, sqlString } from './sql.js';
 import type { CollectionSpec, Condition, DocScope, Filter } from './vector-store.js';
 
-/** The hard scope prefilter every query carries. */
+/**
+ * The hard scope prefilter every query carries. Rows are found through the agent's index and the tenant is checked on
+ * those rows only (`concat` keeps it out of the index): one tenant's index entry lists every row of that tenant — the
+ * whole table in a one-tenant deployment — and intersecting with it doubled a cold scope's read at a million rows
+ * (loading it first took ~0.4 s under the store's bounded index cache).
+ */
 export function scopeWhere(scope: DocScope): string {
-  return `tenant = ${sqlString(scope.tenant)} AND agent = ${sqlString(scope.agent)}`;
+  return `agent = ${sqlString(scope.agent)} AND concat(tenant, '') = ${sqlString(scope.tenant)}`;
 }
 
 function conditionSql(spec: CollectionSpec, c: Condition): string {
