@@ -2,7 +2,7 @@ import type { VectorStore } from '#vector-store';
 import type { SkillKind, SkillProvenanceRepository } from './skill-provenance.repository.js';
 
 /** The vector-store collection an earlier version kept skill provenance in (rows read by id, placeholder vectors). */
-const LEGACY_COLLECTION = {
+export const LEGACY_SKILL_PROVENANCE = {
   name: 'skill_provenance',
   embedderId: 'placeholder',
   dimension: 8,
@@ -27,8 +27,8 @@ const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
  * start (the collection is dropped only once every row is stored). Returns how many rows were moved.
  */
 export async function moveSkillProvenanceRows(store: VectorStore, repo: SkillProvenanceRepository): Promise<number> {
-  if (!(await store.describe(LEGACY_COLLECTION.name))) return 0;
-  const collection = await store.open(LEGACY_COLLECTION);
+  if (!(await store.describe(LEGACY_SKILL_PROVENANCE.name))) return 0;
+  const collection = await store.open(LEGACY_SKILL_PROVENANCE);
   let moved = 0;
   for await (const page of collection.scanAll(500)) {
     for (const doc of page) {
@@ -47,6 +47,6 @@ export async function moveSkillProvenanceRows(store: VectorStore, repo: SkillPro
       moved++;
     }
   }
-  await store.drop(LEGACY_COLLECTION.name);
+  await store.drop(LEGACY_SKILL_PROVENANCE.name);
   return moved;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileKvStore } from '#files';
 import { LanceDbStore } from '#vector-store';
-import { moveSkillProvenanceRows } from './skill-provenance.migration.js';
+import { LEGACY_SKILL_PROVENANCE, moveSkillProvenanceRows } from './skill-provenance.migration.js';
 import { SkillProvenanceRepository } from './skill-provenance.repository.js';
 
 describe(SkillProvenanceRepository.name, () => {
@@ -86,18 +86,7 @@ describe(SkillProvenanceRepository.name, () => {
 
   describe(moveSkillProvenanceRows.name, () => {
     it("should move an earlier version's provenance rows to the bucket, keep newer ones, drop the rows", async () => {
-      const fields = {
-        kind: 'string',
-        name: 'string',
-        writer_agent: 'string',
-        session: 'string',
-        turn: 'string',
-        key: 'string',
-        via: 'string',
-        source: 'string',
-        written_at: 'string',
-      } as const;
-      const legacy = await store.open({ name: 'skill_provenance', embedderId: 'placeholder', dimension: 8, fields });
+      const legacy = await store.open(LEGACY_SKILL_PROVENANCE);
       const row = (kind: string, name: string, via: string) => ({
         id: `${kind}:${name}`,
         tenant: 't',
