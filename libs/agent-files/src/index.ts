@@ -1,5 +1,4 @@
 export * from './agent-file-store.js';
 export * from './kv-agent-file.store.js';
-export { defaultContent, digestOf } from './agent-file-record.js';
 export * from './agent-file-store.factory.js';
 export * from './bus-agent-files.js';
