@@ -107,7 +107,8 @@ export class JsonlLog<T> {
   /**
    * Appends one record; resolves with where its line lies. Durably (fsynced) unless `sync` is false: then the line
    * is in the file — a killed process loses nothing — but a machine that loses power may lose it; for records whose
-   * loss only repeats work (a "published" mark).
+   * loss only repeats work (a "published" mark), or that `sync()` makes durable later. A durable append makes its own
+   * lines durable, not earlier ones appended without `sync` (only `sync()` does that).
    */
   append(record: T, sync = true): Promise<LogPosition> {
     let batch = this.batch;
