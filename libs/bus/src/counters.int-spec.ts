@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import { describeWithNats, testServers } from '#testing';
-import { addMirrored, counterKey, KvCounters } from './counters.js';
+import { counterKey, KvCounters } from './counters.js';
 import { NatsKvStore } from './nats-kv.store.js';
 import { NatsBus } from './nats.bus.js';
 
@@ -53,34 +53,26 @@ describeNats(`${KvCounters.name} on NATS KV`, () => {
     });
   });
 
-  describe('deletePrefix', () => {
-    it('should take the deltas back when the mirror of the totals fails, and keep them when it succeeds', async () => {
+  describe('list', () => {
+    it('should list the totals of the keys under the prefix only, by key', async () => {
       const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
-      const key = counterKey('t', 'mirrored');
-      const mirrored: Array<Record<string, number>> = [];
-      await addMirrored(
-        counters,
-        key,
-        { up: 2 },
-        async () => undefined,
-        async (totals) => void mirrored.push(totals),
-      );
+      await counters.add(counterKey('t', 'alfred', 'm1'), { up: 2 });
+      await counters.add(counterKey('t', 'alfred', 'm2'), { down: 1 });
+      await counters.add(counterKey('t', 'alfredo', 'm1'), { up: 7 });
 
-      const failed = addMirrored(
-        counters,
-        key,
-        { up: 1, down: 1 },
-        async () => undefined,
-        async () => {
-          throw new Error('store away');
-        },
-      );
+      const listed = await counters.list('t', 'alfred');
 
-      await expect(failed).rejects.toThrow('store away');
-      expect((await counters.get([key])).get(key)).toEqual({ up: 2, down: 0 });
-      expect(mirrored).toEqual([{ up: 2 }]);
+      expect(listed).toEqual(
+        new Map([
+          [counterKey('t', 'alfred', 'm1'), { up: 2 }],
+          [counterKey('t', 'alfred', 'm2'), { down: 1 }],
+        ]),
+      );
+      expect(await counters.list('t', 'nobody')).toEqual(new Map());
     });
+  });
 
+  describe('deletePrefix', () => {
     it('should drop the keys under the prefix only, and count a dropped key afresh', async () => {
       const counters = new KvCounters(new NatsKvStore(buses[0]!.nc, bucket));
       await counters.add(counterKey('t', 'alfred', 'm1'), { up: 2 });

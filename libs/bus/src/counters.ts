@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { FileKvStore } from '#files';
 import { isKvConflict, type KvStore } from '#kv';
 import type { Bus } from './bus.js';
 import { NatsBus } from './nats.bus.js';
@@ -17,6 +19,8 @@ export interface Counters {
    */
   add(key: string, deltas: CounterValues, seed?: () => Promise<CounterValues | undefined>): Promise<CounterValues>;
   get(keys: readonly string[]): Promise<Map<string, CounterValues>>;
+  /** Every key that starts with `counterKey(...segments)`, with its totals. */
+  list(...segments: string[]): Promise<Map<string, CounterValues>>;
   delete(keys: readonly string[]): Promise<void>;
   /** Drops every key that starts with `counterKey(...segments)`. */
   deletePrefix(...segments: string[]): Promise<void>;
@@ -66,6 +70,10 @@ export class KvCounters implements Counters {
     return new Map(entries.flatMap(([key, e]) => (e ? [[key, decode(e.value)] as const] : [])));
   }
 
+  async list(...segments: string[]): Promise<Map<string, CounterValues>> {
+    return new Map((await this.kv.list(`${counterKey(...segments)}.`)).map((e) => [e.key, decode(e.value)] as const));
+  }
+
   async delete(keys: readonly string[]): Promise<void> {
     await Promise.all(keys.map((key) => this.kv.delete(key)));
   }
@@ -77,32 +85,14 @@ export class KvCounters implements Counters {
 
 /**
  * The counters every instance of a service shares: distributed, the `ALFRED_COUNTERS` KV bucket (with the bus's
- * stream replicas); embedded (one process) none, and the caller keeps its counts in its own rows.
+ * stream replicas); embedded (one process) none.
  */
 export function sharedCounters(bus: Bus): Counters | undefined {
   if (!(bus instanceof NatsBus)) return undefined;
   return new KvCounters(new NatsKvStore(bus.nc, bus.stream('ALFRED_COUNTERS'), { replicas: bus.replicas }));
 }
 
-/**
- * Adds `deltas` to shared counters whose totals are also kept in a store's row (`mirror`): the count stands only once
- * mirrored, so a mirror that fails takes the deltas back and rethrows — the caller's error, nothing counted, and a
- * retry of the same report counts once.
- */
-export async function addMirrored(
-  counters: Counters,
-  key: string,
-  deltas: CounterValues,
-  seed: () => Promise<CounterValues | undefined>,
-  mirror: (totals: CounterValues) => Promise<void>,
-): Promise<CounterValues> {
-  const totals = await counters.add(key, deltas, seed);
-  try {
-    await mirror(totals);
-  } catch (err) {
-    const back = Object.fromEntries(Object.entries(deltas).map(([k, d]) => [k, -d]));
-    await counters.add(key, back).catch(() => undefined);
-    throw err;
-  }
-  return totals;
+/** A service's counters: the shared bucket when distributed, else files under `<dataDir>/kv/counters` (embedded). */
+export function serviceCounters(bus: Bus, dataDir: string): Counters {
+  return sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(dataDir, 'kv', 'counters')));
 }

@@ -1,17 +1,16 @@
 import { MemoryEvents } from '#contracts';
 import type { Bus, EventSubscription } from '#bus';
-import type { ScopedCache } from './memory-cache.js';
 
 type ChangeKind = keyof typeof MemoryEvents;
 
 /**
  * Evicts cached values changed by any instance sharing the store: a fan-out subscription to the given
  * memory events (records: updated and deleted — created ids are new, so nothing is cached for them yet;
- * feedback counts: feedback and deleted).
+ * feedback counts: feedback).
  */
 export async function subscribeCacheInvalidation(
   bus: Bus,
-  cache: ScopedCache<{ readonly id: string }>,
+  cache: { evict(tenant: string, agent: string, id: string): void },
   kinds: readonly ChangeKind[] = ['updated', 'deleted'],
 ): Promise<EventSubscription> {
   const evict = (change: { tenant: string; agent: string; id: string }) =>

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
-import { BUS, sharedCounters, type Bus } from '#bus';
+import { BUS, serviceCounters, type Bus } from '#bus';
 import { CachedEmbedder, EMBEDDER, type Embedder } from '#embeddings';
 import { memoryProfile, Ranker } from '#ranking';
 import type { ServiceDefinition } from '#runtime';
@@ -14,7 +14,7 @@ import type { DurableChanges } from '#durable';
 import { MemoryHandlers } from './handlers/memory.handlers.js';
 import { MEMORY_COLLECTION, MemoryRepository, memoryCollectionSpec } from './memory.repository.js';
 import { MemoryService } from './memory.service.js';
-import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
+import { MemoryFeedbackRepository } from './feedback/memory-feedback.repository.js';
 import { MemorySearch } from './search/memory-search.js';
 import { Reindexer } from './reindexer.js';
 import { recallProviders } from './recall.providers.js';
@@ -58,15 +58,10 @@ export class MemoryModule {
           ) => new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus), { guard, cache }),
         },
         {
-          // Distributed, counts are incremented in a KV bucket every instance shares (compare-and-set); embedded, in
-          // one process.
+          // Counters: distributed, the bucket every instance increments (compare-and-set); embedded, files.
           provide: MemoryFeedbackRepository,
-          inject: [VECTOR_STORE, EMBEDDER, BUS],
-          useFactory: async (store: VectorStore, embedder: Embedder, bus: Bus) =>
-            new MemoryFeedbackRepository(
-              await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
-              sharedCounters(bus),
-            ),
+          inject: [BUS],
+          useFactory: (bus: Bus) => new MemoryFeedbackRepository(serviceCounters(bus, config.ALFRED_DATA_DIR)),
         },
         {
           provide: MemorySearch,

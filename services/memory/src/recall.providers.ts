@@ -29,9 +29,9 @@ export const recallProviders: Provider[] = [
   {
     // Subscribed before the handlers serve, so a report made through another instance evicts cached counts here.
     provide: 'FEEDBACK_CACHE_INVALIDATION',
-    inject: [BUS, MemoryFeedbackService],
-    useFactory: async (bus: Bus, feedback: MemoryFeedbackService) => {
-      const subscription = await subscribeCacheInvalidation(bus, feedback.counts, ['feedback', 'deleted']);
+    inject: [BUS, MemoryFeedbackRepository],
+    useFactory: async (bus: Bus, counts: MemoryFeedbackRepository) => {
+      const subscription = await subscribeCacheInvalidation(bus, counts, ['feedback']);
       return { onApplicationShutdown: () => subscription.close() };
     },
   },

@@ -2,22 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EMBEDDER, type Embedder } from '#embeddings';
 import { VECTOR_STORE, type CollectionSpec, type StoredDoc, type VectorStore } from '#vector-store';
 import { checkpointCollectionSpec } from './checkpoints/checkpoint.repository.js';
-import { memoryFeedbackCollectionSpec } from './feedback/memory-feedback.repository.js';
 import { memoryCollectionSpec } from './memory.repository.js';
 import { remediationCollectionSpec } from './remediations/remediation.repository.js';
 
 const PAGE = 256;
 
 /** Every collection of the memory service, all embedded by the configured embedder. */
-const COLLECTIONS = [
-  memoryCollectionSpec,
-  memoryFeedbackCollectionSpec,
-  checkpointCollectionSpec,
-  remediationCollectionSpec,
-];
+const COLLECTIONS = [memoryCollectionSpec, checkpointCollectionSpec, remediationCollectionSpec];
 
 /**
- * Re-embeds every memory, checkpoint, remediation (and feedback row) from its stored text with the current embedder.
+ * Re-embeds every memory, checkpoint and remediation from its stored text with the current embedder.
  */
 @Injectable()
 export class Reindexer {

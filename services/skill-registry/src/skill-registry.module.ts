@@ -1,7 +1,6 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BUS, KvCounters, sharedCounters, type Bus } from '#bus';
-import { FileKvStore } from '#files';
+import { BUS, serviceCounters, type Bus } from '#bus';
 import { moveEarlierData } from '#kv';
 import { ServiceName } from '#contracts';
 import { EMBEDDER, type Embedder } from '#embeddings';
@@ -43,8 +42,7 @@ export class SkillRegistryModule {
           provide: SkillOutcomeRepository,
           inject: [VECTOR_STORE, BUS, LOGGER],
           useFactory: async (store: VectorStore, bus: Bus, logger: Logger) => {
-            const counters =
-              sharedCounters(bus) ?? new KvCounters(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'counters')));
+            const counters = serviceCounters(bus, config.ALFRED_DATA_DIR);
             await moveEarlierData(logger, 'skill outcome counts', () => moveSkillOutcomeRows(store, counters));
             return new SkillOutcomeRepository(counters);
           },

@@ -11,7 +11,7 @@ import { BusMemoryHistory } from '../memory-events.js';
 import { openMemoryChanges } from '../memory-changes.js';
 import { MemoryRepository, memoryCollectionSpec } from '../memory.repository.js';
 import { MemoryService } from '../memory.service.js';
-import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from './memory-feedback.repository.js';
+import { MemoryFeedbackRepository } from './memory-feedback.repository.js';
 import { MemoryFeedbackService } from './memory-feedback.service.js';
 
 const describeNats = await describeWithNats();
@@ -62,10 +62,7 @@ describeNats(`${MemoryFeedbackService.name} with shared counters`, () => {
     outboxes.push(changes);
     const memories = new MemoryService(memoryRepo, embedder, changes, new BusMemoryHistory(bus));
     const counters = new KvCounters(new NatsKvStore(nc.nc, bucket));
-    const repo = new MemoryFeedbackRepository(
-      await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
-      counters,
-    );
+    const repo = new MemoryFeedbackRepository(counters);
     return { memories, repo, feedback: new MemoryFeedbackService(memories, repo, changes) };
   }
 

@@ -1,35 +1,29 @@
 import type { FeedbackCounts, Scope } from '#contracts';
-import type { StoreWrite } from '#durable';
-import { addMirrored, counterKey, type Counters } from '#bus';
-import { storeWrite } from '../memory.repository.js';
-import { purgeScope } from '../scope-purge.js';
-import { placeholderVector, type Collection, type CollectionSpec, type StoredDoc } from '#vector-store';
+import { counterKey, type CounterValues, type Counters } from '#bus';
+import { ScopedCache } from '../memory-cache.js';
 
-export const MEMORY_FEEDBACK_COLLECTION = 'memory_feedback';
-
-/**
- * Feedback counts live beside the memories, one row per rated memory, so the memories collection keeps its
- * shape (a field change there would need a reindex) and the memory read cache stays as it is.
- */
-export function memoryFeedbackCollectionSpec(embedderId: string, dimension: number): CollectionSpec {
-  return {
-    name: MEMORY_FEEDBACK_COLLECTION,
-    embedderId,
-    dimension,
-    fields: { helpful: 'number', unhelpful: 'number', updated_at: 'string' },
-  };
+/** A scope's rated memories with their counts, by counter key: what one listing of the scope's counters returned. */
+interface ScopeCounts {
+  readonly id: '';
+  readonly counts: ReadonlyMap<string, CounterValues>;
 }
 
 /**
- * Feedback counts of memories, by memory id, in the memory's tenant and agent. With shared `counters` (distributed:
- * a NATS KV bucket every instance increments by compare-and-set) they are the record and the rows a mirror; without
- * (embedded, one process) the rows are the record and the caller serialises each memory's changes in the process.
+ * Feedback counts of memories, by memory id, in the memory's tenant and agent: counters on the key-value port
+ * (distributed, the NATS KV bucket every instance increments by compare-and-set; embedded, files under the data dir).
+ * Reads go through a per-scope cache filled by one listing of the scope's counters (only rated memories have any, so
+ * a search reads none of its unrated candidates); a report of this instance and every feedback or delete event of
+ * any instance evicts the scope (subscribe `evict` to them), and an entry is read again after a minute at most.
  */
 export class MemoryFeedbackRepository {
+  private readonly scopes: ScopedCache<ScopeCounts>;
+
   constructor(
-    readonly collection: Collection,
-    private readonly counters?: Counters,
-  ) {}
+    private readonly counters: Counters,
+    options: { readonly capacity?: number } = {},
+  ) {
+    this.scopes = new ScopedCache<ScopeCounts>({ capacity: options.capacity ?? 4_096 });
+  }
 
   async get(scope: Scope, id: string): Promise<FeedbackCounts | undefined> {
     return (await this.getMany(scope, [id])).get(id);
@@ -37,74 +31,57 @@ export class MemoryFeedbackRepository {
 
   async getMany(scope: Scope, ids: readonly string[]): Promise<Map<string, FeedbackCounts>> {
     if (ids.length === 0) return new Map();
-    // Rows first, in one read: a count stands only once mirrored into its row (addMirrored), so only rated memories
-    // (few of a search's candidates) cost a read of the shared counters, whose totals are the newest.
-    const docs = await this.collection.get(scope, [...new Set(ids)]);
-    const shared =
-      this.counters && docs.length > 0 ? await this.counters.get(docs.map((d) => key(scope, d.id))) : undefined;
-    return new Map(
-      docs.map(
-        (d) =>
-          [d.id, shared?.has(key(scope, d.id)) ? fromCounters(shared.get(key(scope, d.id))) : countsOf(d)] as const,
-      ),
-    );
+    const counts = await this.scopeCounts(scope);
+    const out = new Map<string, FeedbackCounts>();
+    for (const id of ids) {
+      const values = counts.get(key(scope, id));
+      if (values) out.set(id, fromCounters(values));
+    }
+    return out;
   }
 
-  /** Whether counts are kept in counters every instance shares (distributed), not in this process's rows alone. */
-  get shared(): boolean {
-    return this.counters !== undefined;
+  /** Adds one report, atomically across instances; answers the totals after it. */
+  async increment(scope: Scope, id: string, delta: FeedbackCounts): Promise<FeedbackCounts> {
+    try {
+      return fromCounters(await this.counters.add(key(scope, id), { ...delta }));
+    } finally {
+      // After the write: a listing that overlapped it can no longer fill the cache with the counts before it.
+      this.evict(scope.tenant, scope.agent);
+    }
   }
 
-  /**
-   * The store write of a memory's counts (journaled where the store offers it): for counts this process alone keeps.
-   */
-  saveWrite(scope: Scope, id: string, counts: FeedbackCounts, at: string): StoreWrite {
-    return storeWrite(this.collection, { kind: 'upsert', docs: [this.doc(scope, id, counts, at)] });
+  /** Drops the cached counts of the scope (a change of any memory in it, from this or another instance). */
+  evict(tenant: string, agent: string, _id?: string): void {
+    this.scopes.evict(tenant, agent, '');
   }
 
-  /** Adds one report in the shared counters, atomically across instances, and mirrors the totals into the row. */
-  async increment(scope: Scope, id: string, delta: FeedbackCounts, at: string): Promise<FeedbackCounts> {
-    if (!this.counters) throw new Error('increment needs shared counters; without them the caller commits saveWrite');
-    const seed = async () => (await this.collection.get(scope, [id])).map(countsOf)[0];
-    return fromCounters(
-      await addMirrored(this.counters, key(scope, id), { ...delta }, seed, (totals) =>
-        this.save(scope, id, fromCounters(totals), at),
-      ),
-    );
+  async purge(scope: Scope): Promise<void> {
+    try {
+      await this.counters.deletePrefix(...prefix(scope));
+    } finally {
+      this.evict(scope.tenant, scope.agent);
+    }
   }
 
-  async save(scope: Scope, id: string, counts: FeedbackCounts, at: string): Promise<void> {
-    await this.collection.upsert([this.doc(scope, id, counts, at)]);
+  /** Counts moved from an earlier layout: a memory counted since keeps its counters. */
+  async adopt(scope: Scope, id: string, counts: FeedbackCounts): Promise<void> {
+    await this.counters.add(key(scope, id), {}, async () => ({ ...counts }));
+    this.evict(scope.tenant, scope.agent);
   }
 
-  private doc(scope: Scope, id: string, counts: FeedbackCounts, at: string) {
-    return {
-      id,
-      tenant: scope.tenant,
-      agent: scope.agent,
-      text: id,
-      vector: placeholderVector(id, this.collection.spec.dimension),
-      fields: { helpful: counts.helpful, unhelpful: counts.unhelpful, updated_at: at },
-    };
-  }
-
-  async delete(scope: Scope, ids: readonly string[]): Promise<string[]> {
-    await this.counters?.delete(ids.map((id) => key(scope, id)));
-    return this.collection.delete(scope, ids);
-  }
-
-  async purge(scope: Scope): Promise<number> {
-    await this.counters?.deletePrefix('memory-feedback', scope.tenant, scope.agent);
-    return purgeScope(this.collection, scope, 'updated_at');
+  private async scopeCounts(scope: Scope): Promise<ReadonlyMap<string, CounterValues>> {
+    const cached = this.scopes.get(scope, '');
+    if (cached) return cached.counts;
+    const ticket = this.scopes.ticket();
+    const counts = await this.counters.list(...prefix(scope));
+    this.scopes.fill(scope, { id: '', counts }, ticket);
+    return counts;
   }
 }
 
-const key = (scope: Scope, id: string) => counterKey('memory-feedback', scope.tenant, scope.agent, id);
+const prefix = (scope: Scope) => ['memory-feedback', scope.tenant, scope.agent];
+const key = (scope: Scope, id: string) => counterKey(...prefix(scope), id);
 
-function fromCounters(values: Record<string, number> | undefined): FeedbackCounts {
-  return { helpful: values?.helpful ?? 0, unhelpful: values?.unhelpful ?? 0 };
-}
-
-function countsOf(doc: StoredDoc): FeedbackCounts {
-  return { helpful: Number(doc.fields.helpful ?? 0), unhelpful: Number(doc.fields.unhelpful ?? 0) };
+function fromCounters(values: CounterValues): FeedbackCounts {
+  return { helpful: values.helpful ?? 0, unhelpful: values.unhelpful ?? 0 };
 }

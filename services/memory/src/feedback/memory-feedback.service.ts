@@ -8,7 +8,6 @@ import {
   type Scope,
 } from '#contracts';
 import type { ChangeEvent, ChangeWriter } from '#durable';
-import { ScopedCache } from '../memory-cache.js';
 import type { MemoryService } from '../memory.service.js';
 import { KeyedLock } from './keyed-lock.js';
 import type { MemoryFeedbackRepository } from './memory-feedback.repository.js';
@@ -26,8 +25,6 @@ export class MemoryFeedbackService {
     private readonly repo: MemoryFeedbackRepository,
     private readonly changes: ChangeWriter,
     private readonly now: () => Date = () => new Date(),
-    /** Counts (or their absence) of single reads; evicted on this instance's reports and on every feedback event. */
-    readonly counts: ScopedCache<CachedCounts> = new ScopedCache<CachedCounts>(),
   ) {}
 
   /** Deletes every memory of the agent (each with its change event, like any delete) and their feedback counts. */
@@ -49,52 +46,25 @@ export class MemoryFeedbackService {
 
   /**
    * Counts one report; a memory of another agent (or none) is NOT_FOUND. Serialised per memory in this instance;
-   * across instances the repository's shared counters make each increment atomic (no report overwrites another).
+   * across instances the counters' compare-and-set makes each increment atomic (no report overwrites another). The
+   * event carries the counts the increment produced: made from its result (see ChangeEvents).
    */
   rate(scope: Scope, id: string, body: FeedbackBody): Promise<FeedbackResult> {
     return this.lock.run(`${scope.tenant}\u0000${scope.agent}\u0000${id}`, async () => {
       await this.memories.get(scope, id);
       const at = this.now().toISOString();
       const delta = { helpful: body.helpful ? 1 : 0, unhelpful: body.helpful ? 0 : 1 };
-      try {
-        if (!this.repo.shared) {
-          // Counts this process alone keeps (serialised per memory here): the row and its event are one change.
-          const before = await this.repo.get(scope, id);
-          const after = {
-            helpful: (before?.helpful ?? 0) + delta.helpful,
-            unhelpful: (before?.unhelpful ?? 0) + delta.unhelpful,
-          };
-          await this.changes.commit(
-            [this.event(scope, id, body, after, at)],
-            [this.repo.saveWrite(scope, id, after, at)],
-          );
-          return { id, feedback: after, timestamp: at };
-        }
-        // The event carries the counts the atomic increment produced: made from its result (see ChangeEvents).
-        const after = await this.changes.apply(
-          (counts) => [this.event(scope, id, body, counts, at)],
-          () => this.repo.increment(scope, id, delta, at),
-        );
-        return { id, feedback: after, timestamp: at };
-      } finally {
-        // After the write: a read that overlapped it can no longer fill the cache with the counts before it.
-        this.counts.evict(scope.tenant, scope.agent, id);
-      }
+      const after = await this.changes.apply(
+        (counts) => [this.event(scope, id, body, counts, at)],
+        () => this.repo.increment(scope, id, delta),
+      );
+      return { id, feedback: after, timestamp: at };
     });
   }
 
   async get(scope: Scope, id: string): Promise<Memory> {
     const memory = await this.memories.get(scope, id);
-    return attach(memory, await this.countsOf(scope, id));
-  }
-
-  private async countsOf(scope: Scope, id: string): Promise<FeedbackCounts | undefined> {
-    const cached = this.counts.get(scope, id);
-    if (cached) return cached.counts;
-    const ticket = this.counts.ticket();
-    const counts = await this.repo.get(scope, id);
-    this.counts.fill(scope, { id, counts }, ticket);
-    return counts;
+    return attach(memory, await this.repo.get(scope, id));
   }
 
   async list(scope: Scope, query: MemoryListQuery) {
@@ -120,11 +90,6 @@ export class MemoryFeedbackService {
     // deduplicated.
     return { event: MemoryEvents.feedback, payload: change, key: id };
   }
-}
-
-interface CachedCounts {
-  readonly id: string;
-  readonly counts: FeedbackCounts | undefined;
 }
 
 function attach<M extends Memory>(memory: M, counts: FeedbackCounts | undefined): M {

@@ -1,11 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InProcessBus } from '#bus';
+import { InProcessBus, KvCounters } from '#bus';
+import { FileKvStore } from '#files';
 import { HashingEmbedder } from '#embeddings';
 import { memoryProfile, Ranker } from '#ranking';
 import { generatedText, LanceDbStore, prng } from '#vector-store';
-import { MemoryFeedbackRepository, memoryFeedbackCollectionSpec } from '../feedback/memory-feedback.repository.js';
+import { MemoryFeedbackRepository } from '../feedback/memory-feedback.repository.js';
 import { MemoryFeedbackService } from '../feedback/memory-feedback.service.js';
 import { BusMemoryHistory } from '../memory-events.js';
 import { openMemoryChanges } from '../memory-changes.js';
@@ -42,13 +43,8 @@ describe(MemorySearch.name, () => {
     store = new LanceDbStore({ dir: join(dir, 'vectors') });
     bus = new InProcessBus({ dataDir: join(dir, 'bus'), logger: quiet });
     const repo = new MemoryRepository(await store.open(memoryCollectionSpec(embedder.id, embedder.dimension)));
-    const counts = new MemoryFeedbackRepository(
-      await store.open(memoryFeedbackCollectionSpec(embedder.id, embedder.dimension)),
-    );
-    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [
-      repo.collection.journal!,
-      counts.collection.journal!,
-    ]);
+    const counts = new MemoryFeedbackRepository(new KvCounters(new FileKvStore(join(dir, 'counters'))));
+    changes = await openMemoryChanges(bus, join(dir, 'outbox'), { memories: repo }, quiet, [repo.collection.journal!]);
     memories = new MemoryService(repo, embedder, changes, new BusMemoryHistory(bus));
     feedback = new MemoryFeedbackService(memories, counts, changes);
     // A fixed clock: recency would otherwise move scores between two searches of one test.
