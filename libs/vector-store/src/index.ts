@@ -6,6 +6,5 @@ export * from './lancedb.store.js';
 export * from './collection-write.js';
 export * from './qdrant.store.js';
 export * from './bench-data.js';
-export * from './placeholder-vector.js';
 export { ResidentBudget } from './mirror/resident-budget.js';
 export * from './vector-store.providers.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LanceDbStore, placeholderVector, type CollectionSpec } from '#vector-store';
+import { LanceDbStore, type CollectionSpec } from '#vector-store';
 import { MemoryRepository, memoryCollectionSpec } from '../memory.repository.js';
 import { PROVENANCE_FIELDS } from './provenance-fields.js';
 import { LEGACY_PROVENANCE_COLLECTION, LEGACY_SPEC, migrateProvenance } from './provenance-migration.js';
@@ -51,7 +51,7 @@ describe(migrateProvenance.name, () => {
       ...scope,
       id,
       text: id,
-      vector: placeholderVector(id, 8),
+      vector: new Float32Array(8).fill(0.25),
       fields: {
         session: null,
         turn: null,
