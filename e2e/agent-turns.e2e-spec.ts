@@ -42,8 +42,11 @@ describe('agent turns (embedded, loopback model through the real SDK)', () => {
         content: [
           tool('bash', {
             command:
+              // As the remember skill's curl lines: with the turn's credential, which the OS sandbox's API relay
+              // would add anyway, so the write is the turn's also where bash runs without that sandbox.
               `curl -sS --fail-with-body -X POST "$ALFRED_API_URL/memories" -H 'Content-Type: ` +
-              `application/json' -H "X-Alfred-Agent: $ALFRED_AGENT" -d '{"content": "User prefers dark mode ` +
+              `application/json' -H "Authorization: Bearer \${ALFRED_API_KEY:-}" -H "X-Alfred-Agent: $ALFRED_AGENT" ` +
+              `-d '{"content": "User prefers dark mode ` +
               `in every editor", "importance": 0.8, "tags": ["preference"]}'`,
           }),
         ],
