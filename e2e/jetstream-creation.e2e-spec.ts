@@ -85,7 +85,7 @@ describe('every JetStream stream and bucket, created by several instances at onc
     idempotencyStore(bus, logger).reserve(`key-${i}`, 'body'),
     sharedCounters(bus)!.add('outcomes.t.skill', { success: 1 }),
     skillProvenanceRepository(bus, dir).matching('t', 'skill', undefined),
-    agentDirectory(bus).policyOf({ tenant: 't', agent: 'alfred' }, { correlationId: `c-${i}` }),
+    agentDirectory(bus, dir).then((d) => d.policyOf({ tenant: 't', agent: 'alfred' }, { correlationId: `c-${i}` })),
     // Gateways configured with different credential TTLs (one being upgraded): the bucket differs in its max age.
     credentialRevocations(bus, 660_000 + i * 60_000).isRevoked({
       id: `sig-${i}`,

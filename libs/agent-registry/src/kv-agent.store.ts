@@ -1,8 +1,12 @@
+import { join } from 'node:path';
 import { isKvConflict, keyToken, type KvEntry, type KvStore } from '#kv';
 import type { AgentRecord, AgentStore } from './agent-store.js';
 
 /** The registry's bucket (before the bus's subject prefix): agent-runtime writes it, every gateway reads it. */
 export const AGENT_REGISTRY_BUCKET = 'ALFRED_AGENTS';
+
+/** The registry's folder, embedded (files of the key-value port): agent-runtime writes it, the gateway reads it. */
+export const agentRegistryDir = (dataDir: string) => join(dataDir, 'kv', 'agents');
 
 const MAX_CAS_ATTEMPTS = 20;
 

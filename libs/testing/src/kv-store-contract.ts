@@ -35,6 +35,8 @@ export function kvStoreContract(
   name: string,
   describeFn: jest.Describe,
   bucket: (options: KvBucketOptions) => Promise<KvBucketFixture>,
+  /** `ttl: false` for a store that is documented not to serve buckets with a TTL. */
+  features: { readonly ttl?: boolean } = {},
 ): void {
   describeFn(`${name} (key-value contract)`, () => {
     let fx: KvBucketFixture;
@@ -128,7 +130,7 @@ export function kvStoreContract(
       expect(seen).toHaveLength(2);
     });
 
-    it('should forget entries the bucket TTL has passed for', async () => {
+    (features.ttl === false ? it.skip : it)('should forget entries the bucket TTL has passed for', async () => {
       const short = await bucket({ ttlMs: 1_000 });
       try {
         await short.store.put('ttl.k', 'v');

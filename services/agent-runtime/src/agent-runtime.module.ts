@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ServiceName } from '#contracts';
 import { createAgentFileStore, type AgentFileStore } from '#agent-files';
 import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
 import { SecretGuard } from '#content-safety';
-import { AGENT_REGISTRY_BUCKET, KvAgentStore, type AgentStore } from '#agent-registry';
+import { AGENT_REGISTRY_BUCKET, agentRegistryDir, KvAgentStore, type AgentStore } from '#agent-registry';
 import { FileKvStore } from '#files';
 import { MemoryKvStore, moveEarlierData } from '#kv';
 import { RedisKvStore } from '#redis';
@@ -55,7 +54,7 @@ const closer = (token: symbol) => ({
  */
 async function agentStore(config: AgentRuntimeConfig, bus: Bus, logger: Logger): Promise<AgentStore> {
   if (!(bus instanceof NatsBus)) {
-    const files = new KvAgentStore(new FileKvStore(join(config.ALFRED_DATA_DIR, 'kv', 'agents')));
+    const files = new KvAgentStore(new FileKvStore(agentRegistryDir(config.ALFRED_DATA_DIR)));
     await moveEarlierData(logger, 'agents', () => moveFileAgents(config.ALFRED_DATA_DIR, files));
     return files;
   }

@@ -3,6 +3,8 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { BUS, NatsBus, NatsKvStore, type Bus } from '#bus';
+import { FileKvStore } from '#files';
+import { CachedKvStore } from '#kv';
 import { LOGGER, PinoNestLogger, type Logger } from '#logging';
 import { credentialTtlMsOf, type GatewayConfig } from './config.js';
 import { AgentFilesController } from './controllers/agent-files.controller.js';
@@ -43,13 +45,8 @@ import {
   KvIdempotencyStore,
   type IdempotencyStore,
 } from './http/idempotency.store.js';
-import {
-  AGENT_DIRECTORY,
-  BusAgentDirectory,
-  RegistryAgentDirectory,
-  type AgentDirectory,
-} from './http/agent-directory.js';
-import { AGENT_REGISTRY_BUCKET, KvAgentStore } from '#agent-registry';
+import { AGENT_DIRECTORY, RegistryAgentDirectory, type AgentDirectory } from './http/agent-directory.js';
+import { AGENT_REGISTRY_BUCKET, agentRegistryDir, KvAgentStore } from '#agent-registry';
 
 /** Idempotency-Key answers: in a KV bucket every gateway instance shares over NATS; in the process when embedded. */
 export function idempotencyStore(bus: Bus, logger: Logger): IdempotencyStore {
@@ -74,9 +71,16 @@ export function credentialRevocations(bus: Bus, ttlMs: number): CredentialRevoca
 /** The bucket of credential revocations (before the bus's subject prefix). */
 export const CREDENTIAL_REVOCATIONS_BUCKET = 'ALFRED_CREDENTIAL_REVOCATIONS';
 
-/** Agents and their policies: read from the registry bucket over NATS; from agent-runtime in the process, embedded. */
-export function agentDirectory(bus: Bus): AgentDirectory {
-  if (!(bus instanceof NatsBus)) return new BusAgentDirectory(bus);
+/**
+ * Agents and their policies, read from the registry agent-runtime writes: over NATS, the bucket (read per request: a
+ * watch would lag behind a change made through another host); embedded, its files, cached in memory and kept current
+ * by their in-process watch (a change is seen before the request that made it is answered).
+ */
+export async function agentDirectory(bus: Bus, dataDir: string): Promise<AgentDirectory> {
+  if (!(bus instanceof NatsBus)) {
+    const files = await CachedKvStore.open(new FileKvStore(agentRegistryDir(dataDir)));
+    return new RegistryAgentDirectory(new KvAgentStore(files), () => true, 'the agent registry files');
+  }
   const kv = new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), {
     replicas: bus.replicas,
     timeoutMs: REGISTRY_READ_MS,
@@ -160,7 +164,7 @@ export async function createGatewayApp(
   const ttlMs = credentialTtlMsOf(config);
   const revocations = credentialRevocations(deps.bus, ttlMs);
   const credentials = new ScopedCredentials(config.ALFRED_CREDENTIAL_SECRET, ttlMs, revocations);
-  const agents = agentDirectory(deps.bus);
+  const agents = await agentDirectory(deps.bus, config.ALFRED_DATA_DIR);
   const healthTimeoutMs = config.ALFRED_HEALTH_TIMEOUT_MS;
   const historyStepMs = config.ALFRED_METRICS_HISTORY_STEP_S * 1000;
   const module = GatewayModule.forRoot({ ...deps, credentials, agents, healthTimeoutMs, historyStepMs });

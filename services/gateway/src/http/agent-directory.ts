@@ -1,6 +1,6 @@
-import { AgentRoutes, DEFAULT_AGENT_NAME, DEFAULT_AGENT_POLICY, type AgentPolicy, type Scope } from '#contracts';
+import { DEFAULT_AGENT_NAME, DEFAULT_AGENT_POLICY, type AgentPolicy, type Scope } from '#contracts';
 import { agentView, unknownAgent, type AgentRecord, type AgentStore } from '#agent-registry';
-import { type Bus, type MessageContext } from '#bus';
+import type { MessageContext } from '#bus';
 import { dependencyUnavailable, isAlfredError } from '#errors';
 
 /**
@@ -12,37 +12,32 @@ export interface AgentDirectory {
 }
 
 /**
- * Distributed: read from the agent registry (the KV bucket agent-runtime writes), so a request for a named agent does
- * not need agent-runtime to be up. `alfred` without a record (never changed) has the default policy.
+ * Read from the agent registry agent-runtime writes (distributed, its KV bucket; embedded, its files), so a request
+ * for a named agent does not need agent-runtime to answer. `alfred` without a record (never changed) has the default
+ * policy.
  */
 export class RegistryAgentDirectory implements AgentDirectory {
   constructor(
     private readonly registry: AgentStore,
-    /** Whether the bus is connected: while NATS is away the registry cannot be read, so the request is a fast 503. */
+    /** Whether the registry can be reached: while NATS is away it cannot, so the request is a fast 503. */
     private readonly connected: () => boolean,
+    /** What an unreachable registry is called in the 503. */
+    private readonly dependency = 'NATS',
   ) {}
 
   async policyOf(scope: Scope): Promise<AgentPolicy> {
-    if (!this.connected()) throw dependencyUnavailable('NATS', `read agent ${scope.agent} from the agent registry`);
+    const what = `read agent ${scope.agent} from the agent registry`;
+    if (!this.connected()) throw dependencyUnavailable(this.dependency, what);
     let record: AgentRecord | undefined;
     try {
       record = await this.registry.get(scope.tenant, scope.agent);
     } catch (err) {
       if (isAlfredError(err)) throw err;
-      throw dependencyUnavailable('NATS', `read agent ${scope.agent} from the agent registry (${String(err)})`);
+      throw dependencyUnavailable(this.dependency, `${what} (${String(err)})`);
     }
     if (record && !record.deleting) return agentView(record).policy;
     if (scope.agent === DEFAULT_AGENT_NAME) return DEFAULT_AGENT_POLICY;
     throw unknownAgent(scope.agent);
-  }
-}
-
-/** Embedded: agent-runtime runs in this process, so it is asked over the in-process bus. */
-export class BusAgentDirectory implements AgentDirectory {
-  constructor(private readonly bus: Bus) {}
-
-  async policyOf(scope: Scope, context: MessageContext): Promise<AgentPolicy> {
-    return (await this.bus.request(AgentRoutes.get, { scope }, { context })).policy;
   }
 }
 
