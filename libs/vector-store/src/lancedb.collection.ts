@@ -26,7 +26,7 @@ import {
   toCell,
   toRow,
 } from './lancedb-rows.js';
-import { CollectionMirror } from './mirror/collection-mirror.js';
+import { CollectionMirror, pendingVectors, type ScopeLoader } from './mirror/collection-mirror.js';
 import type { ScopeMirror } from './mirror/scope-mirror.js';
 import type { ResidentBudget } from './mirror/resident-budget.js';
 import { RwGate } from './rw-gate.js';
@@ -101,7 +101,7 @@ export class LanceDbCollection implements Collection {
     budget?: ResidentBudget,
   ) {
     this.columns = docColumns(spec);
-    this.mirror = new CollectionMirror(spec, (scope, install) => this.loadScope(scope, install), budget);
+    this.mirror = new CollectionMirror(spec, (scope, install, dense) => this.loadScope(scope, install, dense), budget);
     this.compaction = new CompactionSchedule(
       { minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes },
       rowsAtOpen,
@@ -126,15 +126,14 @@ export class LanceDbCollection implements Collection {
    * One scope's documents for its in-memory index: a filtered read (the tenant and agent columns are indexed) and,
    * in the same step, the scope's writes the table does not hold yet.
    */
-  private loadScope(
-    scope: DocScope,
-    install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror,
-  ): Promise<ScopeMirror> {
+  private loadScope(scope: DocScope, install: Parameters<ScopeLoader>[1], dense: boolean): Promise<ScopeMirror> {
     return this.gate.shared(async () => {
-      const rows = await this.table.query().where(scopeWhere(scope)).select(this.columns).toArray();
+      const columns = dense ? [...this.columns, 'vector'] : this.columns;
+      const rows = await this.table.query().where(scopeWhere(scope)).select(columns).toArray();
       return install(
         rows.map((r: Row) => fromRow(this.spec, r)),
         this.pending.forScope(scope),
+        dense ? rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) })) : undefined,
       );
     });
   }
@@ -211,7 +210,7 @@ export class LanceDbCollection implements Collection {
    */
   async search(filter: Filter, options: SearchOptions): Promise<{ hits: SearchHit[]; total: number }> {
     for (const c of filter.where ?? []) assertValidCondition(this.spec, c);
-    let scope = await this.mirror.resident(filter);
+    let scope = await this.mirror.resident(filter, options.vector !== undefined);
     if (options.vector !== undefined && scope.dense === undefined) {
       await this.gate.shared(() => this.loadVectors(filter));
       // Dropped from memory meanwhile: load it (and its vectors) again.
@@ -225,10 +224,7 @@ export class LanceDbCollection implements Collection {
     if (!this.mirror.needsDense(scope)) return;
     const rows = await this.table.query().where(scopeWhere(scope)).select(['id', 'vector']).toArray();
     const fromTable = rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) }));
-    const fresh = this.pending
-      .forScope(scope)
-      .flatMap((w) => (w.kind === 'delete' ? [] : w.docs.map((d) => ({ id: d.id, vector: d.vector }))));
-    this.mirror.buildDense(scope, [...fromTable, ...fresh]);
+    this.mirror.buildDense(scope, [...fromTable, ...pendingVectors(this.pending.forScope(scope))]);
   }
 
   async *scanAll(pageSize: number): AsyncIterable<StoredDoc[]> {

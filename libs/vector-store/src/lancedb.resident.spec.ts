@@ -54,6 +54,26 @@ describe('LanceDbCollection scopes in memory', () => {
     expect(budget.residentScopes).toBe(1);
   });
 
+  it('should read a cold scope once for a search with a vector, and rank by its dense signal at once', async () => {
+    const c = await open(1e9);
+    const table = (c as unknown as { table: { query(): unknown } }).table;
+    const query = table.query.bind(table);
+    let reads = 0;
+    table.query = () => {
+      reads++;
+      return query();
+    };
+
+    const { hits } = await c.search({ ...scopeOf(3) }, { ...searchAll, vector: new Float32Array([1, 7, 0, 0]) });
+
+    expect(reads).toBe(1);
+    expect(hits).toHaveLength(20);
+    expect(hits.every((h) => h.signals.dense !== undefined)).toBe(true);
+    // Nearest to [1, 7, 0, 0] by cosine: d7, then its neighbours.
+    const byDense = [...hits].sort((a, b) => b.signals.dense! - a.signals.dense!);
+    expect(byDense[0]!.doc.id).toBe('d7');
+  });
+
   it('should stay within the budget by dropping the least recently used scope, and load it whole again', async () => {
     const c = await open(1);
     await c.search({ ...scopeOf(0) }, searchAll);

@@ -5,13 +5,25 @@ import type { CollectionSpec, DocScope, StoredDoc } from '../vector-store.js';
 import { residentBudget, type ResidentBudget } from './resident-budget.js';
 import { scopeKey, ScopeMirror } from './scope-mirror.js';
 
+/** A document's vector, as a scope's dense index is built from. */
+export interface DocVector {
+  readonly id: string;
+  readonly vector: Float32Array;
+}
+
 /**
  * Reads one scope from the durable store and, in the same step (before anything else can change it), hands the
- * documents and the scope's writes the store does not hold yet to `install`.
+ * documents and the scope's writes the store does not hold yet to `install`; with `dense`, the documents' vectors too
+ * (read in the same query: a cold search with a vector reads the scope once).
  */
 export type ScopeLoader = (
   scope: DocScope,
-  install: (docs: readonly StoredDoc[], pending: readonly CollectionWrite[]) => ScopeMirror,
+  install: (
+    docs: readonly StoredDoc[],
+    pending: readonly CollectionWrite[],
+    vectors?: readonly DocVector[],
+  ) => ScopeMirror,
+  dense: boolean,
 ) => Promise<ScopeMirror>;
 
 /**
@@ -32,8 +44,11 @@ export class CollectionMirror {
     private readonly budget: ResidentBudget = residentBudget,
   ) {}
 
-  /** The scope's index, loading it first if it is not in memory. */
-  async resident(scope: DocScope): Promise<ScopeMirror> {
+  /**
+   * The scope's index, loading it first if it is not in memory; with `dense`, a load builds its dense index too (a
+   * load already under way without it is shared, and its dense index is built after by `buildDense`).
+   */
+  async resident(scope: DocScope, dense = false): Promise<ScopeMirror> {
     const key = scopeKey(scope);
     const mirror = this.scopes.get(key);
     if (mirror) {
@@ -43,9 +58,11 @@ export class CollectionMirror {
     }
     let loading = this.loading.get(key);
     if (!loading) {
-      loading = this.loader(scope, (docs, pending) => this.install(key, docs, pending)).finally(() =>
-        this.loading.delete(key),
-      );
+      loading = this.loader(
+        scope,
+        (docs, pending, vectors) => this.install(key, docs, pending, vectors),
+        dense,
+      ).finally(() => this.loading.delete(key));
       this.loading.set(key, loading);
     }
     return loading;
@@ -81,7 +98,7 @@ export class CollectionMirror {
     return mirror !== undefined && mirror.dense === undefined;
   }
 
-  buildDense(scope: DocScope, vectors: Iterable<{ id: string; vector: Float32Array }>): void {
+  buildDense(scope: DocScope, vectors: Iterable<DocVector>): void {
     this.withScope(scope, (m) => m.buildDense(this.spec.dimension, vectors));
   }
 
@@ -92,7 +109,12 @@ export class CollectionMirror {
     return { ...doc, fields: { ...Object.fromEntries(fields.map((f) => [f, null])), ...doc.fields } };
   }
 
-  private install(key: string, docs: readonly StoredDoc[], pending: readonly CollectionWrite[]): ScopeMirror {
+  private install(
+    key: string,
+    docs: readonly StoredDoc[],
+    pending: readonly CollectionWrite[],
+    vectors?: readonly DocVector[],
+  ): ScopeMirror {
     const mirror = new ScopeMirror((d) => this.orderOf(d));
     const ordered = this.spec.orderField
       ? [...docs].sort((a, b) => (this.orderOf(a) ?? 0) - (this.orderOf(b) ?? 0))
@@ -102,6 +124,7 @@ export class CollectionMirror {
       if (w.kind === 'delete') for (const id of w.ids) mirror.delete(id);
       else for (const doc of w.docs) mirror.upsert(this.complete(doc));
     }
+    if (vectors) mirror.buildDense(this.spec.dimension, [...vectors, ...pendingVectors(pending)]);
     this.scopes.set(key, mirror);
     this.budget.add(this.budgetKey(key), this.spec.name, mirror.bytes, () => this.scopes.delete(key));
     return mirror;
@@ -136,4 +159,9 @@ export class CollectionMirror {
     const ms = typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : Number.NaN;
     return Number.isFinite(ms) ? ms : undefined;
   }
+}
+
+/** The vectors of the writes a store does not hold yet, in order (a later one of an id replaces the earlier). */
+export function pendingVectors(pending: readonly CollectionWrite[]): DocVector[] {
+  return pending.flatMap((w) => (w.kind === 'delete' ? [] : w.docs.map((d) => ({ id: d.id, vector: d.vector }))));
 }
