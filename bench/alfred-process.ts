@@ -15,10 +15,21 @@ export interface AlfredProcess {
 
 const entry = new URL('../services/main.js', import.meta.url).pathname;
 
-export async function startAlfredProcess(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<AlfredProcess> {
+/** One service's own process (`dist/services/<name>/src/main.js`), as a distributed deployment runs it. */
+export const serviceEntry = (name: string) => new URL(`../services/${name}/src/main.js`, import.meta.url).pathname;
+
+/**
+ * `npm start` (or, with `main`, one service's own entry that serves the API: the gateway's) as its own process, on a
+ * data folder of the bench's; resolves once `/health` answers 200.
+ */
+export async function startAlfredProcess(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+  main: string = entry,
+): Promise<AlfredProcess> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['--disable-sigusr1', entry], {
+  const child = spawn(process.execPath, ['--disable-sigusr1', main], {
     env: {
       PATH: process.env.PATH,
       ALFRED_DATA_DIR: dataDir,
@@ -45,14 +56,26 @@ export async function startAlfredProcess(dataDir: string, env: NodeJS.ProcessEnv
       const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
       return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.removeAllListeners('exit');
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child),
   };
+}
+
+/** Starts a service without an API of its own (its readiness shows in the gateway's `/health`). */
+export function startServiceProcess(name: string, env: NodeJS.ProcessEnv): { stop(): Promise<void> } {
+  const child = spawn(process.execPath, ['--disable-sigusr1', serviceEntry(name)], {
+    env: { PATH: process.env.PATH, ALFRED_EMBEDDER: 'hash', ALFRED_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return { stop: () => stopChild(child) };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }
 
 function freePort(): Promise<number> {

@@ -3,11 +3,13 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { AGENT_REGISTRY_BUCKET, KvAgentStore } from '#agent-registry';
+import { NatsBus, NatsKvStore } from '#bus';
 import type { Logger } from '#logging';
 import { generatedText, prng } from '#vector-store';
 import { startOverNats } from '../services/composite.js';
 import { loadGatewayConfig } from '../services/gateway/src/config.js';
-import { startAlfredProcess, type AlfredProcess } from './alfred-process.js';
+import { serviceEntry, startAlfredProcess, startServiceProcess, type AlfredProcess } from './alfred-process.js';
 import { createAgent, load, round, timeSequential, type BenchRow } from './load.js';
 
 const SECTION = 'writes';
@@ -243,8 +245,41 @@ export async function writesBench(ctx: { logger: Logger; natsUrl?: string; quick
     await alfred.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
-  if (ctx.natsUrl) rows.push(await distributed(ctx.logger, ctx.natsUrl, disk.perSecond));
+  if (ctx.natsUrl) {
+    rows.push(await distributed(ctx.logger, ctx.natsUrl, disk.perSecond));
+    rows.push(await separateProcesses(ctx.logger, ctx.natsUrl, disk.perSecond));
+  }
   return rows;
+}
+
+/**
+ * Gateway and memory each in its own process, as a distributed deployment runs them, over NATS on this machine. The
+ * writers' agent is put in the registry bucket directly (agent-runtime, which would create it, needs Redis).
+ */
+async function separateProcesses(logger: Logger, natsUrl: string, fsyncs: number): Promise<BenchRow> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'alfred-bench-writes-processes-'));
+  const subjectPrefix = `bench-${randomUUID().slice(0, 8)}.`;
+  const env = { NATS_URL: natsUrl, ALFRED_SUBJECT_PREFIX: subjectPrefix, ALFRED_BUS_TIMEOUT_MS: '30000' };
+  const bus = await NatsBus.connect({ url: natsUrl, name: 'bench-writes', logger, subjectPrefix });
+  const registry = new KvAgentStore(new NatsKvStore(bus.nc, bus.stream(AGENT_REGISTRY_BUCKET), { replicas: 1 }));
+  const now = new Date().toISOString();
+  await registry.create('default', { name: 'bench', persona: '', created_at: now, updated_at: now });
+  const memory = startServiceProcess('memory', { ...env, ALFRED_DATA_DIR: join(dataDir, 'memory') });
+  const gateway = await startAlfredProcess(join(dataDir, 'gateway'), env, serviceEntry('gateway'));
+  try {
+    const r = await sixteenWriters(gateway.url, 'nats');
+    return {
+      ...r,
+      note:
+        `gateway and memory in processes of their own, over NATS; ${round(r.rps / fsyncs)}× this disk's fsyncs/s; ` +
+        'target ≥ 1,000/s',
+    };
+  } finally {
+    await gateway.stop();
+    await memory.stop();
+    await bus.close(2_000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
 }
 
 /** Gateway → NATS → memory (on the embedded store) in one process: the same write path across the broker. */
