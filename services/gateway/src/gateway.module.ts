@@ -133,6 +133,7 @@ export class GatewayModule {
         { provide: HEALTH_TIMEOUT_MS, useValue: deps.healthTimeoutMs },
         { provide: RequestHistory, useValue: new RequestHistory(deps.historyStepMs) },
         { provide: AGENT_DIRECTORY, useValue: deps.agents },
+        { provide: 'AGENT_DIRECTORY_CLOSER', useFactory: () => ({ onApplicationShutdown: () => deps.agents.close() }) },
         CredentialHandlers,
       ],
     };

@@ -9,6 +9,8 @@ import { dependencyUnavailable, isAlfredError } from '#errors';
  */
 export interface AgentDirectory {
   policyOf(scope: Scope, context: MessageContext): Promise<AgentPolicy>;
+  /** Stops what the directory holds open (the registry's watch, embedded). */
+  close(): Promise<void>;
 }
 
 /**
@@ -38,6 +40,10 @@ export class RegistryAgentDirectory implements AgentDirectory {
     if (record && !record.deleting) return agentView(record).policy;
     if (scope.agent === DEFAULT_AGENT_NAME) return DEFAULT_AGENT_POLICY;
     throw unknownAgent(scope.agent);
+  }
+
+  close(): Promise<void> {
+    return this.registry.close();
   }
 }
 
