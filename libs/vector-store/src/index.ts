@@ -8,3 +8,4 @@ export * from './qdrant.store.js';
 export * from './bench-data.js';
 export { ResidentBudget } from './mirror/resident-budget.js';
 export * from './vector-store.providers.js';
+export * from './retire-collection.js';

@@ -1,10 +1,8 @@
-import type { Collection, CollectionSpec, VectorStore } from '#vector-store';
+import { retireCollection, type Collection, type CollectionSpec, type VectorStore } from '#vector-store';
 import type { MemoryFeedbackRepository } from './memory-feedback.repository.js';
 
 /** The vector-store collection an earlier version kept feedback counts in (one row per rated memory). */
 export const LEGACY_FEEDBACK_COLLECTION = 'memory_feedback';
-
-const PAGE = 500;
 
 /**
  * The earlier version's feedback collection, opened as it was made, when it still exists: its writes may wait in the
@@ -31,14 +29,8 @@ export async function moveFeedbackRows(
   legacy: Collection,
   repo: MemoryFeedbackRepository,
 ): Promise<number> {
-  let moved = 0;
-  for await (const page of legacy.scanAll(PAGE)) {
-    for (const doc of page) {
-      const counts = { helpful: Number(doc.fields.helpful ?? 0), unhelpful: Number(doc.fields.unhelpful ?? 0) };
-      await repo.adopt({ tenant: doc.tenant, agent: doc.agent }, doc.id, counts);
-      moved++;
-    }
-  }
-  await store.drop(LEGACY_FEEDBACK_COLLECTION);
-  return moved;
+  return retireCollection(store, legacy, async (doc) => {
+    const counts = { helpful: Number(doc.fields.helpful ?? 0), unhelpful: Number(doc.fields.unhelpful ?? 0) };
+    await repo.adopt({ tenant: doc.tenant, agent: doc.agent }, doc.id, counts);
+  });
 }

@@ -1,6 +1,6 @@
 import type { SkillOutcomes } from '#contracts';
 import { counterKey, type Counters } from '#bus';
-import type { VectorStore } from '#vector-store';
+import { retireCollection, type VectorStore } from '#vector-store';
 import { successEstimate } from './skill-outcome.prior.js';
 
 export function withEstimate(c: { success: number; failure: number }): SkillOutcomes {
@@ -53,16 +53,9 @@ const LEGACY_COLLECTION = {
  */
 export async function moveSkillOutcomeRows(store: VectorStore, counters: Counters): Promise<number> {
   if (!(await store.describe(LEGACY_COLLECTION.name))) return 0;
-  const collection = await store.open(LEGACY_COLLECTION);
-  let moved = 0;
-  for await (const page of collection.scanAll(500)) {
-    for (const doc of page) {
-      const row = { success: Number(doc.fields.success ?? 0), failure: Number(doc.fields.failure ?? 0) };
-      // No deltas: a key that exists keeps its totals; a new one starts from the row.
-      await counters.add(key(doc.tenant, doc.id), {}, async () => row);
-      moved++;
-    }
-  }
-  await store.drop(LEGACY_COLLECTION.name);
-  return moved;
+  return retireCollection(store, await store.open(LEGACY_COLLECTION), async (doc) => {
+    const row = { success: Number(doc.fields.success ?? 0), failure: Number(doc.fields.failure ?? 0) };
+    // No deltas: a key that exists keeps its totals; a new one starts from the row.
+    await counters.add(key(doc.tenant, doc.id), {}, async () => row);
+  });
 }

@@ -1,4 +1,4 @@
-import type { VectorStore } from '#vector-store';
+import { retireCollection, type VectorStore } from '#vector-store';
 import type { SkillKind, SkillProvenanceRepository } from './skill-provenance.repository.js';
 
 /** The vector-store collection an earlier version kept skill provenance in (rows read by id, placeholder vectors). */
@@ -28,25 +28,18 @@ const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
  */
 export async function moveSkillProvenanceRows(store: VectorStore, repo: SkillProvenanceRepository): Promise<number> {
   if (!(await store.describe(LEGACY_SKILL_PROVENANCE.name))) return 0;
-  const collection = await store.open(LEGACY_SKILL_PROVENANCE);
-  let moved = 0;
-  for await (const page of collection.scanAll(500)) {
-    for (const doc of page) {
-      const f = doc.fields;
-      const opt = (k: string) => (text(f[k]) ? { [k]: text(f[k]) } : {});
-      const stored = {
-        agent: String(f.writer_agent),
-        ...opt('session'),
-        ...opt('turn'),
-        ...opt('key'),
-        ...opt('via'),
-        ...opt('source'),
-        written_at: String(f.written_at),
-      };
-      await repo.adopt(doc.tenant, f.kind as SkillKind, String(f.name), stored);
-      moved++;
-    }
-  }
-  await store.drop(LEGACY_SKILL_PROVENANCE.name);
-  return moved;
+  return retireCollection(store, await store.open(LEGACY_SKILL_PROVENANCE), async (doc) => {
+    const f = doc.fields;
+    const opt = (k: string) => (text(f[k]) ? { [k]: text(f[k]) } : {});
+    const stored = {
+      agent: String(f.writer_agent),
+      ...opt('session'),
+      ...opt('turn'),
+      ...opt('key'),
+      ...opt('via'),
+      ...opt('source'),
+      written_at: String(f.written_at),
+    };
+    await repo.adopt(doc.tenant, f.kind as SkillKind, String(f.name), stored);
+  });
 }
