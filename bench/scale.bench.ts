@@ -151,6 +151,16 @@ async function inTurn(
   };
 }
 
+/** `ALFRED_BENCH_SCALE_GRID=1000000x10000,100000x1` measures only those rows (memories x agents) of the grid. */
+function chosenGrid(spec: string): Array<[number, number]> {
+  return spec.split(',').map((cell) => {
+    const [memories, agents] = cell.split('x').map(Number);
+    if (!Number.isInteger(memories) || !Number.isInteger(agents) || memories! < agents! || agents! < 1)
+      throw new Error(`ALFRED_BENCH_SCALE_GRID: "${cell}" is not <memories>x<agents>`);
+    return [memories!, agents!];
+  });
+}
+
 const duBytes = (dir: string) => Number(execFileSync('du', ['-sb', dir]).toString().split('\t')[0]);
 
 /**
@@ -178,21 +188,23 @@ export async function scaleBench(ctx: { quick: boolean }): Promise<BenchRow[]> {
       metrics: { start_ms: empty.startMs, idle_rss_mb: empty.rssMb },
     },
   ];
-  const grid: Array<[memories: number, agents: number]> = ctx.quick
-    ? [
-        [10_000, 1],
-        [100_000, 1],
-        [100_000, 1_000],
-      ]
-    : [
-        [10_000, 1],
-        [10_000, 1_000],
-        [100_000, 1],
-        [100_000, 1_000],
-        [100_000, 10_000],
-        [1_000_000, 1_000],
-        [1_000_000, 10_000],
-      ];
+  const grid: Array<[memories: number, agents: number]> = process.env.ALFRED_BENCH_SCALE_GRID
+    ? chosenGrid(process.env.ALFRED_BENCH_SCALE_GRID)
+    : ctx.quick
+      ? [
+          [10_000, 1],
+          [100_000, 1],
+          [100_000, 1_000],
+        ]
+      : [
+          [10_000, 1],
+          [10_000, 1_000],
+          [100_000, 1],
+          [100_000, 1_000],
+          [100_000, 10_000],
+          [1_000_000, 1_000],
+          [1_000_000, 10_000],
+        ];
   for (const [memories, agents] of grid) {
     const dir = await mkdtemp(join(tmpdir(), 'alfred-bench-scale-'));
     try {
