@@ -141,6 +141,14 @@ export const Metrics = {
     labelNames: ['store', 'collection'] as const,
     registers,
   }),
+  storeIndexBuilds: new Counter({
+    name: 'alfred_store_index_builds_total',
+    help:
+      "Rebuilds of the embedded store's scalar indexes between compactions, so filtered reads do not scan the rows " +
+      'written since the last one, by collection',
+    labelNames: ['store', 'collection'] as const,
+    registers,
+  }),
   storeRows: new Counter({
     name: 'alfred_store_rows_written_total',
     help:

@@ -16,8 +16,11 @@ import { CompactionSchedule } from './lancedb-compaction.js';
 import { filterWhere, idsWhere, scopeWhere } from './lancedb-filter.js';
 import { collapse, PendingWrites, type CollapsedWrites, type PendingWrite } from './lancedb-pending.js';
 import {
+  DOC_COLUMN,
+  docCell,
   docColumns,
   fieldColumn,
+  fromDocCell,
   fromRow,
   partialSchema,
   rowVector,
@@ -53,6 +56,8 @@ export interface LanceDbTuning {
   readonly compactMinRows: number;
   /** Flushes after which a compaction runs whatever the rows. */
   readonly compactMaxFlushes: number;
+  /** Rows the scalar indexes may leave uncovered, as a share of those they cover, before they are rebuilt. */
+  readonly indexSlack: number;
 }
 
 export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
@@ -60,11 +65,12 @@ export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
   flushDelayMs: 1_000,
   compactMinRows: 10_000,
   compactMaxFlushes: 256,
+  indexSlack: 1 / 8,
 };
 
 type Row = Record<string, unknown>;
 /** Ids per delete statement: the predicate lists them. */
-const DELETE_CHUNK = 1_000;
+const IDS_PER_STATEMENT = 1_000;
 
 /**
  * One LanceDB table. Every write reaches the table through one path, the flush: writes wait in `pending` (journaled
@@ -98,13 +104,16 @@ export class LanceDbCollection implements Collection {
     private readonly schema: Schema,
     private readonly tuning: LanceDbTuning,
     rowsAtOpen: number,
+    /** Rows the scalar indexes did not cover at open. */
+    unindexedAtOpen: number,
     budget?: ResidentBudget,
   ) {
     this.columns = docColumns(spec);
     this.mirror = new CollectionMirror(spec, (scope, install, dense) => this.loadScope(scope, install, dense), budget);
     this.compaction = new CompactionSchedule(
-      { minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes },
+      { minRows: tuning.compactMinRows, maxFlushes: tuning.compactMaxFlushes, indexSlack: tuning.indexSlack },
       rowsAtOpen,
+      unindexedAtOpen,
     );
     this.journal = {
       name: spec.name,
@@ -114,7 +123,10 @@ export class LanceDbCollection implements Collection {
     };
   }
 
-  /** Creates the scalar indexes of a new (empty) table; text search is the mirror's, so no full-text index. */
+  /**
+   * Creates the scalar indexes of a table, or builds them again over all its rows (each replaces the one before); text
+   * search is the mirror's, so no full-text index.
+   */
   static async createIndexes(table: Table, spec: CollectionSpec): Promise<void> {
     for (const column of ['tenant', 'agent', 'id']) await table.createIndex(column, { config: Index.btree() });
     for (const [field, type] of Object.entries(spec.fields)) {
@@ -123,15 +135,28 @@ export class LanceDbCollection implements Collection {
   }
 
   /**
-   * One scope's documents for its in-memory index: a filtered read (the tenant and agent columns are indexed) and,
-   * in the same step, the scope's writes the table does not hold yet.
+   * One scope's documents for its in-memory index: a filtered read (the tenant and agent columns are indexed) of their
+   * ids and `doc` column (rows older than that column: a second read of their columns) and, in the same step, the
+   * scope's writes the table does not hold yet.
    */
   private loadScope(scope: DocScope, install: Parameters<ScopeLoader>[1], dense: boolean): Promise<ScopeMirror> {
     return this.gate.shared(async () => {
-      const columns = dense ? [...this.columns, 'vector'] : this.columns;
+      const columns = dense ? ['id', DOC_COLUMN, 'vector'] : ['id', DOC_COLUMN];
       const rows = await this.table.query().where(scopeWhere(scope)).select(columns).toArray();
+      const docs: StoredDoc[] = [];
+      const older: string[] = [];
+      for (const r of rows as Row[]) {
+        const cell = r[DOC_COLUMN];
+        if (typeof cell === 'string') docs.push(fromDocCell(this.spec, scope, r.id as string, cell));
+        else older.push(r.id as string);
+      }
+      for (let i = 0; i < older.length; i += IDS_PER_STATEMENT) {
+        const where = idsWhere(scope, older.slice(i, i + IDS_PER_STATEMENT));
+        for (const r of await this.table.query().where(where).select(this.columns).toArray())
+          docs.push(fromRow(this.spec, r as Row));
+      }
       return install(
-        rows.map((r: Row) => fromRow(this.spec, r)),
+        docs,
         this.pending.forScope(scope),
         dense ? rows.map((r: Row) => ({ id: r.id as string, vector: rowVector(r) })) : undefined,
       );
@@ -238,7 +263,10 @@ export class LanceDbCollection implements Collection {
     for (let i = 0; i < docs.length; i += pageSize) yield docs.slice(i, i + pageSize);
   }
 
-  /** A merge of only the key columns and the updated fields, per set of fields updated together. */
+  /**
+   * A merge of only the key columns, the updated fields and the `doc` column (the rows as updated), per set of fields
+   * updated together.
+   */
   async setFields(updates: readonly FieldUpdate[]): Promise<void> {
     if (updates.length === 0) return;
     for (const u of updates)
@@ -251,13 +279,15 @@ export class LanceDbCollection implements Collection {
     }
     await this.run(() =>
       this.gate.exclusive(async () => {
+        const docs = await this.updatedDocs(updates);
         for (const group of groups.values()) {
-          const columns = ['tenant', 'agent', 'id', ...Object.keys(group[0]!.fields).map(fieldColumn)];
+          const columns = ['tenant', 'agent', 'id', ...Object.keys(group[0]!.fields).map(fieldColumn), DOC_COLUMN];
           const rows = group.map((u) => ({
             tenant: u.tenant,
             agent: u.agent,
             id: u.id,
             ...Object.fromEntries(Object.entries(u.fields).map(([f, v]) => [fieldColumn(f), toCell(v)])),
+            [DOC_COLUMN]: ((d) => (d ? docCell(this.spec, d) : null))(docs.get(docKey(u, u.id))),
           }));
           await this.table
             .mergeInsert(['tenant', 'agent', 'id'])
@@ -270,6 +300,41 @@ export class LanceDbCollection implements Collection {
       const doc = this.mirror.residentNow(u)?.get(u.id);
       if (doc) this.mirror.restate({ ...doc, fields: { ...doc.fields, ...u.fields } });
     }
+  }
+
+  /** The stored documents that `updates` change, as every update leaves them (in order). */
+  private async updatedDocs(updates: readonly FieldUpdate[]): Promise<Map<string, StoredDoc>> {
+    const byScope = new Map<string, { scope: DocScope; ids: Set<string> }>();
+    for (const u of updates) {
+      const k = docKey(u, '');
+      if (!byScope.has(k)) byScope.set(k, { scope: { tenant: u.tenant, agent: u.agent }, ids: new Set() });
+      byScope.get(k)!.ids.add(u.id);
+    }
+    const docs = new Map<string, StoredDoc>();
+    for (const { scope, ids } of byScope.values()) {
+      const all = [...ids];
+      for (let i = 0; i < all.length; i += IDS_PER_STATEMENT) {
+        const where = idsWhere(scope, all.slice(i, i + IDS_PER_STATEMENT));
+        for (const r of await this.table.query().where(where).select(this.columns).toArray())
+          docs.set(docKey(scope, (r as Row).id as string), fromRow(this.spec, r as Row));
+      }
+    }
+    for (const u of updates) {
+      const doc = docs.get(docKey(u, u.id));
+      if (doc) docs.set(docKey(u, u.id), { ...doc, fields: { ...doc.fields, ...u.fields } });
+    }
+    return docs;
+  }
+
+  /** Rows a table's scalar indexes do not cover yet (all are built together, so the first one tells). */
+  static async unindexedRows(table: Table): Promise<number> {
+    const [first] = await table.listIndices();
+    return first ? ((await table.indexStats(first.name))?.numUnindexedRows ?? 0) : 0;
+  }
+
+  /** Rows this table's scalar indexes do not cover yet (for diagnostics and tests). */
+  unindexedRows(): Promise<number> {
+    return LanceDbCollection.unindexedRows(this.table);
   }
 
   /** Columns that carry an index (for diagnostics and tests). */
@@ -392,8 +457,12 @@ export class LanceDbCollection implements Collection {
       e.settle.resolve();
       e.deleted?.(e.found ?? []);
     }
-    if (rows > 0 && this.compaction.flushed(rows))
-      void this.maintain().catch((err: unknown) => (this.lastMaintenanceError = err));
+    const due = rows > 0 ? this.compaction.flushed(rows) : undefined;
+    if (due)
+      void this.run(() => (due === 'compact' ? this.compact() : this.reindex())).catch((err: unknown) => {
+        this.compaction.failed();
+        this.lastMaintenanceError = err;
+      });
   }
 
   /**
@@ -404,31 +473,30 @@ export class LanceDbCollection implements Collection {
     const asked = taken.filter((e) => e.deleted && e.write.kind === 'delete');
     if (asked.length === 0) return;
     const exists = new Map<string, boolean>();
-    const k = (s: DocScope, id: string) => `${s.tenant}\u0000${s.agent}\u0000${id}`;
     for (const e of asked) {
       const w = e.write as Extract<CollectionWrite, { kind: 'delete' }>;
       const rows = await this.table.query().where(idsWhere(w.scope, w.ids)).select(['id']).toArray();
-      for (const id of w.ids) if (!exists.has(k(w.scope, id))) exists.set(k(w.scope, id), false);
-      for (const r of rows as Row[]) exists.set(k(w.scope, r.id as string), true);
+      for (const id of w.ids) if (!exists.has(docKey(w.scope, id))) exists.set(docKey(w.scope, id), false);
+      for (const r of rows as Row[]) exists.set(docKey(w.scope, r.id as string), true);
     }
     // The table's state before this flush, walked forward through the flush's writes in order.
     const state = new Map(exists);
     for (const e of taken) {
       const w = e.write;
       if (w.kind !== 'delete') {
-        for (const d of w.docs) state.set(k(d, d.id), true);
+        for (const d of w.docs) state.set(docKey(d, d.id), true);
         continue;
       }
-      if (e.deleted) e.found = w.ids.filter((id) => state.get(k(w.scope, id)) === true);
-      for (const id of w.ids) state.set(k(w.scope, id), false);
+      if (e.deleted) e.found = w.ids.filter((id) => state.get(docKey(w.scope, id)) === true);
+      for (const id of w.ids) state.set(docKey(w.scope, id), false);
     }
   }
 
   private async commit(net: CollapsedWrites): Promise<void> {
     const labels = { store: 'lancedb', collection: this.spec.name };
     for (const { scope, ids } of net.deletes.values()) {
-      for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
-        await this.table.delete(idsWhere(scope, ids.slice(i, i + DELETE_CHUNK)));
+      for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+        await this.table.delete(idsWhere(scope, ids.slice(i, i + IDS_PER_STATEMENT)));
         Metrics.storeCommits.inc(labels);
       }
     }
@@ -466,6 +534,21 @@ export class LanceDbCollection implements Collection {
     });
     this.compaction.compacted(await this.table.countRows());
   }
+
+  /**
+   * The scalar indexes built again over every row, so filtered reads no longer scan the rows written since they were
+   * built. Reads go on meanwhile (on the indexes before); the replaced index files go with the next compaction's.
+   */
+  private async reindex(): Promise<void> {
+    await LanceDbCollection.createIndexes(this.table, this.spec);
+    this.compaction.reindexed();
+    Metrics.storeIndexBuilds.inc({ store: 'lancedb', collection: this.spec.name });
+  }
+}
+
+/** A document's key across scopes. */
+function docKey(scope: DocScope, id: string): string {
+  return `${scope.tenant}\u0000${scope.agent}\u0000${id}`;
 }
 
 /** A replayed write may already be in the table: an insert replays as an upsert. */

@@ -100,14 +100,16 @@ describe('LanceDbCollection journaled writes', () => {
 });
 
 describe(CompactionSchedule.name, () => {
+  const policy = { minRows: 100, maxFlushes: 1_000, indexSlack: 1 / 8 };
+
   it('should wait for half the table in new rows, so each row is rewritten a bounded number of times', () => {
-    const schedule = new CompactionSchedule({ minRows: 100, maxFlushes: 1_000 }, 10_000);
+    const schedule = new CompactionSchedule({ ...policy, indexSlack: 1e9 }, 10_000);
     let rewritten = 0;
     let rows = 10_000;
     let compactions = 0;
     for (let flush = 0; flush < 2_000; flush++) {
       rows += 100;
-      if (schedule.flushed(100)) {
+      if (schedule.flushed(100) === 'compact') {
         rewritten += rows;
         compactions++;
         schedule.compacted(rows);
@@ -120,11 +122,59 @@ describe(CompactionSchedule.name, () => {
   });
 
   it('should compact after maxFlushes however few rows they held, and never after a single flush', () => {
-    const schedule = new CompactionSchedule({ minRows: 1_000, maxFlushes: 5 }, 1_000_000);
-    expect([1, 2, 3, 4].map(() => schedule.flushed(1))).toEqual([false, false, false, false]);
-    expect(schedule.flushed(1)).toBe(true);
-    const fresh = new CompactionSchedule({ minRows: 1, maxFlushes: 5 }, 0);
-    expect(fresh.flushed(10_000)).toBe(false);
-    expect(fresh.flushed(1)).toBe(true);
+    const schedule = new CompactionSchedule({ ...policy, minRows: 1_000, maxFlushes: 5 }, 1_000_000);
+    expect([1, 2, 3, 4].map(() => schedule.flushed(1))).toEqual([undefined, undefined, undefined, undefined]);
+    expect(schedule.flushed(1)).toBe('compact');
+    const fresh = new CompactionSchedule({ ...policy, minRows: 1, maxFlushes: 5 }, 0);
+    expect(fresh.flushed(10_000)).toBeUndefined();
+    expect(fresh.flushed(1)).toBe('compact');
+  });
+
+  it('should rebuild the indexes between compactions once the uncovered rows reach their slack', () => {
+    const schedule = new CompactionSchedule(policy, 80_000);
+    let rows = 80_000;
+    let uncovered = 0;
+    let mostUncovered = 0;
+    let keysRead = 0;
+    const done: string[] = [];
+    for (let flush = 0; flush < 1_000; flush++) {
+      rows += 200;
+      uncovered += 200;
+      mostUncovered = Math.max(mostUncovered, uncovered / rows);
+      const due = schedule.flushed(200);
+      if (due === 'reindex') {
+        keysRead += rows;
+        uncovered = 0;
+        schedule.reindexed();
+      }
+      if (due === 'compact') {
+        uncovered = 0;
+        schedule.compacted(rows);
+      }
+      if (due) done.push(due);
+    }
+    // Filtered reads scan at most ~an eighth of the table, against up to a third with compactions alone; the keys
+    // read by rebuilds stay a bounded multiple of the rows (geometric again).
+    expect(done.filter((d) => d === 'reindex').length).toBeGreaterThan(done.filter((d) => d === 'compact').length);
+    expect(mostUncovered).toBeLessThan(0.125);
+    expect(keysRead).toBeLessThan(12 * rows);
+  });
+
+  it('should not ask again for maintenance it said was due until it is done or failed', () => {
+    const schedule = new CompactionSchedule(policy, 10_000, 0);
+    expect(schedule.flushed(100)).toBeUndefined();
+    expect(schedule.flushed(1_300)).toBe('reindex');
+    expect(schedule.flushed(100)).toBeUndefined();
+    schedule.failed();
+    expect(schedule.flushed(100)).toBe('reindex');
+    schedule.reindexed();
+    expect(schedule.flushed(50)).toBeUndefined();
+    expect(schedule.flushed(1_500)).toBe('reindex');
+  });
+
+  it("should count the rows a table's indexes left uncovered before it was opened", () => {
+    const schedule = new CompactionSchedule(policy, 10_000, 5_000);
+    expect(schedule.flushed(1)).toBeUndefined();
+    expect(schedule.flushed(1)).toBe('reindex');
   });
 });

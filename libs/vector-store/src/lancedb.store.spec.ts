@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Metrics } from '#metrics';
 import { LanceDbStore } from './lancedb.store.js';
 import { vectorStoreContract } from './vector-store.contract.js';
 
@@ -81,6 +82,38 @@ describe(LanceDbStore.name, () => {
         { vector: randomVector(79), text: 'number 79', limit: 1, minScore: 0 },
       );
       expect(found.hits[0]!.doc.id).toBe('d79');
+    });
+
+    it('should rebuild the indexes over rows written since a compaction, without another compaction', async () => {
+      await store.close();
+      store = new LanceDbStore({ dir, tuning: { compactMinRows: 50, compactMaxFlushes: 1e9, indexSlack: 1 / 8 } });
+      const c = await store.open(spec);
+      const doc = (i: number) => ({
+        ...scope,
+        agent: `agent-${i % 30}`,
+        id: `d${i}`,
+        text: `note number ${i}`,
+        vector: randomVector(i),
+        fields: { tags: [`t${i % 7}`] },
+      });
+      await c.insert(Array.from({ length: 600 }, (_, i) => doc(i)));
+      await c.maintain();
+      expect(await c.unindexedRows()).toBe(0);
+      const builds = () => Metrics.storeIndexBuilds.get().then((m) => m.values.reduce((n, v) => n + v.value, 0));
+      const before = await builds();
+      // Two flushes of 60: 120 rows, past an eighth of the 600 covered, short of the half that compacts.
+      await c.insert(Array.from({ length: 60 }, (_, i) => doc(600 + i)));
+      await c.insert(Array.from({ length: 60 }, (_, i) => doc(660 + i)));
+      await c.flush();
+      expect(c.lastMaintenanceError).toBeUndefined();
+      expect(await builds()).toBe(before + 1);
+      expect(await c.unindexedRows()).toBe(0);
+      const listed = await c.list(
+        { ...scope, agent: 'agent-7' },
+        { sortBy: 'id', order: 'asc', limit: 100, offset: 0 },
+      );
+      expect(listed.total).toBe(24);
+      expect((await c.get({ ...scope, agent: 'agent-9' }, ['d699']))[0]!.text).toBe('note number 699');
     });
   });
 });

@@ -4,7 +4,7 @@ import { ErrorCode } from '#contracts';
 import { AlfredError } from '#errors';
 import { addedFields, assertValidSpec, embedderMismatch } from './collection-spec.js';
 import { DEFAULT_LANCEDB_TUNING, LanceDbCollection, type LanceDbTuning } from './lancedb.collection.js';
-import { CONTEXT_COLUMN, fieldColumn, readMeta, tableSchema } from './lancedb-rows.js';
+import { CONTEXT_COLUMN, DOC_COLUMN, fieldColumn, readMeta, tableSchema } from './lancedb-rows.js';
 import { LanceDbWriterLock } from './lancedb-writer-lock.js';
 import type { CollectionSpec, FieldType, VectorStore } from './vector-store.js';
 import type { ResidentBudget } from './mirror/resident-budget.js';
@@ -157,6 +157,7 @@ export class LanceDbStore implements VectorStore {
       tableSchema(spec, order),
       this.tuning,
       await table.countRows(),
+      await LanceDbCollection.unindexedRows(table),
       this.options.budget,
     );
   }
@@ -185,6 +186,11 @@ export class LanceDbStore implements VectorStore {
     if (!schema.fields.some((f) => f.name === CONTEXT_COLUMN)) {
       // Tables made before Doc.context gain the column (null for every row); nothing else changes.
       await table.addColumns([{ name: CONTEXT_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
+    }
+    if (!schema.fields.some((f) => f.name === DOC_COLUMN)) {
+      // Tables made before the doc column gain it, null in their rows: a cold load reads those rows' columns instead,
+      // and a row has it once written again.
+      await table.addColumns([{ name: DOC_COLUMN, valueSql: 'CAST(NULL AS STRING)' }]);
     }
   }
 
