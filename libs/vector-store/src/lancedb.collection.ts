@@ -69,7 +69,7 @@ export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
 };
 
 type Row = Record<string, unknown>;
-/** Ids per delete statement: the predicate lists them. */
+/** Ids per statement that lists them in its predicate (deletes, reads by id). */
 const IDS_PER_STATEMENT = 1_000;
 
 /**
@@ -282,13 +282,16 @@ export class LanceDbCollection implements Collection {
         const docs = await this.updatedDocs(updates);
         for (const group of groups.values()) {
           const columns = ['tenant', 'agent', 'id', ...Object.keys(group[0]!.fields).map(fieldColumn), DOC_COLUMN];
-          const rows = group.map((u) => ({
-            tenant: u.tenant,
-            agent: u.agent,
-            id: u.id,
-            ...Object.fromEntries(Object.entries(u.fields).map(([f, v]) => [fieldColumn(f), toCell(v)])),
-            [DOC_COLUMN]: ((d) => (d ? docCell(this.spec, d) : null))(docs.get(docKey(u, u.id))),
-          }));
+          const rows = group.map((u) => {
+            const updated = docs.get(docKey(u, u.id));
+            return {
+              tenant: u.tenant,
+              agent: u.agent,
+              id: u.id,
+              ...Object.fromEntries(Object.entries(u.fields).map(([f, v]) => [fieldColumn(f), toCell(v)])),
+              [DOC_COLUMN]: updated ? docCell(this.spec, updated) : null,
+            };
+          });
           await this.table
             .mergeInsert(['tenant', 'agent', 'id'])
             .whenMatchedUpdateAll()
