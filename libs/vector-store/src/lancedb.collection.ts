@@ -69,6 +69,8 @@ export const DEFAULT_LANCEDB_TUNING: LanceDbTuning = {
 };
 
 type Row = Record<string, unknown>;
+/** The scalar indexes a scope's reads go through, rebuilt between compactions (see `reindex`). */
+const SCOPE_READ_INDEXES = ['agent', 'id'];
 /** Ids per statement that lists them in its predicate (deletes, reads by id). */
 const IDS_PER_STATEMENT = 1_000;
 
@@ -123,10 +125,7 @@ export class LanceDbCollection implements Collection {
     };
   }
 
-  /**
-   * Creates the scalar indexes of a table, or builds them again over all its rows (each replaces the one before); text
-   * search is the mirror's, so no full-text index.
-   */
+  /** Creates the scalar indexes of a new (empty) table; text search is the mirror's, so no full-text index. */
   static async createIndexes(table: Table, spec: CollectionSpec): Promise<void> {
     for (const column of ['tenant', 'agent', 'id']) await table.createIndex(column, { config: Index.btree() });
     for (const [field, type] of Object.entries(spec.fields)) {
@@ -329,13 +328,13 @@ export class LanceDbCollection implements Collection {
     return docs;
   }
 
-  /** Rows a table's scalar indexes do not cover yet (all are built together, so the first one tells). */
+  /** Rows the agent index (through which a scope's reads go) does not cover yet. */
   static async unindexedRows(table: Table): Promise<number> {
-    const [first] = await table.listIndices();
-    return first ? ((await table.indexStats(first.name))?.numUnindexedRows ?? 0) : 0;
+    const agent = (await table.listIndices()).find((i) => i.columns.length === 1 && i.columns[0] === 'agent');
+    return agent ? ((await table.indexStats(agent.name))?.numUnindexedRows ?? 0) : 0;
   }
 
-  /** Rows this table's scalar indexes do not cover yet (for diagnostics and tests). */
+  /** Rows the agent index does not cover yet (for diagnostics and tests). */
   unindexedRows(): Promise<number> {
     return LanceDbCollection.unindexedRows(this.table);
   }
@@ -539,11 +538,13 @@ export class LanceDbCollection implements Collection {
   }
 
   /**
-   * The scalar indexes built again over every row, so filtered reads no longer scan the rows written since they were
-   * built. Reads go on meanwhile (on the indexes before); the replaced index files go with the next compaction's.
+   * The indexes a scope's reads go through (agent, id: see `scopeWhere`, `idsWhere`) built again over every row, so
+   * those reads no longer scan the rows written since the last compaction. Reads go on meanwhile (on the indexes
+   * before); the replaced index files go with the next compaction's. The others wait for the compaction: no read
+   * filters on the tenant alone, and label lists serve only filtered lists.
    */
   private async reindex(): Promise<void> {
-    await LanceDbCollection.createIndexes(this.table, this.spec);
+    for (const column of SCOPE_READ_INDEXES) await this.table.createIndex(column, { config: Index.btree() });
     this.compaction.reindexed();
     Metrics.storeIndexBuilds.inc({ store: 'lancedb', collection: this.spec.name });
   }
